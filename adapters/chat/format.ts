@@ -1,0 +1,96 @@
+/**
+ * What the Slack and Discord bots say about a result, independent of either platform's markup.
+ * Each bot turns a `ResultSummary` into Block Kit or an embed; the wording lives here once.
+ */
+import type { DetectResponse, Mode, Segment, Verdict } from '../../src/client/types.ts';
+
+export const CHAT_MODES: readonly Mode[] = ['general', 'academic', 'financial', 'legal'];
+
+const VERDICT_LABELS: Record<Verdict, string> = {
+  likely_ai: 'Likely AI-written',
+  mixed: 'Mixed or uncertain',
+  likely_human: 'Likely human-written',
+};
+
+/** Colours as 0xRRGGBB, shared so a verdict looks the same in both apps. */
+export const VERDICT_COLOURS: Record<Verdict, number> = {
+  likely_ai: 0xd93f0b,
+  mixed: 0xfbca04,
+  likely_human: 0x2da44e,
+};
+
+export const VERDICT_EMOJI: Record<Verdict, string> = {
+  likely_ai: '🔴',
+  mixed: '🟡',
+  likely_human: '🟢',
+};
+
+export function verdictLabel(verdict: Verdict): string {
+  return VERDICT_LABELS[verdict];
+}
+
+/** `0.873` → `87%`; never shows 0% or 100%, which would overstate what a detector can know. */
+export function formatPercent(probability: number): string {
+  const pct = Math.round(probability * 100);
+  return `${Math.min(99, Math.max(1, pct))}%`;
+}
+
+/** A ten-cell bar such as `████████░░`, readable in any font that chat apps use. */
+export function probabilityBar(probability: number, cells = 10): string {
+  const filled = Math.max(0, Math.min(cells, Math.round(probability * cells)));
+  return '█'.repeat(filled) + '░'.repeat(cells - filled);
+}
+
+/** The `count` most AI-like sentences, in the order they appear in the text; empty for one-sentence texts. */
+export function mostAiLikeSentences(segments: readonly Segment[], count = 3): Segment[] {
+  if (segments.length < 2) return [];
+  return [...segments]
+    .sort((a, b) => b.ai_probability - a.ai_probability)
+    .slice(0, count)
+    .sort((a, b) => a.start - b.start);
+}
+
+/** Cuts `text` to at most `max` characters (code points kept whole), marking the cut with an ellipsis. */
+export function truncate(text: string, max: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  return chars.slice(0, Math.max(0, max - 1)).join('') + '…';
+}
+
+export interface ResultSummary {
+  verdict: Verdict;
+  headline: string;
+  percent: string;
+  bar: string;
+  mode: Mode;
+  language: string;
+  requestId: string;
+  model: string;
+  lowConfidence: boolean;
+  /** Sentences to quote, already truncated for display. */
+  highlights: { text: string; percent: string }[];
+  warningText: string | undefined;
+}
+
+export const SHORT_TEXT_WARNING =
+  'This text is short (under about 40 words), so the score is a weak guess: do not act on it alone.';
+
+export function summarizeResult(result: DetectResponse, highlightChars = 280): ResultSummary {
+  const lowConfidence = result.confidence === 'low' || result.warnings.includes('short_text');
+  return {
+    verdict: result.verdict,
+    headline: `${VERDICT_EMOJI[result.verdict]} ${verdictLabel(result.verdict)}`,
+    percent: formatPercent(result.ai_probability),
+    bar: probabilityBar(result.ai_probability),
+    mode: result.mode,
+    language: result.language,
+    requestId: result.request_id,
+    model: result.model,
+    lowConfidence,
+    highlights: mostAiLikeSentences(result.segments).map((s) => ({
+      text: truncate(s.text.trim(), highlightChars),
+      percent: formatPercent(s.ai_probability),
+    })),
+    warningText: lowConfidence ? SHORT_TEXT_WARNING : undefined,
+  };
+}

@@ -1,0 +1,64 @@
+/** The engine's public types. `src/service` and the CLI depend on these; keep them stable. */
+
+export const MODES = ['academic', 'financial', 'legal', 'general'] as const;
+export type Mode = (typeof MODES)[number];
+
+export const LANGUAGES = ['en', 'tr'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+export const VERDICTS = ['likely_human', 'mixed', 'likely_ai'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+export type Confidence = 'low' | 'medium' | 'high';
+
+/** Machine-readable warnings; `short_text` means under ~40 words, so the score is a weak guess. */
+export type DetectionWarning = 'short_text' | (string & {});
+
+export interface DetectOptions {
+  /** Calibration and thresholds to apply; default `general`. */
+  mode?: Mode;
+  /** Skip language identification and score as this language. */
+  language?: Language;
+  /** Also score each sentence; default false (the result's `segments` is then empty). */
+  segments?: boolean;
+}
+
+export interface SegmentScore {
+  /** UTF-16 offset into the original (un-normalised) input string, inclusive. */
+  start: number;
+  /** UTF-16 offset into the original input string, exclusive. */
+  end: number;
+  /** `input.slice(start, end)`. */
+  text: string;
+  ai_probability: number;
+}
+
+export interface DetectionResult {
+  ai_probability: number;
+  mode: Mode;
+  language: Language;
+  verdict: Verdict;
+  confidence: Confidence;
+  segments: SegmentScore[];
+  warnings: DetectionWarning[];
+  /** The model artifact's version id. */
+  model: string;
+}
+
+export interface Detector {
+  /** Version id of the loaded model artifact. */
+  readonly model: string;
+  /** Synchronous and CPU-bound; throws UnsupportedLanguageError for text in neither supported language. */
+  detect(text: string, options?: DetectOptions): DetectionResult;
+}
+
+/** Raised when the text is in a language the engine has no model for; it is never scored as English. */
+export class UnsupportedLanguageError extends Error {
+  override readonly name = 'UnsupportedLanguageError';
+  /** Best guess of the text's language or script (e.g. `de`, `cyrillic`, `unknown`). */
+  readonly detected: string;
+  constructor(detected: string, message?: string) {
+    super(message ?? `The text appears to be in "${detected}"; only English (en) and Turkish (tr) are supported.`);
+    this.detected = detected;
+  }
+}
