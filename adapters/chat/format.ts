@@ -94,3 +94,49 @@ export function summarizeResult(result: DetectResponse, highlightChars = 280): R
     warningText: lowConfidence ? SHORT_TEXT_WARNING : undefined,
   };
 }
+
+/** The modes a result can be re-checked in: every chat mode except the one it was checked in. */
+export function otherModes(mode: Mode): Mode[] {
+  return CHAT_MODES.filter((m) => m !== mode);
+}
+
+/** One plain line for notifications, logs and fallbacks, e.g. `🔴 Likely AI-written: 87% AI-like (general, en)`. */
+export function oneLineSummary(summary: ResultSummary): string {
+  const warning = summary.lowConfidence ? ' (low confidence: short text)' : '';
+  return `${summary.headline}: ${summary.percent} AI-like (${summary.mode}, ${summary.language})${warning}`;
+}
+
+/** `general` → `General`; used in button labels and titles. */
+export function modeLabel(mode: Mode): string {
+  return mode.charAt(0).toUpperCase() + mode.slice(1);
+}
+
+export interface SegmentLine {
+  /** 1-based position of the sentence in the text. */
+  index: number;
+  percent: string;
+  bar: string;
+  /** The sentence, whitespace collapsed and cut to the display limit. */
+  text: string;
+  ai_probability: number;
+}
+
+/** Every sentence with its score, in text order, for a "details" view. */
+export function segmentLines(segments: readonly Segment[], sentenceChars = 500): SegmentLine[] {
+  return [...segments]
+    .sort((a, b) => a.start - b.start)
+    .map((s, i) => ({
+      index: i + 1,
+      percent: formatPercent(s.ai_probability),
+      bar: probabilityBar(s.ai_probability, 5),
+      text: truncate(s.text.replace(/\s+/g, ' ').trim(), sentenceChars),
+      ai_probability: s.ai_probability,
+    }));
+}
+
+const LANGUAGE_NAMES: Record<string, string> = { en: 'English', tr: 'Turkish' };
+
+/** `en` → `English`; unknown codes are shown as given. */
+export function languageLabel(code: string): string {
+  return LANGUAGE_NAMES[code] ?? code;
+}

@@ -1,0 +1,125 @@
+/**
+ * The discord.js client and the routing of interactions to their handlers.
+ *
+ * Gateway intents: `Guilds` only. Interactions arrive without any intent; `Guilds` keeps the server
+ * and channel caches that turn a target message into a full `Message`. The privileged Message
+ * Content intent is not needed: a message command's interaction carries the message it targets.
+ */
+import { Client, Events, GatewayIntentBits, RESTEvents, type Interaction } from 'discord.js';
+import { once } from 'node:events';
+import pino, { type Logger } from 'pino';
+import { deferAnswer, interactionFields, type BotContext, type DetectionApi } from './check.ts';
+import { CHECK_MESSAGE_COMMAND, DETECT_COMMAND } from './commands.ts';
+import { DEFAULT_SETTINGS, type DiscordBotSettings } from './config.ts';
+import { describeDiscordError } from './discord-errors.ts';
+import { handleCheckMessage } from './handlers/check-message.ts';
+import { handleDetectCommand } from './handlers/detect-command.ts';
+import { handleRecheckButton, isRecheckButton } from './handlers/recheck-button.ts';
+import { ModLog } from './modlog.ts';
+import { RecheckStore } from './recheck-store.ts';
+
+export const GATEWAY_INTENTS = [GatewayIntentBits.Guilds] as const;
+
+export interface DiscordBotOptions {
+  /** The bot token (Developer Portal → Bot). */
+  token: string;
+  /** Where texts are checked: a `DetectClient`. The bot does not close it. */
+  detect: DetectionApi;
+  /** Overrides of the defaults in `DEFAULT_SETTINGS`. */
+  settings?: Partial<DiscordBotSettings> | undefined;
+  /** Structured logger; silent when omitted. */
+  logger?: Logger | undefined;
+}
+
+export interface DiscordBot {
+  readonly client: Client;
+  readonly context: BotContext;
+  /** Logs in and resolves once the gateway session is ready. */
+  start(): Promise<void>;
+  /** Cancels pending checks, closes the gateway connection and forgets remembered texts. */
+  stop(): Promise<void>;
+}
+
+async function routeInteraction(ctx: BotContext, interaction: Interaction): Promise<void> {
+  if (interaction.isChatInputCommand()) {
+    if (interaction.commandName === DETECT_COMMAND) return handleDetectCommand(ctx, interaction);
+  } else if (interaction.isMessageContextMenuCommand()) {
+    if (interaction.commandName === CHECK_MESSAGE_COMMAND) return handleCheckMessage(ctx, interaction);
+  } else if (interaction.isButton()) {
+    if (isRecheckButton(interaction)) return handleRecheckButton(ctx, interaction);
+  }
+  if (interaction.isRepliable()) {
+    // A command this build does not know: registered by a newer or older version of the bot.
+    ctx.logger.warn({ ...interactionFields(interaction), type: interaction.type }, 'unknown interaction');
+    if (await deferAnswer(ctx, interaction)) {
+      await interaction
+        .editReply({ content: 'This command is not known to the running bot. Ask the bot admin to run `npm run discord:register` again.' })
+        .catch((err: unknown) => ctx.logger.warn({ err: describeDiscordError(err) }, 'could not answer an unknown interaction'));
+    }
+  }
+}
+
+export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
+  const settings: DiscordBotSettings = { ...DEFAULT_SETTINGS, ...options.settings };
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const client = new Client({
+    intents: [...GATEWAY_INTENTS],
+    // discord.js's REST queue handles Discord's 429s (per route and global); the bot adds no retries on top.
+    rest: { api: settings.apiUrl },
+    // Replies quote user text; they must never ping anyone.
+    allowedMentions: { parse: [] },
+  });
+  const shutdown = new AbortController();
+  const context: BotContext = {
+    detect: options.detect,
+    settings,
+    store: new RecheckStore({ ttlMs: settings.recheckTtlMs, maxEntries: settings.recheckMaxEntries }),
+    logger,
+    modLog: settings.modLogChannelId ? new ModLog(client.rest, settings.modLogChannelId, logger) : undefined,
+    signal: shutdown.signal,
+  };
+
+  client.on(Events.InteractionCreate, (interaction) => {
+    routeInteraction(context, interaction).catch((err: unknown) => {
+      logger.error({ interactionId: interaction.id, err: describeDiscordError(err) }, 'interaction handler failed');
+    });
+  });
+  client.rest.on(RESTEvents.RateLimited, (info) => {
+    logger.warn(
+      { route: info.route, method: info.method, retryAfterMs: info.retryAfter, global: info.global, scope: info.scope },
+      'Discord rate limit: discord.js holds the request and sends it after the wait',
+    );
+  });
+  client.on(Events.Error, (err) => logger.error({ err: describeDiscordError(err) }, 'discord client error'));
+  client.on(Events.ShardReconnecting, (shardId) => {
+    if (!shutdown.signal.aborted) logger.warn({ shardId }, 'gateway connection lost; reconnecting');
+  });
+  client.on(Events.ShardResume, (shardId) => logger.info({ shardId }, 'gateway session resumed'));
+
+  return {
+    client,
+    context,
+    async start() {
+      const ready = once(client, Events.ClientReady);
+      // If login throws, `ready` is never awaited; a later 'error' event must not become an unhandled rejection.
+      ready.catch(() => undefined);
+      await client.login(options.token);
+      await ready;
+      logger.info(
+        {
+          user: client.user?.tag,
+          applicationId: client.application?.id,
+          guilds: client.guilds.cache.size,
+          modLog: settings.modLogChannelId ?? null,
+          ephemeral: settings.ephemeral,
+        },
+        'discord bot ready',
+      );
+    },
+    async stop() {
+      shutdown.abort();
+      await client.destroy();
+      context.store.clear();
+    },
+  };
+}

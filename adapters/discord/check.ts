@@ -1,0 +1,175 @@
+/**
+ * One check, whatever started it (/detect, the message menu, a re-check button): acknowledge the
+ * interaction at once, call the detection service, then edit the deferred reply with the verdict or
+ * with a sentence the moderator can act on.
+ */
+import { MessageFlags, type RepliableInteraction } from 'discord.js';
+import type { Logger } from 'pino';
+import {
+  ConnectionError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+} from '../../src/client/errors.ts';
+import type { DetectRequest, DetectResponse, Language, Mode } from '../../src/client/types.ts';
+import { describeDetectError, errorCode } from '../chat/errors.ts';
+import { prepareTextForDetection } from '../chat/message-text.ts';
+import type { DiscordBotSettings } from './config.ts';
+import { describeDiscordError } from './discord-errors.ts';
+import type { ModLog } from './modlog.ts';
+import type { CheckSource, RecheckStore } from './recheck-store.ts';
+import { problemEmbed, recheckButtons, resultEmbed } from './reply.ts';
+
+/** The part of the detection client the bot uses (`DetectClient` from src/client fits it). */
+export interface DetectionApi {
+  detect(request: DetectRequest, options?: { requestId?: string; signal?: AbortSignal }): Promise<DetectResponse>;
+}
+
+/** Everything a handler needs, built once by the bot. */
+export interface BotContext {
+  detect: DetectionApi;
+  settings: DiscordBotSettings;
+  store: RecheckStore;
+  logger: Logger;
+  modLog: ModLog | undefined;
+  /** Aborted when the bot shuts down, so pending calls end instead of holding the process open. */
+  signal: AbortSignal;
+}
+
+/** Log fields that identify an interaction without its token or any text. */
+export function interactionFields(interaction: RepliableInteraction): Record<string, unknown> {
+  return {
+    interactionId: interaction.id,
+    userId: interaction.user.id,
+    guildId: interaction.guildId ?? undefined,
+    channelId: interaction.channelId ?? undefined,
+  };
+}
+
+/**
+ * Acknowledges within Discord's 3-second window, before any slow work. False when Discord no longer
+ * accepts it (expired or answered elsewhere): then nothing else can be sent for this interaction.
+ */
+export async function deferAnswer(ctx: BotContext, interaction: RepliableInteraction): Promise<boolean> {
+  try {
+    await interaction.deferReply(ctx.settings.ephemeral ? { flags: MessageFlags.Ephemeral } : {});
+    return true;
+  } catch (err) {
+    ctx.logger.warn(
+      { ...interactionFields(interaction), err: describeDiscordError(err) },
+      'could not acknowledge the interaction (older than 3 s, or already answered)',
+    );
+    return false;
+  }
+}
+
+/** Replaces the "thinking…" placeholder; failures (token expired after 15 min) can only be logged. */
+export async function editAnswer(
+  ctx: BotContext,
+  interaction: RepliableInteraction,
+  payload: Parameters<RepliableInteraction['editReply']>[0],
+): Promise<void> {
+  try {
+    await interaction.editReply(payload);
+  } catch (err) {
+    ctx.logger.error({ ...interactionFields(interaction), err: describeDiscordError(err) }, 'could not edit the deferred reply');
+  }
+}
+
+/** Answers a deferred interaction with a problem that needs no call to the service. */
+export async function answerProblem(ctx: BotContext, interaction: RepliableInteraction, sentence: string, code: string): Promise<void> {
+  ctx.logger.info({ ...interactionFields(interaction), code }, 'check not run');
+  await editAnswer(ctx, interaction, { embeds: [problemEmbed(sentence)], components: [] });
+}
+
+export interface CheckRequest {
+  text: string;
+  mode: Mode;
+  language: Language | undefined;
+  segments: boolean;
+  source: CheckSource;
+  /** Key of the remembered text when this is a re-check; a new one is made otherwise. */
+  key?: string | undefined;
+  /** What started the check, for logs: `detect`, `message`, `recheck`. */
+  trigger: string;
+}
+
+/** Failures where the same request may succeed later, so the reply offers "Try again". */
+function isTransient(err: unknown): boolean {
+  return err instanceof RateLimitError || err instanceof ServerError || err instanceof TimeoutError || err instanceof ConnectionError;
+}
+
+/** Runs a check for an interaction that `deferAnswer` has acknowledged. */
+export async function runCheck(ctx: BotContext, interaction: RepliableInteraction, request: CheckRequest): Promise<void> {
+  const fields = { ...interactionFields(interaction), trigger: request.trigger, mode: request.mode, language: request.language };
+  let text: string;
+  try {
+    text = prepareTextForDetection(request.text, ctx.settings.maxTextChars);
+  } catch (err) {
+    await answerProblem(ctx, interaction, describeDetectError(err), errorCode(err));
+    return;
+  }
+
+  const key =
+    request.key ??
+    ctx.store.remember({
+      text,
+      language: request.language,
+      segments: request.segments,
+      source: request.source,
+      ownerId: interaction.user.id,
+      firstMode: request.mode,
+    });
+
+  const started = performance.now();
+  let result: DetectResponse;
+  try {
+    result = await ctx.detect.detect(
+      {
+        text,
+        mode: request.mode,
+        segments: request.segments,
+        ...(request.language ? { language: request.language } : {}),
+      },
+      { signal: ctx.signal },
+    );
+  } catch (err) {
+    const code = errorCode(err);
+    const requestId = (err as { requestId?: string }).requestId;
+    const ms = Math.round(performance.now() - started);
+    if (code === 'internal_error') ctx.logger.error({ ...fields, ms, err }, 'check failed inside the bot');
+    else ctx.logger.warn({ ...fields, ms, code, requestId }, 'check failed');
+    await editAnswer(ctx, interaction, {
+      embeds: [problemEmbed(describeDetectError(err))],
+      components: isTransient(err) ? recheckButtons(key, request.mode, { retry: true }) : [],
+    });
+    if (request.source.kind === 'message') {
+      await ctx.modLog?.record({
+        userId: interaction.user.id,
+        link: request.source.link,
+        authorId: request.source.authorId,
+        mode: request.mode,
+        outcome: { errorCode: code, requestId },
+      });
+    }
+    return;
+  }
+
+  ctx.logger.info(
+    { ...fields, ms: Math.round(performance.now() - started), requestId: result.request_id, verdict: result.verdict },
+    'check done',
+  );
+  await editAnswer(ctx, interaction, {
+    embeds: [resultEmbed(result, { languageGiven: request.language !== undefined, segments: request.segments, source: request.source })],
+    components: recheckButtons(key, result.mode),
+  });
+  if (request.source.kind === 'message') {
+    await ctx.modLog?.record({
+      userId: interaction.user.id,
+      link: request.source.link,
+      authorId: request.source.authorId,
+      mode: request.mode,
+      outcome: { result },
+    });
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The bot's application commands, defined once: `register.ts` sends these definitions to Discord and
+ * the bot routes interactions by the same names, so the two cannot drift apart.
+ */
+import {
+  ApplicationCommandType,
+  ApplicationIntegrationType,
+  ContextMenuCommandBuilder,
+  InteractionContextType,
+  PermissionFlagsBits,
+  SlashCommandBuilder,
+  type RESTPutAPIApplicationCommandsJSONBody,
+} from 'discord.js';
+import type { Mode } from '../../src/client/types.ts';
+import { CHAT_MODES } from '../chat/format.ts';
+
+export const DETECT_COMMAND = 'detect';
+/** Shown in the message's "Apps" menu; context-menu names may contain spaces and capitals. */
+export const CHECK_MESSAGE_COMMAND = 'Check for AI text';
+
+export const DETECT_OPTIONS = {
+  text: 'text',
+  mode: 'mode',
+  language: 'language',
+  segments: 'segments',
+} as const;
+
+/** Discord caps a string option at 6,000 characters; longer texts have to be checked as a message. */
+export const DISCORD_MAX_STRING_OPTION = 6000;
+
+export const LANGUAGE_CHOICES = [
+  { name: 'English', value: 'en' },
+  { name: 'Turkish', value: 'tr' },
+] as const;
+
+const MODE_DESCRIPTIONS: Record<Mode, string> = {
+  general: 'General: everyday writing (chat, posts, email)',
+  academic: 'Academic: essays, abstracts, reports',
+  financial: 'Financial: filings, market commentary',
+  legal: 'Legal: contracts, statutes, opinions',
+};
+
+/**
+ * Who may use a command by default, as Discord's `default_member_permissions`: a permission
+ * bitfield string, or null for everyone. Server admins can still override it per role or channel in
+ * Server Settings → Integrations; this is only the starting point.
+ */
+export type DefaultPermission = string | null;
+
+export interface CommandOptions {
+  /** Default permission for "Check for AI text"; `ManageMessages` unless configured. */
+  checkMessagePermission: DefaultPermission;
+  /** Default permission for `/detect`; everyone unless configured. */
+  detectPermission: DefaultPermission;
+}
+
+export const DEFAULT_COMMAND_OPTIONS: CommandOptions = {
+  checkMessagePermission: PermissionFlagsBits.ManageMessages.toString(),
+  detectPermission: null,
+};
+
+/**
+ * Reads a permission setting such as `DISCORD_CHECK_PERMISSION`: `everyone` (or `none`) for no
+ * restriction, one or more permission names joined by `,` or `|` (`ManageMessages`, `ModerateMembers`;
+ * members need all of them), or a decimal bitfield (`0` leaves the command to administrators only).
+ * Throws on an unknown name, so a typo stops registration instead of opening a command to everyone.
+ */
+export function parsePermissionSetting(
+  value: string | undefined,
+  variable: string,
+  fallback: DefaultPermission,
+): DefaultPermission {
+  const trimmed = value?.trim();
+  if (!trimmed) return fallback;
+  if (/^(everyone|none|all)$/i.test(trimmed)) return null;
+  if (/^\d+$/.test(trimmed)) return BigInt(trimmed).toString();
+  const byLowerName = new Map(Object.entries(PermissionFlagsBits).map(([name, bit]) => [name.toLowerCase(), bit]));
+  let bits = 0n;
+  for (const part of trimmed.split(/[,|]/)) {
+    const name = part.trim().replace(/[\s_]/g, '').toLowerCase();
+    if (!name) continue;
+    const bit = byLowerName.get(name);
+    if (bit === undefined) {
+      throw new Error(
+        `${variable}="${value}": "${part.trim()}" is not a Discord permission name. Use names such as ManageMessages or ModerateMembers, a decimal bitfield, or "everyone".`,
+      );
+    }
+    bits |= bit;
+  }
+  return bits.toString();
+}
+
+/** The JSON array that `PUT /applications/{app}/commands` expects, in a stable order. */
+export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS): RESTPutAPIApplicationCommandsJSONBody {
+  const detect = new SlashCommandBuilder()
+    .setName(DETECT_COMMAND)
+    .setDescription('Check how likely a text was written by an AI')
+    .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
+    .setIntegrationTypes(ApplicationIntegrationType.GuildInstall)
+    .setDefaultMemberPermissions(options.detectPermission)
+    .addStringOption((o) =>
+      o
+        .setName(DETECT_OPTIONS.text)
+        .setDescription('The text to check (English or Turkish; 40+ words for a reliable score)')
+        .setRequired(true)
+        .setMaxLength(DISCORD_MAX_STRING_OPTION),
+    )
+    .addStringOption((o) =>
+      o
+        .setName(DETECT_OPTIONS.mode)
+        .setDescription('What kind of text it is; each mode has its own calibration')
+        .setRequired(true)
+        .addChoices(...CHAT_MODES.map((m) => ({ name: MODE_DESCRIPTIONS[m], value: m }))),
+    )
+    .addStringOption((o) =>
+      o
+        .setName(DETECT_OPTIONS.language)
+        .setDescription('Language of the text; detected automatically when left out')
+        .addChoices(...LANGUAGE_CHOICES),
+    )
+    .addBooleanOption((o) =>
+      o.setName(DETECT_OPTIONS.segments).setDescription('Also show the most AI-like sentences'),
+    );
+
+  const checkMessage = new ContextMenuCommandBuilder()
+    .setName(CHECK_MESSAGE_COMMAND)
+    .setType(ApplicationCommandType.Message)
+    // Moderation happens in servers; in DMs the permission default would not apply anyway.
+    .setContexts(InteractionContextType.Guild)
+    .setIntegrationTypes(ApplicationIntegrationType.GuildInstall)
+    .setDefaultMemberPermissions(options.checkMessagePermission);
+
+  return [detect.toJSON(), checkMessage.toJSON()];
+}
+
+/**
+ * Permissions the bot user needs, for the invite link: View Channel and Send Messages, only for the
+ * optional mod-log channel (its lines are plain text). Interaction replies need no channel permission.
+ */
+export const BOT_PERMISSIONS = PermissionFlagsBits.ViewChannel | PermissionFlagsBits.SendMessages;
+
+/** The OAuth2 link that adds the bot (and its commands) to a server. */
+export function inviteUrl(applicationId: string): string {
+  const params = new URLSearchParams({
+    client_id: applicationId,
+    scope: 'bot applications.commands',
+    permissions: BOT_PERMISSIONS.toString(),
+  });
+  return `https://discord.com/oauth2/authorize?${params.toString()}`;
+}
+
+/** Button ids carry the mode to re-check in and the key of the remembered text: `recheck:<mode>:<key>`. */
+const RECHECK_PREFIX = 'recheck';
+
+export function recheckCustomId(mode: Mode, key: string): string {
+  return `${RECHECK_PREFIX}:${mode}:${key}`;
+}
+
+export function parseRecheckCustomId(customId: string): { mode: Mode; key: string } | undefined {
+  const [prefix, mode, key, ...rest] = customId.split(':');
+  if (prefix !== RECHECK_PREFIX || !mode || !key || rest.length > 0) return undefined;
+  if (!(CHAT_MODES as readonly string[]).includes(mode)) return undefined;
+  return { mode: mode as Mode, key };
+}

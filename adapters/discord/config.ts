@@ -1,0 +1,111 @@
+/**
+ * The bot's settings, read from the environment once at start so a typo stops the bot with a clear
+ * sentence instead of surfacing at the first interaction.
+ */
+import type { Mode } from '../../src/client/types.ts';
+import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
+import { parseModeSetting } from '../chat/modes.ts';
+
+export const DEFAULT_DISCORD_API_URL = 'https://discord.com/api';
+
+export interface DiscordBotSettings {
+  /** Base of Discord's REST API, without the `/v10` version suffix (discord.js adds it). */
+  apiUrl: string;
+  /** Channel that receives an audit line per message check; undefined disables the mod log. */
+  modLogChannelId: string | undefined;
+  /** Answer only the person who asked (Discord's ephemeral replies); default true. */
+  ephemeral: boolean;
+  /** Mode of a "Check for AI text" run (the menu has no options); default `general`. */
+  messageMode: Mode;
+  /** Ask for per-sentence scores on message checks, to quote the most AI-like sentences; default true. */
+  messageSegments: boolean;
+  /** How long the text behind re-check buttons is remembered, in ms; default 30 minutes. */
+  recheckTtlMs: number;
+  /** How many texts are remembered for re-checks at most (oldest forgotten first); default 500. */
+  recheckMaxEntries: number;
+  /** Longest text sent to the service (UTF-16 units); default 50,000, the service's own default. */
+  maxTextChars: number;
+}
+
+export const DEFAULT_SETTINGS: DiscordBotSettings = {
+  apiUrl: DEFAULT_DISCORD_API_URL,
+  modLogChannelId: undefined,
+  ephemeral: true,
+  messageMode: 'general',
+  messageSegments: true,
+  recheckTtlMs: 30 * 60_000,
+  recheckMaxEntries: 500,
+  maxTextChars: DEFAULT_MAX_TEXT_CHARS,
+};
+
+export function parseBoolean(value: string | undefined, variable: string, fallback: boolean): boolean {
+  const v = value?.trim().toLowerCase();
+  if (!v) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new Error(`${variable}="${value}" is not a yes/no value; use true or false.`);
+}
+
+function positiveNumber(value: string | undefined, variable: string, fallback: number): number {
+  const v = value?.trim();
+  if (!v) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${variable}="${value}" must be a number greater than 0.`);
+  return n;
+}
+
+/** Snowflakes are decimal ids; anything else is a copy-paste mistake (a channel name, a link). */
+export function parseSnowflake(value: string | undefined, variable: string): string | undefined {
+  const v = value?.trim();
+  if (!v) return undefined;
+  if (!/^\d{15,25}$/.test(v)) {
+    throw new Error(
+      `${variable}="${value}" is not a Discord id. Enable Developer Mode (User Settings → Advanced), right-click the channel or server and choose "Copy ID".`,
+    );
+  }
+  return v;
+}
+
+export function parseApiUrl(value: string | undefined): string {
+  const v = value?.trim();
+  if (!v) return DEFAULT_DISCORD_API_URL;
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new Error(`DISCORD_API_URL="${value}" is not a URL (expected e.g. ${DEFAULT_DISCORD_API_URL}).`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Error(`DISCORD_API_URL="${value}" must be an http(s) URL.`);
+  }
+  // discord.js appends `/v10`; a trailing slash would make it `//v10`.
+  return v.replace(/\/+$/, '');
+}
+
+/** Reads every DISCORD_* setting of the running bot (the token is read by main.ts, not kept here). */
+export function readBotSettings(env: NodeJS.ProcessEnv = process.env): DiscordBotSettings {
+  return {
+    apiUrl: parseApiUrl(env.DISCORD_API_URL),
+    modLogChannelId: parseSnowflake(env.DISCORD_MODLOG_CHANNEL_ID, 'DISCORD_MODLOG_CHANNEL_ID'),
+    ephemeral: parseBoolean(env.DISCORD_EPHEMERAL, 'DISCORD_EPHEMERAL', DEFAULT_SETTINGS.ephemeral),
+    messageMode: parseModeSetting(env.DISCORD_MESSAGE_MODE, 'DISCORD_MESSAGE_MODE', DEFAULT_SETTINGS.messageMode),
+    messageSegments: parseBoolean(env.DISCORD_MESSAGE_SEGMENTS, 'DISCORD_MESSAGE_SEGMENTS', DEFAULT_SETTINGS.messageSegments),
+    recheckTtlMs:
+      positiveNumber(env.DISCORD_RECHECK_TTL_MINUTES, 'DISCORD_RECHECK_TTL_MINUTES', DEFAULT_SETTINGS.recheckTtlMs / 60_000) * 60_000,
+    recheckMaxEntries: Math.floor(
+      positiveNumber(env.DISCORD_RECHECK_MAX_ENTRIES, 'DISCORD_RECHECK_MAX_ENTRIES', DEFAULT_SETTINGS.recheckMaxEntries),
+    ),
+    maxTextChars: Math.floor(positiveNumber(env.DETECT_MAX_TEXT_CHARS, 'DETECT_MAX_TEXT_CHARS', DEFAULT_SETTINGS.maxTextChars)),
+  };
+}
+
+/** The bot token, from `DISCORD_TOKEN`; a sentence that says where to find it when missing. */
+export function readToken(env: NodeJS.ProcessEnv = process.env): string {
+  const token = env.DISCORD_TOKEN?.trim();
+  if (!token) {
+    throw new Error(
+      'DISCORD_TOKEN is not set: copy the bot token from the Discord Developer Portal (your application → Bot → Reset Token) into DISCORD_TOKEN.',
+    );
+  }
+  return token;
+}

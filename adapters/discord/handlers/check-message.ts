@@ -1,0 +1,41 @@
+/**
+ * The "Check for AI text" message command. The interaction carries the target message (content and
+ * embeds included), which is why the bot needs no Message Content intent.
+ */
+import type { MessageContextMenuCommandInteraction } from 'discord.js';
+import { describeDetectError, errorCode } from '../../chat/errors.ts';
+import { answerProblem, deferAnswer, runCheck, type BotContext } from '../check.ts';
+import { messageLink, textOfMessage, type MessageLike } from '../message-text.ts';
+
+export async function handleCheckMessage(ctx: BotContext, interaction: MessageContextMenuCommandInteraction): Promise<void> {
+  if (!(await deferAnswer(ctx, interaction))) return;
+  // A `Message` when the channel is cached, the raw API object otherwise; both fit MessageLike.
+  const message = interaction.targetMessage as unknown as MessageLike & {
+    author?: { id: string } | null;
+    channelId?: string;
+    channel_id?: string;
+  };
+  let text: string;
+  try {
+    text = textOfMessage(message);
+  } catch (err) {
+    await answerProblem(ctx, interaction, describeDetectError(err), errorCode(err));
+    return;
+  }
+  const channelId = message.channelId ?? message.channel_id ?? interaction.channelId ?? '';
+  await runCheck(ctx, interaction, {
+    text,
+    mode: ctx.settings.messageMode,
+    language: undefined,
+    segments: ctx.settings.messageSegments,
+    source: {
+      kind: 'message',
+      guildId: interaction.guildId,
+      channelId,
+      messageId: interaction.targetId,
+      authorId: message.author?.id,
+      link: messageLink(interaction.guildId, channelId, interaction.targetId),
+    },
+    trigger: 'message',
+  });
+}

@@ -1,0 +1,39 @@
+/** The "Re-check as <mode>" and "Try again" buttons under a result. */
+import type { ButtonInteraction } from 'discord.js';
+import { answerProblem, deferAnswer, runCheck, type BotContext } from '../check.ts';
+import { parseRecheckCustomId } from '../commands.ts';
+
+/** True when the button is one of ours (the router leaves other buttons alone). */
+export function isRecheckButton(interaction: ButtonInteraction): boolean {
+  return parseRecheckCustomId(interaction.customId) !== undefined;
+}
+
+export async function handleRecheckButton(ctx: BotContext, interaction: ButtonInteraction): Promise<void> {
+  const parsed = parseRecheckCustomId(interaction.customId);
+  if (!parsed) return;
+  if (!(await deferAnswer(ctx, interaction))) return;
+  const remembered = ctx.store.recall(parsed.key);
+  if (!remembered) {
+    const minutes = Math.round(ctx.settings.recheckTtlMs / 60_000);
+    await answerProblem(
+      ctx,
+      interaction,
+      `This button has expired: the bot remembers a checked text for ${minutes} minutes and forgets it when it restarts. Run the check again.`,
+      'recheck_expired',
+    );
+    return;
+  }
+  if (remembered.ownerId !== interaction.user.id) {
+    await answerProblem(ctx, interaction, 'Only the person who ran this check can re-check it. Run the check yourself.', 'recheck_not_owner');
+    return;
+  }
+  await runCheck(ctx, interaction, {
+    text: remembered.text,
+    mode: parsed.mode,
+    language: remembered.language,
+    segments: remembered.segments,
+    source: remembered.source,
+    key: parsed.key,
+    trigger: 'recheck',
+  });
+}

@@ -1,0 +1,65 @@
+/**
+ * `npm run discord`: starts the bot. With DETECT_API_URL unset, the detection service runs inside
+ * this process (see adapters/chat/backend.ts), so a bot token is all a first try needs.
+ */
+import pino from 'pino';
+import { DiscordjsError, DiscordjsErrorCodes } from 'discord.js';
+import { connectDetectionBackend, type DetectionBackend } from '../chat/backend.ts';
+import { createDiscordBot, type DiscordBot } from './bot.ts';
+import { inviteUrl } from './commands.ts';
+import { readBotSettings, readToken } from './config.ts';
+
+const logger = pino({ level: process.env.LOG_LEVEL?.trim() || 'info' });
+
+function explainStartFailure(err: unknown): string {
+  if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.TokenInvalid) {
+    return 'Discord refused DISCORD_TOKEN. Copy a fresh token from the Developer Portal (your application → Bot → Reset Token).';
+  }
+  if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.DisallowedIntents) {
+    return 'Discord refused the gateway intents. The bot asks only for Guilds, which needs no approval: check that the token belongs to this bot.';
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function main(): Promise<number> {
+  let token: string;
+  let settings: ReturnType<typeof readBotSettings>;
+  try {
+    token = readToken();
+    settings = readBotSettings();
+  } catch (err) {
+    process.stderr.write(`${explainStartFailure(err)}\n`);
+    return 2;
+  }
+
+  let backend: DetectionBackend | undefined;
+  let bot: DiscordBot | undefined;
+  const stop = async (signal: string): Promise<void> => {
+    logger.info({ signal }, 'shutting down');
+    await bot?.stop().catch((err: unknown) => logger.warn({ err }, 'error while closing the Discord connection'));
+    await backend?.close().catch((err: unknown) => logger.warn({ err }, 'error while closing the detection backend'));
+    process.exit(0);
+  };
+  process.once('SIGINT', (s) => void stop(s));
+  process.once('SIGTERM', (s) => void stop(s));
+
+  try {
+    backend = await connectDetectionBackend(process.env, { logger });
+    bot = createDiscordBot({ token, detect: backend.client, settings, logger });
+    await bot.start();
+  } catch (err) {
+    process.stderr.write(`Could not start the Discord bot: ${explainStartFailure(err)}\n`);
+    await bot?.stop().catch(() => undefined);
+    await backend?.close().catch(() => undefined);
+    return 5;
+  }
+  const appId = bot.client.application?.id;
+  logger.info(
+    { detectApi: backend.embedded ? 'in-process' : backend.apiUrl, ...(appId ? { invite: inviteUrl(appId) } : {}) },
+    'ready: right-click a message → Apps → "Check for AI text", or type /detect',
+  );
+  return -1;
+}
+
+const code = await main();
+if (code >= 0) process.exit(code);

@@ -1,0 +1,63 @@
+/**
+ * The optional audit channel (`DISCORD_MODLOG_CHANNEL_ID`): one line per message check saying who
+ * checked which message, the verdict and the request id, so a team can review moderation decisions.
+ * It never quotes the checked text: the link is enough for anyone allowed to see the message.
+ */
+import { Routes, type REST } from 'discord.js';
+import type { Logger } from 'pino';
+import type { Mode } from '../../src/client/types.ts';
+import { VERDICT_EMOJI, formatPercent, verdictLabel } from '../chat/format.ts';
+import type { DetectResponse } from '../../src/client/types.ts';
+import { describeDiscordError } from './discord-errors.ts';
+
+export interface ModLogEntry {
+  /** Who ran the check. */
+  userId: string;
+  /** Link to the checked message. */
+  link: string;
+  /** Author of the checked message, when known. */
+  authorId: string | undefined;
+  mode: Mode;
+  outcome: { result: DetectResponse } | { errorCode: string; requestId: string | undefined };
+}
+
+export function modLogLine(entry: ModLogEntry): string {
+  const who = `<@${entry.userId}> checked ${entry.link}${entry.authorId ? ` (by <@${entry.authorId}>)` : ''} in ${entry.mode} mode`;
+  if ('result' in entry.outcome) {
+    const r = entry.outcome.result;
+    return `${who}: ${VERDICT_EMOJI[r.verdict]} ${verdictLabel(r.verdict)}, ${formatPercent(r.ai_probability)} · request \`${r.request_id}\``;
+  }
+  const id = entry.outcome.requestId ? ` · request \`${entry.outcome.requestId}\`` : '';
+  return `${who}: check failed (${entry.outcome.errorCode})${id}`;
+}
+
+export class ModLog {
+  readonly #rest: REST;
+  readonly #channelId: string;
+  readonly #logger: Logger;
+
+  constructor(rest: REST, channelId: string, logger: Logger) {
+    this.#rest = rest;
+    this.#channelId = channelId;
+    this.#logger = logger;
+  }
+
+  get channelId(): string {
+    return this.#channelId;
+  }
+
+  /** Posts the line; a failure is logged, never shown to the moderator (their answer matters more). */
+  async record(entry: ModLogEntry): Promise<void> {
+    try {
+      await this.#rest.post(Routes.channelMessages(this.#channelId), {
+        // Mentions render as names but must not ping the moderator or the message's author.
+        body: { content: modLogLine(entry), allowed_mentions: { parse: [] } },
+      });
+    } catch (err) {
+      this.#logger.warn(
+        { err: describeDiscordError(err), channelId: this.#channelId },
+        'could not post to the mod-log channel: check DISCORD_MODLOG_CHANNEL_ID and that the bot can View Channel and Send Messages there',
+      );
+    }
+  }
+}

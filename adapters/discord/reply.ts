@@ -1,0 +1,93 @@
+/**
+ * Discord's rendering of a check: an embed and a row of re-check buttons. The wording comes from
+ * adapters/chat (shared with Slack); only Discord's markup and limits live here.
+ */
+import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
+import type { DetectResponse, Mode } from '../../src/client/types.ts';
+import { VERDICT_COLOURS, languageLabel, modeLabel, otherModes, summarizeResult, truncate } from '../chat/format.ts';
+import { recheckCustomId } from './commands.ts';
+import type { CheckSource } from './recheck-store.ts';
+
+/** Discord's limits on embeds (characters), from its "Embed Limits" table. */
+const FIELD_VALUE_MAX = 1024;
+const DESCRIPTION_MAX = 4096;
+
+/** Grey for answers that are not a verdict (errors, empty messages). */
+export const NEUTRAL_COLOUR = 0x8b949e;
+
+export interface ResultContext {
+  /** Whether the moderator named the language (otherwise the service detected it). */
+  languageGiven: boolean;
+  /** Whether per-sentence scores were asked for. */
+  segments: boolean;
+  source: CheckSource;
+}
+
+export function resultEmbed(result: DetectResponse, context: ResultContext): APIEmbed {
+  const summary = summarizeResult(result, 300);
+  const lines = [`${summary.bar} **${summary.percent}** probability that an AI wrote it`];
+  if (summary.warningText) lines.push('', `⚠️ ${summary.warningText}`);
+
+  const fields: NonNullable<APIEmbed['fields']> = [
+    { name: 'Mode', value: modeLabel(summary.mode), inline: true },
+    {
+      name: 'Language',
+      value: `${languageLabel(summary.language)}${context.languageGiven ? '' : ' (detected)'}`,
+      inline: true,
+    },
+    { name: 'Confidence', value: result.confidence, inline: true },
+  ];
+  if (context.source.kind === 'message') {
+    fields.push({ name: 'Message', value: context.source.link, inline: false });
+  }
+  if (context.segments) {
+    const value =
+      summary.highlights.length > 0
+        ? summary.highlights.map((h) => `**${h.percent}** “${h.text}”`).join('\n')
+        : 'The text is a single sentence, so there is no per-sentence breakdown.';
+    fields.push({ name: 'Most AI-like sentences', value: truncate(value, FIELD_VALUE_MAX), inline: false });
+  }
+  fields.push({ name: 'Request ID', value: `\`${summary.requestId}\``, inline: false });
+
+  return {
+    title: summary.headline,
+    color: VERDICT_COLOURS[result.verdict],
+    description: truncate(lines.join('\n'), DESCRIPTION_MAX),
+    fields,
+    footer: { text: `model ${summary.model} · a score is evidence, not proof` },
+  };
+}
+
+export function problemEmbed(sentence: string, title = 'Could not check this text'): APIEmbed {
+  return { title, color: NEUTRAL_COLOUR, description: truncate(sentence, DESCRIPTION_MAX) };
+}
+
+/**
+ * One button per other mode, so a moderator can see whether the verdict holds under another
+ * calibration; with `retry`, the current mode too (after a transient failure).
+ */
+export function recheckButtons(
+  key: string,
+  currentMode: Mode,
+  options: { retry?: boolean } = {},
+): APIActionRowComponent<APIButtonComponent>[] {
+  const buttons: APIButtonComponent[] = [];
+  if (options.retry) {
+    buttons.push({
+      type: ComponentType.Button,
+      style: ButtonStyle.Primary,
+      label: 'Try again',
+      custom_id: recheckCustomId(currentMode, key),
+    });
+  } else {
+    for (const mode of otherModes(currentMode)) {
+      buttons.push({
+        type: ComponentType.Button,
+        style: ButtonStyle.Secondary,
+        label: `Re-check as ${modeLabel(mode)}`,
+        custom_id: recheckCustomId(mode, key),
+      });
+    }
+  }
+  return [{ type: ComponentType.ActionRow, components: buttons }];
+}

@@ -1,0 +1,140 @@
+/**
+ * Builds the Bolt app: receiver (HTTP with signature checks, or Socket Mode), retry de-duplication,
+ * and the four listeners. main.ts wires it to the environment; tests build it with their own config.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { App, LogLevel, type Logger as BoltLogger, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
+import type { Logger } from 'pino';
+import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
+import type { SlackAppConfig } from './config.ts';
+import { createDedupStore, dedupKey, type DedupStore } from './dedup.ts';
+import { registerDetectCommand } from './listeners/detect-command.ts';
+import { registerDetailsAction } from './listeners/details-action.ts';
+import { registerMessageShortcut } from './listeners/detect-message-shortcut.ts';
+import { registerRecheckAction } from './listeners/recheck-action.ts';
+
+export interface SlackAppDeps {
+  /** Where texts are checked: a DetectClient (see adapters/chat/backend.ts). */
+  detector: Detector;
+  logger: Logger;
+  /** Replaces the Redis/memory store chosen from `config.redisUrl`. */
+  dedup?: DedupStore | undefined;
+}
+
+export interface RunningSlackApp {
+  app: App;
+  /** `http://host:port/slack/events` in HTTP mode; undefined in Socket Mode. */
+  eventsUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+export const EVENTS_PATH = '/slack/events';
+
+/**
+ * Bolt's logs go through pino. Bolt's debug output can contain whole request bodies (and so the
+ * texts moderators submit), so debug is never forwarded.
+ */
+function boltLogger(logger: Logger): BoltLogger {
+  const child = logger.child({ component: 'bolt' });
+  let level = LogLevel.INFO;
+  const join = (msg: unknown[]): string => msg.map((m) => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m))).join(' ');
+  return {
+    debug: () => undefined,
+    info: (...msg: unknown[]) => child.info(join(msg)),
+    warn: (...msg: unknown[]) => child.warn(join(msg)),
+    error: (...msg: unknown[]) => child.error(join(msg)),
+    setLevel: (l: LogLevel) => {
+      level = l;
+    },
+    getLevel: () => level,
+    setName: () => undefined,
+  };
+}
+
+/** Drops repeats of a request already taken (Slack retries, duplicate deliveries), acking them so Slack stops. */
+function dedupMiddleware(store: DedupStore, ttlMs: number, logger: Logger): Middleware<AnyMiddlewareArgs> {
+  return async (args) => {
+    const { body, next, context } = args;
+    const key = dedupKey(body as unknown as Record<string, unknown>);
+    if (key && !(await store.claim(key, ttlMs))) {
+      logger.info({ retry_num: context.retryNum, retry_reason: context.retryReason }, 'duplicate Slack request dropped');
+      const ack = (args as { ack?: (response?: unknown) => Promise<void> }).ack;
+      if (ack) await ack();
+      return;
+    }
+    await next();
+  };
+}
+
+export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps): Promise<RunningSlackApp> {
+  const logger = deps.logger.child({ component: 'slack' });
+  const dedup = deps.dedup ?? createDedupStore(config.redisUrl, logger);
+  const ownsDedup = deps.dedup === undefined;
+  const clientOptions = {
+    slackApiUrl: config.slackApiUrl,
+    // Web API calls happen after the ack, but a moderator is still waiting: a few quick retries, not the default 10 over 30 min.
+    retryConfig: { retries: 2, factor: 2, minTimeout: 250, maxTimeout: 2_000 },
+    timeout: 10_000,
+  };
+  const socketMode = config.appToken !== undefined;
+  const app = new App({
+    token: config.botToken,
+    logger: boltLogger(deps.logger),
+    clientOptions,
+    // Checks are listed by the moderator's request, not by the bot's own posts.
+    ignoreSelf: false,
+    // auth.test once at start (below) rather than inside the first request's 3 s ack budget.
+    deferInitialization: true,
+    ...(socketMode
+      ? { socketMode: true, appToken: config.appToken }
+      : { signingSecret: config.signingSecret, endpoints: EVENTS_PATH, processBeforeResponse: false }),
+  });
+
+  const ctx: SlackAppContext = { config, detector: deps.detector, logger, results: new ResultCache(config.resultTtlMs) };
+  app.use(dedupMiddleware(dedup, config.dedupTtlMs, logger));
+  registerDetectCommand(app, ctx);
+  registerMessageShortcut(app, ctx);
+  registerRecheckAction(app, ctx);
+  registerDetailsAction(app, ctx);
+  app.error(async (err) => {
+    logger.error({ err_name: err.name, code: (err as { code?: unknown }).code }, 'unhandled error in a Slack listener');
+  });
+
+  try {
+    await app.init();
+  } catch (err) {
+    if (ownsDedup) await dedup.close();
+    const slackError = (err as { data?: { error?: unknown } }).data?.error;
+    throw new Error(
+      typeof slackError === 'string'
+        ? `Slack rejected SLACK_BOT_TOKEN (auth.test answered ${slackError}); copy the Bot User OAuth Token again from “OAuth & Permissions”.`
+        : `Could not reach Slack's Web API at ${config.slackApiUrl} (${(err as Error).message}); check the network or SLACK_API_URL.`,
+    );
+  }
+
+  let eventsUrl: string | undefined;
+  if (socketMode) {
+    await app.start();
+    logger.info('connected to Slack over Socket Mode');
+  } else {
+    const server = (await app.start(config.host ? { port: config.port, host: config.host } : config.port)) as Server;
+    const address = server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    eventsUrl = `http://${host}:${address.port}${EVENTS_PATH}`;
+    logger.info({ port: address.port, path: EVENTS_PATH }, 'listening for Slack requests over HTTP');
+  }
+
+  return {
+    app,
+    eventsUrl,
+    async stop() {
+      try {
+        await app.stop();
+      } finally {
+        ctx.results.clear();
+        if (ownsDedup) await dedup.close();
+      }
+    },
+  };
+}

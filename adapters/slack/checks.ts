@@ -1,0 +1,224 @@
+/**
+ * One check, whatever started it (slash command, message shortcut, button): prepare the text, call
+ * /v1/detect, remember the result for the buttons, log it and write the audit line. Listeners only
+ * translate Slack payloads into a `CheckRequest` and the outcome back into a reply.
+ */
+import { randomBytes } from 'node:crypto';
+import type { webApi } from '@slack/bolt';
+import type { Logger } from 'pino';
+import type { DetectCallOptions } from '../../src/client/index.ts';
+import type { DetectRequest, DetectResponse, Mode } from '../../src/client/types.ts';
+import { describeDetectError, errorCode } from '../chat/errors.ts';
+import { countWords, prepareTextForDetection } from '../chat/message-text.ts';
+import { buildAuditMessage, type AuditEntry, type CheckSource } from './blocks.ts';
+import { auditChannelFor, type SlackAppConfig } from './config.ts';
+import type { NameResolver } from './message-text.ts';
+
+type WebClient = webApi.WebClient;
+
+/** The part of DetectClient the app uses. */
+export interface Detector {
+  detect(request: DetectRequest, options?: DetectCallOptions): Promise<DetectResponse>;
+}
+
+/** A check the buttons of its reply can come back to. */
+export interface CheckRecord {
+  checkId: string;
+  teamId: string | undefined;
+  userId: string;
+  /** The prepared text; kept in memory only, never logged or written anywhere. */
+  text: string;
+  source: CheckSource;
+  channelId: string | undefined;
+  permalink: string | undefined;
+  messageAuthorId: string | undefined;
+  results: Partial<Record<Mode, DetectResponse>>;
+  expiresAt: number;
+}
+
+/**
+ * Recent checks by id, in process memory with a TTL and a size bound. Texts stay out of Redis and
+ * logs on purpose; a click that outlives the record falls back to the text carried in the button.
+ */
+export class ResultCache {
+  private readonly records = new Map<string, CheckRecord>();
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 2_000,
+  ) {}
+
+  create(init: Omit<CheckRecord, 'checkId' | 'results' | 'expiresAt'>): CheckRecord {
+    const record: CheckRecord = { ...init, checkId: randomBytes(9).toString('base64url'), results: {}, expiresAt: Date.now() + this.ttlMs };
+    this.records.set(record.checkId, record);
+    this.evict();
+    return record;
+  }
+
+  get(checkId: string): CheckRecord | undefined {
+    const record = this.records.get(checkId);
+    if (!record) return undefined;
+    if (record.expiresAt <= Date.now()) {
+      this.records.delete(checkId);
+      return undefined;
+    }
+    return record;
+  }
+
+  private evict(): void {
+    const now = Date.now();
+    for (const [id, record] of this.records) {
+      if (this.records.size <= this.maxEntries && record.expiresAt > now) break;
+      this.records.delete(id);
+    }
+  }
+
+  clear(): void {
+    this.records.clear();
+  }
+}
+
+export interface SlackAppContext {
+  config: SlackAppConfig;
+  detector: Detector;
+  logger: Logger;
+  results: ResultCache;
+}
+
+export interface CheckRequest {
+  kind: AuditEntry['kind'];
+  teamId: string | undefined;
+  userId: string;
+  channelId: string | undefined;
+  mode: Mode;
+  /** Slack client with the bot token, for the audit line. */
+  client: WebClient;
+  /** A record to add this mode's result to (re-check, details), or the raw text of a new check. */
+  record?: CheckRecord | undefined;
+  rawText?: string | undefined;
+  source?: CheckSource | undefined;
+  permalink?: string | undefined;
+  messageAuthorId?: string | undefined;
+}
+
+export type CheckOutcome =
+  | { ok: true; record: CheckRecord; result: DetectResponse }
+  | { ok: false; message: string; code: string; requestId: string | undefined };
+
+/** Runs one check and never throws: failures come back as a sentence for the moderator. */
+export async function runCheck(ctx: SlackAppContext, req: CheckRequest): Promise<CheckOutcome> {
+  const started = performance.now();
+  const log = ctx.logger.child({ kind: req.kind, team: req.teamId, user: req.userId, mode: req.mode });
+  let record = req.record;
+  let words: number | undefined;
+  try {
+    if (!record) {
+      const text = prepareTextForDetection(req.rawText ?? '', ctx.config.maxTextChars);
+      words = countWords(text);
+      record = ctx.results.create({
+        teamId: req.teamId,
+        userId: req.userId,
+        text,
+        source: req.source ?? { kind: 'text', words },
+        channelId: req.channelId,
+        permalink: req.permalink,
+        messageAuthorId: req.messageAuthorId,
+      });
+    }
+    const result = await ctx.detector.detect({ text: record.text, mode: req.mode, segments: true });
+    record.results[req.mode] = result;
+    log.info(
+      {
+        request_id: result.request_id,
+        verdict: result.verdict,
+        confidence: result.confidence,
+        chars: record.text.length,
+        duration_ms: Math.round(performance.now() - started),
+      },
+      'check done',
+    );
+    await audit(ctx, req, { record, result, words });
+    return { ok: true, record, result };
+  } catch (err) {
+    const code = errorCode(err);
+    const requestId = (err as { requestId?: unknown }).requestId;
+    const rid = typeof requestId === 'string' ? requestId : undefined;
+    // Only name, code and status: an error's message could quote the text back.
+    log.warn(
+      { err_name: (err as Error)?.name, code, status: (err as { status?: unknown }).status, request_id: rid, duration_ms: Math.round(performance.now() - started) },
+      'check failed',
+    );
+    await audit(ctx, req, { record, errorCode: code, requestId: rid, words });
+    return { ok: false, message: describeDetectError(err), code, requestId: rid };
+  }
+}
+
+async function audit(
+  ctx: SlackAppContext,
+  req: CheckRequest,
+  info: { record?: CheckRecord | undefined; result?: DetectResponse; errorCode?: string; requestId?: string | undefined; words?: number | undefined },
+): Promise<void> {
+  const channel = auditChannelFor(ctx.config, req.teamId);
+  if (!channel) return;
+  // Re-opening details of a result already audited adds nothing for the audit trail.
+  if (req.kind === 'details' && info.result === undefined && info.errorCode === undefined) return;
+  const record = info.record;
+  const message = buildAuditMessage({
+    userId: req.userId,
+    channelId: record?.channelId ?? req.channelId,
+    permalink: record?.permalink ?? req.permalink,
+    messageAuthorId: record?.messageAuthorId ?? req.messageAuthorId,
+    kind: req.kind,
+    mode: req.mode,
+    result: info.result,
+    errorCode: info.errorCode,
+    requestId: info.requestId,
+    words: info.words ?? (record ? countWords(record.text) : undefined),
+  });
+  try {
+    await req.client.chat.postMessage({ channel, text: message.text, blocks: message.blocks, unfurl_links: false, unfurl_media: false });
+  } catch (err) {
+    ctx.logger.warn({ channel, slack_error: slackErrorCode(err) }, 'audit post failed (is the bot a member of the audit channel?)');
+  }
+}
+
+/** Slack's `error` string (e.g. `not_in_channel`) from a Web API failure, or the error's code. */
+export function slackErrorCode(err: unknown): string {
+  const e = err as { data?: { error?: unknown }; code?: unknown };
+  if (typeof e?.data?.error === 'string') return e.data.error;
+  if (typeof e?.code === 'string') return e.code;
+  return 'unknown';
+}
+
+/**
+ * Names for mentions through users.info / conversations.info, cached for an hour: a message that
+ * mentions ten people should not cost ten calls twice. Failures (missing scope, deleted user) give
+ * undefined and the renderer writes a neutral word.
+ */
+export function createNameResolver(client: WebClient, cache: Map<string, { name: string | undefined; until: number }>): NameResolver {
+  const cached = async (key: string, load: () => Promise<string | undefined>): Promise<string | undefined> => {
+    const hit = cache.get(key);
+    if (hit && hit.until > Date.now()) return hit.name;
+    let name: string | undefined;
+    try {
+      name = await load();
+    } catch {
+      name = undefined;
+    }
+    if (cache.size > 5_000) cache.clear();
+    cache.set(key, { name, until: Date.now() + 3_600_000 });
+    return name;
+  };
+  return {
+    user: (id) =>
+      cached(`u:${id}`, async () => {
+        const res = await client.users.info({ user: id });
+        const u = res.user;
+        return u?.profile?.display_name || u?.profile?.real_name || u?.real_name || u?.name || undefined;
+      }),
+    channel: (id) =>
+      cached(`c:${id}`, async () => {
+        const res = await client.conversations.info({ channel: id });
+        return res.channel?.name || undefined;
+      }),
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * The Slack app's settings, read once from the environment at start so that a missing token or a
+ * mistyped mode stops the app with a sentence naming the variable, not at the first /detect.
+ */
+import type { Mode } from '../../src/client/types.ts';
+import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
+import { parseModeSetting } from '../chat/modes.ts';
+
+export interface SlackAppConfig {
+  /** Bot token (`xoxb-…`) the app calls the Web API with. Env `SLACK_BOT_TOKEN`; required. */
+  botToken: string;
+  /** Verifies every HTTP request's signature. Env `SLACK_SIGNING_SECRET`; required unless Socket Mode. */
+  signingSecret: string | undefined;
+  /** App-level token (`xapp-…`); when set the app connects over Socket Mode instead of serving HTTP. Env `SLACK_APP_TOKEN`. */
+  appToken: string | undefined;
+  /** HTTP port of the receiver (`/slack/events`). Env `SLACK_PORT`; default 3000; 0 picks a free port. */
+  port: number;
+  /** Interface the HTTP receiver listens on. Env `SLACK_HOST`; default all interfaces (`0.0.0.0`). */
+  host: string | undefined;
+  /** Base of Slack's Web API, ending in `/`. Env `SLACK_API_URL`; default `https://slack.com/api/`. */
+  slackApiUrl: string;
+  /** Slash command to answer. Env `SLACK_COMMAND`; default `/detect` (must match the manifest). */
+  command: string;
+  /** Mode used when a check names none. Env `SLACK_DEFAULT_MODE`; default `general`. */
+  defaultMode: Mode;
+  /** Per-workspace default modes from `SLACK_DEFAULT_MODE_<TEAM_ID>` (e.g. `SLACK_DEFAULT_MODE_T0123ABCD=legal`). */
+  teamDefaultModes: Record<string, Mode>;
+  /** Channel id where each check is logged (who, which message, verdict, request id; never the text). Env `SLACK_AUDIT_CHANNEL`; default none. */
+  auditChannel: string | undefined;
+  /** Per-workspace audit channels from `SLACK_AUDIT_CHANNEL_<TEAM_ID>`. */
+  teamAuditChannels: Record<string, string>;
+  /** How long (ms) a request id is remembered to drop Slack's retries of it. Env `SLACK_DEDUP_TTL_MS`; default 600000 (10 min). */
+  dedupTtlMs: number;
+  /** How long (ms) a result stays available to its "Re-check" and "Show details" buttons. Env `SLACK_RESULT_TTL_MS`; default 3600000. */
+  resultTtlMs: number;
+  /** Longest text sent for detection, in UTF-16 units; should equal the service's MAX_TEXT_CHARS. Env `DETECT_MAX_TEXT_CHARS`; default 50000. */
+  maxTextChars: number;
+  /** Redis URL shared by replicas for retry de-duplication. Env `REDIS_URL`; default unset (process memory). */
+  redisUrl: string | undefined;
+  /** pino level. Env `LOG_LEVEL`; default `info`. */
+  logLevel: string;
+}
+
+export class SlackConfigError extends Error {
+  override name = 'SlackConfigError';
+}
+
+function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new SlackConfigError(`${name}="${raw}" must be a whole number ≥ ${min}.`);
+  return value;
+}
+
+function perTeam<T>(env: NodeJS.ProcessEnv, prefix: string, parse: (value: string, name: string) => T): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(prefix) || value === undefined || value.trim() === '') continue;
+    const team = name.slice(prefix.length);
+    if (!/^[TE][A-Z0-9]+$/.test(team)) {
+      throw new SlackConfigError(`${name}: "${team}" is not a Slack workspace id (expected e.g. ${prefix}T0123ABCD).`);
+    }
+    out[team] = parse(value, name);
+  }
+  return out;
+}
+
+function channelSetting(value: string, name: string): string {
+  const id = value.trim();
+  if (!/^[CGD][A-Z0-9]+$/.test(id)) {
+    throw new SlackConfigError(`${name}="${value}" must be a channel id such as C0123ABCD (channel details → bottom of the About tab), not a name.`);
+  }
+  return id;
+}
+
+export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppConfig {
+  const botToken = env.SLACK_BOT_TOKEN?.trim();
+  if (!botToken) throw new SlackConfigError('SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from the app’s “OAuth & Permissions” page.');
+  const appToken = env.SLACK_APP_TOKEN?.trim() || undefined;
+  const signingSecret = env.SLACK_SIGNING_SECRET?.trim() || undefined;
+  if (!appToken && !signingSecret) {
+    throw new SlackConfigError(
+      'SLACK_SIGNING_SECRET is not set: copy the Signing Secret from the app’s “Basic Information” page (or set SLACK_APP_TOKEN to use Socket Mode).',
+    );
+  }
+  if (appToken && !appToken.startsWith('xapp-')) throw new SlackConfigError('SLACK_APP_TOKEN must be an app-level token starting with xapp-.');
+
+  let slackApiUrl = env.SLACK_API_URL?.trim() || 'https://slack.com/api/';
+  try {
+    new URL(slackApiUrl);
+  } catch {
+    throw new SlackConfigError(`SLACK_API_URL="${slackApiUrl}" is not a valid URL (expected e.g. https://slack.com/api/).`);
+  }
+  if (!slackApiUrl.endsWith('/')) slackApiUrl += '/';
+
+  const command = env.SLACK_COMMAND?.trim() || '/detect';
+  if (!/^\/[a-z0-9_-]{1,31}$/i.test(command)) throw new SlackConfigError(`SLACK_COMMAND="${command}" must look like /detect.`);
+
+  const defaultMode = parseModeSetting(env.SLACK_DEFAULT_MODE, 'SLACK_DEFAULT_MODE');
+  const teamDefaultModes = perTeam(env, 'SLACK_DEFAULT_MODE_', (v, name) => parseModeSetting(v, name));
+  const auditChannel = env.SLACK_AUDIT_CHANNEL?.trim() ? channelSetting(env.SLACK_AUDIT_CHANNEL, 'SLACK_AUDIT_CHANNEL') : undefined;
+  const teamAuditChannels = perTeam(env, 'SLACK_AUDIT_CHANNEL_', channelSetting);
+
+  return {
+    botToken,
+    signingSecret,
+    appToken,
+    port: intSetting(env, 'SLACK_PORT', 3000),
+    host: env.SLACK_HOST?.trim() || undefined,
+    slackApiUrl,
+    command,
+    defaultMode,
+    teamDefaultModes,
+    auditChannel,
+    teamAuditChannels,
+    dedupTtlMs: intSetting(env, 'SLACK_DEDUP_TTL_MS', 600_000, 1),
+    resultTtlMs: intSetting(env, 'SLACK_RESULT_TTL_MS', 3_600_000, 1),
+    maxTextChars: intSetting(env, 'DETECT_MAX_TEXT_CHARS', DEFAULT_MAX_TEXT_CHARS, 1),
+    redisUrl: env.REDIS_URL?.trim() || undefined,
+    logLevel: env.LOG_LEVEL?.trim() || 'info',
+  };
+}
+
+/** The default mode of a workspace: its own setting, else the app-wide one. */
+export function defaultModeFor(config: SlackAppConfig, teamId: string | undefined): Mode {
+  return (teamId && config.teamDefaultModes[teamId]) || config.defaultMode;
+}
+
+/** The audit channel of a workspace: its own setting, else the app-wide one, else none. */
+export function auditChannelFor(config: SlackAppConfig, teamId: string | undefined): string | undefined {
+  return (teamId && config.teamAuditChannels[teamId]) || config.auditChannel;
+}

@@ -1,0 +1,44 @@
+/**
+ * What the result buttons share: finding the check a click refers to (in the result cache, or
+ * rebuilt from the text the button carries once the cache has forgotten it).
+ */
+import type { BlockAction, ButtonAction } from '@slack/bolt';
+import { isMode } from '../../chat/modes.ts';
+import { countWords } from '../../chat/message-text.ts';
+import { decodeButtonValue, type ButtonPayload } from '../blocks.ts';
+import type { CheckRecord, SlackAppContext } from '../checks.ts';
+
+export interface ButtonClick {
+  payload: ButtonPayload;
+  teamId: string | undefined;
+  userId: string;
+  channelId: string | undefined;
+  /** Undefined when the check expired and the button could not carry its text. */
+  record: CheckRecord | undefined;
+}
+
+export const EXPIRED_MESSAGE =
+  'This result is too old for its buttons to work (the bot keeps results for a limited time, and the text was too long to keep in the button). Run the check again.';
+
+export function readButtonClick(ctx: SlackAppContext, body: BlockAction<ButtonAction>, action: ButtonAction): ButtonClick | undefined {
+  const payload = decodeButtonValue(action.value);
+  if (!payload || !isMode(payload.m)) return undefined;
+  const teamId = body.team?.id ?? body.user.team_id;
+  const userId = body.user.id;
+  const channelId = body.channel?.id;
+  let record = ctx.results.get(payload.c);
+  // A check belongs to the moderator who ran it; anyone else gets a fresh record from the button's text.
+  if (record && (record.userId !== userId || record.teamId !== teamId)) record = undefined;
+  if (!record && payload.t !== undefined) {
+    record = ctx.results.create({
+      teamId,
+      userId,
+      text: payload.t,
+      source: { kind: 'text', words: countWords(payload.t) },
+      channelId,
+      permalink: undefined,
+      messageAuthorId: undefined,
+    });
+  }
+  return { payload, teamId, userId, channelId, record };
+}

@@ -1,0 +1,47 @@
+/**
+ * `/detect [mode] <text>`: acknowledged at once (Slack drops a command not acked within 3 s), then
+ * checked and answered ephemerally through the command's response_url.
+ */
+import type { App } from '@slack/bolt';
+import { helpLines, parseDetectCommand } from '../../chat/modes.ts';
+import { buildErrorMessage, buildHelpMessage, buildResultMessage } from '../blocks.ts';
+import { createNameResolver, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
+import { defaultModeFor } from '../config.ts';
+import { renderSlackMrkdwn } from '../message-text.ts';
+import { MESSAGE_SHORTCUT_NAME } from './detect-message-shortcut.ts';
+
+export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
+  const names = new Map<string, { name: string | undefined; until: number }>();
+
+  app.command(ctx.config.command, async ({ command, ack, respond, client }) => {
+    const defaultMode = defaultModeFor(ctx.config, command.team_id);
+    const parsed = parseDetectCommand(command.text ?? '', defaultMode);
+    if (parsed.kind === 'help') {
+      // Help needs no detection, so it rides on the ack itself.
+      const help = buildHelpMessage(helpLines({ command: ctx.config.command, defaultMode, messageAction: MESSAGE_SHORTCUT_NAME }));
+      await ack({ response_type: 'ephemeral', text: help.text, blocks: help.blocks });
+      return;
+    }
+    await ack();
+
+    // Command text arrives with Slack's entity escaping and, when the command escapes them, <@U…> tokens.
+    const text = await renderSlackMrkdwn(parsed.text, createNameResolver(client, names));
+    const outcome = await runCheck(ctx, {
+      kind: 'command',
+      teamId: command.team_id,
+      userId: command.user_id,
+      channelId: command.channel_id,
+      mode: parsed.mode,
+      client,
+      rawText: text,
+    });
+    const reply = outcome.ok
+      ? buildResultMessage({ result: outcome.result, checkId: outcome.record.checkId, source: outcome.record.source, text: outcome.record.text })
+      : buildErrorMessage(outcome.message);
+    try {
+      await respond({ response_type: 'ephemeral', replace_original: false, text: reply.text, blocks: reply.blocks });
+    } catch (err) {
+      ctx.logger.error({ slack_error: slackErrorCode(err), team: command.team_id, user: command.user_id }, 'could not answer /detect through response_url');
+    }
+  });
+}

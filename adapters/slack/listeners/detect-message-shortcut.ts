@@ -1,0 +1,93 @@
+/**
+ * Message shortcut "Check for AI text" (callback_id `detect_message`): checks the message's words
+ * (rich text, plain text and attachments) and shows the result only to the moderator who asked, in
+ * the same channel and thread.
+ */
+import type { App, MessageShortcut, RespondFn, webApi } from '@slack/bolt';
+import { buildErrorMessage, buildResultMessage, type SlackMessage } from '../blocks.ts';
+import { createNameResolver, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
+import { defaultModeFor } from '../config.ts';
+import { extractSlackMessageText } from '../message-text.ts';
+
+export const MESSAGE_SHORTCUT_CALLBACK_ID = 'detect_message';
+export const MESSAGE_SHORTCUT_NAME = 'Check for AI text';
+
+/**
+ * chat.postEphemeral places the reply in the thread, but needs the bot in the channel; where it is
+ * not (private channels, DMs), the shortcut's response_url still reaches the moderator.
+ */
+export async function replyEphemeral(
+  ctx: SlackAppContext,
+  client: webApi.WebClient,
+  respond: RespondFn | undefined,
+  target: { channel: string; user: string; threadTs?: string | undefined },
+  reply: SlackMessage,
+): Promise<void> {
+  try {
+    await client.chat.postEphemeral({
+      channel: target.channel,
+      user: target.user,
+      text: reply.text,
+      blocks: reply.blocks,
+      ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
+    });
+    return;
+  } catch (err) {
+    const code = slackErrorCode(err);
+    if (!respond) {
+      ctx.logger.error({ slack_error: code, channel: target.channel }, 'could not post the ephemeral reply');
+      return;
+    }
+    ctx.logger.info({ slack_error: code, channel: target.channel }, 'chat.postEphemeral refused; answering through response_url');
+  }
+  try {
+    await respond({ response_type: 'ephemeral', replace_original: false, text: reply.text, blocks: reply.blocks });
+  } catch (err) {
+    ctx.logger.error({ slack_error: slackErrorCode(err), channel: target.channel }, 'could not answer through response_url either');
+  }
+}
+
+/** `https://<domain>.slack.com/archives/<channel>/p<ts without dot>`, used when chat.getPermalink fails. */
+function fallbackPermalink(domain: string | undefined, channel: string, ts: string, threadTs: string | undefined): string | undefined {
+  if (!domain) return undefined;
+  const base = `https://${domain}.slack.com/archives/${channel}/p${ts.replace('.', '')}`;
+  return threadTs && threadTs !== ts ? `${base}?thread_ts=${threadTs}&cid=${channel}` : base;
+}
+
+export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
+  const names = new Map<string, { name: string | undefined; until: number }>();
+
+  app.shortcut<MessageShortcut>({ callback_id: MESSAGE_SHORTCUT_CALLBACK_ID, type: 'message_action' }, async ({ shortcut, ack, client, respond }) => {
+    await ack();
+    const teamId = shortcut.team?.id ?? shortcut.user.team_id;
+    const channel = shortcut.channel.id;
+    const message = shortcut.message as MessageShortcut['message'] & { thread_ts?: string; blocks?: unknown[]; attachments?: unknown[]; user?: string };
+    const ts = message.ts ?? shortcut.message_ts;
+    // A reply in a thread is answered in that thread; a top-level message in the channel.
+    const threadTs = message.thread_ts && message.thread_ts !== ts ? message.thread_ts : undefined;
+
+    const [text, permalink] = await Promise.all([
+      extractSlackMessageText(message, createNameResolver(client, names)),
+      client.chat
+        .getPermalink({ channel, message_ts: ts })
+        .then((r) => r.permalink)
+        .catch(() => fallbackPermalink(shortcut.team?.domain, channel, ts, message.thread_ts)),
+    ]);
+    const outcome = await runCheck(ctx, {
+      kind: 'shortcut',
+      teamId,
+      userId: shortcut.user.id,
+      channelId: channel,
+      mode: defaultModeFor(ctx.config, teamId),
+      client,
+      rawText: text,
+      source: { kind: 'message', authorId: message.user, permalink },
+      permalink,
+      messageAuthorId: message.user,
+    });
+    const reply = outcome.ok
+      ? buildResultMessage({ result: outcome.result, checkId: outcome.record.checkId, source: outcome.record.source, text: outcome.record.text })
+      : buildErrorMessage(outcome.message);
+    await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, reply);
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * "Re-check as <mode>" buttons: runs the same text in another mode and replaces the ephemeral result
+ * in place, so the moderator compares modes without a pile of replies.
+ */
+import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import { ACTION_RECHECK_PREFIX, buildErrorMessage, buildResultMessage } from '../blocks.ts';
+import { runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
+import { EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
+
+export function registerRecheckAction(app: App, ctx: SlackAppContext): void {
+  app.action<BlockAction<ButtonAction>>(new RegExp(`^${ACTION_RECHECK_PREFIX}`), async ({ ack, body, action, respond, client }) => {
+    await ack();
+    const click = readButtonClick(ctx, body, action);
+    if (!click) {
+      ctx.logger.warn({ action_id: action.action_id }, 'unreadable re-check button value');
+      return;
+    }
+    let reply;
+    if (!click.record) {
+      reply = buildErrorMessage(EXPIRED_MESSAGE);
+    } else {
+      const previous = Object.keys(click.record.results)[0] as typeof click.payload.m | undefined;
+      const cached = click.record.results[click.payload.m];
+      // Same text, same mode: the engine is deterministic, so a cached result is the answer.
+      const outcome = cached
+        ? ({ ok: true, record: click.record, result: cached } as const)
+        : await runCheck(ctx, {
+            kind: 'recheck',
+            teamId: click.teamId,
+            userId: click.userId,
+            channelId: click.channelId,
+            mode: click.payload.m,
+            client,
+            record: click.record,
+          });
+      reply = outcome.ok
+        ? buildResultMessage({
+            result: outcome.result,
+            checkId: outcome.record.checkId,
+            source: outcome.record.source,
+            text: outcome.record.text,
+            recheckedFrom: previous,
+          })
+        : buildErrorMessage(outcome.message);
+    }
+    try {
+      await respond({ response_type: 'ephemeral', replace_original: true, text: reply.text, blocks: reply.blocks });
+    } catch (err) {
+      ctx.logger.error({ slack_error: slackErrorCode(err) }, 'could not update the result after a re-check');
+    }
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * `npm run slack`: the Slack app. Reads its settings from the environment (docs/slack.md), connects
+ * to the detection service (or starts one in-process when DETECT_API_URL is unset) and serves Slack.
+ */
+import pino from 'pino';
+import { connectDetectionBackend } from '../chat/backend.ts';
+import { startSlackApp } from './app.ts';
+import { loadSlackConfig, SlackConfigError } from './config.ts';
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = loadSlackConfig();
+  } catch (err) {
+    if (err instanceof SlackConfigError) {
+      process.stderr.write(`textdetect-slack: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const logger = pino({ name: 'textdetect-slack', level: config.logLevel });
+  const backend = await connectDetectionBackend(process.env, { logger, userAgent: 'textdetect-slack/0.1' });
+  let running;
+  try {
+    running = await startSlackApp(config, { detector: backend.client, logger });
+  } catch (err) {
+    logger.error({ err: (err as Error).message }, 'the Slack app could not start');
+    await backend.close();
+    return 1;
+  }
+  logger.info({ detect_api: backend.embedded ? 'in-process' : backend.apiUrl, events_url: running.eventsUrl }, 'textdetect Slack app ready');
+
+  const app = running;
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string): void => {
+      logger.info({ signal }, 'shutting down');
+      resolve();
+    };
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+  });
+  await app.stop().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'error while stopping the Slack app'));
+  await backend.close();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`textdetect-slack: ${(err as Error)?.message ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,223 @@
+/**
+ * `npm run bench`: load-tests POST /v1/detect with autocannon and compares it with a bare fastify
+ * route returning fixed JSON, measured in the same run on the same machine.
+ *
+ *   npm run bench                         # starts both servers itself, 5 s per measurement
+ *   npm run bench -- --duration 10 --workers 2
+ *   npm run bench -- --url http://127.0.0.1:8080 --key sk_test_…   # an already running service
+ *
+ * Texts of 50, 300 and 3,000 words are built from real sentences of the corpus
+ * (../shared/data/corpus-dev.jsonl, read now), with many different texts per size so no cache or
+ * branch predictor sees the same input twice in a row.
+ *
+ * The servers run in child processes so autocannon (this process) does not share their event loop.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; average: number; max: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodeStats?: Record<string, { count: number }>;
+}
+interface AutocannonRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  pipelining?: number;
+  requests?: AutocannonRequest[];
+  method?: string;
+}) => Promise<AutocannonResult>;
+
+const require = createRequire(import.meta.url);
+// autocannon ships no type declarations; the shape used here is declared above.
+const autocannon = require('autocannon') as Autocannon;
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DATA = resolve(ROOT, '../shared/data/corpus-dev.jsonl');
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '1,16,64' },
+    words: { type: 'string', default: '50,300,3000' },
+    workers: { type: 'string', default: '0' },
+    url: { type: 'string' },
+    key: { type: 'string' },
+    texts: { type: 'string', default: '64' },
+    // Internal: the child process that serves the bare fastify route.
+    'serve-bare': { type: 'boolean', default: false },
+  },
+});
+const duration = Number(args.duration);
+const connectionCounts = args.connections!.split(',').map(Number);
+const wordCounts = args.words!.split(',').map(Number);
+const textsPerSize = Number(args.texts);
+
+async function corpusSentences(): Promise<string[]> {
+  const raw = await readFile(DATA, 'utf8').catch((err: Error) => {
+    throw new Error(`cannot read the corpus at ../shared/data (resolved to ${DATA}): ${err.message}`);
+  });
+  const sentences: string[] = [];
+  for (const line of raw.split('\n')) {
+    if (!line.trim()) continue;
+    const record = JSON.parse(line) as { text: string; language: string };
+    if (record.language !== 'en') continue;
+    for (const sentence of record.text.split(/(?<=[.!?])\s+/)) {
+      const words = sentence.split(/\s+/).length;
+      if (words >= 5 && words <= 60) sentences.push(sentence);
+    }
+  }
+  return sentences;
+}
+
+/** Consecutive corpus sentences from a different starting point per text, cut at `words` words. */
+function buildTexts(sentences: string[], words: number, count: number): string[] {
+  const texts: string[] = [];
+  const stride = Math.max(1, Math.floor(sentences.length / count));
+  for (let t = 0; t < count; t++) {
+    const parts: string[] = [];
+    let total = 0;
+    for (let i = t * stride; total < words; i++) {
+      const sentence = sentences[i % sentences.length]!;
+      parts.push(sentence);
+      total += sentence.split(/\s+/).length;
+    }
+    texts.push(parts.join(' ').split(/\s+/).slice(0, words).join(' '));
+  }
+  return texts;
+}
+
+function startChild(argv: string[], env: Record<string, string | undefined>, pattern: RegExp): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...argv], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolvePromise, reject) => {
+    const onData = (d: Buffer) => {
+      // Keep only the start of the output: the request logs that follow are discarded.
+      if (output.length < 20_000) output += d;
+      const match = pattern.exec(output);
+      if (match) {
+        resolvePromise({ child, url: match[1]!, output: () => output + stderr });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}: ${stderr}`)));
+  });
+}
+
+/** The reference: what fastify alone costs per request on this machine, right now. */
+async function serveBare(): Promise<void> {
+  const { default: Fastify } = await import('fastify');
+  const app = Fastify();
+  const fixed = { ai_probability: 0.5, mode: 'general', language: 'en', segments: [], request_id: 'req_00000000000000000000000000', model: 'bare', verdict: 'mixed', confidence: 'low', warnings: [] };
+  app.post('/bare', async () => fixed);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  process.stdout.write(`BARE_URL=http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}\n`);
+}
+
+function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+async function main(): Promise<void> {
+  if (args['serve-bare']) {
+    await serveBare();
+    return;
+  }
+  const sentences = await corpusSentences();
+  const cleanup: Array<() => Promise<void>> = [];
+  try {
+    let serviceUrl = args.url;
+    let key = args.key;
+    if (!serviceUrl) {
+      const dir = await mkdtemp(join(tmpdir(), 'textdetect-bench-'));
+      cleanup.push(() => rm(dir, { recursive: true, force: true }));
+      const { createApiKey } = await import('../src/service/keys.ts');
+      const keysFile = join(dir, 'api-keys.json');
+      key = (await createApiKey(keysFile, { name: 'bench' })).key;
+      const service = await startChild(
+        ['src/service/main.ts'],
+        {
+          HOST: '127.0.0.1',
+          PORT: '0',
+          API_KEYS_FILE: keysFile,
+          // The bench measures throughput, not the limiter's refusals.
+          RATE_LIMIT_MAX: '1000000000',
+          DETECT_WORKERS: args.workers,
+          LOG_LEVEL: 'info',
+          REDIS_URL: undefined,
+        },
+        /"url":"(http:\/\/[^"]+)"/,
+      );
+      cleanup.push(async () => {
+        service.child.kill('SIGTERM');
+        await new Promise((r) => service.child.once('exit', r));
+      });
+      serviceUrl = service.url;
+      // Request logs go to stdout; read and drop them so the pipe never blocks the server.
+      service.child.stdout!.resume();
+    }
+    if (!key) throw new Error('--key is required with --url');
+    const bare = await startChild([fileURLToPath(import.meta.url), '--serve-bare'], {}, /BARE_URL=(\S+)/);
+    cleanup.push(async () => {
+      bare.child.kill('SIGTERM');
+      await new Promise((r) => bare.child.once('exit', r));
+    });
+
+    console.log(`textdetect service bench — ${duration} s per run, ${textsPerSize} different texts per size, DETECT_WORKERS=${args.workers}`);
+    console.log(`service ${serviceUrl}, bare fastify ${bare.url}\n`);
+
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    const bareResults = new Map<number, AutocannonResult>();
+    const rows: string[][] = [];
+    for (const connections of connectionCounts) {
+      // Warm up the bare server (JIT) before measuring it.
+      await autocannon({ url: `${bare.url}/bare`, connections, duration: 1, method: 'POST' });
+      const result = await autocannon({ url: `${bare.url}/bare`, connections, duration, requests: [{ method: 'POST', path: '/bare', headers, body: '{"text":"x"}' }] });
+      bareResults.set(connections, result);
+      rows.push(['bare fastify', String(connections), fmt(result.requests.average), fmt(result.latency.p50, 1), fmt(result.latency.p99, 1), '1.00', String(result.non2xx + result.errors + result.timeouts)]);
+    }
+    for (const words of wordCounts) {
+      const texts = buildTexts(sentences, words, textsPerSize);
+      const requests = texts.map((text) => ({ method: 'POST', path: '/v1/detect', headers, body: JSON.stringify({ text }) }));
+      await autocannon({ url: serviceUrl, connections: 4, duration: 1, requests });
+      for (const connections of connectionCounts) {
+        const result = await autocannon({ url: serviceUrl, connections, duration, requests });
+        const ratio = result.requests.average / (bareResults.get(connections)?.requests.average ?? Number.NaN);
+        rows.push([`detect ${words} words`, String(connections), fmt(result.requests.average), fmt(result.latency.p50, 1), fmt(result.latency.p99, 1), ratio.toFixed(3), String(result.non2xx + result.errors + result.timeouts)]);
+      }
+    }
+    const header = ['route', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'vs bare', 'non-2xx/errors'];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+    console.log(line(header));
+    console.log(`|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+    for (const row of rows) console.log(line(row));
+    console.log('\n"vs bare" = req/s of the row / req/s of the bare fastify route at the same connection count.');
+  } finally {
+    for (const step of cleanup.reverse()) await step();
+  }
+}
+
+main().catch((err: Error) => {
+  console.error(`bench failed: ${err.message}`);
+  process.exit(1);
+});

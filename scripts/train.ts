@@ -1,0 +1,337 @@
+/**
+ * `npm run train [-- options]`: trains the detector from `../shared/data/corpus-train.jsonl`,
+ * calibrates it on held-out folds of train, reports on `corpus-dev.jsonl`, and writes the artifact.
+ *
+ * Options:
+ *   --out PATH     artifact path (default models/detector.bin; written atomically)
+ *   --folds N      cross-fitting folds (default 4)
+ *   --seed N       seed of every random choice (default 1)
+ *   --logo         instead of training the artifact, run leave-one-generator-out: for each
+ *                  generator, train without its texts and report AUROC of its dev texts against
+ *                  all dev human texts (writes models/logo.json)
+ *   --data DIR     corpus directory (default ../shared/data relative to the repository root)
+ *   --dry-run      train and report without writing the artifact
+ *   --epochs N, --lr X, --l2-dense X, --l2-sparse X, --sparse-scale X
+ *                  classifier hyper-parameters (defaults below, the ones the artifact was trained with)
+ *
+ * Cross-fitting: the AI-side and human-side LMs are features, so a training text's own LM features
+ * must come from LMs that did not see it (otherwise the classifier learns "the AI LM knows this
+ * text"). Texts are split into K folds; fold k's features use LMs built on the other folds. The
+ * classifier's out-of-fold scores then give honest calibration data, so Platt scaling and the
+ * 1%-FPR thresholds are fitted on train, and dev stays an untouched report set.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
+import { TextDetector } from '../src/detector/engine.ts';
+import { DENSE_DIM, DENSE_NAMES, HASH_BITS, extractFeatures, tokenIds, tokenize, type FeatureVector, type LMContext } from '../src/detector/features.ts';
+import { BigramLM, buildBigramLM, type BigramArrays } from '../src/detector/lm.ts';
+import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
+import { LoadedModel, calibrate, linearScore, sigmoid, type LinearWeights } from '../src/detector/model.ts';
+import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
+import {
+  buildVocab, fitPlatt, loadBrown, readJsonl, stableHash, thresholdAtFpr, trainLogistic,
+  type CorpusRow, type LROptions, type TrainRow,
+} from '../src/detector/training.ts';
+import { UnsupportedLanguageError } from '../src/detector/types.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const OUT = resolve(ROOT, arg('--out') ?? 'models/detector.bin');
+const FOLDS = Number(arg('--folds') ?? 4);
+const SEED = Number(arg('--seed') ?? 1);
+const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
+const LOGO = process.argv.includes('--logo');
+
+const LM_OPTS = { discount: 0.75, minCount: 2, unigramK: 0.1 };
+const VOCAB_MAX = 65536;
+const LR_OPTS: LROptions = {
+  epochs: Number(arg('--epochs') ?? 8),
+  lr: Number(arg('--lr') ?? 0.1),
+  l2Dense: Number(arg('--l2-dense') ?? 1e-4),
+  l2Sparse: Number(arg('--l2-sparse') ?? 1e-6),
+  seed: SEED,
+  sparseScale: Number(arg('--sparse-scale') ?? 1),
+};
+/** --dry-run: train and report, but do not write the artifact (for experiments). */
+const DRY_RUN = process.argv.includes('--dry-run');
+const TARGET_FPR = 0.01;
+/** `likely_ai` must also mean "more likely than not, by a margin", even where 1% FPR would allow less. */
+const MIN_AI_THRESHOLD = 0.7;
+
+const t0 = Date.now();
+const log = (msg: string): void => console.error(`[train ${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
+
+interface Doc {
+  row: CorpusRow;
+  lower: string;
+  tokens: string[];
+  ids: Uint16Array;
+  fold: number;
+  y: 0 | 1;
+}
+
+function prepare(rows: CorpusRow[]): Array<Omit<Doc, 'ids'>> {
+  return rows.map((row) => {
+    const lower = lowerForFeatures(normalize(row.text).text, row.language);
+    return { row, lower, tokens: tokenize(lower), fold: stableHash(row.id) % FOLDS, y: row.label === 'ai' ? 1 : 0 };
+  });
+}
+
+function buildLMs(humanSeqs: Uint16Array[], aiSeqs: Uint16Array[], vocabSize: number): { human: BigramArrays; ai: BigramArrays } {
+  return {
+    human: buildBigramLM(humanSeqs, vocabSize, LM_OPTS),
+    ai: buildBigramLM(aiSeqs, vocabSize, LM_OPTS),
+  };
+}
+
+function lmContext(vocab: Map<string, number>, a: { human: BigramArrays; ai: BigramArrays }): LMContext {
+  return { vocab, human: new BigramLM(a.human), ai: new BigramLM(a.ai) };
+}
+
+/** Cross-fitted features for the training docs plus final LMs (on all training docs). */
+function crossFit(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): { feats: FeatureVector[]; final: { human: BigramArrays; ai: BigramArrays } } {
+  const feats: FeatureVector[] = new Array(train.length);
+  for (let k = 0; k < FOLDS; k++) {
+    const human = [...brownIds, ...train.filter((d) => d.fold !== k && d.y === 0).map((d) => d.ids)];
+    const ai = train.filter((d) => d.fold !== k && d.y === 1).map((d) => d.ids);
+    const ctx = lmContext(vocab, buildLMs(human, ai, vocab.size));
+    train.forEach((d, i) => {
+      if (d.fold === k) feats[i] = extractFeatures(d.lower, d.row.language, ctx);
+    });
+  }
+  const final = buildLMs([...brownIds, ...train.filter((d) => d.y === 0).map((d) => d.ids)], train.filter((d) => d.y === 1).map((d) => d.ids), vocab.size);
+  return { feats, final };
+}
+
+function standardiser(feats: FeatureVector[]): { mean: Float64Array; std: Float64Array } {
+  const mean = new Float64Array(DENSE_DIM);
+  const std = new Float64Array(DENSE_DIM);
+  for (const f of feats) for (let k = 0; k < DENSE_DIM; k++) mean[k]! += f.dense[k]!;
+  for (let k = 0; k < DENSE_DIM; k++) mean[k]! /= feats.length;
+  for (const f of feats) for (let k = 0; k < DENSE_DIM; k++) std[k]! += (f.dense[k]! - mean[k]!) ** 2;
+  for (let k = 0; k < DENSE_DIM; k++) std[k] = Math.sqrt(std[k]! / feats.length) || 1;
+  return { mean, std };
+}
+
+/** Sample weights: each (source, label) cell weighs √(mean cell size / its size), so small sources are not drowned. */
+function sampleWeights(docs: Doc[]): number[] {
+  const cell = (d: Doc): string => `${d.row.source}|${d.row.mode}|${d.y}`;
+  const counts = new Map<string, number>();
+  for (const d of docs) counts.set(cell(d), (counts.get(cell(d)) ?? 0) + 1);
+  const meanSize = docs.length / counts.size;
+  const w = docs.map((d) => Math.sqrt(meanSize / counts.get(cell(d))!));
+  const avg = w.reduce((a, b) => a + b, 0) / w.length;
+  return w.map((x) => x / avg);
+}
+
+function makeRows(docs: Doc[], feats: FeatureVector[], mean: Float64Array, std: Float64Array): TrainRow[] {
+  const weights = sampleWeights(docs);
+  return docs.map((d, i) => {
+    const f = feats[i]!;
+    const z = new Float64Array(DENSE_DIM);
+    for (let k = 0; k < DENSE_DIM; k++) z[k] = (f.dense[k]! - mean[k]!) / std[k]!;
+    return { f, z, y: d.y, w: weights[i]! };
+  });
+}
+
+function groupKey(language: string, mode: string): string {
+  return `${language}:${mode}`;
+}
+
+function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibration> {
+  const groups = new Map<string, number[]>();
+  const add = (key: string, i: number): void => {
+    const list = groups.get(key) ?? [];
+    list.push(i);
+    groups.set(key, list);
+  };
+  docs.forEach((d, i) => {
+    add(groupKey(d.row.language, d.row.mode), i);
+    add(groupKey(d.row.language, '*'), i);
+    add('*:*', i);
+  });
+  const out: Record<string, GroupCalibration> = {};
+  for (const [key, idx] of [...groups.entries()].sort()) {
+    const s = idx.map((i) => oof[i]!);
+    const y = idx.map((i) => docs[i]!.y);
+    const nAi = y.filter((v) => v === 1).length;
+    const nHuman = y.length - nAi;
+    if (nAi < 30 || nHuman < 30) continue;
+    const { a, b } = fitPlatt(s, y);
+    const humanP = idx.filter((i) => docs[i]!.y === 0).map((i) => sigmoid(a * oof[i]! + b));
+    const aiThreshold = Math.max(MIN_AI_THRESHOLD, thresholdAtFpr(humanP, TARGET_FPR));
+    out[key] = { a, b, aiThreshold, humanThreshold: Math.min(0.5, aiThreshold), nHuman, nAi };
+  }
+  return out;
+}
+
+function lmArrays(prefix: string, a: BigramArrays): Record<string, Float32Array | Uint32Array> {
+  return {
+    [`${prefix}.keys`]: a.keys,
+    [`${prefix}.logp`]: a.logp,
+    [`${prefix}.logGamma`]: a.logGamma,
+    [`${prefix}.logUni`]: a.logUni,
+    [`${prefix}.mu`]: a.mu,
+    [`${prefix}.sigma2`]: a.sigma2,
+  };
+}
+
+function evaluate(detector: TextDetector, rows: CorpusRow[]): { items: Array<Scored & { row: CorpusRow }>; unsupported: number; wrongLanguage: number } {
+  const items: Array<Scored & { row: CorpusRow }> = [];
+  let unsupported = 0;
+  let wrongLanguage = 0;
+  for (const row of rows) {
+    try {
+      const r = detector.detect(row.text, { mode: row.mode });
+      if (r.language !== row.language) wrongLanguage++;
+      items.push({ p: r.ai_probability, y: row.label === 'ai' ? 1 : 0, flagged: r.verdict === 'likely_ai', row });
+    } catch (err) {
+      if (err instanceof UnsupportedLanguageError) unsupported++;
+      else throw err;
+    }
+  }
+  return { items, unsupported, wrongLanguage };
+}
+
+function groupTable(items: Array<Scored & { row: CorpusRow }>, by: (r: CorpusRow) => string): Array<[string, ReturnType<typeof metricRow>]> {
+  const groups = new Map<string, Scored[]>();
+  for (const it of items) {
+    const k = by(it.row);
+    groups.set(k, [...(groups.get(k) ?? []), it]);
+  }
+  return [['all', metricRow(items)], ...[...groups.entries()].sort().map(([k, v]) => [k, metricRow(v)] as [string, ReturnType<typeof metricRow>])];
+}
+
+async function main(): Promise<void> {
+  const trainRows = readJsonl<CorpusRow>(join(DATA, 'corpus-train.jsonl'));
+  const devRows = readJsonl<CorpusRow>(join(DATA, 'corpus-dev.jsonl'));
+  log(`read ${trainRows.length} train, ${devRows.length} dev texts from ${DATA}`);
+  const brownTexts = loadBrown();
+  const brownTokens = brownTexts.map((t) => tokenize(lowerForFeatures(normalize(t).text, 'en')));
+  const trainPrep = prepare(trainRows);
+  const devPrep = prepare(devRows);
+  const vocabList = buildVocab([...brownTokens, ...trainPrep.map((d) => d.tokens)], VOCAB_MAX, 2);
+  const vocab = new Map(vocabList.map((w, i) => [w, i] as [string, number]));
+  const brownIds = brownTokens.map((t) => tokenIds(t, vocab));
+  const train: Doc[] = trainPrep.map((d) => ({ ...d, ids: tokenIds(d.tokens, vocab) }));
+  const dev: Doc[] = devPrep.map((d) => ({ ...d, ids: tokenIds(d.tokens, vocab) }));
+  log(`vocabulary ${vocab.size} tokens; Brown ${brownIds.reduce((a, b) => a + b.length, 0)} tokens`);
+
+  if (LOGO) {
+    await runLogo(train, dev, brownIds, vocab);
+    return;
+  }
+
+  const { feats, final } = crossFit(train, brownIds, vocab);
+  log(`cross-fitted features (${FOLDS} folds); human LM ${final.human.keys.length} bigrams, AI LM ${final.ai.keys.length} bigrams`);
+  const { mean, std } = standardiser(feats);
+  const rows = makeRows(train, feats, mean, std);
+
+  const oof = new Array<number>(train.length);
+  for (let k = 0; k < FOLDS; k++) {
+    const w = trainLogistic(rows.filter((_, i) => train[i]!.fold !== k), mean, std, { ...LR_OPTS, seed: SEED + k });
+    train.forEach((d, i) => {
+      if (d.fold === k) oof[i] = linearScore(feats[i]!, w);
+    });
+  }
+  log('out-of-fold scores done');
+  const weights = trainLogistic(rows, mean, std, LR_OPTS);
+  const calibration = fitCalibration(train, oof);
+  log('final classifier and calibration done');
+
+  // Out-of-fold report on train (what calibration and thresholds were fitted on).
+  const oofItems = train.map((d, i) => {
+    const c = calibration[groupKey(d.row.language, d.row.mode)] ?? calibration[groupKey(d.row.language, '*')]!;
+    const p = calibrate(oof[i]!, c);
+    return { p, y: d.y, flagged: p >= c.aiThreshold, row: d.row };
+  });
+  console.log('\nTrain, out-of-fold (calibration set), by source:');
+  console.log(formatTable(groupTable(oofItems, (r) => `${r.source}/${r.mode}`), false, 'source'));
+
+  const arrays = {
+    ...lmArrays('human', final.human),
+    ...lmArrays('ai', final.ai),
+    'w.dense': weights.dense,
+    'w.sparse': weights.sparse,
+  };
+  const hash = createHash('sha256');
+  for (const a of Object.values(arrays)) hash.update(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+  hash.update(JSON.stringify({ calibration, vocabList, mean: [...mean], std: [...std], bias: weights.bias }));
+  const version = `td1-${hash.digest('hex').slice(0, 12)}`;
+  const header: Omit<ArtifactHeader, 'arrays'> = {
+    format: 'textdetect-model',
+    formatVersion: 1,
+    version,
+    hashBits: HASH_BITS,
+    vocab: vocabList,
+    dense: { names: [...DENSE_NAMES], mean: [...mean], std: [...std] },
+    bias: weights.bias,
+    calibration,
+    training: {
+      train: trainRows.length,
+      dev: devRows.length,
+      brownDocs: brownTexts.length,
+      folds: FOLDS,
+      seed: SEED,
+      lm: LM_OPTS,
+      classifier: LR_OPTS,
+      targetFpr: TARGET_FPR,
+    },
+  };
+  const model = new LoadedModel({ ...header, arrays: {} } as ArtifactHeader, arrays);
+  const detector = new TextDetector(model);
+  const { items, unsupported, wrongLanguage } = evaluate(detector, devRows);
+  for (const [title, by] of [
+    ['source', (r: CorpusRow) => `${r.source}/${r.mode}`],
+    ['mode', (r: CorpusRow) => `${r.language}:${r.mode}`],
+    ['generator', (r: CorpusRow) => r.generator],
+  ] as const) {
+    console.log(`\nDev, by ${title}:`);
+    console.log(formatTable(groupTable(items, by), false, title));
+  }
+  console.log(`\nDev language identification: ${wrongLanguage} wrong, ${unsupported} refused as unsupported, of ${devRows.length}`);
+  if (DRY_RUN) {
+    log(`dry run: ${version} not written`);
+    return;
+  }
+  mkdirSync(dirname(OUT), { recursive: true });
+  writeArtifact(OUT, header, arrays);
+  log(`wrote ${OUT} (${version})`);
+  void dev;
+}
+
+/** Leave-one-generator-out: the classifier and the AI LM never see the held-out generator. */
+async function runLogo(train: Doc[], dev: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Promise<void> {
+  const generators = [...new Set(train.filter((d) => d.y === 1).map((d) => d.row.generator))].sort();
+  const results: Array<{ generator: string; auroc: number; tprAt1: number; nAi: number; nHuman: number; sources: string[] }> = [];
+  for (const g of generators) {
+    const sub = train.filter((d) => d.y === 0 || d.row.generator !== g);
+    const { feats, final } = crossFit(sub, brownIds, vocab);
+    const { mean, std } = standardiser(feats);
+    const weights: LinearWeights = trainLogistic(makeRows(sub, feats, mean, std), mean, std, LR_OPTS);
+    const ctx = lmContext(vocab, final);
+    const evalDocs = dev.filter((d) => d.y === 0 || d.row.generator === g);
+    const scores = evalDocs.map((d) => linearScore(extractFeatures(d.lower, d.row.language, ctx), weights));
+    // Compare against the human texts of the same sources only as well as against all humans.
+    const sources = [...new Set(evalDocs.filter((d) => d.y === 1).map((d) => d.row.source))].sort();
+    const items = evalDocs.map((d, i) => ({ p: scores[i]!, y: d.y, flagged: false }));
+    const m = metricRow(items);
+    const sameSrc = evalDocs.map((d, i) => ({ d, s: scores[i]! })).filter(({ d }) => sources.includes(d.row.source));
+    const ms = metricRow(sameSrc.map(({ d, s }) => ({ p: s, y: d.y, flagged: false })));
+    results.push({ generator: g, auroc: m.auroc, tprAt1: m.tprAt1, nAi: m.nAi, nHuman: m.nHuman, sources });
+    console.log(`LOGO ${g.padEnd(28)} AUROC vs all dev humans ${m.auroc.toFixed(3)}  vs same-source humans ${ms.auroc.toFixed(3)}  TPR@1%FPR ${m.tprAt1.toFixed(3)}  (ai ${m.nAi}, human ${m.nHuman}; ${sources.join(', ')})`);
+    log(`LOGO ${g} done`);
+  }
+  const path = join(ROOT, 'models/logo.json');
+  writeFileSync(path, `${JSON.stringify({ seed: SEED, folds: FOLDS, results }, null, 2)}\n`);
+  log(`wrote ${path}`);
+}
+
+await main();

@@ -1,0 +1,275 @@
+/**
+ * `textdetect "some text"` / `textdetect < file.txt`: scores one text through the API and prints
+ * a readable result (or JSON with --json).
+ *
+ * Also holds what `score` shares with it: reading the client's flags and environment, and turning
+ * client errors into exit codes and one-line messages.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { pino } from 'pino';
+import {
+  AbortedError,
+  AuthenticationError,
+  DetectClient,
+  DetectError,
+  InvalidRequestError,
+  PermissionError,
+  RateLimitError,
+  type ClientLogger,
+  type DetectResponse,
+  type Language,
+  type Mode,
+} from '../client/index.ts';
+
+export const EXIT = { ok: 0, badInput: 2, auth: 3, rateLimited: 4, server: 5, interrupted: 130 } as const;
+
+export const MODES: readonly Mode[] = ['general', 'academic', 'financial', 'legal'];
+export const LANGUAGES: readonly Language[] = ['en', 'tr'];
+
+/** Flags every command that calls the API understands. */
+export const CONNECTION_OPTIONS = {
+  'api-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  timeout: { type: 'string' },
+  retries: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+const USAGE = `Usage: textdetect [options] "text to check"
+       textdetect [options] < file.txt
+       textdetect score --input in.jsonl --output out.jsonl [--local]   (see textdetect score --help)
+
+Tells how likely a text was written by an AI system.
+
+Options:
+  --mode <mode>         general (default), academic, financial or legal
+  --language <lang>     en or tr; default: detected by the server
+  --segments            also score each sentence (coloured in a terminal)
+  --json                print the API response as JSON
+  --api-url <url>       service URL (env TEXTDETECT_API_URL; default http://127.0.0.1:8080)
+  --api-key <key>       API key (env TEXTDETECT_API_KEY; prefer the variable: arguments show in ps)
+  --timeout <ms>        deadline of one attempt (default 30000)
+  --retries <n>         retries for 429, 5xx, timeouts and network errors (default 3)
+  -h, --help            show this help
+
+Exit codes: 0 ok, 2 bad input, 3 authentication/permission, 4 rate limited, 5 server or network,
+130 interrupted.`;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** The exit code that tells a script what to do about `err`. */
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof UsageError || err instanceof InvalidRequestError) return EXIT.badInput;
+  if (err instanceof AuthenticationError || err instanceof PermissionError) return EXIT.auth;
+  if (err instanceof RateLimitError) return EXIT.rateLimited;
+  if (err instanceof AbortedError) return EXIT.interrupted;
+  return EXIT.server;
+}
+
+/** One line for a person: the message, plus the code and request id to quote to support. */
+export function describeError(err: unknown): string {
+  if (err instanceof DetectError) {
+    const facts = [err.code, err.status !== undefined ? `HTTP ${err.status}` : undefined, err.requestId ? `request ${err.requestId}` : undefined];
+    const wait = err instanceof RateLimitError && err.retryAfterMs > 0 ? ` Try again in ${Math.ceil(err.retryAfterMs / 1000)} s.` : '';
+    return `${err.message}${wait} (${facts.filter(Boolean).join(', ')})`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The machine-readable form of an error, for --json output and score's error lines. */
+export function errorJson(err: unknown): { type: string; code: string; message: string; status?: number; request_id?: string } {
+  if (err instanceof DetectError) {
+    return {
+      type: err.name,
+      code: err.code,
+      message: err.message,
+      ...(err.status !== undefined ? { status: err.status } : {}),
+      ...(err.requestId ? { request_id: err.requestId } : {}),
+    };
+  }
+  if (err instanceof UsageError) return { type: 'UsageError', code: 'bad_usage', message: err.message };
+  return { type: 'Error', code: 'unexpected_error', message: err instanceof Error ? err.message : String(err) };
+}
+
+export function parseMode(value: string | undefined): Mode | undefined {
+  if (value === undefined) return undefined;
+  if (!(MODES as readonly string[]).includes(value)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}; got "${value}".`);
+  return value as Mode;
+}
+
+export function parseLanguage(value: string | undefined): Language | undefined {
+  if (value === undefined) return undefined;
+  if (!(LANGUAGES as readonly string[]).includes(value)) {
+    throw new UsageError(`--language must be one of ${LANGUAGES.join(', ')} (or omitted to detect it); got "${value}".`);
+  }
+  return value as Language;
+}
+
+function wholeNumber(value: string | undefined, flag: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number ≥ ${min}; got "${value}".`);
+  return n;
+}
+
+/** CLI logs go to stderr, quiet unless TEXTDETECT_LOG_LEVEL asks (e.g. `warn` shows retries). */
+export function cliLogger(): ClientLogger {
+  const level = process.env.TEXTDETECT_LOG_LEVEL ?? 'silent';
+  return pino({ level, base: undefined }, pino.destination(2));
+}
+
+export function clientFromFlags(
+  values: { 'api-url'?: string | undefined; 'api-key'?: string | undefined; timeout?: string | undefined; retries?: string | undefined },
+  extra: { redis?: string | undefined; maxConcurrent?: number | undefined } = {},
+): DetectClient {
+  return new DetectClient({
+    apiKey: values['api-key'] ?? process.env.TEXTDETECT_API_KEY,
+    baseUrl: values['api-url'] ?? process.env.TEXTDETECT_API_URL,
+    timeoutMs: wholeNumber(values.timeout, '--timeout', 1),
+    maxRetries: wholeNumber(values.retries, '--retries', 0),
+    redis: extra.redis,
+    limiter: extra.maxConcurrent !== undefined ? { maxConcurrent: extra.maxConcurrent } : undefined,
+    logger: cliLogger(),
+    userAgent: 'textdetect-cli',
+  });
+}
+
+/** Cancels `controller` on the first Ctrl-C; a second one exits at once. Returns the remover. */
+export function abortOnSigint(controller: AbortController): () => void {
+  const onSigint = (): void => {
+    if (controller.signal.aborted) process.exit(EXIT.interrupted);
+    controller.abort(new AbortedError('Interrupted (Ctrl-C).', { code: 'aborted' }));
+  };
+  process.on('SIGINT', onSigint);
+  return () => process.off('SIGINT', onSigint);
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const VERDICT_WORDS: Record<DetectResponse['verdict'], string> = {
+  likely_ai: 'likely AI-written',
+  mixed: 'mixed or uncertain',
+  likely_human: 'likely human-written',
+};
+
+const WARNING_WORDS: Record<string, string> = {
+  short_text: 'the text is short (under ~40 words), so the score is a weak guess',
+};
+
+/** Whether to colour stdout: a terminal, unless NO_COLOR is set; FORCE_COLOR forces it. */
+export function useColour(stream: NodeJS.WriteStream = process.stdout): boolean {
+  if (process.env.FORCE_COLOR !== undefined && process.env.FORCE_COLOR !== '0') return true;
+  if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '') return false;
+  return stream.isTTY === true;
+}
+
+function paint(probability: number, text: string, colour: boolean): string {
+  if (!colour) return text;
+  // Red for AI-like, yellow for uncertain, green for human-like; same bands as the segment bar.
+  const code = probability >= 0.7 ? 31 : probability >= 0.4 ? 33 : 32;
+  return `\u001b[${code}m${text}\u001b[0m`;
+}
+
+function percent(probability: number): string {
+  return `${(probability * 100).toFixed(1)}%`;
+}
+
+/** The human-readable result. */
+export function formatResult(result: DetectResponse, colour: boolean): string {
+  const lines = [
+    `AI probability: ${paint(result.ai_probability, percent(result.ai_probability), colour)} — ${VERDICT_WORDS[result.verdict] ?? result.verdict} (confidence: ${result.confidence})`,
+    `mode: ${result.mode}   language: ${result.language}   model: ${result.model}`,
+    `request_id: ${result.request_id}`,
+  ];
+  for (const warning of result.warnings) lines.push(`warning: ${WARNING_WORDS[warning] ?? warning}`);
+  if (result.segments.length > 0) {
+    lines.push('', 'Sentences:');
+    for (const segment of result.segments) {
+      const score = percent(segment.ai_probability).padStart(6);
+      const text = segment.text.replace(/\s+/g, ' ').trim();
+      lines.push(`  ${paint(segment.ai_probability, score, colour)}  ${paint(segment.ai_probability, text, colour)}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let values: {
+    json?: boolean | undefined;
+    segments?: boolean | undefined;
+    mode?: string | undefined;
+    language?: string | undefined;
+    help?: boolean | undefined;
+    'api-url'?: string | undefined;
+    'api-key'?: string | undefined;
+    timeout?: string | undefined;
+    retries?: string | undefined;
+  };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean' },
+        segments: { type: 'boolean' },
+        mode: { type: 'string' },
+        language: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        ...CONNECTION_OPTIONS,
+      },
+    }));
+  } catch (err) {
+    process.stderr.write(`textdetect: ${(err as Error).message}\n\n${USAGE}\n`);
+    return EXIT.badInput;
+  }
+  if (values.help || positionals[0] === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return EXIT.ok;
+  }
+  const json = values.json === true;
+  const fail = (err: unknown): number => {
+    if (json) process.stdout.write(`${JSON.stringify({ error: errorJson(err) })}\n`);
+    else process.stderr.write(`textdetect: ${describeError(err)}\n`);
+    return exitCodeFor(err);
+  };
+
+  let client: DetectClient | undefined;
+  const controller = new AbortController();
+  const removeSigint = abortOnSigint(controller);
+  try {
+    const mode = parseMode(values.mode);
+    const language = parseLanguage(values.language);
+    let text: string;
+    if (positionals.length > 0 && !(positionals.length === 1 && positionals[0] === '-')) {
+      text = positionals.join(' ');
+    } else if (process.stdin.isTTY) {
+      throw new UsageError(`Give the text as an argument or on standard input.\n\n${USAGE}`);
+    } else {
+      text = await readStdin();
+    }
+    if (text.trim() === '') throw new UsageError('The text is empty: nothing to check.');
+    client = clientFromFlags(values);
+    const result = await client.detect(
+      {
+        text,
+        ...(mode ? { mode } : {}),
+        ...(language ? { language } : {}),
+        ...(values.segments ? { segments: true } : {}),
+      },
+      { signal: controller.signal },
+    );
+    process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${formatResult(result, useColour())}\n`);
+    return EXIT.ok;
+  } catch (err) {
+    return fail(err);
+  } finally {
+    removeSigint();
+    await client?.close();
+  }
+}

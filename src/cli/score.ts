@@ -1,0 +1,397 @@
+/**
+ * `textdetect score --input in.jsonl --output out.jsonl [--local]`: scores a JSONL file, one
+ * `{id?, text, mode?, language?}` a line, writing one result line per input line in input order.
+ *
+ * Through the API the file is streamed: up to --window lines are in the client's limiter at once and
+ * results are written as soon as every earlier line is done, so memory stays flat on large files.
+ * With --local the engine runs in this process (no server, no key).
+ */
+import { createReadStream, createWriteStream, realpathSync } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import type { Readable, Writable } from 'node:stream';
+import { DetectError, InvalidRequestError, type DetectClient, type DetectRequest, type Language, type Mode } from '../client/index.ts';
+import {
+  CONNECTION_OPTIONS,
+  EXIT,
+  LANGUAGES,
+  MODES,
+  UsageError,
+  abortOnSigint,
+  clientFromFlags,
+  describeError,
+  errorJson,
+  exitCodeFor,
+  parseLanguage,
+  parseMode,
+} from './detect.ts';
+
+const USAGE = `Usage: textdetect score --input in.jsonl --output out.jsonl [options]
+
+Scores every line of a JSONL file ({"id": ..., "text": "...", "mode": "...", "language": "..."};
+only "text" is required) and writes one line per input line, in the same order:
+  {"id", "ai_probability", "mode", "language", "verdict", "request_id"}     (through the API)
+  {"id", "ai_probability", "mode", "language", "verdict"}                   (with --local)
+A line that cannot be scored becomes {"id", "error": {"code", "message", ...}} and the run goes on.
+"id" defaults to the line number (1-based). Blank lines are skipped.
+
+Options:
+  --input <file>        JSONL to read; "-" or omitted reads standard input
+  --output <file>       where to write; "-" or omitted writes standard output
+  --local               score in this process with the engine (no server, no API key)
+  --model <file>        with --local: the model artifact (default: the engine's default)
+  --mode <mode>         default mode for lines without one (${MODES.join(', ')})
+  --language <lang>     default language for lines without one (${LANGUAGES.join(', ')})
+  --window <n>          lines handed to the client at once (default 64)
+  --redis <url>         share the key's budget with other processes (env TEXTDETECT_REDIS_URL)
+  --quiet               no progress bar
+  --api-url, --api-key, --timeout, --retries   as for textdetect (see textdetect --help)
+
+A progress bar is drawn on standard error. Exit codes: 0 every line scored; otherwise the code of
+the first failed line (2 bad input, 3 authentication/permission — the run stops, 4 rate limited,
+5 server or network); 130 interrupted.`;
+
+interface InputLine {
+  /** 1-based line number in the input. */
+  lineNo: number;
+  id: unknown;
+  request?: DetectRequest;
+  /** Set when the line itself is unusable. */
+  problem?: DetectError;
+}
+
+type OutputLine = Record<string, unknown>;
+
+interface Outcome {
+  line: OutputLine;
+  error?: unknown;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: {
+        input: { type: 'string', short: 'i' },
+        output: { type: 'string', short: 'o' },
+        local: { type: 'boolean' },
+        model: { type: 'string' },
+        mode: { type: 'string' },
+        language: { type: 'string' },
+        window: { type: 'string' },
+        redis: { type: 'string' },
+        quiet: { type: 'boolean', short: 'q' },
+        help: { type: 'boolean', short: 'h' },
+        ...CONNECTION_OPTIONS,
+      },
+    }));
+  } catch (err) {
+    process.stderr.write(`textdetect score: ${(err as Error).message}\n\n${USAGE}\n`);
+    return EXIT.badInput;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return EXIT.ok;
+  }
+  const str = (name: string): string | undefined => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+
+  let input: Readable;
+  let output: Writable;
+  let defaults: { mode: Mode | undefined; language: Language | undefined };
+  let window: number;
+  try {
+    defaults = { mode: parseMode(str('mode')), language: parseLanguage(str('language')) };
+    const rawWindow = str('window');
+    window = rawWindow === undefined ? 64 : Number(rawWindow);
+    if (!Number.isInteger(window) || window < 1) throw new UsageError(`--window must be a whole number ≥ 1; got "${rawWindow}".`);
+    ({ input, output } = await openStreams(str('input'), str('output')));
+  } catch (err) {
+    process.stderr.write(`textdetect score: ${describeError(err)}\n`);
+    return EXIT.badInput;
+  }
+
+  const inputPath = str('input');
+  const total = inputPath && inputPath !== '-' ? await countLines(inputPath) : undefined;
+  const progress = new ProgressBar(total, values.quiet !== true);
+  const controller = new AbortController();
+  const removeSigint = abortOnSigint(controller);
+  let firstFailure: unknown;
+  let stopped: unknown;
+  let client: DetectClient | undefined;
+
+  const write = async (outcome: Outcome): Promise<void> => {
+    if (!output.write(`${JSON.stringify(outcome.line)}\n`)) await once(output, 'drain');
+    progress.tick(outcome.error === undefined);
+    if (outcome.error !== undefined) firstFailure ??= outcome.error;
+  };
+
+  try {
+    const lines = readLines(input, defaults);
+    if (values.local) {
+      const detector = await loadDetector(str('model'));
+      for await (const line of lines) {
+        if (controller.signal.aborted) break;
+        await write(scoreLocally(detector, line));
+      }
+    } else {
+      client = clientFromFlags(
+        { 'api-url': str('api-url'), 'api-key': str('api-key'), timeout: str('timeout'), retries: str('retries') },
+        { redis: str('redis') ?? process.env.TEXTDETECT_REDIS_URL },
+      );
+      const api = client;
+      // Results are written strictly in input order: the head of this queue is always the oldest line.
+      const queue: Promise<Outcome>[] = [];
+      const drainOne = async (): Promise<void> => {
+        const outcome = await (queue.shift() as Promise<Outcome>);
+        await write(outcome);
+        if (isFatal(outcome.error) && !controller.signal.aborted) {
+          // Every later line would fail the same way (bad or unauthorised key): stop now.
+          stopped = outcome.error;
+          controller.abort(outcome.error);
+        }
+      };
+      for await (const line of lines) {
+        if (controller.signal.aborted) break;
+        queue.push(scoreThroughApi(api, line, controller.signal));
+        while (queue.length >= window) await drainOne();
+      }
+      while (queue.length > 0 && !stopped) await drainOne();
+    }
+  } catch (err) {
+    firstFailure ??= err;
+    stopped ??= err;
+  } finally {
+    removeSigint();
+    progress.finish();
+    output.end();
+    await once(output, 'finish').catch(() => undefined);
+    await client?.close();
+  }
+
+  if (controller.signal.aborted && !stopped) {
+    process.stderr.write(`textdetect score: interrupted after ${progress.done} lines; the output holds the lines finished so far.\n`);
+    return EXIT.interrupted;
+  }
+  if (stopped) {
+    process.stderr.write(`textdetect score: stopped after ${progress.done} lines: ${describeError(stopped)}\n`);
+    return exitCodeFor(stopped);
+  }
+  if (firstFailure !== undefined) {
+    process.stderr.write(
+      `textdetect score: ${progress.failed} of ${progress.done} lines could not be scored (see their "error"); first: ${describeError(firstFailure)}\n`,
+    );
+    return exitCodeFor(firstFailure);
+  }
+  return EXIT.ok;
+}
+
+function isFatal(err: unknown): boolean {
+  return err instanceof DetectError && (err.name === 'AuthenticationError' || err.name === 'PermissionError');
+}
+
+async function openStreams(inputPath: string | undefined, outputPath: string | undefined): Promise<{ input: Readable; output: Writable }> {
+  const readsStdin = inputPath === undefined || inputPath === '-';
+  const writesStdout = outputPath === undefined || outputPath === '-';
+  if (readsStdin && process.stdin.isTTY) throw new UsageError(`Give --input <file> or pipe JSONL on standard input.\n\n${USAGE}`);
+  if (!readsStdin && !writesStdout && sameFile(inputPath, outputPath)) {
+    throw new UsageError('--output must not be the --input file: it would be overwritten while being read.');
+  }
+  let input: Readable = process.stdin;
+  if (!readsStdin) {
+    const stream = createReadStream(inputPath);
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve());
+      stream.once('error', (err: NodeJS.ErrnoException) =>
+        reject(new UsageError(`Cannot read --input "${inputPath}": ${err.code === 'ENOENT' ? 'no such file' : err.message}.`)),
+      );
+    });
+    input = stream;
+  }
+  let output: Writable = process.stdout;
+  if (!writesStdout) {
+    const stream = createWriteStream(outputPath);
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve());
+      stream.once('error', (err: Error) => reject(new UsageError(`Cannot write --output "${outputPath}": ${err.message}.`)));
+    });
+    output = stream;
+  }
+  return { input, output };
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+
+async function countLines(path: string): Promise<number | undefined> {
+  try {
+    let count = 0;
+    const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+    for await (const line of rl) if (line.trim() !== '') count++;
+    return count;
+  } catch {
+    return undefined;
+  }
+}
+
+async function* readLines(input: Readable, defaults: { mode: Mode | undefined; language: Language | undefined }): AsyncGenerator<InputLine> {
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  let lineNo = 0;
+  for await (const raw of rl) {
+    lineNo++;
+    if (raw.trim() === '') continue;
+    yield parseLine(raw, lineNo, defaults);
+  }
+}
+
+function invalid(lineNo: number, id: unknown, code: string, message: string, param?: string): InputLine {
+  return { lineNo, id, problem: new InvalidRequestError(`Line ${lineNo}: ${message}`, { code, param }) };
+}
+
+/** Checks one input line; a bad line becomes an error result instead of stopping the run. */
+export function parseLine(raw: string, lineNo: number, defaults: { mode?: Mode | undefined; language?: Language | undefined } = {}): InputLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return invalid(lineNo, lineNo, 'invalid_json', 'not valid JSON; each line must be an object such as {"text": "..."}.');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return invalid(lineNo, lineNo, 'invalid_line', 'each line must be a JSON object such as {"text": "..."}.');
+  }
+  const entry = value as Record<string, unknown>;
+  const id = entry.id ?? lineNo;
+  if (typeof entry.text !== 'string') return invalid(lineNo, id, 'missing_text', '"text" must be a string.', 'text');
+  if (entry.text.trim() === '') return invalid(lineNo, id, 'empty_text', '"text" is empty: nothing to check.', 'text');
+  const mode = entry.mode ?? defaults.mode;
+  if (mode !== undefined && !(MODES as readonly unknown[]).includes(mode)) {
+    return invalid(lineNo, id, 'invalid_mode', `"mode" must be one of ${MODES.join(', ')}; got ${JSON.stringify(mode)}.`, 'mode');
+  }
+  const language = entry.language ?? defaults.language;
+  if (language !== undefined && !(LANGUAGES as readonly unknown[]).includes(language)) {
+    return invalid(lineNo, id, 'invalid_language', `"language" must be one of ${LANGUAGES.join(', ')}; got ${JSON.stringify(language)}.`, 'language');
+  }
+  return {
+    lineNo,
+    id,
+    request: {
+      text: entry.text,
+      ...(mode !== undefined ? { mode: mode as Mode } : {}),
+      ...(language !== undefined ? { language: language as Language } : {}),
+    },
+  };
+}
+
+function errorLine(id: unknown, err: unknown): Outcome {
+  return { line: { id, error: errorJson(err) }, error: err };
+}
+
+async function scoreThroughApi(client: DetectClient, line: InputLine, signal: AbortSignal): Promise<Outcome> {
+  if (!line.request) return errorLine(line.id, line.problem);
+  try {
+    const r = await client.detect(line.request, { signal });
+    return { line: { id: line.id, ai_probability: r.ai_probability, mode: r.mode, language: r.language, verdict: r.verdict, request_id: r.request_id } };
+  } catch (err) {
+    return errorLine(line.id, err);
+  }
+}
+
+/** The engine's surface this command uses; typed here so the API path never loads the engine. */
+interface LocalDetector {
+  detect(text: string, options?: { mode?: Mode; language?: Language }): { ai_probability: number; mode: Mode; language: Language; verdict: string };
+}
+
+async function loadDetector(model: string | undefined): Promise<LocalDetector> {
+  const engine = await import('../detector/index.ts');
+  try {
+    return await engine.createDetector(model !== undefined ? { model } : {});
+  } catch (err) {
+    throw new UsageError(`Cannot load the detection model${model ? ` "${model}"` : ''}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function scoreLocally(detector: LocalDetector, line: InputLine): Outcome {
+  if (!line.request) return errorLine(line.id, line.problem);
+  const { text, mode, language } = line.request;
+  try {
+    const r = detector.detect(text, { ...(mode ? { mode } : {}), ...(language ? { language } : {}) });
+    return { line: { id: line.id, ai_probability: r.ai_probability, mode: r.mode, language: r.language, verdict: r.verdict } };
+  } catch (err) {
+    // The engine signals text in an unsupported language by a named error; it is an input problem.
+    const name = err instanceof Error ? err.name : '';
+    const message = err instanceof Error ? err.message : String(err);
+    const wrapped =
+      name === 'UnsupportedLanguageError'
+        ? new InvalidRequestError(`Line ${line.lineNo}: ${message}`, { code: 'unsupported_language', param: 'text' })
+        : new DetectError(`Line ${line.lineNo}: the engine failed: ${message}`, { code: 'engine_error' });
+    return errorLine(line.id, wrapped);
+  }
+}
+
+/** A progress bar on stderr: redrawn in place on a terminal, a line per 10% otherwise. */
+class ProgressBar {
+  done = 0;
+  failed = 0;
+  private readonly started = Date.now();
+  private lastDraw = 0;
+  private lastDecile = -1;
+  private readonly tty: boolean;
+
+  constructor(
+    private readonly total: number | undefined,
+    private readonly enabled: boolean,
+    private readonly stream: NodeJS.WriteStream = process.stderr,
+  ) {
+    this.tty = stream.isTTY === true;
+  }
+
+  tick(ok: boolean): void {
+    this.done++;
+    if (!ok) this.failed++;
+    if (!this.enabled) return;
+    const now = Date.now();
+    if (this.tty) {
+      if (now - this.lastDraw >= 100) {
+        this.lastDraw = now;
+        this.stream.write(`\r${this.render()}\u001b[K`);
+      }
+    } else if (this.total) {
+      const decile = Math.floor((this.done / this.total) * 10);
+      if (decile > this.lastDecile) {
+        this.lastDecile = decile;
+        this.stream.write(`${this.render()}\n`);
+      }
+    } else if (this.done % 100 === 0) {
+      this.stream.write(`${this.render()}\n`);
+    }
+  }
+
+  finish(): void {
+    if (!this.enabled) return;
+    this.stream.write(`${this.tty ? '\r' : ''}${this.render()}${this.tty ? '\u001b[K' : ''}\n`);
+  }
+
+  private render(): string {
+    const seconds = (Date.now() - this.started) / 1000;
+    const rate = seconds > 0 ? this.done / seconds : 0;
+    const failed = this.failed > 0 ? `  failed ${this.failed}` : '';
+    if (!this.total) return `scoring ${this.done} lines  ${rate.toFixed(1)}/s${failed}`;
+    const fraction = Math.min(1, this.done / this.total);
+    const cells = 24;
+    const filled = Math.round(fraction * cells);
+    const eta = rate > 0 ? formatDuration((this.total - this.done) / rate) : '?';
+    return `scoring [${'#'.repeat(filled)}${'-'.repeat(cells - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ${this.done}/${this.total}  ${rate.toFixed(1)}/s  ETA ${eta}${failed}`;
+  }
+}
+
+function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}

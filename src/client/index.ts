@@ -1,0 +1,21 @@
+/**
+ * textdetect client SDK. Stands alone (no import from the service or the engine) so it can be
+ * published as its own package.
+ *
+ *   const client = new DetectClient({ apiKey, baseUrl });
+ *   const result = await client.detect({ text, mode: 'academic' });
+ */
+export {
+  DetectClient,
+  DEFAULT_BASE_URL,
+  type ClientStats,
+  type DetectCallOptions,
+  type DetectClientOptions,
+  type DetectManyOptions,
+  type DetectManyProgress,
+  type DetectManyResult,
+} from './client.ts';
+export type { LimiterOptions } from './limiter.ts';
+export type { ClientLogger } from './logger.ts';
+export * from './errors.ts';
+export type * from './types.ts';

@@ -1,0 +1,251 @@
+/**
+ * The client's request limiter: a bottleneck queue (optionally clustered through Redis) plus a
+ * "pause gate" that stops every queued call at once when the server says 429.
+ *
+ * Why both: bottleneck paces calls to the key's budget (so a burst is smoothed instead of
+ * hammering the API), but it has no notion of "the server told us to wait N ms". The gate is checked
+ * by each job right before it sends, so a 429 seen by one job holds back every other job of this
+ * process and, through a Redis key with a TTL, of every process sharing the budget.
+ */
+import Bottleneck from 'bottleneck';
+import { Redis } from 'ioredis';
+import { RateLimitError } from './errors.ts';
+import type { ClientLogger } from './logger.ts';
+import { abortReason, sleep } from './timing.ts';
+
+/** How the limiter paces calls. Every field is optional; the defaults suit one key at its limit. */
+export interface LimiterOptions {
+  /** Calls in flight at once, across every process sharing the budget. Default 8. */
+  maxConcurrent?: number;
+  /**
+   * Requests allowed per `intervalMs` (the key's rate limit). Default: learned from the server's
+   * `RateLimit-Limit` header on the first answer; until then only `maxConcurrent` applies.
+   */
+  max?: number;
+  /** Length of the server's rate-limit window in ms. Default 60,000 (the service's default window). */
+  intervalMs?: number;
+  /**
+   * Name of the shared budget in Redis. Default: derived from the base URL and a hash of the API key,
+   * so processes using the same key on the same server share one budget and the key itself never
+   * reaches Redis.
+   */
+  id?: string;
+  /** Keys of a clustered budget expire after this long without use (ms). Default 10 minutes. */
+  idleExpiryMs?: number;
+}
+
+export interface ResolvedLimiterConfig {
+  maxConcurrent: number;
+  max: number | undefined;
+  intervalMs: number;
+  id: string;
+  idleExpiryMs: number;
+}
+
+export interface ScheduleOptions {
+  /** bottleneck priority, 0 (first) to 9; retries use a lower number so they are not starved. */
+  priority: number;
+  signal?: AbortSignal | undefined;
+}
+
+const PAUSE_SUFFIX = ':pause';
+
+export class RequestLimiter {
+  private readonly bottleneck: Bottleneck | undefined;
+  private readonly connection: Bottleneck.IORedisConnection | undefined;
+  private readonly redis: Redis | undefined;
+  private readonly pauseKey: string;
+  private pausedUntil = 0;
+  private learnedMax: number | undefined;
+  private learnedIntervalMs: number | undefined;
+
+  constructor(
+    private readonly config: ResolvedLimiterConfig | undefined,
+    redis: string | Redis | undefined,
+    private readonly logger: ClientLogger,
+    /** A pause longer than this fails the waiting call with RateLimitError instead of holding it. */
+    private readonly maxWaitMs: number = Number.POSITIVE_INFINITY,
+  ) {
+    this.pauseKey = `${config?.id ?? 'textdetect'}${PAUSE_SUFFIX}`;
+    if (!config) return;
+    const pacing = config.max === undefined ? {} : budgetSettings(config.max, config.intervalMs);
+    if (redis !== undefined) {
+      // Always work on our own connection: bottleneck quits its clients on disconnect, and a caller's
+      // ioredis client must outlive this limiter.
+      this.redis = typeof redis === 'string' ? new Redis(redis, { lazyConnect: false }) : redis.duplicate();
+      this.redis.on('error', (err: Error) => this.logger.warn({ err: describe(err) }, 'textdetect client: redis error'));
+      this.connection = new Bottleneck.IORedisConnection({ client: this.redis });
+      this.connection.on('error', (err: unknown) => this.logger.warn({ err: describe(err) }, 'textdetect client: limiter redis error'));
+    }
+    this.bottleneck = new Bottleneck({
+      id: config.id,
+      maxConcurrent: config.maxConcurrent,
+      ...pacing,
+      ...(this.connection
+        ? {
+            datastore: 'ioredis',
+            connection: this.connection,
+            clearDatastore: false,
+            timeout: config.idleExpiryMs,
+            // Waiting jobs re-check the shared budget on each heartbeat; bottleneck's 5 s default would
+            // leave a refilled budget unused for seconds.
+            heartbeatInterval: 250,
+          }
+        : {}),
+    } as Bottleneck.ConstructorOptions);
+    this.bottleneck.on('error', (err: unknown) => this.logger.warn({ err: describe(err) }, 'textdetect client: limiter error'));
+    this.learnedMax = config.max;
+  }
+
+  /** True when budgets are shared through Redis. */
+  get clustered(): boolean {
+    return this.connection !== undefined;
+  }
+
+  /** Waits until bottleneck grants a slot and no pause is in force, then runs `fn` in that slot. */
+  async schedule<T>(fn: () => Promise<T>, options: ScheduleOptions): Promise<T> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const job = async (): Promise<T> => {
+      // A job queued before its caller gave up still gets its turn; make it a no-op.
+      signal?.throwIfAborted();
+      await this.gate(signal);
+      return fn();
+    };
+    if (!this.bottleneck) return job();
+    const scheduled = this.bottleneck.schedule({ priority: options.priority }, job);
+    if (!signal) return scheduled;
+    // bottleneck cannot remove a queued job, so the caller is released at once and the job later
+    // runs as a no-op.
+    scheduled.catch(() => undefined);
+    return await new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => reject(abortReason(signal));
+      signal.addEventListener('abort', onAbort, { once: true });
+      scheduled.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  /** Stops every job of every process sharing this budget for `ms`. */
+  async pauseFor(ms: number): Promise<void> {
+    if (!(ms > 0)) return;
+    const until = Date.now() + ms;
+    if (until > this.pausedUntil) this.pausedUntil = until;
+    if (this.redis && this.clustered) {
+      try {
+        // Only lengthen an existing pause: two 429s racing must not shorten the wait.
+        const current = await this.redis.pttl(this.pauseKey);
+        if (current < ms) await this.redis.set(this.pauseKey, String(until), 'PX', Math.ceil(ms));
+      } catch (err) {
+        this.logger.warn({ err: describe(err) }, 'textdetect client: could not share the pause through redis');
+      }
+    }
+  }
+
+  /** Remaining pause in ms (0 when none), local or shared. */
+  async pauseRemaining(): Promise<number> {
+    let wait = this.pausedUntil - Date.now();
+    if (this.redis && this.clustered) {
+      try {
+        // PTTL is measured on the Redis clock, so processes with skewed clocks still agree.
+        const shared = await this.redis.pttl(this.pauseKey);
+        if (shared > wait) wait = shared;
+      } catch (err) {
+        this.logger.warn({ err: describe(err) }, 'textdetect client: could not read the shared pause from redis');
+      }
+    }
+    return wait > 0 ? wait : 0;
+  }
+
+  private async gate(signal: AbortSignal | undefined): Promise<void> {
+    for (;;) {
+      const wait = await this.pauseRemaining();
+      if (wait <= 0) return;
+      if (wait > this.maxWaitMs) {
+        throw new RateLimitError(
+          `The API key's request budget is spent for another ${Math.ceil(wait / 1000)} s (as the server announced); not waiting longer than maxRateLimitWaitMs (${this.maxWaitMs} ms).`,
+          { code: 'rate_limited', retryAfterMs: Math.ceil(wait) },
+        );
+      }
+      this.logger.debug({ waitMs: wait }, 'textdetect client: paused by the server rate limit');
+      await sleep(wait, signal);
+    }
+  }
+
+  /**
+   * Adopts the key's limit announced by the server (`RateLimit-Limit`, optionally `RateLimit-Policy`
+   * `N;w=S`) unless the caller fixed `max` explicitly.
+   */
+  learn(limit: number, windowMs: number | undefined): void {
+    if (!this.bottleneck || !this.config || this.config.max !== undefined) return;
+    if (!(limit > 0)) return;
+    const intervalMs = windowMs ?? this.config.intervalMs;
+    if (limit === this.learnedMax && intervalMs === this.learnedIntervalMs) return;
+    this.learnedMax = limit;
+    this.learnedIntervalMs = intervalMs;
+    this.logger.debug({ limit, intervalMs }, 'textdetect client: adopting the key rate limit');
+    this.bottleneck.updateSettings(budgetSettings(limit, intervalMs));
+  }
+
+  /** Current settings, for diagnostics and tests. */
+  describe(): { max: number | undefined; intervalMs: number | undefined; maxConcurrent: number | undefined; clustered: boolean } {
+    return {
+      max: this.learnedMax,
+      intervalMs: this.learnedIntervalMs ?? this.config?.intervalMs,
+      maxConcurrent: this.config?.maxConcurrent,
+      clustered: this.clustered,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.bottleneck) {
+      try {
+        await this.bottleneck.stop({ dropWaitingJobs: true });
+      } catch {
+        // stop() rejects when called twice; closing is idempotent.
+      }
+      try {
+        await this.bottleneck.disconnect(true);
+      } catch {
+        // A Redis that is already gone cannot be flushed; nothing left to release.
+      }
+    }
+    if (this.connection) {
+      try {
+        await this.connection.disconnect(true);
+      } catch {
+        this.redis?.disconnect();
+      }
+    }
+  }
+}
+
+/**
+ * Pace evenly (minTime) and cap each interval (reservoir). Even pacing matters: the service counts a
+ * fixed window from its first request, so a burst of `max` at the start of our interval could straddle
+ * two of its windows and draw 429s.
+ */
+function budgetSettings(max: number, intervalMs: number): Bottleneck.ConstructorOptions {
+  return {
+    minTime: Math.ceil(intervalMs / max),
+    reservoir: max,
+    reservoirRefreshAmount: max,
+    reservoirRefreshInterval: intervalMs,
+  };
+}
+
+function describe(err: unknown): { message: string; code?: string } {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' ? { message: err.message, code } : { message: err.message };
+  }
+  return { message: String(err) };
+}

@@ -1,0 +1,97 @@
+/**
+ * The model artifact: one gzip-compressed binary file.
+ *
+ *   "TDM1" | uint32 LE header length | header JSON (UTF-8) | zero padding to 8 | typed arrays
+ *
+ * The header holds everything small (version id, vocabulary, dense-feature scaling, per-mode
+ * calibration) and the byte offset/length of each typed array (LM tables, weights). Binary arrays
+ * keep the file a few MB and make loading a copy rather than a parse.
+ */
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+
+const MAGIC = 'TDM1';
+
+/** Calibration and thresholds of one `language:mode` group. */
+export interface GroupCalibration {
+  /** Platt scaling p = 1 / (1 + exp(−(a·logit + b))). */
+  a: number;
+  b: number;
+  /** `likely_ai` when p ≥ this: the 1%-FPR threshold fitted on held-out human texts. */
+  aiThreshold: number;
+  /** `likely_human` when p < this. */
+  humanThreshold: number;
+  /** Human and AI texts the calibration was fitted on. */
+  nHuman: number;
+  nAi: number;
+}
+
+export interface ArtifactHeader {
+  format: 'textdetect-model';
+  formatVersion: 1;
+  /** Content-derived version id (`td1-<hash>`), reported in every result. */
+  version: string;
+  hashBits: number;
+  vocab: string[];
+  dense: { names: string[]; mean: number[]; std: number[] };
+  bias: number;
+  /** Keyed `language:mode`; `language:*` is the fallback for modes without data. */
+  calibration: Record<string, GroupCalibration>;
+  /** Free-form training facts (data sizes, options, dev metrics) for humans reading the file. */
+  training: Record<string, unknown>;
+  arrays: Record<string, { dtype: 'f32' | 'u32'; offset: number; length: number }>;
+}
+
+export type ArtifactArrays = Record<string, Float32Array | Uint32Array>;
+
+export function writeArtifact(path: string, header: Omit<ArtifactHeader, 'arrays'>, arrays: ArtifactArrays): void {
+  const layout: ArtifactHeader['arrays'] = {};
+  let offset = 0;
+  const parts: Buffer[] = [];
+  for (const [name, arr] of Object.entries(arrays)) {
+    const dtype = arr instanceof Float32Array ? 'f32' : 'u32';
+    layout[name] = { dtype, offset, length: arr.length };
+    const buf = Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength);
+    parts.push(buf);
+    offset += buf.length;
+    const pad = (8 - (offset % 8)) % 8;
+    if (pad) {
+      parts.push(Buffer.alloc(pad));
+      offset += pad;
+    }
+  }
+  const json = Buffer.from(JSON.stringify({ ...header, arrays: layout }), 'utf8');
+  const head = Buffer.alloc(8);
+  head.write(MAGIC, 0, 'latin1');
+  head.writeUInt32LE(json.length, 4);
+  const headPad = Buffer.alloc((8 - ((8 + json.length) % 8)) % 8);
+  const raw = Buffer.concat([head, json, headPad, ...parts]);
+  // Write then rename, so a service loading the model never sees a half-written file.
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, gzipSync(raw, { level: 9 }));
+  renameSync(tmp, path);
+}
+
+export function readArtifact(path: string): { header: ArtifactHeader; arrays: ArtifactArrays } {
+  let raw: Buffer;
+  try {
+    raw = gunzipSync(readFileSync(path));
+  } catch (err) {
+    throw new Error(`Cannot read the model artifact at ${path}: ${(err as Error).message}`);
+  }
+  if (raw.toString('latin1', 0, 4) !== MAGIC) throw new Error(`${path} is not a textdetect model artifact.`);
+  const len = raw.readUInt32LE(4);
+  const header = JSON.parse(raw.toString('utf8', 8, 8 + len)) as ArtifactHeader;
+  if (header.format !== 'textdetect-model' || header.formatVersion !== 1) {
+    throw new Error(`${path} has an unsupported artifact format (${String(header.format)} v${String(header.formatVersion)}).`);
+  }
+  const base = 8 + len + ((8 - ((8 + len) % 8)) % 8);
+  // Copy into an aligned buffer: typed-array views need 4-byte alignment.
+  const body = new ArrayBuffer(raw.length - base);
+  new Uint8Array(body).set(raw.subarray(base));
+  const arrays: ArtifactArrays = {};
+  for (const [name, { dtype, offset, length }] of Object.entries(header.arrays)) {
+    arrays[name] = dtype === 'f32' ? new Float32Array(body, offset, length) : new Uint32Array(body, offset, length);
+  }
+  return { header, arrays };
+}

@@ -1,0 +1,140 @@
+/**
+ * The `Detector` implementation: normalise → identify language → features → linear score →
+ * per-(language, mode) calibration → verdict; optionally the same per sentence.
+ */
+import { identifyLanguage } from './language.ts';
+import { calibrate, sigmoid, type LoadedModel } from './model.ts';
+import { lowerForFeatures, normalize } from './normalize.ts';
+import {
+  LANGUAGES,
+  MODES,
+  UnsupportedLanguageError,
+  type Confidence,
+  type DetectionResult,
+  type DetectionWarning,
+  type DetectOptions,
+  type Detector,
+  type Language,
+  type Mode,
+  type SegmentScore,
+  type Verdict,
+} from './types.ts';
+
+/** Under this many words a text gets `confidence: "low"` and the `short_text` warning. */
+export const SHORT_TEXT_WORDS = 40;
+/** From this many words (and a clear score) a result may be `confidence: "high"`. */
+const HIGH_CONFIDENCE_WORDS = 120;
+/** Pseudo-length (words) of the document prior that a sentence's own score is blended with. */
+const SEGMENT_PRIOR_WORDS = 20;
+
+const segmenters = new Map<Language, Intl.Segmenter>();
+function segmenterFor(language: Language): Intl.Segmenter {
+  let s = segmenters.get(language);
+  if (!s) {
+    s = new Intl.Segmenter(language, { granularity: 'sentence' });
+    segmenters.set(language, s);
+  }
+  return s;
+}
+
+const RE_SPACE_CHAR = /[\s\p{Cf}]/u;
+
+export class TextDetector implements Detector {
+  readonly model: string;
+  private readonly m: LoadedModel;
+
+  constructor(model: LoadedModel) {
+    this.m = model;
+    this.model = model.version;
+  }
+
+  detect(text: string, options: DetectOptions = {}): DetectionResult {
+    if (typeof text !== 'string') throw new TypeError('text must be a string.');
+    const mode: Mode = options.mode ?? 'general';
+    if (!(MODES as readonly string[]).includes(mode)) {
+      throw new RangeError(`Unknown mode "${String(mode)}"; expected one of ${MODES.join(', ')}.`);
+    }
+    if (options.language !== undefined && !(LANGUAGES as readonly string[]).includes(options.language)) {
+      throw new RangeError(`Unknown language "${String(options.language)}"; expected one of ${LANGUAGES.join(', ')}.`);
+    }
+    const norm = normalize(text);
+    let language: Language;
+    if (options.language) {
+      language = options.language;
+    } else {
+      const guess = identifyLanguage(norm.text);
+      if (!guess.supported) throw new UnsupportedLanguageError(guess.language);
+      language = guess.language as Language;
+    }
+    const calib = this.m.calibrationFor(language, mode);
+    const lower = lowerForFeatures(norm.text, language);
+    const f = this.m.features(lower, language);
+    let p = calibrate(this.m.rawLogit(f), calib);
+    const warnings: DetectionWarning[] = [];
+    const short = f.words < SHORT_TEXT_WORDS;
+    if (short) {
+      // Calibration was fitted on texts of 40+ words; below that, pull the score towards 0.5 in
+      // proportion to the missing length instead of returning a confident-looking guess.
+      warnings.push('short_text');
+      const keep = f.words / SHORT_TEXT_WORDS;
+      p = 0.5 + (p - 0.5) * keep;
+    }
+    p = Math.min(1, Math.max(0, p));
+    let verdict = verdictOf(p, calib.aiThreshold, calib.humanThreshold);
+    // A short text is never reported as likely AI: too little evidence to act on.
+    if (short && verdict === 'likely_ai') verdict = 'mixed';
+    let confidence: Confidence;
+    if (short || verdict === 'mixed') confidence = 'low';
+    else if (f.words >= HIGH_CONFIDENCE_WORDS && (p >= Math.max(calib.aiThreshold, 0.9) || p <= 0.1)) confidence = 'high';
+    else confidence = 'medium';
+
+    const docLogit = logit(p);
+    const segments = options.segments ? this.segments(text, norm.text, norm.map, language, calib, docLogit) : [];
+    return { ai_probability: round4(p), mode, language, verdict, confidence, segments, warnings, model: this.model };
+  }
+
+  private segments(
+    original: string,
+    normText: string,
+    map: Int32Array,
+    language: Language,
+    calib: ReturnType<LoadedModel['calibrationFor']>,
+    docLogit: number,
+  ): SegmentScore[] {
+    const out: SegmentScore[] = [];
+    for (const seg of segmenterFor(language).segment(normText)) {
+      let s = seg.index;
+      let e = s + seg.segment.length;
+      while (s < e && normText.charCodeAt(s) <= 0x20) s++;
+      while (e > s && normText.charCodeAt(e - 1) <= 0x20) e--;
+      if (s >= e) continue;
+      let start = map[s]!;
+      let end = map[e]!;
+      // map[e] is where the next kept character starts; drop the invisible/space characters between.
+      while (end > start && RE_SPACE_CHAR.test(original[end - 1]!)) end--;
+      while (start < end && RE_SPACE_CHAR.test(original[start]!)) start++;
+      const f = this.m.features(lowerForFeatures(normText.slice(s, e), language), language);
+      // One sentence is little evidence: its score leans on the document's in proportion to its
+      // length (λ = w / (w + 20)), so sentences stand out only when they differ clearly.
+      const lambda = f.words / (f.words + SEGMENT_PRIOR_WORDS);
+      const p = sigmoid((1 - lambda) * docLogit + lambda * logit(calibrate(this.m.rawLogit(f), calib)));
+      out.push({ start, end, text: original.slice(start, end), ai_probability: round4(p) });
+    }
+    return out;
+  }
+}
+
+export function verdictOf(p: number, aiThreshold: number, humanThreshold: number): Verdict {
+  if (p >= aiThreshold) return 'likely_ai';
+  if (p < humanThreshold) return 'likely_human';
+  return 'mixed';
+}
+
+function logit(p: number): number {
+  const q = Math.min(1 - 1e-6, Math.max(1e-6, p));
+  return Math.log(q / (1 - q));
+}
+
+function round4(x: number): number {
+  return Math.round(x * 10000) / 10000;
+}

@@ -1,0 +1,322 @@
+/**
+ * Feature extraction shared by training and run time (one code path, so the model sees at run
+ * time exactly what it was trained on).
+ *
+ * Input is the lower-cased normalised text. Two kinds of features:
+ * - dense: n-gram LM statistics (Ghostbuster-style), the Fast-DetectGPT analytic criterion under the
+ *   human and the AI bigram model, and stylometry (burstiness, punctuation, function words,
+ *   repetition). None of them is raw length, which differs between the classes of some sources.
+ * - sparse: hashed word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised.
+ */
+import { BOS, UNK, type BigramLM } from './lm.ts';
+
+export const HASH_BITS = 18;
+export const HASH_DIM = 1 << HASH_BITS;
+const HASH_MASK = HASH_DIM - 1;
+
+export const DENSE_NAMES = [
+  'lmH_mean', 'lmH_std', 'lmH_p10', 'lmH_p90',
+  'lmA_mean', 'lmA_std', 'lmA_p10', 'lmA_p90',
+  'diff_mean', 'diff_std', 'diff_p10', 'diff_p90',
+  'uniH_mean', 'ctx_gain', 'expected_H', 'fdg_H', 'fdg_A', 'oov_rate',
+  'sent_len_log', 'sent_len_cv', 'sent_len_maxratio', 'word_len_mean', 'word_len_std', 'mattr',
+  'p_comma', 'p_semicolon', 'p_colon', 'p_question', 'p_exclaim', 'p_quote', 'p_paren', 'p_hyphen', 'p_dash', 'p_number',
+  'function_words', 'rep_bigram', 'rep_trigram', 'is_tr',
+] as const;
+export const DENSE_DIM = DENSE_NAMES.length;
+
+/** Words with inner apostrophes, numbers, or a single non-space symbol. */
+const RE_TOKEN = /\p{L}[\p{L}\p{M}]*(?:'\p{L}+)*|\p{N}+(?:[.,:]\p{N}+)*|[^\s\p{L}\p{N}\p{M}]/gu;
+const RE_MASK = /\*{3,}/g;
+
+export const NUM_TOKEN = '<num>';
+
+/** Tokens of lower-cased text; numbers collapse to one token. Masking runs of `***` (site-anonymised names) are dropped. */
+export function tokenize(lower: string): string[] {
+  const m = lower.replace(RE_MASK, ' ').match(RE_TOKEN);
+  if (!m) return [];
+  for (let i = 0; i < m.length; i++) {
+    const c = m[i]!.charCodeAt(0);
+    if ((c >= 0x30 && c <= 0x39) || (c > 0x7f && /^\p{N}/u.test(m[i]!))) m[i] = NUM_TOKEN;
+  }
+  return m;
+}
+
+const FUNCTION_WORDS: Record<'en' | 'tr', Set<string>> = {
+  en: new Set(
+    'the of and to a in is that it for was on are as with be by this have from or at not but an they which we you his her their has were been had there would will can all if more one its so what about also than into these them when some other should could our may such only who he she i my me do does did however therefore moreover furthermore thus while although because'.split(' '),
+  ),
+  tr: new Set(
+    've bir bu da de için ile çok ama gibi daha olarak ben bana beni benim ne mi mı mu mü o ki en her kadar sonra değil var yok olan şu diye ya veya hem ancak çünkü fakat tarafından bize biz siz sizin onun ise artık hiç bile şey ayrıca dolayı rağmen'.split(' '),
+  ),
+};
+
+export interface LMContext {
+  vocab: Map<string, number>;
+  human: BigramLM;
+  ai: BigramLM;
+}
+
+export interface FeatureVector {
+  dense: Float64Array;
+  /** Hashed feature indices (may repeat across blocks; values add). */
+  idx: Int32Array;
+  val: Float32Array;
+  /** Number of word tokens (letters or digits), for the short-text rule. */
+  words: number;
+}
+
+// Scratch buffers: detection is synchronous and single-threaded, so one set suffices.
+const accum = new Float32Array(HASH_DIM);
+const touched = new Int32Array(HASH_DIM);
+
+function fnv(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function sorted(values: Float64Array): Float64Array {
+  return values.slice().sort();
+}
+
+function quantile(sortedValues: Float64Array, q: number): number {
+  if (sortedValues.length === 0) return 0;
+  const pos = q * (sortedValues.length - 1);
+  const lo = Math.floor(pos);
+  const hi = Math.min(sortedValues.length - 1, lo + 1);
+  return sortedValues[lo]! + (sortedValues[hi]! - sortedValues[lo]!) * (pos - lo);
+}
+
+function meanStd(values: Float64Array): [number, number] {
+  const n = values.length;
+  if (n === 0) return [0, 0];
+  let s = 0;
+  for (let i = 0; i < n; i++) s += values[i]!;
+  const m = s / n;
+  let v = 0;
+  for (let i = 0; i < n; i++) v += (values[i]! - m) ** 2;
+  return [m, Math.sqrt(v / n)];
+}
+
+/** Flushes the accumulated block into the output lists with sqrt-tf and L2 normalisation. */
+function flushBlock(count: number, outIdx: number[], outVal: number[]): void {
+  let norm = 0;
+  for (let i = 0; i < count; i++) {
+    const j = touched[i]!;
+    const v = Math.sqrt(accum[j]!);
+    accum[j] = v;
+    norm += v * v;
+  }
+  const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+  for (let i = 0; i < count; i++) {
+    const j = touched[i]!;
+    outIdx.push(j);
+    outVal.push(accum[j]! * inv);
+    accum[j] = 0;
+  }
+}
+
+export function tokenIds(tokens: string[], vocab: Map<string, number>): Uint16Array {
+  const ids = new Uint16Array(tokens.length + 1);
+  ids[0] = BOS;
+  for (let i = 0; i < tokens.length; i++) ids[i + 1] = vocab.get(tokens[i]!) ?? UNK;
+  return ids;
+}
+
+export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMContext): FeatureVector {
+  const tokens = tokenize(lower);
+  const ids = tokenIds(tokens, lm.vocab);
+  const n = tokens.length;
+  const dense = new Float64Array(DENSE_DIM);
+
+  // --- n-gram LM statistics ---
+  const lh = new Float64Array(n);
+  const la = new Float64Array(n);
+  const diff = new Float64Array(n);
+  let uniSum = 0;
+  let muH = 0, s2H = 0, muA = 0, s2A = 0, oov = 0;
+  const H = lm.human.arrays;
+  const A = lm.ai.arrays;
+  for (let t = 1; t <= n; t++) {
+    const prev = ids[t - 1]!;
+    const cur = ids[t]!;
+    const h = lm.human.logProb(prev, cur);
+    const a = lm.ai.logProb(prev, cur);
+    lh[t - 1] = h;
+    la[t - 1] = a;
+    diff[t - 1] = a - h;
+    uniSum += H.logUni[cur]!;
+    muH += H.mu[prev]!;
+    s2H += H.sigma2[prev]!;
+    muA += A.mu[prev]!;
+    s2A += A.sigma2[prev]!;
+    if (cur === UNK) oov++;
+  }
+  const nn = Math.max(1, n);
+  const [mH, sH] = meanStd(lh);
+  const [mA, sA] = meanStd(la);
+  const [mD, sD] = meanStd(diff);
+  const sh = sorted(lh), sa = sorted(la), sd = sorted(diff);
+  let sumH = 0, sumA = 0;
+  for (let i = 0; i < n; i++) { sumH += lh[i]!; sumA += la[i]!; }
+  let k = 0;
+  dense[k++] = mH; dense[k++] = sH; dense[k++] = quantile(sh, 0.1); dense[k++] = quantile(sh, 0.9);
+  dense[k++] = mA; dense[k++] = sA; dense[k++] = quantile(sa, 0.1); dense[k++] = quantile(sa, 0.9);
+  dense[k++] = mD; dense[k++] = sD; dense[k++] = quantile(sd, 0.1); dense[k++] = quantile(sd, 0.9);
+  dense[k++] = uniSum / nn;
+  dense[k++] = mH - uniSum / nn;
+  dense[k++] = muH / nn;
+  // Fast-DetectGPT criterion, divided by √n so it does not grow with length.
+  dense[k++] = n > 0 ? (sumH - muH) / Math.sqrt(s2H) / Math.sqrt(nn) : 0;
+  dense[k++] = n > 0 ? (sumA - muA) / Math.sqrt(s2A) / Math.sqrt(nn) : 0;
+  dense[k++] = oov / nn;
+
+  // --- stylometry ---
+  const sentLens: number[] = [];
+  let cur = 0;
+  let words = 0;
+  let wordLenSum = 0, wordLenSq = 0;
+  const punct = new Float64Array(10);
+  let fw = 0;
+  const fwSet = FUNCTION_WORDS[language];
+  for (const tok of tokens) {
+    const c = tok.charCodeAt(0);
+    const isWord = tok === NUM_TOKEN || tok.length > 1 || /\p{L}/u.test(tok);
+    if (isWord) {
+      words++;
+      cur++;
+      if (tok === NUM_TOKEN) punct[9]! += 1;
+      else {
+        wordLenSum += tok.length;
+        wordLenSq += tok.length * tok.length;
+        if (fwSet.has(tok)) fw++;
+      }
+      continue;
+    }
+    switch (c) {
+      case 0x2e: case 0x21: case 0x3f: // . ! ?
+        if (c === 0x3f) punct[3]! += 1;
+        if (c === 0x21) punct[4]! += 1;
+        if (cur > 0) sentLens.push(cur);
+        cur = 0;
+        break;
+      case 0x2c: punct[0]! += 1; break;
+      case 0x3b: punct[1]! += 1; break;
+      case 0x3a: punct[2]! += 1; break;
+      case 0x22: punct[5]! += 1; break;
+      case 0x28: case 0x29: punct[6]! += 1; break;
+      case 0x2d: punct[7]! += 1; break;
+      case 0x2013: case 0x2014: punct[8]! += 1; break;
+      default: break;
+    }
+  }
+  if (cur > 0) sentLens.push(cur);
+  const nw = Math.max(1, words);
+  const sl = Float64Array.from(sentLens);
+  const [slm, sls] = meanStd(sl);
+  let slMax = 0;
+  for (const v of sentLens) if (v > slMax) slMax = v;
+  const plainWords = Math.max(1, words - punct[9]!);
+  const wlm = wordLenSum / plainWords;
+  dense[k++] = Math.log1p(slm);
+  dense[k++] = slm > 0 ? sls / slm : 0;
+  dense[k++] = slm > 0 ? Math.log(slMax / slm) : 0;
+  dense[k++] = wlm;
+  dense[k++] = Math.sqrt(Math.max(0, wordLenSq / plainWords - wlm * wlm));
+  dense[k++] = mattr(tokens, 50);
+  for (let i = 0; i < 10; i++) dense[k++] = punct[i]! / nw;
+  dense[k++] = fw / plainWords;
+  const [rb, rt] = repetition(ids);
+  dense[k++] = rb;
+  dense[k++] = rt;
+  dense[k++] = language === 'tr' ? 1 : 0;
+
+  // --- hashed sparse features ---
+  const outIdx: number[] = [];
+  const outVal: number[] = [];
+  let count = 0;
+  const add = (h: number): void => {
+    const j = h & HASH_MASK;
+    if (accum[j] === 0) touched[count++] = j;
+    accum[j]! += 1;
+  };
+  let prevHash = 0x9747b28c;
+  for (const tok of tokens) {
+    const h = fnv(tok);
+    add(mix(h ^ 0x1b873593));
+    add(mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995));
+    prevHash = h;
+  }
+  flushBlock(count, outIdx, outVal);
+  count = 0;
+  const text = lower.replace(RE_MASK, ' ');
+  const L = text.length;
+  for (let i = 0; i + 3 <= L; i++) {
+    let h = 0x811c9dc5;
+    for (let j = 0; j < 5 && i + j < L; j++) {
+      let c = text.charCodeAt(i + j);
+      if (c >= 0x30 && c <= 0x39) c = 0x30; // digits are content, not style
+      else if (c === 0x0a) c = 0x20;
+      h = Math.imul(h ^ c, 0x01000193);
+      if (j >= 2) add(mix(h ^ (j * 0x3c6ef372)));
+    }
+  }
+  flushBlock(count, outIdx, outVal);
+
+  return { dense, idx: Int32Array.from(outIdx), val: Float32Array.from(outVal), words };
+}
+
+/** Moving-average type/token ratio (window w): vocabulary richness independent of length. */
+function mattr(tokens: string[], w: number): number {
+  const words = tokens.filter((t) => t.length > 1 || /\p{L}/u.test(t));
+  if (words.length === 0) return 0;
+  if (words.length <= w) return new Set(words).size / words.length;
+  const counts = new Map<string, number>();
+  let distinct = 0;
+  for (let i = 0; i < w; i++) {
+    const c = counts.get(words[i]!) ?? 0;
+    if (c === 0) distinct++;
+    counts.set(words[i]!, c + 1);
+  }
+  let total = distinct;
+  let windows = 1;
+  for (let i = w; i < words.length; i++) {
+    const out = words[i - w]!;
+    const co = counts.get(out)! - 1;
+    counts.set(out, co);
+    if (co === 0) distinct--;
+    const c = counts.get(words[i]!) ?? 0;
+    if (c === 0) distinct++;
+    counts.set(words[i]!, c + 1);
+    total += distinct;
+    windows++;
+  }
+  return total / windows / w;
+}
+
+/** Fraction of token bigrams and trigrams that occur more than once in the text. */
+function repetition(ids: Uint16Array): [number, number] {
+  const n = ids.length;
+  if (n < 4) return [0, 0];
+  const bi = new Map<number, number>();
+  const tri = new Map<number, number>();
+  let biRep = 0, triRep = 0;
+  for (let i = 2; i < n; i++) {
+    const b = ids[i - 1]! * 65536 + ids[i]!;
+    const cb = bi.get(b) ?? 0;
+    if (cb > 0) biRep++;
+    bi.set(b, cb + 1);
+    const t = (ids[i - 2]! * 65536 + ids[i - 1]!) * 65536 + ids[i]!;
+    const ct = tri.get(t) ?? 0;
+    if (ct > 0) triRep++;
+    tri.set(t, ct + 1);
+  }
+  return [biRep / (n - 2), triRep / (n - 2)];
+}

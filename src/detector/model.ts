@@ -1,0 +1,96 @@
+/**
+ * A loaded model: LMs, linear weights and calibration. `rawLogit` is the uncalibrated linear score
+ * shared by training (cross-fitted evaluation) and the detector.
+ */
+import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from './artifact.ts';
+import { extractFeatures, DENSE_DIM, HASH_DIM, type FeatureVector, type LMContext } from './features.ts';
+import { BigramLM, type BigramArrays } from './lm.ts';
+import type { Language, Mode } from './types.ts';
+
+export interface LinearWeights {
+  bias: number;
+  /** Weights of the standardised dense features. */
+  dense: Float32Array;
+  /** Weights of the hashed sparse features (length HASH_DIM). */
+  sparse: Float32Array;
+  mean: Float64Array;
+  std: Float64Array;
+}
+
+export function linearScore(f: FeatureVector, w: LinearWeights): number {
+  let s = w.bias;
+  for (let i = 0; i < DENSE_DIM; i++) s += w.dense[i]! * ((f.dense[i]! - w.mean[i]!) / w.std[i]!);
+  for (let i = 0; i < f.idx.length; i++) s += w.sparse[f.idx[i]!]! * f.val[i]!;
+  return s;
+}
+
+export function sigmoid(x: number): number {
+  return 1 / (1 + Math.exp(-x));
+}
+
+export function calibrate(logit: number, c: GroupCalibration): number {
+  return sigmoid(c.a * logit + c.b);
+}
+
+export function lmArraysFrom(arrays: ArtifactArrays, prefix: string): BigramArrays {
+  const get = <T extends Float32Array | Uint32Array>(name: string): T => {
+    const a = arrays[`${prefix}.${name}`];
+    if (!a) throw new Error(`Model artifact lacks the array ${prefix}.${name}.`);
+    return a as T;
+  };
+  return {
+    keys: get<Uint32Array>('keys'),
+    logp: get<Float32Array>('logp'),
+    logGamma: get<Float32Array>('logGamma'),
+    logUni: get<Float32Array>('logUni'),
+    mu: get<Float32Array>('mu'),
+    sigma2: get<Float32Array>('sigma2'),
+  };
+}
+
+export class LoadedModel {
+  readonly version: string;
+  readonly lm: LMContext;
+  readonly weights: LinearWeights;
+  readonly header: ArtifactHeader;
+
+  constructor(header: ArtifactHeader, arrays: ArtifactArrays) {
+    this.header = header;
+    this.version = header.version;
+    if (header.hashBits !== Math.log2(HASH_DIM) || header.dense.names.length !== DENSE_DIM) {
+      throw new Error(`Model ${header.version} was trained with a different feature layout than this code; retrain with \`npm run train\`.`);
+    }
+    const vocab = new Map<string, number>();
+    header.vocab.forEach((w, i) => vocab.set(w, i));
+    this.lm = {
+      vocab,
+      human: new BigramLM(lmArraysFrom(arrays, 'human')),
+      ai: new BigramLM(lmArraysFrom(arrays, 'ai')),
+    };
+    const dense = arrays['w.dense'] as Float32Array | undefined;
+    const sparse = arrays['w.sparse'] as Float32Array | undefined;
+    if (!dense || !sparse) throw new Error('Model artifact lacks its weights.');
+    this.weights = {
+      bias: header.bias,
+      dense,
+      sparse,
+      mean: Float64Array.from(header.dense.mean),
+      std: Float64Array.from(header.dense.std),
+    };
+  }
+
+  features(lower: string, language: Language): FeatureVector {
+    return extractFeatures(lower, language, this.lm);
+  }
+
+  rawLogit(f: FeatureVector): number {
+    return linearScore(f, this.weights);
+  }
+
+  calibrationFor(language: Language, mode: Mode): GroupCalibration {
+    const c = this.header.calibration;
+    const found = c[`${language}:${mode}`] ?? c[`${language}:*`] ?? c['*:*'];
+    if (!found) throw new Error(`Model ${this.version} has no calibration for ${language}/${mode}.`);
+    return found;
+  }
+}

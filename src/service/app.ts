@@ -1,0 +1,492 @@
+/**
+ * The fastify application: routes, the error envelope, authentication, rate limiting and request
+ * logs. `index.ts` wires it to the engine, the key store and Redis, and owns the lifecycle.
+ */
+import { isUtf8 } from 'node:buffer';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { LogController } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { DetectOptions, Language, Mode } from '../detector/types.ts';
+import { UnsupportedLanguageError } from '../detector/types.ts';
+import type { ServiceConfig } from './config.ts';
+import type { EngineHost } from './engine.ts';
+import { ApiError, envelope, genericError } from './errors.ts';
+import { CALLER_REQUEST_ID_PATTERN, newRequestId } from './ids.ts';
+import type { KeyStore, StoredApiKey } from './keys.ts';
+import { KeyFileError } from './keys.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import type { RedisCounters } from './ratelimit.ts';
+import { detectRequestSchema, detectResponseSchema, errorSchema, healthSchema, readySchema } from './schemas.ts';
+
+export interface AppDependencies {
+  config: ServiceConfig & { rateLimitWindowMs: number; bodyLimitBytes: number };
+  logger: Logger;
+  engine: EngineHost;
+  keys: KeyStore;
+  /** Present when `redisUrl` is configured. */
+  counters: RedisCounters | undefined;
+  /** True once shutdown has begun: new requests get 503 and `Connection: close`. */
+  isClosing(): boolean;
+}
+
+/** What the request log line carries, filled in as the request goes along. */
+interface RequestContext {
+  callerRequestId: string | undefined;
+  keyId: string | undefined;
+  mode: Mode | undefined;
+  language: Language | undefined;
+  textLength: number | undefined;
+  errorCode: string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ctx: RequestContext;
+  }
+}
+
+interface DetectBody {
+  text: string;
+  mode?: Mode;
+  language?: Language;
+  segments?: boolean;
+}
+
+/** Paths that are never rate limited: probes and the contract must stay reachable. */
+const UNLIMITED = new Set(['/healthz', '/readyz', '/v1/openapi.json']);
+
+/** Every path the API serves, with the methods it accepts (for 405 + Allow). */
+const ROUTES: Record<string, string[]> = {
+  '/v1/detect': ['POST'],
+  '/v1/openapi.json': ['GET', 'HEAD'],
+  '/healthz': ['GET', 'HEAD'],
+  '/readyz': ['GET', 'HEAD'],
+};
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+const FIELD_NAMES = new Set(['text', 'mode', 'language', 'segments']);
+
+/** Turns an ajv validation failure into a message that names the field and says what is expected. */
+function validationError(error: FastifyError, maxTextChars: number): ApiError {
+  const first = error.validation?.[0];
+  if (!first) return new ApiError(400, 'invalid_request', 'The request body does not match the API schema.');
+  const path = first.instancePath.replace(/^\//, '');
+  const params = first.params as Record<string, unknown>;
+  const field = path.split('/')[0] || undefined;
+  switch (first.keyword) {
+    case 'additionalProperties': {
+      const name = String(params.additionalProperty);
+      return new ApiError(400, 'invalid_request', `Unknown field "${name.slice(0, 100)}"; accepted fields are text, mode, language and segments.`, { param: name.slice(0, 100) });
+    }
+    case 'required': {
+      const name = String(params.missingProperty);
+      return new ApiError(400, 'invalid_request', `The field "${name}" is required.`, { param: name });
+    }
+    case 'type': {
+      if (!field) return new ApiError(400, 'invalid_request', 'The request body must be a JSON object such as {"text": "..."}.');
+      const expected = String(params.type);
+      return new ApiError(400, 'invalid_request', `The field "${field}" must be a ${expected}.`, { param: field });
+    }
+    case 'enum': {
+      const allowed = (params.allowedValues as unknown[] | undefined)?.join(', ') ?? '';
+      return new ApiError(400, 'invalid_request', `The field "${field}" must be one of: ${allowed}.`, { param: field ?? '' });
+    }
+    case 'maxLength':
+      return new ApiError(413, 'text_too_long', `The text is longer than ${maxTextChars} characters; split it and send the parts separately.`, { param: 'text', details: { max_chars: maxTextChars } });
+    case 'minLength':
+    case 'pattern':
+      return new ApiError(400, 'invalid_request', 'The field "text" must contain at least one non-whitespace character.', { param: 'text' });
+    default:
+      return new ApiError(400, 'invalid_request', `The field "${field ?? 'body'}" is invalid: ${first.message ?? 'does not match the schema'}.`, field && FIELD_NAMES.has(field) ? { param: field } : {});
+  }
+}
+
+/** Maps every error fastify or our code raises to an ApiError; anything unexpected becomes 500. */
+function toApiError(error: FastifyError | ApiError | Error, config: AppDependencies['config']): ApiError {
+  if (error instanceof ApiError) return error;
+  const fe = error as FastifyError;
+  if (fe.validation) return validationError(fe, config.maxTextChars);
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with the header Content-Type: application/json.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', `The request body is larger than ${config.bodyLimitBytes} bytes.`, { details: { max_bytes: config.bodyLimitBytes } });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(400, 'invalid_request', 'The body length does not match the Content-Length header.', { param: 'Content-Length' });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'invalid_json', 'The request body is empty; send a JSON object such as {"text": "..."}.');
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError(400, 'invalid_request', 'The request URL is malformed.');
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return genericError(500);
+    default:
+      break;
+  }
+  const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+  // Client-side stream failures (aborted uploads and the like) are 4xx; keep their status, not their text.
+  if (status >= 400 && status < 500) return genericError(status);
+  return genericError(500);
+}
+
+function isJsonContentType(header: string | undefined): boolean {
+  if (!header) return false;
+  const [type, ...params] = header.split(';');
+  if (type?.trim().toLowerCase() !== 'application/json') return false;
+  for (const param of params) {
+    const [name, value] = param.split('=');
+    if (name?.trim().toLowerCase() === 'charset' && !/^"?utf-8"?$/i.test(value?.trim() ?? '')) return false;
+  }
+  return true;
+}
+
+function hasLoneSurrogate(text: string): boolean {
+  return !(text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config, logger, engine, keys, counters } = deps;
+
+  const clientErrorHandler = function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'HPE_URI_TOO_LONG' ? 414 : 400;
+    const requestId = newRequestId();
+    const apiError =
+      status === 400 ? new ApiError(400, 'invalid_request', 'The HTTP request is malformed.') : genericError(status);
+    const body = JSON.stringify(envelope(apiError, requestId));
+    logger.info({ request_id: requestId, status, code: apiError.code, parser_error: err.code }, 'client error');
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Request-Id: ${requestId}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    setTimeout(() => socket.destroy(), 1000).unref();
+  };
+
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    genReqId: () => newRequestId(),
+    // Our ids are generated, never taken from a header: the caller's id is validated and kept apart.
+    requestIdHeader: false,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy as boolean,
+    // fastify's own 503-on-close answer is not our envelope; the onRequest hook answers instead.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    // Backstop for requests whose headers never finish (node answers through clientErrorHandler).
+    requestTimeout: config.bodyTimeoutMs + 5000,
+    ajv: {
+      customOptions: {
+        // The contract is strict JSON: "true" is not a boolean, 1 is not a string, unknown fields are errors.
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: true,
+        allErrors: false,
+      },
+    },
+    clientErrorHandler,
+    frameworkErrors: (error, request, reply) => {
+      void sendError(request, reply, toApiError(error, config));
+    },
+  });
+
+  app.decorateRequest('ctx', null as unknown as RequestContext);
+
+  // Rate limiting: the plugin supplies the counting (memory or Redis); the hook below decides the
+  // key (API key id, else client address) so that failed authentications are counted per address.
+  await app.register(rateLimit, {
+    global: false,
+    max: config.rateLimitMax,
+    timeWindow: config.rateLimitWindowMs,
+    ...(counters ? { store: counters.Store as never } : { cache: 10_000 }),
+  });
+  const limiter = app.createRateLimit({
+    timeWindow: config.rateLimitWindowMs,
+    keyGenerator: (req) => (req.ctx.keyId ? `key:${req.ctx.keyId}` : `ip:${req.ip}`),
+    max: (req) => keyLimits.get(req) ?? config.rateLimitMax,
+  });
+  const keyLimits = new WeakMap<FastifyRequest, number>();
+
+  async function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): Promise<FastifyReply> {
+    if (request.ctx) request.ctx.errorCode = error.code;
+    setIdHeaders(request, reply);
+    if (error.options.headers) reply.headers(error.options.headers);
+    if (error.statusCode >= 500 && error.statusCode !== 503) reply.header('Cache-Control', 'no-store');
+    return reply.code(error.statusCode).type('application/json; charset=utf-8').send(envelope(error, request.id));
+  }
+
+  function setIdHeaders(request: FastifyRequest, reply: FastifyReply): void {
+    reply.header('Request-Id', request.id);
+    reply.header('X-Request-Id', request.ctx?.callerRequestId ?? request.id);
+  }
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const apiError = toApiError(error as Error, config);
+    if (apiError.statusCode >= 500 && !(error instanceof ApiError)) {
+      request.log.error({ err: error }, 'unhandled error');
+    }
+    return sendError(request, reply, apiError);
+  });
+
+  app.setNotFoundHandler(async (request, reply) => sendError(request, reply, genericError(404)));
+
+  app.addHook('onRequest', async (request, reply) => {
+    const caller = request.headers['x-request-id'];
+    const validCaller = typeof caller === 'string' && CALLER_REQUEST_ID_PATTERN.test(caller) ? caller.toLowerCase() : undefined;
+    request.ctx = { callerRequestId: validCaller, keyId: undefined, mode: undefined, language: undefined, textLength: undefined, errorCode: undefined };
+    setIdHeaders(request, reply);
+    if (deps.isClosing()) {
+      reply.header('Connection', 'close');
+      throw new ApiError(503, 'not_ready', 'The service is shutting down; retry on another instance or in a moment.', { retryAfter: 1, headers: { 'Retry-After': '1' } });
+    }
+    if (caller !== undefined && validCaller === undefined) {
+      throw new ApiError(400, 'invalid_request', 'X-Request-Id must be a UUID such as 0b5f2a62-6f5c-4c1e-9d1e-2a3b4c5d6e7f.', { param: 'X-Request-Id' });
+    }
+    // Answer unknown paths before any body is read, so e.g. a bad Content-Type cannot turn a 404 into a 415.
+    if (request.is404) throw genericError(404);
+    const url = request.routeOptions.url ?? '';
+    if (UNLIMITED.has(url)) return;
+
+    let authFailure: ApiError | undefined;
+    let key: StoredApiKey | undefined;
+    if (url === '/v1/detect' && request.method === 'POST') {
+      const outcome = await authenticate(request);
+      authFailure = outcome.failure;
+      key = outcome.key;
+    }
+    if (key) {
+      request.ctx.keyId = key.id;
+      if (key.rate_limit_max !== null) keyLimits.set(request, key.rate_limit_max);
+    }
+    const limit = await limiter(request);
+    if (!limit.isAllowed) {
+      reply.header('RateLimit-Limit', limit.max);
+      reply.header('RateLimit-Remaining', limit.remaining);
+      reply.header('RateLimit-Reset', limit.ttlInSeconds);
+      if (limit.isExceeded) {
+        const seconds = Math.max(1, limit.ttlInSeconds);
+        throw new ApiError(429, 'rate_limited', `Too many requests: the limit is ${limit.max} per ${Math.round(config.rateLimitWindowMs / 1000)} seconds${key ? ' for this key' : ' for unauthenticated requests from this address'}; retry in ${seconds} seconds.`, {
+          retryAfter: seconds,
+          headers: { 'Retry-After': String(seconds), 'Retry-After-Ms': String(Math.max(0, limit.ttl)) },
+        });
+      }
+    }
+    if (authFailure) throw authFailure;
+  });
+
+  async function authenticate(request: FastifyRequest): Promise<{ key?: StoredApiKey; failure?: ApiError }> {
+    const header = request.headers.authorization;
+    const challenge = { 'WWW-Authenticate': 'Bearer realm="textdetect"' };
+    if (header === undefined || header.trim() === '') {
+      return { failure: new ApiError(401, 'missing_api_key', 'Send your API key in the header Authorization: Bearer <key>.', { headers: challenge }) };
+    }
+    const match = /^Bearer +(\S+) *$/i.exec(header);
+    if (!match) {
+      return { failure: new ApiError(401, 'invalid_api_key', 'The Authorization header must be "Bearer <key>".', { headers: { 'WWW-Authenticate': 'Bearer realm="textdetect", error="invalid_request"' } }) };
+    }
+    try {
+      await keys.refresh();
+    } catch (err) {
+      // Without a readable key file we cannot tell revoked keys from good ones: refuse, loudly.
+      request.log.error({ err: { message: (err as Error).message, code: (err as KeyFileError).code } }, 'API key file unreadable');
+      throw new ApiError(500, 'internal_error', 'The server cannot check API keys right now; try again later and quote the request_id.');
+    }
+    const invalid = (message: string) =>
+      new ApiError(401, 'invalid_api_key', message, { headers: { 'WWW-Authenticate': 'Bearer realm="textdetect", error="invalid_token"' } });
+    const result = keys.check(match[1]!);
+    if (result.ok) return { key: result.key };
+    switch (result.reason) {
+      case 'wrong_environment': {
+        const accepted = config.environment === 'sandbox' ? 'sk_test_' : 'sk_live_';
+        const given = result.keyEnvironment === 'production' ? 'a live (sk_live_)' : 'a test (sk_test_)';
+        return { failure: new ApiError(403, 'wrong_environment', `This is a ${config.environment} server and only accepts ${accepted} keys; you sent ${given} key.`) };
+      }
+      case 'revoked':
+        return { failure: invalid('This API key has been revoked.') };
+      case 'expired':
+        return { failure: invalid('This API key has expired.') };
+      case 'malformed':
+        return { failure: invalid('This is not a textdetect API key: keys look like sk_test_ or sk_live_ followed by 32 letters and digits.') };
+      default:
+        return { failure: invalid('This API key is not valid.') };
+    }
+  }
+
+  // Strict JSON in UTF-8 only: fastify's default parser would silently replace invalid bytes.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    if (!isJsonContentType(request.headers['content-type'])) {
+      done(new ApiError(415, 'unsupported_media_type', 'The body must be JSON encoded as UTF-8 (Content-Type: application/json; charset=utf-8).'), undefined);
+      return;
+    }
+    if (body.length === 0) {
+      done(new ApiError(400, 'invalid_json', 'The request body is empty; send a JSON object such as {"text": "..."}.'), undefined);
+      return;
+    }
+    if (!isUtf8(body)) {
+      done(new ApiError(400, 'invalid_json', 'The request body is not valid UTF-8.'), undefined);
+      return;
+    }
+    // A UTF-8 byte-order mark is not JSON, but some tools add one; it carries no meaning.
+    const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+    try {
+      done(null, JSON.parse(body.toString('utf8', start)));
+    } catch (err) {
+      const position = /position (\d+)/.exec((err as Error).message)?.[1];
+      done(new ApiError(400, 'invalid_json', `The request body is not valid JSON${position ? ` (error at character ${position})` : ''}.`), undefined);
+    }
+  });
+
+  // Bodies must arrive within bodyTimeoutMs: a client trickling bytes would otherwise hold a
+  // connection and a buffer for as long as it likes.
+  app.addHook('preParsing', async (request, reply, payload) => {
+    if (request.raw.complete) return payload;
+    const timer = setTimeout(() => {
+      reply.header('Connection', 'close');
+      payload.emit('error', new ApiError(408, 'request_timeout', `The request body did not arrive within ${config.bodyTimeoutMs} ms.`));
+    }, config.bodyTimeoutMs);
+    const clear = () => clearTimeout(timer);
+    payload.once('end', clear);
+    payload.once('close', clear);
+    payload.once('error', clear);
+    return payload;
+  });
+
+  // During shutdown, answers to requests already in flight close their connection, so the
+  // server's close() does not wait for keep-alive sockets to time out.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (deps.isClosing()) reply.header('Connection', 'close');
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const ctx = request.ctx;
+    const path = request.routeOptions.url ?? request.url.split('?')[0]?.slice(0, 200);
+    request.log.info(
+      {
+        caller_request_id: ctx?.callerRequestId,
+        key_id: ctx?.keyId,
+        method: request.method,
+        path,
+        mode: ctx?.mode,
+        language: ctx?.language,
+        text_length: ctx?.textLength,
+        status: reply.statusCode,
+        error_code: ctx?.errorCode,
+        latency_ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    );
+  });
+
+  const detectBodySchema = detectRequestSchema(config.maxTextChars);
+
+  app.post<{ Body: DetectBody }>(
+    '/v1/detect',
+    {
+      schema: {
+        body: detectBodySchema,
+        response: { 200: detectResponseSchema },
+      },
+      preValidation: async (request) => {
+        if (!isJsonContentType(request.headers['content-type'])) {
+          throw new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with the header Content-Type: application/json.');
+        }
+      },
+    },
+    async (request) => {
+      const { text, segments = false } = request.body;
+      const mode: Mode = request.body.mode ?? 'general';
+      request.ctx.mode = mode;
+      request.ctx.textLength = text.length;
+      if (text.includes('\u0000')) {
+        throw new ApiError(400, 'invalid_request', 'The field "text" must not contain NUL (\\u0000) characters.', { param: 'text' });
+      }
+      if (hasLoneSurrogate(text)) {
+        throw new ApiError(400, 'invalid_request', 'The field "text" contains an unpaired UTF-16 surrogate, which is not valid Unicode.', { param: 'text' });
+      }
+      if (engine.state !== 'ready') {
+        throw new ApiError(503, 'not_ready', 'The detection engine is not loaded yet; retry in a few seconds.', { retryAfter: 5, headers: { 'Retry-After': '5' } });
+      }
+      const options: DetectOptions = { mode, segments };
+      if (request.body.language !== undefined) options.language = request.body.language;
+      let result;
+      try {
+        result = await engine.detect(text, options);
+      } catch (err) {
+        if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
+          const detected = (err as UnsupportedLanguageError).detected ?? 'unknown';
+          throw new ApiError(422, 'unsupported_language', `The text appears to be in "${detected}"; only English (en) and Turkish (tr) are supported. If it is one of them, say so with "language".`, {
+            param: 'language',
+            details: { detected_language: detected },
+          });
+        }
+        throw err;
+      }
+      request.ctx.language = result.language;
+      return {
+        ai_probability: result.ai_probability,
+        mode: result.mode,
+        language: result.language,
+        segments: segments ? result.segments : [],
+        request_id: request.id,
+        model: result.model,
+        verdict: result.verdict,
+        confidence: result.confidence,
+        warnings: result.warnings,
+      };
+    },
+  );
+
+  app.get('/healthz', { schema: { response: { 200: healthSchema } } }, async () => ({ status: 'ok' as const }));
+
+  app.get('/readyz', { schema: { response: { 200: readySchema } } }, async (request, reply) => {
+    const redisOk = counters ? counters.redis.status === 'ready' : true;
+    if (engine.state === 'ready' && redisOk && !deps.isClosing()) {
+      return { status: 'ready' as const, model: engine.model ?? '', redis: counters ? ('ok' as const) : ('disabled' as const) };
+    }
+    const reasons: string[] = [];
+    if (engine.state !== 'ready') reasons.push(engine.state === 'failed' ? 'the engine failed to load' : `the engine is ${engine.state}`);
+    if (!redisOk) reasons.push('Redis is unreachable');
+    if (deps.isClosing()) reasons.push('the service is shutting down');
+    return sendError(
+      request,
+      reply,
+      new ApiError(503, 'not_ready', `Not ready: ${reasons.join(', ')}.`, {
+        retryAfter: 5,
+        headers: { 'Retry-After': '5' },
+        details: { checks: { engine: engine.state, redis: counters ? (redisOk ? 'ok' : 'down') : 'disabled' } },
+      }),
+    );
+  });
+
+  const openapi = buildOpenApiDocument(config);
+  app.get('/v1/openapi.json', async () => openapi);
+
+  // Known paths answer other methods with 405 and Allow, rather than a misleading 404.
+  for (const [url, methods] of Object.entries(ROUTES)) {
+    const others = ALL_METHODS.filter((m) => !methods.includes(m));
+    app.route({
+      method: others,
+      url,
+      exposeHeadRoute: false,
+      onRequest: async () => {
+        throw new ApiError(405, 'method_not_allowed', `${url} accepts ${methods.filter((m) => m !== 'HEAD').join(', ')} only.`, { headers: { Allow: methods.join(', ') } });
+      },
+      handler: async () => undefined,
+    });
+  }
+
+  return app as unknown as FastifyInstance;
+}
+
+export { errorSchema };

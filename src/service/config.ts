@@ -1,0 +1,207 @@
+/**
+ * Service configuration: one typed object, built from defaults, environment variables
+ * (`loadConfigFromEnv`) and explicit overrides (`startService(config)`).
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { KeyEnvironment } from './keys.ts';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface ServiceConfig {
+  /** Interface to listen on. Env `HOST`; default `127.0.0.1` (use `0.0.0.0` in a container). */
+  host: string;
+  /** TCP port; 0 picks a free ephemeral port (see `RunningService.url`). Env `PORT`; default 8080. */
+  port: number;
+  /**
+   * Which keys the server accepts: `sandbox` accepts only `sk_test_` keys, `production` only
+   * `sk_live_` keys. Env `ENVIRONMENT`; default `sandbox`.
+   */
+  environment: KeyEnvironment;
+  /** JSON key file holding SHA-256 digests of the accepted keys. Env `API_KEYS_FILE`; default `defaultApiKeysFile()`. */
+  apiKeysFile: string;
+  /** How often (ms) the key file is checked for changes, so CLI edits apply without a restart. Env `API_KEYS_REFRESH_MS`; default 1000. */
+  apiKeysRefreshMs: number;
+  /** Requests per window per API key (keys may override it), and per client address for unauthenticated requests. Env `RATE_LIMIT_MAX`; default 60. */
+  rateLimitMax: number;
+  /** Rate-limit window: milliseconds, or a duration string such as `5 seconds`, `1 minute`. Env `RATE_LIMIT_WINDOW`; default `1 minute`. */
+  rateLimitWindow: number | string;
+  /**
+   * Redis URL (`redis://host:port/db`) for rate-limit counters shared by every instance; unset keeps
+   * counters in this process. Env `REDIS_URL`; default unset.
+   */
+  redisUrl: string | undefined;
+  /** Prefix of the Redis keys holding rate-limit counters. Env `REDIS_KEY_PREFIX`; default `textdetect:ratelimit:`. */
+  redisKeyPrefix: string;
+  /** Longest accepted `text`, in UTF-16 code units (JavaScript string length). Env `MAX_TEXT_CHARS`; default 50000. */
+  maxTextChars: number;
+  /**
+   * Largest accepted request body in bytes. Default (env `BODY_LIMIT_BYTES`): room for `maxTextChars`
+   * characters even if every one is sent as a JSON `\uXXXX` escape, plus 16 KiB.
+   */
+  bodyLimit: number | undefined;
+  /** A request body must arrive completely within this many ms, else 408. Env `BODY_TIMEOUT_MS`; default 10000. */
+  bodyTimeoutMs: number;
+  /** Model artifact passed to `createDetector({ model })`; unset uses the engine's default. Env `MODEL_PATH`. */
+  modelPath: string | undefined;
+  /**
+   * Scoring runs in this many worker threads, so the event loop keeps accepting requests while
+   * texts are scored; 0 scores on the main thread. Env `DETECT_WORKERS`; default 0.
+   */
+  workers: number;
+  /**
+   * When true (default), `startService` resolves only after the engine has loaded and rejects if it
+   * cannot load. When false it listens at once and answers 503 `not_ready` until the engine is
+   * loaded (or forever, logging why, if it fails to load).
+   */
+  waitForEngine: boolean;
+  /** pino level of the built-in logger. Env `LOG_LEVEL`; default `info`. Ignored when `logger` is given. */
+  logLevel: LogLevel;
+  /** A pino logger to use instead of the built-in one (which writes JSON lines to stdout). */
+  logger: Logger | undefined;
+  /** On shutdown, in-flight requests get this many ms to finish before connections are cut. Env `SHUTDOWN_TIMEOUT_MS`; default 10000. */
+  shutdownTimeoutMs: number;
+  /** Trust `X-Forwarded-For` from a proxy in front (for per-address limits). Env `TRUST_PROXY` (`true`/`false`/hop count/addresses); default false. */
+  trustProxy: boolean | number | string;
+}
+
+/**
+ * Default key file: outside any checkout, so keys never end up committed:
+ * `$XDG_CONFIG_HOME/textdetect/api-keys.json`, falling back to `~/.config/textdetect/api-keys.json`.
+ */
+export function defaultApiKeysFile(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.trim() ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  return join(base, 'textdetect', 'api-keys.json');
+}
+
+export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  return {
+    host: '127.0.0.1',
+    port: 8080,
+    environment: 'sandbox',
+    apiKeysFile: defaultApiKeysFile(env),
+    apiKeysRefreshMs: 1000,
+    rateLimitMax: 60,
+    rateLimitWindow: '1 minute',
+    redisUrl: undefined,
+    redisKeyPrefix: 'textdetect:ratelimit:',
+    maxTextChars: 50_000,
+    bodyLimit: undefined,
+    bodyTimeoutMs: 10_000,
+    modelPath: undefined,
+    workers: 0,
+    waitForEngine: true,
+    logLevel: 'info',
+    logger: undefined,
+    shutdownTimeoutMs: 10_000,
+    trustProxy: false,
+  };
+}
+
+/** Raised for a configuration value that cannot be used; the message names the variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const UNIT_MS: Record<string, number> = {
+  ms: 1, millisecond: 1, milliseconds: 1,
+  s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000,
+  m: 60_000, min: 60_000, mins: 60_000, minute: 60_000, minutes: 60_000,
+  h: 3_600_000, hr: 3_600_000, hour: 3_600_000, hours: 3_600_000,
+  d: 86_400_000, day: 86_400_000, days: 86_400_000,
+};
+
+/** `1500`, `'1500'`, `'5 seconds'`, `'1 minute'`, `'2h'` → milliseconds; undefined if unreadable. */
+export function parseDuration(value: number | string): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? Math.round(value) : undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  if (!match) return undefined;
+  const amount = Number(match[1]);
+  const unit = (match[2] ?? '').toLowerCase();
+  const factor = unit === '' ? 1 : UNIT_MS[unit];
+  if (factor === undefined) return undefined;
+  const ms = Math.round(amount * factor);
+  return ms > 0 ? ms : undefined;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}".`);
+  }
+  return value;
+}
+
+function text(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+/** Builds a full config from environment variables; unset variables keep their defaults. */
+export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const config = defaultConfig(env);
+  config.host = text(env, 'HOST') ?? config.host;
+  config.port = integer(env, 'PORT', 0, 65_535) ?? config.port;
+  const environment = text(env, 'ENVIRONMENT');
+  if (environment !== undefined) {
+    if (environment !== 'sandbox' && environment !== 'production') {
+      throw new ConfigError(`ENVIRONMENT must be "sandbox" or "production", got "${environment}".`);
+    }
+    config.environment = environment;
+  }
+  config.apiKeysFile = text(env, 'API_KEYS_FILE') ?? config.apiKeysFile;
+  config.apiKeysRefreshMs = integer(env, 'API_KEYS_REFRESH_MS', 0) ?? config.apiKeysRefreshMs;
+  config.rateLimitMax = integer(env, 'RATE_LIMIT_MAX', 1) ?? config.rateLimitMax;
+  const window = text(env, 'RATE_LIMIT_WINDOW');
+  if (window !== undefined) {
+    if (parseDuration(window) === undefined) {
+      throw new ConfigError(`RATE_LIMIT_WINDOW must be a duration such as "5 seconds", "1 minute" or a number of ms, got "${window}".`);
+    }
+    config.rateLimitWindow = window;
+  }
+  config.redisUrl = text(env, 'REDIS_URL');
+  config.redisKeyPrefix = text(env, 'REDIS_KEY_PREFIX') ?? config.redisKeyPrefix;
+  config.maxTextChars = integer(env, 'MAX_TEXT_CHARS', 1, 10_000_000) ?? config.maxTextChars;
+  config.bodyLimit = integer(env, 'BODY_LIMIT_BYTES', 1024) ?? config.bodyLimit;
+  config.bodyTimeoutMs = integer(env, 'BODY_TIMEOUT_MS', 100) ?? config.bodyTimeoutMs;
+  config.modelPath = text(env, 'MODEL_PATH');
+  config.workers = integer(env, 'DETECT_WORKERS', 0, 64) ?? config.workers;
+  const level = text(env, 'LOG_LEVEL');
+  if (level !== undefined) {
+    if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) {
+      throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "${level}".`);
+    }
+    config.logLevel = level as LogLevel;
+  }
+  config.shutdownTimeoutMs = integer(env, 'SHUTDOWN_TIMEOUT_MS', 0) ?? config.shutdownTimeoutMs;
+  const trust = text(env, 'TRUST_PROXY');
+  if (trust !== undefined) {
+    if (trust === 'true' || trust === 'false') config.trustProxy = trust === 'true';
+    else if (/^\d+$/.test(trust)) config.trustProxy = Number(trust);
+    else config.trustProxy = trust;
+  }
+  return config;
+}
+
+/** Checks a merged config and fills derived values; throws ConfigError naming the bad option. */
+export function resolveConfig(config: ServiceConfig): ServiceConfig & { rateLimitWindowMs: number; bodyLimitBytes: number } {
+  const windowMs = parseDuration(config.rateLimitWindow);
+  if (windowMs === undefined) throw new ConfigError(`rateLimitWindow "${String(config.rateLimitWindow)}" is not a duration.`);
+  if (!Number.isSafeInteger(config.rateLimitMax) || config.rateLimitMax < 1) {
+    throw new ConfigError(`rateLimitMax must be a positive integer, got ${String(config.rateLimitMax)}.`);
+  }
+  if (!Number.isSafeInteger(config.maxTextChars) || config.maxTextChars < 1) {
+    throw new ConfigError(`maxTextChars must be a positive integer, got ${String(config.maxTextChars)}.`);
+  }
+  if (!Number.isSafeInteger(config.port) || config.port < 0 || config.port > 65_535) {
+    throw new ConfigError(`port must be 0..65535, got ${String(config.port)}.`);
+  }
+  if (config.environment !== 'sandbox' && config.environment !== 'production') {
+    throw new ConfigError(`environment must be "sandbox" or "production", got "${String(config.environment)}".`);
+  }
+  const bodyLimitBytes = config.bodyLimit ?? config.maxTextChars * 6 + 16 * 1024;
+  return { ...config, rateLimitWindowMs: windowMs, bodyLimitBytes };
+}

@@ -1,0 +1,117 @@
+/**
+ * The detection service: `startService(config)` loads the engine, opens the key store, connects
+ * Redis when configured and listens; `close()` shuts down gracefully.
+ */
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import type { Logger } from 'pino';
+import { buildApp } from './app.ts';
+import { defaultConfig, loadConfigFromEnv, resolveConfig } from './config.ts';
+import type { ServiceConfig } from './config.ts';
+import { createEngineHost } from './engine.ts';
+import type { EngineHost } from './engine.ts';
+import { KeyStore } from './keys.ts';
+import { createRedisCounters } from './ratelimit.ts';
+import type { RedisCounters } from './ratelimit.ts';
+
+export type { ServiceConfig, LogLevel } from './config.ts';
+export { loadConfigFromEnv, defaultConfig, defaultApiKeysFile, parseDuration, ConfigError } from './config.ts';
+export { createApiKey, listApiKeys, revokeApiKey } from './keys.ts';
+
+export interface RunningService {
+  /** Base URL, e.g. `http://127.0.0.1:8080` (the actual port when `port: 0` was asked for). */
+  url: string;
+  app: FastifyInstance;
+  /** Graceful shutdown: stop accepting, let in-flight requests finish (up to `shutdownTimeoutMs`), release Redis and workers. Idempotent. */
+  close(): Promise<void>;
+  /** Engine state, for callers that started with `waitForEngine: false`. */
+  engine: EngineHost;
+}
+
+export function createLogger(level: ServiceConfig['logLevel']): Logger {
+  return pino({
+    level,
+    base: { service: 'textdetect' },
+    // Belt and braces: the service never logs requests wholesale, but if anyone adds `req` to a
+    // log line, the key must not follow it.
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'text', 'body.text'], censor: '[redacted]' },
+  });
+}
+
+/**
+ * Starts the service. Options not given come from `defaultConfig()` (not from the environment;
+ * use `startService(loadConfigFromEnv())` for that, as `npm start` does).
+ */
+export async function startService(config: Partial<ServiceConfig> = {}): Promise<RunningService> {
+  const merged: ServiceConfig = { ...defaultConfig(), ...stripUndefined(config) };
+  const resolved = resolveConfig(merged);
+  const logger = resolved.logger ?? createLogger(resolved.logLevel);
+
+  const engine = createEngineHost(resolved.modelPath, resolved.workers);
+  if (resolved.waitForEngine) {
+    try {
+      await engine.loaded;
+    } catch (err) {
+      await engine.close();
+      throw err;
+    }
+  } else {
+    engine.loaded.then(
+      () => logger.info({ model: engine.model }, 'engine loaded'),
+      (err: Error) => logger.error({ err: { message: err.message } }, 'engine failed to load; /readyz and /v1/detect answer 503'),
+    );
+  }
+
+  const keys = new KeyStore(resolved.apiKeysFile, resolved.environment, resolved.apiKeysRefreshMs);
+  await keys.refresh(true).catch((err: Error) => {
+    logger.error({ err: { message: err.message } }, 'API key file unreadable; authenticated requests will fail until it is fixed');
+  });
+
+  let counters: RedisCounters | undefined;
+  if (resolved.redisUrl) counters = createRedisCounters(resolved.redisUrl, resolved.redisKeyPrefix, logger);
+
+  let closing = false;
+  const app = await buildApp({ config: resolved, logger, engine, keys, counters, isClosing: () => closing });
+
+  try {
+    await app.listen({ host: resolved.host, port: resolved.port });
+  } catch (err) {
+    await counters?.close();
+    await engine.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : resolved.port;
+  const host = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host === '0.0.0.0' ? '127.0.0.1' : resolved.host;
+  const url = `http://${host}:${port}`;
+  logger.info({ url, environment: resolved.environment, keys_file: resolved.apiKeysFile, keys: keys.size, redis: Boolean(counters), model: engine.model, workers: resolved.workers }, 'textdetect service listening');
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      closing = true;
+      // app.close() stops accepting and waits for in-flight requests; connections that stay busy
+      // past the deadline are cut so shutdown always ends.
+      const deadline = setTimeout(() => {
+        logger.warn('shutdown deadline reached; closing remaining connections');
+        app.server.closeAllConnections();
+      }, resolved.shutdownTimeoutMs);
+      deadline.unref();
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(deadline);
+        await counters?.close();
+        await engine.close();
+        logger.info('textdetect service stopped');
+      }
+    })();
+    return closed;
+  };
+
+  return { url, app, close, engine };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,67 @@
+/**
+ * `npm start`: the service configured from environment variables (see .env.example).
+ * With no key file yet, creates one sandbox key and prints it once, so a new user can call the API
+ * right away.
+ */
+import { access } from 'node:fs/promises';
+import { ConfigError, loadConfigFromEnv } from './config.ts';
+import { createLogger, startService } from './index.ts';
+import { createApiKey } from './keys.ts';
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = loadConfigFromEnv(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`textdetect: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  config.logger = logger;
+
+  const exists = await access(config.apiKeysFile).then(() => true, () => false);
+  if (!exists && config.environment === 'sandbox') {
+    const { id, key } = await createApiKey(config.apiKeysFile, { name: 'first sandbox key (created by npm start)', environment: 'sandbox' });
+    // Printed to stderr, outside the JSON logs, and never logged: this is the only copy of the key.
+    process.stderr.write(
+      `\nNo API key file existed, so one was created at ${config.apiKeysFile}\n` +
+        `with a sandbox key (id ${id}). It is shown only this once:\n\n    ${key}\n\n` +
+        `Try:  curl -s http://${config.host}:${config.port}/v1/detect -H 'Authorization: Bearer ${key}' \\\n` +
+        `        -H 'Content-Type: application/json' -d '{"text": "Paste a paragraph here."}'\n\n`,
+    );
+  } else if (!exists) {
+    logger.warn({ keys_file: config.apiKeysFile }, 'no API key file: every request will be refused; create keys with `npx textdetect keys create --env production`');
+  }
+
+  const service = await startService(config);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    service.close().then(
+      () => process.exit(0),
+      (err: Error) => {
+        logger.error({ err: { message: err.message } }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  return 0;
+}
+
+main().then(
+  (code) => {
+    if (code !== 0) process.exit(code);
+  },
+  (err: Error) => {
+    process.stderr.write(`textdetect: failed to start: ${err.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,112 @@
+/**
+ * The OpenAPI 3.1 document served at GET /v1/openapi.json, assembled from the schemas in
+ * schemas.ts, i.e. the very objects that validate requests and serialise answers.
+ */
+import type { ServiceConfig } from './config.ts';
+import { detectRequestSchema, detectResponseSchema, errorSchema, healthSchema, readySchema } from './schemas.ts';
+
+const ID_HEADERS = {
+  'Request-Id': { description: 'The `request_id` of this answer.', schema: { type: 'string' } },
+  'X-Request-Id': { description: 'The caller\'s X-Request-Id if one was sent, else the `request_id`.', schema: { type: 'string' } },
+};
+
+const RATE_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed per window for this key (or, unauthenticated, this address).', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
+};
+
+function errorResponse(description: string, extraHeaders: Record<string, unknown> = {}) {
+  return {
+    description,
+    headers: { ...ID_HEADERS, ...extraHeaders },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  };
+}
+
+export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' | 'environment'> & { rateLimitWindowMs: number; rateLimitMax: number }) {
+  const limited = { ...ID_HEADERS, ...RATE_HEADERS };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'textdetect',
+      version: '1',
+      description:
+        'Tells how likely a text was written by an AI. Authenticate with `Authorization: Bearer <key>` ' +
+        `(this server is a ${config.environment} server and accepts ${config.environment === 'sandbox' ? 'sk_test_' : 'sk_live_'} keys). ` +
+        `Requests are limited to ${config.rateLimitMax} per ${config.rateLimitWindowMs / 1000} s per key by default. ` +
+        'Every error answer is `{"error": {type, code, message, request_id, ...}}`.',
+    },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_test_… (sandbox) or sk_live_… (production) key.' } },
+      schemas: {
+        DetectRequest: detectRequestSchema(config.maxTextChars),
+        DetectResponse: detectResponseSchema,
+        Error: errorSchema,
+        Health: healthSchema,
+        Ready: readySchema,
+      },
+    },
+    paths: {
+      '/v1/detect': {
+        post: {
+          operationId: 'detect',
+          summary: 'Score a text',
+          security: [{ bearerAuth: [] }],
+          parameters: [
+            {
+              name: 'X-Request-Id',
+              in: 'header',
+              required: false,
+              description: 'Your own id for this call (a UUID); echoed in the X-Request-Id header and logged with ours.',
+              schema: { type: 'string', format: 'uuid' },
+            },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectRequest' } } } },
+          responses: {
+            '200': { description: 'The score.', headers: limited, content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectResponse' } } } },
+            '400': errorResponse('`invalid_json` (body not JSON / not UTF-8) or `invalid_request` (a field is wrong; see `param`).', RATE_HEADERS),
+            '401': errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', { ...RATE_HEADERS, 'WWW-Authenticate': { schema: { type: 'string' } } }),
+            '403': errorResponse('`wrong_environment`: a live key on a sandbox server or a test key on a production server.', RATE_HEADERS),
+            '408': errorResponse('`request_timeout`: the body did not arrive in time.'),
+            '413': errorResponse('`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).', RATE_HEADERS),
+            '415': errorResponse('`unsupported_media_type`: the body must be `application/json` in UTF-8.', RATE_HEADERS),
+            '422': errorResponse('`unsupported_language`: the text is in neither English nor Turkish (`detected_language` says what it looks like).', RATE_HEADERS),
+            '429': errorResponse('`rate_limited`; wait `retry_after` seconds.', {
+              ...RATE_HEADERS,
+              'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
+              'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
+            }),
+            '500': errorResponse('`internal_error`.'),
+            '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', { 'Retry-After': { schema: { type: 'integer' } } }),
+          },
+        },
+      },
+      '/healthz': {
+        get: {
+          operationId: 'health',
+          summary: 'Liveness: the process answers',
+          responses: { '200': { description: 'Alive.', headers: ID_HEADERS, content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } } },
+        },
+      },
+      '/readyz': {
+        get: {
+          operationId: 'ready',
+          summary: 'Readiness: the engine is loaded and Redis (when configured) is reachable',
+          responses: {
+            '200': { description: 'Ready.', headers: ID_HEADERS, content: { 'application/json': { schema: { $ref: '#/components/schemas/Ready' } } } },
+            '503': errorResponse('`not_ready`; `error.checks` says which part is not.'),
+          },
+        },
+      },
+      '/v1/openapi.json': {
+        get: {
+          operationId: 'openapi',
+          summary: 'This document',
+          responses: { '200': { description: 'The OpenAPI 3.1 document.', headers: ID_HEADERS, content: { 'application/json': { schema: { type: 'object' } } } } },
+        },
+      },
+    },
+  };
+}

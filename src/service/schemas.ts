@@ -1,0 +1,114 @@
+/**
+ * JSON Schemas of the API. The same objects validate requests (fastify/ajv), serialise responses
+ * (fast-json-stringify) and make up the OpenAPI document, so the published contract cannot drift
+ * from what the server enforces. Only keywords that mean the same in draft-07 (ajv) and 2020-12
+ * (OpenAPI 3.1) are used.
+ */
+import { LANGUAGES, MODES, VERDICTS } from '../detector/types.ts';
+
+export function detectRequestSchema(maxTextChars: number) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['text'],
+    properties: {
+      text: {
+        type: 'string',
+        minLength: 1,
+        maxLength: maxTextChars,
+        // At least one non-whitespace character: a blank text has nothing to score.
+        pattern: '\\S',
+        description: `The text to check: non-blank, at most ${maxTextChars} characters (Unicode code points). Must not contain NUL characters or unpaired UTF-16 surrogates.`,
+      },
+      mode: {
+        type: 'string',
+        enum: [...MODES],
+        default: 'general',
+        description: 'Calibration and verdict thresholds to apply.',
+      },
+      language: {
+        type: 'string',
+        enum: [...LANGUAGES],
+        description: 'Language of the text; detected when omitted. Text in neither language is refused with 422 unsupported_language.',
+      },
+      segments: {
+        type: 'boolean',
+        default: false,
+        description: 'Also score each sentence; the answer\'s `segments` is empty otherwise.',
+      },
+    },
+  } as const;
+}
+
+export const segmentSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['start', 'end', 'text', 'ai_probability'],
+  properties: {
+    start: { type: 'integer', minimum: 0, description: 'UTF-16 offset into the submitted text, inclusive.' },
+    end: { type: 'integer', minimum: 0, description: 'UTF-16 offset into the submitted text, exclusive.' },
+    text: { type: 'string', description: 'The sentence: `text.slice(start, end)` of the submitted text.' },
+    ai_probability: { type: 'number', minimum: 0, maximum: 1 },
+  },
+} as const;
+
+export const detectResponseSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['ai_probability', 'mode', 'language', 'segments', 'request_id', 'model', 'verdict', 'confidence', 'warnings'],
+  properties: {
+    ai_probability: { type: 'number', minimum: 0, maximum: 1, description: 'Probability that the text was written by an AI, calibrated per mode.' },
+    mode: { type: 'string', enum: [...MODES], description: 'The mode applied.' },
+    language: { type: 'string', enum: [...LANGUAGES], description: 'The language applied (given or detected).' },
+    segments: { type: 'array', items: segmentSchema, description: 'One element per sentence when `segments: true` was asked for, else empty.' },
+    request_id: { type: 'string', pattern: '^req_[0-9A-Z]{26}$', description: '`req_` + a time-sortable unique id; also in the `Request-Id` header.' },
+    model: { type: 'string', description: 'Version id of the engine\'s model.' },
+    verdict: { type: 'string', enum: [...VERDICTS], description: 'Reading of `ai_probability` against the mode\'s thresholds.' },
+    confidence: { type: 'string', enum: ['low', 'medium', 'high'] },
+    warnings: { type: 'array', items: { type: 'string' }, description: 'e.g. `short_text` for texts under ~40 words.' },
+  },
+} as const;
+
+export const errorSchema = {
+  type: 'object',
+  required: ['error'],
+  additionalProperties: false,
+  properties: {
+    error: {
+      type: 'object',
+      required: ['type', 'code', 'message'],
+      additionalProperties: true,
+      properties: {
+        type: {
+          type: 'string',
+          enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'api_error'],
+          description: 'Family of the error, fixed per status: 400/404/405/408/413/415/422 invalid_request_error, 401 authentication_error, 403 permission_error, 429 rate_limit_error, 500/503 api_error.',
+        },
+        code: { type: 'string', description: 'Machine-readable reason, e.g. `invalid_json`, `text_too_long`, `rate_limited`.' },
+        message: { type: 'string', description: 'A sentence a person can act on.' },
+        request_id: { type: 'string', description: 'Quote it to support.' },
+        param: { type: 'string', description: 'The offending request field or header (400 invalid_request).' },
+        retry_after: { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying (429, 503).' },
+        detected_language: { type: 'string', description: 'Best guess of the language (422 unsupported_language).' },
+      },
+    },
+  },
+} as const;
+
+export const healthSchema = {
+  type: 'object',
+  required: ['status'],
+  additionalProperties: false,
+  properties: { status: { type: 'string', enum: ['ok'] } },
+} as const;
+
+export const readySchema = {
+  type: 'object',
+  required: ['status', 'model', 'redis'],
+  additionalProperties: false,
+  properties: {
+    status: { type: 'string', enum: ['ready'] },
+    model: { type: 'string', description: 'Version id of the loaded model.' },
+    redis: { type: 'string', enum: ['ok', 'disabled'], description: '`disabled` when no REDIS_URL is configured.' },
+  },
+} as const;

@@ -1,0 +1,317 @@
+/**
+ * A fake Discord on loopback that speaks the real protocol, for driving the real discord.js Client:
+ * - REST under `/api/v10` (discord.js's `rest.api` option points at `/api`): `GET /gateway/bot`,
+ *   `GET /applications/@me`, bulk command overwrite (`PUT /applications/:app[/guilds/:guild]/commands`),
+ *   interaction callbacks, `PATCH /webhooks/:app/:token/messages/@original`, channel messages;
+ * - a gateway WebSocket (JSON encoding, no compression, as discord.js uses without zlib-sync): HELLO,
+ *   IDENTIFY → READY, heartbeats → ACK, then dispatches (INTERACTION_CREATE…).
+ * Every REST call is recorded; responses can be overridden once (e.g. a 429) to test the client's
+ * own handling.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+const DISCORD_EPOCH = 1_420_070_400_000n;
+let increment = 0n;
+
+/** A snowflake as Discord makes them: ms since 2015 in the top bits, a counter below. */
+export function snowflake(): string {
+  increment = (increment + 1n) & 0xfffn;
+  return (((BigInt(Date.now()) - DISCORD_EPOCH) << 22n) | increment).toString();
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path after `/api/v10`, e.g. `/interactions/123/abc/callback`. */
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  body: any;
+  at: number;
+}
+
+export interface OverrideResponse {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+interface Override {
+  method: string;
+  path: RegExp;
+  response: OverrideResponse;
+}
+
+export interface FakeDiscordOptions {
+  applicationId: string;
+  token: string;
+}
+
+export class FakeDiscord {
+  readonly applicationId: string;
+  readonly token: string;
+  readonly botUser: { id: string; username: string; global_name: null; discriminator: string; avatar: null; bot: true };
+  readonly requests: RecordedRequest[] = [];
+  /** The query string of each gateway connection (`v`, `encoding`, `compress`). */
+  readonly gatewayQueries: URLSearchParams[] = [];
+  /** The `d` of each IDENTIFY received. */
+  readonly identifies: any[] = [];
+  readonly sessionId = 'fake-session-1';
+
+  readonly #http: Server;
+  readonly #wss: WebSocketServer;
+  #socket: WebSocket | undefined;
+  #seq = 0;
+  #overrides: Override[] = [];
+  /** Interactions sent and not yet acknowledged: token → id. */
+  readonly #pending = new Map<string, string>();
+  readonly #acknowledged = new Set<string>();
+  #waiters: { predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }[] = [];
+  #readyWaiters: (() => void)[] = [];
+
+  private constructor(options: FakeDiscordOptions) {
+    this.applicationId = options.applicationId;
+    this.token = options.token;
+    this.botUser = { id: options.applicationId, username: 'textdetect', global_name: null, discriminator: '0', avatar: null, bot: true };
+    this.#http = createServer((req, res) => void this.#handle(req, res));
+    this.#wss = new WebSocketServer({ server: this.#http, path: '/gateway' });
+    this.#wss.on('connection', (socket, req) => this.#onGateway(socket, req));
+  }
+
+  static async start(options: FakeDiscordOptions): Promise<FakeDiscord> {
+    const fake = new FakeDiscord(options);
+    await new Promise<void>((resolve) => fake.#http.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  get port(): number {
+    return (this.#http.address() as AddressInfo).port;
+  }
+
+  /** What discord.js's `rest.api` option takes. */
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  get gatewayUrl(): string {
+    return `ws://127.0.0.1:${this.port}/gateway`;
+  }
+
+  /** The next request matching `method` and `path` gets `response` instead of the normal answer. */
+  overrideOnce(method: string, path: RegExp, response: OverrideResponse): void {
+    this.#overrides.push({ method, path, response });
+  }
+
+  /** Resolves with the first recorded request (past or future) that matches. */
+  waitForRequest(predicate: (r: RecordedRequest) => boolean, timeoutMs = 15_000): Promise<RecordedRequest> {
+    const seen = this.requests.find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w.resolve !== done);
+        reject(new Error(`fake Discord: no matching request within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = (r: RecordedRequest): void => {
+        clearTimeout(timer);
+        resolve(r);
+      };
+      this.#waiters.push({ predicate, resolve: done });
+    });
+  }
+
+  /** Resolves once a client has identified and been sent READY. */
+  waitForReady(): Promise<void> {
+    if (this.identifies.length > 0 && this.#socket) return Promise.resolve();
+    return new Promise((resolve) => this.#readyWaiters.push(resolve));
+  }
+
+  /** Sends a gateway dispatch (op 0) to the connected client. */
+  dispatch(t: string, d: unknown): void {
+    if (!this.#socket) throw new Error('fake Discord: no gateway client connected');
+    this.#seq += 1;
+    this.#socket.send(JSON.stringify({ op: 0, t, s: this.#seq, d }));
+  }
+
+  /** Dispatches an INTERACTION_CREATE and remembers its token, so callbacks can be checked like Discord does. */
+  sendInteraction(interaction: { id: string; token: string }): void {
+    this.#pending.set(interaction.token, interaction.id);
+    this.dispatch('INTERACTION_CREATE', interaction);
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.#wss.clients) client.terminate();
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+    this.#http.closeAllConnections();
+    await new Promise<void>((resolve) => this.#http.close(() => resolve()));
+  }
+
+  #onGateway(socket: WebSocket, req: IncomingMessage): void {
+    this.gatewayQueries.push(new URL(req.url ?? '/', 'http://localhost').searchParams);
+    this.#socket = socket;
+    const send = (payload: unknown): void => socket.send(JSON.stringify(payload));
+    send({ op: 10, d: { heartbeat_interval: 41_250 }, s: null, t: null });
+    socket.on('message', (raw) => {
+      const payload = JSON.parse(raw.toString()) as { op: number; d: any };
+      switch (payload.op) {
+        case 1: // heartbeat
+          send({ op: 11, d: null, s: null, t: null });
+          break;
+        case 2: {
+          // identify
+          this.identifies.push(payload.d);
+          if (payload.d?.token !== this.token) {
+            socket.close(4004, 'Authentication failed.');
+            return;
+          }
+          this.#seq += 1;
+          send({
+            op: 0,
+            t: 'READY',
+            s: this.#seq,
+            d: {
+              v: 10,
+              user_settings: {},
+              user: { ...this.botUser, flags: 0, mfa_enabled: false, verified: true, email: null },
+              guilds: [],
+              session_id: this.sessionId,
+              resume_gateway_url: this.gatewayUrl,
+              shard: payload.d.shard ?? [0, 1],
+              application: { id: this.applicationId, flags: 0 },
+            },
+          });
+          for (const resolve of this.#readyWaiters.splice(0)) resolve();
+          break;
+        }
+        default:
+          break;
+      }
+    });
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    let body: unknown;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      body = raw;
+    }
+    // discord.js percent-encodes `@original`; Discord routes on the decoded path.
+    const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
+    const record: RecordedRequest = { method: req.method ?? 'GET', path, query: url.searchParams, headers: req.headers, body, at: Date.now() };
+    this.requests.push(record);
+
+    const answer = (status: number, payload?: unknown, headers: Record<string, string> = {}): void => {
+      if (payload === undefined) {
+        res.writeHead(status, headers).end();
+      } else {
+        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
+      }
+      // Notified after answering, so a test sees the request once the client has its response.
+      for (const waiter of this.#waiters.filter((w) => w.predicate(record))) {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        waiter.resolve(record);
+      }
+    };
+
+    const override = this.#overrides.find((o) => o.method === record.method && o.path.test(path));
+    if (override) {
+      this.#overrides = this.#overrides.filter((o) => o !== override);
+      answer(override.response.status, override.response.body, override.response.headers);
+      return;
+    }
+
+    const botAuth = req.headers.authorization === `Bot ${this.token}`;
+    const unauthorized = (): void => answer(401, { message: '401: Unauthorized', code: 0 });
+    let m: RegExpExecArray | null;
+
+    if (record.method === 'GET' && path === '/gateway/bot') {
+      if (!botAuth) return unauthorized();
+      return answer(200, {
+        url: this.gatewayUrl,
+        shards: 1,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: 1 },
+      });
+    }
+    if (record.method === 'GET' && path === '/applications/@me') {
+      if (!botAuth) return unauthorized();
+      return answer(200, { id: this.applicationId, name: 'textdetect', icon: null, description: '', bot_public: true, bot_require_code_grant: false, flags: 0 });
+    }
+    if (record.method === 'PUT' && (m = /^\/applications\/(\d+)(?:\/guilds\/(\d+))?\/commands$/.exec(path))) {
+      if (!botAuth) return unauthorized();
+      if (m[1] !== this.applicationId) return answer(403, { message: 'Missing Access', code: 50001 });
+      const guildId = m[2];
+      const commands = (body as any[]).map((c) => ({
+        id: snowflake(),
+        application_id: this.applicationId,
+        version: snowflake(),
+        type: 1,
+        description: '',
+        default_member_permissions: null,
+        ...(guildId ? { guild_id: guildId } : {}),
+        ...c,
+      }));
+      return answer(200, commands);
+    }
+    if (record.method === 'POST' && (m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path))) {
+      // Discord checks the pair (id, token) and accepts one initial response per interaction.
+      if (this.#pending.get(m[2]!) !== m[1]) return answer(404, { message: 'Unknown interaction', code: 10062 });
+      if (this.#acknowledged.has(m[2]!)) return answer(400, { message: 'Interaction has already been acknowledged.', code: 40060 });
+      this.#acknowledged.add(m[2]!);
+      return answer(204);
+    }
+    if (record.method === 'PATCH' && (m = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path))) {
+      if (m[1] !== this.applicationId || !this.#acknowledged.has(m[2]!)) {
+        return answer(404, { message: 'Unknown Webhook', code: 10015 });
+      }
+      const edit = (body ?? {}) as Record<string, unknown>;
+      return answer(200, {
+        id: snowflake(),
+        type: 20,
+        channel_id: snowflake(),
+        author: this.botUser,
+        content: edit.content ?? '',
+        embeds: edit.embeds ?? [],
+        components: edit.components ?? [],
+        attachments: [],
+        mentions: [],
+        mention_roles: [],
+        mention_everyone: false,
+        pinned: false,
+        tts: false,
+        timestamp: new Date().toISOString(),
+        edited_timestamp: new Date().toISOString(),
+        flags: 64,
+        application_id: this.applicationId,
+        webhook_id: this.applicationId,
+      });
+    }
+    if (record.method === 'POST' && (m = /^\/channels\/(\d+)\/messages$/.exec(path))) {
+      if (!botAuth) return unauthorized();
+      const sent = (body ?? {}) as Record<string, unknown>;
+      return answer(200, {
+        id: snowflake(),
+        type: 0,
+        channel_id: m[1],
+        author: this.botUser,
+        content: sent.content ?? '',
+        embeds: sent.embeds ?? [],
+        components: [],
+        attachments: [],
+        mentions: [],
+        mention_roles: [],
+        mention_everyone: false,
+        pinned: false,
+        tts: false,
+        timestamp: new Date().toISOString(),
+        edited_timestamp: null,
+        flags: 0,
+      });
+    }
+    answer(404, { message: '404: Not Found', code: 0 });
+  }
+}

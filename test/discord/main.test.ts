@@ -1,0 +1,67 @@
+/**
+ * `npm run discord` as a process: with DETECT_API_URL unset it starts the detection service
+ * in-process, connects to (fake) Discord, answers a /detect, logs neither the text nor a secret,
+ * and exits cleanly on SIGTERM.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { FakeDiscord, snowflake } from './fake-discord.ts';
+import { chatInputDetect, user } from './payloads.ts';
+
+const APP_ID = snowflake();
+const TOKEN = 'main-test-bot-token.secret-part';
+const TEXT =
+  'The committee met twice in March to review the budget. Several members asked why the travel line had doubled, ' +
+  'and the treasurer explained that two conferences had moved from online to in person. After a long discussion the ' +
+  'members agreed to cap travel at last year’s level and revisit the question in the autumn, once the figures were clearer.';
+
+let fake: FakeDiscord;
+let child: ChildProcess | undefined;
+let output = '';
+
+beforeAll(async () => {
+  fake = await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN });
+});
+
+afterAll(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  await fake?.close();
+});
+
+it('starts with an in-process service, answers /detect and stops on SIGTERM', async () => {
+  const env: NodeJS.ProcessEnv = { ...process.env, DISCORD_TOKEN: TOKEN, DISCORD_API_URL: fake.apiUrl, LOG_LEVEL: 'info' };
+  delete env.DETECT_API_URL;
+  delete env.DETECT_API_KEY;
+  child = spawn(process.execPath, ['--import', 'tsx', 'adapters/discord/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+
+  await Promise.race([
+    fake.waitForReady(),
+    exited.then((code) => {
+      throw new Error(`bot exited (${code}) before identifying:\n${output}`);
+    }),
+  ]);
+  expect(fake.identifies[0]?.intents).toBe(1);
+
+  const place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
+  const payload = chatInputDetect(place, user(), { text: TEXT, mode: 'general' });
+  fake.sendInteraction(payload);
+  const edit = await fake.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), 20_000);
+  const embed = edit.body.embeds[0];
+  expect(embed.title).toMatch(/Likely|Mixed/);
+  expect(embed.fields.find((f: { name: string }) => f.name === 'Request ID').value).toMatch(/^`req_\w+`$/);
+
+  child.kill("SIGTERM");
+  expect(await exited).toBe(0);
+  if (process.env.SHOW_BOT_OUTPUT) console.log(output);
+
+  const logLines = output.split('\n').filter((l) => l.startsWith('{'));
+  expect(logLines.some((l) => JSON.parse(l).msg === 'discord bot ready')).toBe(true);
+  expect(logLines.some((l) => JSON.parse(l).msg === 'check done')).toBe(true);
+  // Never the submitted text, the bot token or the interaction token in the logs.
+  expect(output).not.toContain('committee');
+  expect(output).not.toContain('secret-part');
+  expect(output).not.toContain(payload.token);
+}, 45_000);

@@ -1,0 +1,151 @@
+/** `npm run discord:register` against the fake Discord REST API. */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCommands, parsePermissionSetting } from '../../adapters/discord/commands.ts';
+import { run } from '../../adapters/discord/register.ts';
+import { FakeDiscord, snowflake } from './fake-discord.ts';
+
+const APP_ID = snowflake();
+const TOKEN = 'register-test-token';
+let fake: FakeDiscord;
+
+beforeAll(async () => {
+  fake = await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN });
+});
+afterAll(async () => {
+  await fake?.close();
+});
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { stdout: (s: string) => out.push(s), stderr: (s: string) => err.push(s) } };
+}
+
+/** What Discord must receive: checked field by field, not just "equals buildCommands()". */
+function expectCommandJson(body: any[], checkPermission: string | null): void {
+  expect(body).toHaveLength(2);
+  const [detect, menu] = body;
+  expect(detect).toMatchObject({
+    name: 'detect',
+    type: 1,
+    default_member_permissions: null,
+    contexts: [0, 1],
+    integration_types: [0],
+  });
+  expect(detect.options).toEqual([
+    expect.objectContaining({ name: 'text', type: 3, required: true, max_length: 6000 }),
+    expect.objectContaining({
+      name: 'mode',
+      type: 3,
+      required: true,
+      choices: [
+        { name: expect.stringMatching(/^General/), value: 'general' },
+        { name: expect.stringMatching(/^Academic/), value: 'academic' },
+        { name: expect.stringMatching(/^Financial/), value: 'financial' },
+        { name: expect.stringMatching(/^Legal/), value: 'legal' },
+      ],
+    }),
+    expect.objectContaining({
+      name: 'language',
+      type: 3,
+      required: false,
+      choices: [
+        { name: 'English', value: 'en' },
+        { name: 'Turkish', value: 'tr' },
+      ],
+    }),
+    expect.objectContaining({ name: 'segments', type: 5, required: false }),
+  ]);
+  expect(menu).toEqual({
+    name: 'Check for AI text',
+    type: 3,
+    contexts: [0],
+    integration_types: [0],
+    default_member_permissions: checkPermission,
+  });
+}
+
+describe('discord:register', () => {
+  it('--dry-run prints the command JSON array and sends nothing', async () => {
+    const before = fake.requests.length;
+    const c = capture();
+    expect(await run(['--dry-run'], {}, c.io)).toBe(0);
+    const printed = JSON.parse(c.out.join('\n'));
+    expectCommandJson(printed, '8192'); // Manage Messages = 1 << 13
+    expect(printed).toEqual(JSON.parse(JSON.stringify(buildCommands())));
+    expect(fake.requests.length).toBe(before);
+  });
+
+  it('registers in one server with DISCORD_GUILD_ID, asking Discord for the application id', async () => {
+    const guildId = snowflake();
+    const c = capture();
+    const code = await run([], { DISCORD_TOKEN: TOKEN, DISCORD_API_URL: fake.apiUrl, DISCORD_GUILD_ID: guildId }, c.io);
+    expect(c.err).toEqual([]);
+    expect(code).toBe(0);
+    const me = fake.requests.find((r) => r.method === 'GET' && r.path === '/applications/@me');
+    expect(me?.headers.authorization).toBe(`Bot ${TOKEN}`);
+    const put = await fake.waitForRequest((r) => r.method === 'PUT' && r.path === `/applications/${APP_ID}/guilds/${guildId}/commands`);
+    expect(put.headers.authorization).toBe(`Bot ${TOKEN}`);
+    expectCommandJson(put.body, '8192');
+    expect(c.out[0]).toBe(`Registered 2 commands (/detect, "Check for AI text") in server ${guildId}; they are usable there now.`);
+    expect(c.out[1]).toBe(
+      `Invite link (scopes bot + applications.commands): https://discord.com/oauth2/authorize?client_id=${APP_ID}&scope=bot+applications.commands&permissions=3072`,
+    );
+  });
+
+  it('registers globally, with a configured permission for the message command', async () => {
+    const c = capture();
+    const code = await run(
+      [],
+      { DISCORD_TOKEN: TOKEN, DISCORD_API_URL: `${fake.apiUrl}/`, DISCORD_APPLICATION_ID: APP_ID, DISCORD_CHECK_PERMISSION: 'ModerateMembers, ManageMessages' },
+      c.io,
+    );
+    expect(code).toBe(0);
+    const put = await fake.waitForRequest((r) => r.method === 'PUT' && r.path === `/applications/${APP_ID}/commands`);
+    expectCommandJson(put.body, ((1n << 40n) | (1n << 13n)).toString());
+    expect(c.out[0]).toMatch(/^Registered 2 commands \(\/detect, "Check for AI text"\) globally/);
+  });
+
+  it('explains a refused token (exit 3) and a bad setting (exit 2)', async () => {
+    const refused = capture();
+    expect(await run([], { DISCORD_TOKEN: 'wrong', DISCORD_API_URL: fake.apiUrl, DISCORD_APPLICATION_ID: APP_ID }, refused.io)).toBe(3);
+    expect(refused.err[0]).toMatch(/^Discord refused DISCORD_TOKEN \(401\)\./);
+
+    const missing = capture();
+    expect(await run([], { DISCORD_API_URL: fake.apiUrl }, missing.io)).toBe(2);
+    expect(missing.err[0]).toMatch(/^DISCORD_TOKEN is not set/);
+
+    const typo = capture();
+    expect(await run(['--dry-run'], { DISCORD_CHECK_PERMISSION: 'ManageMesages' }, typo.io)).toBe(2);
+    expect(typo.err[0]).toBe(
+      'DISCORD_CHECK_PERMISSION="ManageMesages": "ManageMesages" is not a Discord permission name. Use names such as ManageMessages or ModerateMembers, a decimal bitfield, or "everyone".',
+    );
+
+    const guild = capture();
+    expect(await run([], { DISCORD_TOKEN: TOKEN, DISCORD_GUILD_ID: 'my-server' }, guild.io)).toBe(2);
+    expect(guild.err[0]).toMatch(/^DISCORD_GUILD_ID="my-server" is not a Discord id/);
+
+    const wrongApp = capture();
+    expect(await run([], { DISCORD_TOKEN: TOKEN, DISCORD_API_URL: fake.apiUrl, DISCORD_APPLICATION_ID: snowflake() }, wrongApp.io)).toBe(3);
+    expect(wrongApp.err[0]).toMatch(/^Discord refused the registration \(Missing Access\)/);
+  });
+
+  it('npm run discord:register -- --dry-run works as a command', async () => {
+    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'discord:register', '--', '--dry-run'], {
+      env: { ...process.env, DISCORD_TOKEN: '' },
+    });
+    expectCommandJson(JSON.parse(stdout), '8192');
+  });
+});
+
+describe('permission settings', () => {
+  it('reads names, bitfields and "everyone"', () => {
+    expect(parsePermissionSetting(undefined, 'X', '8192')).toBe('8192');
+    expect(parsePermissionSetting('everyone', 'X', '8192')).toBeNull();
+    expect(parsePermissionSetting('0', 'X', null)).toBe('0');
+    expect(parsePermissionSetting('manage_messages', 'X', null)).toBe('8192');
+    expect(parsePermissionSetting('Administrator|BanMembers', 'X', null)).toBe(((1n << 3n) | (1n << 2n)).toString());
+  });
+});

@@ -1,0 +1,130 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_PATTERN, KeyFileError, KeyStore, createApiKey, hashApiKey, listApiKeys, revokeApiKey } from '../../src/service/keys.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'textdetect-keys-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('key file', () => {
+  it('creates the file, stores only a SHA-256 digest and returns the key once', async () => {
+    const file = join(dir, 'nested', 'keys.json');
+    const { id, key } = await createApiKey(file, { name: 'alice' });
+    expect(key).toMatch(/^sk_test_[0-9A-Za-z]{32}$/);
+    expect(id).toMatch(/^key_[0-9A-Za-z]{16}$/);
+    const raw = await readFile(file, 'utf8');
+    expect(raw).not.toContain(key);
+    expect(raw).not.toContain(key.slice(8, 36));
+    const data = JSON.parse(raw);
+    expect(data.keys[0]).toMatchObject({ id, name: 'alice', environment: 'sandbox', sha256: hashApiKey(key), revoked: false, expires_at: null });
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const { key: live } = await createApiKey(file, { name: 'bob', environment: 'production', rateLimitMax: 7, expiresAt: '2099-01-01' });
+    expect(live).toMatch(/^sk_live_/);
+    const listed = await listApiKeys(file);
+    expect(listed.map((k) => k.name)).toEqual(['alice', 'bob']);
+    expect(listed[1]).toMatchObject({ environment: 'production', rate_limit_max: 7, expires_at: '2099-01-01T00:00:00.000Z', status: 'active' });
+    expect(JSON.stringify(listed)).not.toContain('sha256');
+  });
+
+  it('keeps every key when many are created at once (lock + atomic rename)', async () => {
+    const file = join(dir, 'concurrent.json');
+    const created = await Promise.all(Array.from({ length: 25 }, (_, i) => createApiKey(file, { name: `k${i}` })));
+    const listed = await listApiKeys(file);
+    expect(listed).toHaveLength(25);
+    expect(new Set(listed.map((k) => k.id))).toEqual(new Set(created.map((c) => c.id)));
+    expect(new Set(created.map((c) => c.key)).size).toBe(25);
+  });
+
+  it('revokes by id or by key, and reports unknown ones', async () => {
+    const file = join(dir, 'revoke.json');
+    const a = await createApiKey(file, { name: 'a' });
+    const b = await createApiKey(file, { name: 'b' });
+    expect((await revokeApiKey(file, a.id))?.status).toBe('revoked');
+    expect((await revokeApiKey(file, b.key))?.id).toBe(b.id);
+    expect(await revokeApiKey(file, 'key_doesnotexist00')).toBeUndefined();
+    expect((await listApiKeys(file)).map((k) => k.status)).toEqual(['revoked', 'revoked']);
+  });
+
+  it('rejects bad arguments with a clear error', async () => {
+    const file = join(dir, 'bad.json');
+    await expect(createApiKey(file, { name: '  ' })).rejects.toThrow(KeyFileError);
+    await expect(createApiKey(file, { name: 'x', expiresAt: 'next tuesday' })).rejects.toThrow(/ISO date/);
+    await expect(createApiKey(file, { name: 'x', rateLimitMax: 0 })).rejects.toThrow(/positive integer/);
+    await expect(createApiKey(file, { name: 'x', environment: 'staging' as never })).rejects.toThrow(/sandbox/);
+  });
+
+  it('KeyStore checks environment, revocation and expiry, and fails closed on a corrupt file', async () => {
+    const file = join(dir, 'store.json');
+    const good = await createApiKey(file, { name: 'good' });
+    const expiring = await createApiKey(file, { name: 'exp', expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    const live = await createApiKey(file, { name: 'live', environment: 'production' });
+    const store = new KeyStore(file, 'sandbox', 0);
+    await store.refresh();
+    expect(store.check(good.key)).toMatchObject({ ok: true });
+    expect(store.check(expiring.key, Date.now() + 120_000)).toMatchObject({ ok: false, reason: 'expired' });
+    expect(store.check(live.key)).toMatchObject({ ok: false, reason: 'wrong_environment' });
+    expect(store.check('sk_test_short')).toMatchObject({ ok: false, reason: 'malformed' });
+    expect(store.check(`sk_test_${'x'.repeat(32)}`)).toMatchObject({ ok: false, reason: 'unknown' });
+    await revokeApiKey(file, good.id);
+    await store.refresh();
+    expect(store.check(good.key)).toMatchObject({ ok: false, reason: 'revoked' });
+    await writeFile(file, 'garbage');
+    await expect(store.refresh()).rejects.toThrow(/not valid JSON/);
+    expect(store.check(expiring.key)).toMatchObject({ ok: false, reason: 'unknown' });
+  });
+});
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/textdetect.mjs', 'keys', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+describe('textdetect keys CLI', () => {
+  it('create prints the key alone on the last line; list and revoke manage it', async () => {
+    const file = join(dir, 'cli.json');
+    const created = await cli(['create', '--file', file, '--name', 'cli user', '--env', 'production', '--rate-limit', '30']);
+    expect(created.code).toBe(0);
+    const lastLine = created.stdout.trimEnd().split('\n').at(-1) ?? '';
+    expect(lastLine).toMatch(KEY_PATTERN);
+    expect(lastLine.startsWith('sk_live_')).toBe(true);
+    const [entry] = await listApiKeys(file);
+    expect(entry).toMatchObject({ name: 'cli user', environment: 'production', rate_limit_max: 30 });
+
+    const listed = await cli(['list'], { API_KEYS_FILE: file });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(entry!.id);
+    expect(listed.stdout).toContain('active');
+    expect(listed.stdout).not.toContain(lastLine);
+
+    const revoked = await cli(['revoke', entry!.id, '--file', file]);
+    expect(revoked.code).toBe(0);
+    const json = await cli(['list', '--json', '--file', file]);
+    expect(JSON.parse(json.stdout)[0].status).toBe('revoked');
+  });
+
+  it('exits 2 with a message on bad input', async () => {
+    const file = join(dir, 'cli-bad.json');
+    const noName = await cli(['create', '--file', file]);
+    expect(noName.code).toBe(2);
+    expect(noName.stderr).toContain('--name is required');
+    const badEnv = await cli(['create', '--file', file, '--name', 'x', '--env', 'staging']);
+    expect(badEnv.code).toBe(2);
+    const unknown = await cli(['revoke', 'key_nope', '--file', file]);
+    expect(unknown.code).toBe(2);
+    const bogus = await cli(['rotate']);
+    expect(bogus.code).toBe(2);
+  });
+});

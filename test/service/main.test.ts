@@ -1,0 +1,116 @@
+/** `npm start` as a real process: first-run key, request logs on stdout, graceful SIGTERM. */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listApiKeys } from '../../src/service/keys.ts';
+import { ENGLISH_TEXT, call, detect } from './helpers.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'textdetect-main-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+async function startMain(env: Record<string, string>): Promise<Started> {
+  const childEnv: Record<string, string | undefined> = { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env };
+  delete childEnv.REDIS_URL;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr}`)), 20_000);
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`service exited with ${code}: ${stderr}`)));
+  });
+  return { child, url, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+describe('npm start (src/service/main.ts)', () => {
+  it('creates and prints a sandbox key on first run, then serves it; a second run creates none', async () => {
+    const keysFile = join(dir, 'first-run', 'api-keys.json');
+    const first = await startMain({ API_KEYS_FILE: keysFile });
+    try {
+      const key = /(sk_test_[0-9A-Za-z]{32})/.exec(first.stderr())?.[1];
+      expect(key, first.stderr()).toBeDefined();
+      const answer = await detect(first, key!, { text: ENGLISH_TEXT });
+      expect(answer.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 100));
+      // JSON request logs on stdout, with ids and sizes but without the key or the text.
+      const line = first.stdout().split('\n').find((l) => l.includes(answer.body.request_id) && l.includes('"msg":"request"'));
+      expect(line).toBeDefined();
+      expect(JSON.parse(line!)).toMatchObject({ status: 200, text_length: ENGLISH_TEXT.length, path: '/v1/detect' });
+      expect(first.stdout()).not.toContain(key!);
+      expect(first.stdout()).not.toContain('committee met');
+    } finally {
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    }
+    expect(await listApiKeys(keysFile)).toHaveLength(1);
+    const second = await startMain({ API_KEYS_FILE: keysFile });
+    try {
+      expect(second.stderr()).not.toMatch(/sk_test_/);
+    } finally {
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    }
+    expect(await listApiKeys(keysFile)).toHaveLength(1);
+  });
+
+  it('on SIGTERM stops accepting, finishes the request in flight and exits 0', async () => {
+    const keysFile = join(dir, 'shutdown', 'api-keys.json');
+    const started = await startMain({ API_KEYS_FILE: keysFile });
+    const key = /(sk_test_[0-9A-Za-z]{32})/.exec(started.stderr())![1]!;
+    const port = Number(new URL(started.url).port);
+    const body = JSON.stringify({ text: ENGLISH_TEXT });
+    // A request whose body is still arriving when SIGTERM comes.
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let response = '';
+    socket.on('data', (d) => (response += d));
+    const closed = new Promise((r) => socket.once('close', r));
+    socket.write(`POST /v1/detect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 40)}`);
+    await new Promise((r) => setTimeout(r, 200));
+    started.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    // New connections are refused while the old one is still being served.
+    await expect(call(started, '/healthz')).rejects.toThrow();
+    socket.write(body.slice(40));
+    expect(await started.exited).toBe(0);
+    await closed;
+    expect(response).toMatch(/^HTTP\/1\.1 200 /);
+    expect(response).toContain('"ai_probability"');
+    expect(started.stdout()).toContain('textdetect service stopped');
+  });
+
+  it('refuses to start on a bad setting, naming it', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], { env: { ...process.env, RATE_LIMIT_WINDOW: 'soon', API_KEYS_FILE: join(dir, 'x.json') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise((r) => child.on('exit', r));
+    expect(code).toBe(2);
+    expect(stderr).toContain('RATE_LIMIT_WINDOW');
+  });
+});

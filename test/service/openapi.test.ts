@@ -1,0 +1,86 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGLISH_TEXT, call, detect, startTestService } from './helpers.ts';
+import type { TestService } from './helpers.ts';
+
+let service: TestService;
+let key: string;
+let doc: any;
+
+beforeAll(async () => {
+  service = await startTestService({ maxTextChars: 1234 });
+  key = await service.newKey();
+  const answer = await call(service, '/v1/openapi.json');
+  expect(answer.status).toBe(200);
+  doc = answer.body;
+});
+afterAll(async () => service?.stop());
+
+describe('GET /v1/openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('documents exactly the routes the server serves', async () => {
+    expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/readyz', '/v1/detect', '/v1/openapi.json']);
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const method of Object.keys(item)) {
+        const answer = await call(service, path, method === 'post' ? { method: 'POST', key, body: { text: ENGLISH_TEXT } } : { method: method.toUpperCase() });
+        expect(Object.keys(item[method].responses), `${method} ${path}`).toContain(String(answer.status));
+      }
+      // Methods it does not document are refused with 405, not served.
+      const other = path === '/v1/detect' ? 'GET' : 'POST';
+      expect((await call(service, path, { method: other, key })).status).toBe(405);
+    }
+  });
+
+  it('carries the schemas that validate requests (with this server\'s MAX_TEXT_CHARS)', async () => {
+    const request = doc.components.schemas.DetectRequest;
+    expect(request.properties.text.maxLength).toBe(1234);
+    expect(request.additionalProperties).toBe(false);
+    expect(request.properties.mode.enum).toEqual(['academic', 'financial', 'legal', 'general']);
+    const ajv = new Ajv2020({ strict: false });
+    const validRequest = ajv.compile(request);
+    // What the schema accepts, the server accepts, and what it rejects the server rejects with 400/413.
+    const samples: Array<[unknown, boolean]> = [
+      [{ text: ENGLISH_TEXT }, true],
+      [{ text: ENGLISH_TEXT, mode: 'legal', language: 'en', segments: true }, true],
+      [{ text: ENGLISH_TEXT, extra: 1 }, false],
+      [{ text: 'x'.repeat(1235) }, false],
+      [{ text: 42 }, false],
+      [{ text: '   ' }, false],
+      [{ mode: 'general' }, false],
+    ];
+    for (const [body, valid] of samples) {
+      expect(validRequest(body)).toBe(valid);
+      const answer = await detect(service, key, body);
+      if (valid) expect(answer.status).toBe(200);
+      else expect([400, 413]).toContain(answer.status);
+    }
+  });
+
+  it('describes the answers the server actually sends', async () => {
+    const ajv = new Ajv2020({ strict: false });
+    for (const [name, schema] of Object.entries<object>(doc.components.schemas)) ajv.addSchema(schema, `#/components/schemas/${name}`);
+    const response = ajv.compile(doc.components.schemas.DetectResponse);
+    const error = ajv.compile(doc.components.schemas.Error);
+    const ok = await detect(service, key, { text: ENGLISH_TEXT, segments: true });
+    expect(response(ok.body), JSON.stringify(response.errors)).toBe(true);
+    for (const bad of [
+      await detect(service, key, { text: 1 }),
+      await call(service, '/v1/detect', { body: { text: ENGLISH_TEXT } }),
+      await call(service, '/nowhere'),
+      await call(service, '/v1/detect', { key, raw: 'not json', headers: { 'content-type': 'application/json' } }),
+    ]) {
+      expect(bad.status).toBeGreaterThanOrEqual(400);
+      expect(error(bad.body), JSON.stringify(error.errors)).toBe(true);
+    }
+    const ready = ajv.compile(doc.components.schemas.Ready);
+    expect(ready((await call(service, '/readyz')).body)).toBe(true);
+  });
+});

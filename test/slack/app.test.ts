@@ -1,0 +1,325 @@
+/**
+ * The Slack app end to end: real Bolt app on loopback, real detection service behind it (through a
+ * counting proxy), fake Slack Web API and response_url on loopback.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateBlockKit, validateModal } from '../../adapters/slack/block-limits.ts';
+import type { RecordedCall } from './fake-slack.ts';
+import {
+  buttonPayload,
+  interactionBody,
+  LONG_TEXT,
+  messageShortcutPayload,
+  postToApp,
+  sleep,
+  slashCommandBody,
+  startHarness,
+  type Harness,
+} from './harness.ts';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+function responseFor(url: string) {
+  const id = url.split('/').pop();
+  return (c: RecordedCall) => c.method === 'response_url' && c.responseId === id;
+}
+
+function blockText(call: RecordedCall): string {
+  return JSON.stringify(call.args.blocks ?? call.args.view ?? []);
+}
+
+function buttons(call: RecordedCall): { action_id: string; value: string }[] {
+  const blocks = call.args.blocks as { type: string; elements?: { action_id: string; value: string }[] }[];
+  return blocks.find((b) => b.type === 'actions')?.elements ?? [];
+}
+
+describe('slash command /detect', () => {
+  it('acks at once and answers ephemerally with the verdict, mode, language and request id', async () => {
+    const before = h.proxy.detectCalls;
+    const cmd = slashCommandBody(h, `academic ${LONG_TEXT}`);
+    const res = await postToApp(h, cmd.body);
+    expect(res.status).toBe(200);
+    expect(res.elapsedMs).toBeLessThan(3000);
+
+    const reply = await h.slack.waitFor(responseFor(cmd.responseUrl));
+    expect(reply.args.response_type).toBe('ephemeral');
+    expect(validateBlockKit(reply.args.blocks as unknown[])).toEqual([]);
+    const text = blockText(reply);
+    expect(text).toMatch(/Likely AI-written|Mixed or uncertain|Likely human-written/);
+    expect(text).toMatch(/\d{1,2}%/);
+    expect(text).toContain('Mode: *academic*');
+    expect(text).toContain('Language: *English*');
+    expect(text).toMatch(/Request id: `req_[0-9A-Z]+`/);
+    expect(text).toContain('Most AI-like sentences');
+    // The exact text went to the service, in the mode asked for, with per-sentence scores.
+    expect(h.proxy.detectCalls).toBe(before + 1);
+    expect(h.proxy.detectBodies.at(-1)).toEqual({ text: LONG_TEXT, mode: 'academic', segments: true });
+    // Re-check buttons for the three other modes, and details.
+    expect(buttons(reply).map((b) => b.action_id)).toEqual(['recheck:general', 'recheck:financial', 'recheck:legal', 'show_details']);
+
+    // Audit line: who, verdict, request id, never the text.
+    const requestId = /req_[0-9A-Z]+/.exec(text)?.[0];
+    const audit = await h.slack.waitFor((c) => c.method === 'chat.postMessage' && c.args.channel === 'C0AUDIT' && String(c.args.text).includes(requestId ?? '-'));
+    expect(String(audit.args.text)).toContain('<@U0MOD>');
+    expect(String(audit.args.text)).toContain('a pasted text');
+    expect(JSON.stringify(audit.args)).not.toContain('cafeteria');
+  });
+
+  it('answers /detect with no text, and /detect help, with usage and no detection', async () => {
+    const before = h.proxy.detectCalls;
+    for (const text of ['', 'help', '  ']) {
+      const cmd = slashCommandBody(h, text);
+      const res = await postToApp(h, cmd.body);
+      expect(res.status).toBe(200);
+      const ack = JSON.parse(res.body) as { response_type: string; text: string };
+      expect(ack.response_type).toBe('ephemeral');
+      expect(ack.text).toContain('/detect <mode> <text>');
+      expect(ack.text).toContain('academic');
+    }
+    expect(h.proxy.detectCalls).toBe(before);
+  });
+
+  it('flags a short text as low confidence', async () => {
+    const cmd = slashCommandBody(h, 'This is a rather short message about our plans for lunch tomorrow.');
+    await postToApp(h, cmd.body);
+    const reply = await h.slack.waitFor(responseFor(cmd.responseUrl));
+    expect(blockText(reply)).toContain('weak guess');
+    expect(blockText(reply)).toContain('Mode: *general*');
+  });
+
+  it('explains a text in an unsupported language instead of failing silently', async () => {
+    const cmd = slashCommandBody(
+      h,
+      'Das ist ein deutscher Text über das Wetter in Berlin. Morgen wird es regnen und die Straßen werden nass sein, aber am Wochenende scheint wieder die Sonne über der ganzen Stadt.',
+    );
+    await postToApp(h, cmd.body);
+    const reply = await h.slack.waitFor(responseFor(cmd.responseUrl));
+    expect(blockText(reply)).toContain('only English and Turkish');
+    expect(blockText(reply)).not.toMatch(/at .*\.ts:\d+/);
+  });
+
+  it('refuses a text over the length limit before calling the service', async () => {
+    const before = h.proxy.detectCalls;
+    const cmd = slashCommandBody(h, 'word '.repeat(12_000));
+    await postToApp(h, cmd.body);
+    const reply = await h.slack.waitFor(responseFor(cmd.responseUrl));
+    expect(blockText(reply)).toContain('too long to check');
+    expect(blockText(reply)).toContain('50,000');
+    expect(h.proxy.detectCalls).toBe(before);
+  });
+
+  it('renders entities and escaped mentions in the command text as words', async () => {
+    const cmd = slashCommandBody(h, `Tom &amp; Jerry met <@U0AUTHOR|ada> in <#C0GENERAL|general> and read <https://example.com|the report>. ${LONG_TEXT}`);
+    await postToApp(h, cmd.body);
+    await h.slack.waitFor(responseFor(cmd.responseUrl));
+    expect(h.proxy.detectBodies.at(-1)?.text).toBe(`Tom & Jerry met @ada in #general and read the report. ${LONG_TEXT}`);
+  });
+});
+
+describe('request verification', () => {
+  it('rejects an unsigned request with 401 and runs no detection', async () => {
+    const before = h.proxy.detectCalls;
+    const calls = h.slack.calls.length;
+    const res = await postToApp(h, slashCommandBody(h, LONG_TEXT).body, { sign: false });
+    expect(res.status).toBe(401);
+    const forged = await postToApp(h, slashCommandBody(h, LONG_TEXT).body, { secret: 'not-the-secret' });
+    expect(forged.status).toBe(401);
+    await sleep(300);
+    expect(h.proxy.detectCalls).toBe(before);
+    expect(h.slack.calls.length).toBe(calls);
+  });
+
+  it('rejects a correctly signed but stale request (timestamp over 5 minutes old) with 401', async () => {
+    const before = h.proxy.detectCalls;
+    const stale = Math.floor(Date.now() / 1000) - 6 * 60;
+    const res = await postToApp(h, slashCommandBody(h, LONG_TEXT).body, { timestampSec: stale });
+    expect(res.status).toBe(401);
+    const { payload } = messageShortcutPayload(h, { ts: '1700000000.000100', text: LONG_TEXT });
+    const res2 = await postToApp(h, interactionBody(payload), { timestampSec: stale });
+    expect(res2.status).toBe(401);
+    await sleep(300);
+    expect(h.proxy.detectCalls).toBe(before);
+  });
+});
+
+describe('Slack retries', () => {
+  it('does not run a detection twice when Slack retries a command (X-Slack-Retry-Num)', async () => {
+    const before = h.proxy.detectCalls;
+    const cmd = slashCommandBody(h, LONG_TEXT);
+    const first = await postToApp(h, cmd.body);
+    const retry1 = await postToApp(h, cmd.body, { retryNum: 1 });
+    const retry2 = await postToApp(h, cmd.body, { retryNum: 2 });
+    expect([first.status, retry1.status, retry2.status]).toEqual([200, 200, 200]);
+    await h.slack.waitFor(responseFor(cmd.responseUrl));
+    await sleep(500);
+    expect(h.proxy.detectCalls).toBe(before + 1);
+    expect(h.slack.calls.filter(responseFor(cmd.responseUrl))).toHaveLength(1);
+  });
+
+  it('does not run a shortcut twice when it is delivered again', async () => {
+    const before = h.proxy.detectCalls;
+    const { payload } = messageShortcutPayload(h, { ts: '1700000100.000100', text: LONG_TEXT });
+    const body = interactionBody(payload);
+    await postToApp(h, body);
+    await postToApp(h, body, { retryNum: 1 });
+    await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && c.args.user === 'U0MOD' && blockText(c).includes('1700000100'));
+    await sleep(500);
+    expect(h.proxy.detectCalls).toBe(before + 1);
+  });
+});
+
+describe('ack under a slow detection service', () => {
+  it('acks in under 3 s while the service takes 4 s, then still answers', async () => {
+    h.proxy.delayMs = 4000;
+    try {
+      const cmd = slashCommandBody(h, LONG_TEXT);
+      const res = await postToApp(h, cmd.body);
+      expect(res.status).toBe(200);
+      expect(res.elapsedMs).toBeLessThan(3000);
+      const { payload } = messageShortcutPayload(h, { ts: '1700000200.000100', text: LONG_TEXT });
+      const res2 = await postToApp(h, interactionBody(payload));
+      expect(res2.status).toBe(200);
+      expect(res2.elapsedMs).toBeLessThan(3000);
+      console.info(`[measure] ack with a 4 s service: command ${res.elapsedMs.toFixed(1)} ms, shortcut ${res2.elapsedMs.toFixed(1)} ms`);
+
+      const started = Date.now();
+      const reply = await h.slack.waitFor(responseFor(cmd.responseUrl), 20_000);
+      expect(reply.at - started).toBeGreaterThan(2500);
+      expect(blockText(reply)).toMatch(/Request id: `req_/);
+      await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && blockText(c).includes('1700000200'), 20_000);
+    } finally {
+      h.proxy.delayMs = 0;
+    }
+  }, 30_000);
+});
+
+describe('message shortcut "Check for AI text"', () => {
+  it('reads rich text, mentions, links and attachments, and answers ephemerally in the thread', async () => {
+    const before = h.proxy.detectCalls;
+    const { payload } = messageShortcutPayload(h, {
+      ts: '1700000300.000200',
+      thread_ts: '1700000000.000001',
+      text: 'fallback text that must not be used twice',
+      blocks: [
+        {
+          type: 'rich_text',
+          block_id: 'abc',
+          elements: [
+            {
+              type: 'rich_text_section',
+              elements: [
+                { type: 'text', text: 'Hi ' },
+                { type: 'user', user_id: 'U0AUTHOR' },
+                { type: 'text', text: ', see ' },
+                { type: 'link', url: 'https://example.com/r', text: 'the report' },
+                { type: 'text', text: ' & ' },
+                { type: 'channel', channel_id: 'C0GENERAL' },
+                { type: 'text', text: '. ' + LONG_TEXT },
+              ],
+            },
+          ],
+        },
+      ],
+      attachments: [{ fallback: 'x', text: 'Attached note &lt;draft&gt; from <@U0MOD>.' }],
+    });
+    const res = await postToApp(h, interactionBody(payload));
+    expect(res.status).toBe(200);
+    const reply = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && blockText(c).includes('1700000300'));
+    expect(reply.args).toMatchObject({ channel: 'C0GENERAL', user: 'U0MOD', thread_ts: '1700000000.000001' });
+    expect(validateBlockKit(reply.args.blocks as unknown[])).toEqual([]);
+    expect(blockText(reply)).toContain('<@U0AUTHOR>');
+    expect(blockText(reply)).toMatch(/Request id: `req_/);
+    expect(h.proxy.detectCalls).toBe(before + 1);
+    expect(h.proxy.detectBodies.at(-1)?.text).toBe(
+      `Hi @Ada Lovelace, see the report & #general. ${LONG_TEXT}\n\nAttached note <draft> from @Grace.`,
+    );
+    const audit = await h.slack.waitFor((c) => c.method === 'chat.postMessage' && String(c.args.text).includes('1700000300'));
+    expect(String(audit.args.text)).toContain('by <@U0AUTHOR>');
+    expect(String(audit.args.text)).not.toContain('cafeteria');
+  });
+
+  it('falls back to the response_url where the bot is not in the channel', async () => {
+    const { payload, responseUrl } = messageShortcutPayload(h, { ts: '1700000400.000100', text: LONG_TEXT }, { channel: 'CNOBOT' });
+    await postToApp(h, interactionBody(payload));
+    const reply = await h.slack.waitFor(responseFor(responseUrl));
+    expect(reply.args.response_type).toBe('ephemeral');
+    expect(blockText(reply)).toMatch(/Request id: `req_/);
+  });
+
+  it('tells the moderator when the message has no text', async () => {
+    const before = h.proxy.detectCalls;
+    const { payload } = messageShortcutPayload(h, { ts: '1700000500.000100', text: '', files: [{ id: 'F1' }] });
+    await postToApp(h, interactionBody(payload));
+    const reply = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && blockText(c).includes('no text to check'));
+    expect(reply.args.user).toBe('U0MOD');
+    expect(h.proxy.detectCalls).toBe(before);
+  });
+});
+
+describe('result buttons', () => {
+  async function firstResult(): Promise<RecordedCall> {
+    const cmd = slashCommandBody(h, LONG_TEXT);
+    await postToApp(h, cmd.body);
+    return h.slack.waitFor(responseFor(cmd.responseUrl));
+  }
+
+  it('re-checks in another mode, replacing the result in place', async () => {
+    const reply = await firstResult();
+    const legal = buttons(reply).find((b) => b.action_id === 'recheck:legal')!;
+    const before = h.proxy.detectCalls;
+    const click = buttonPayload(h, legal);
+    const res = await postToApp(h, interactionBody(click.payload));
+    expect(res.status).toBe(200);
+    const updated = await h.slack.waitFor(responseFor(click.responseUrl));
+    expect(updated.args.replace_original).toBe(true);
+    expect(blockText(updated)).toContain('Mode: *legal*');
+    expect(blockText(updated)).toContain('Re-checked in *legal* mode (was general)');
+    expect(validateBlockKit(updated.args.blocks as unknown[])).toEqual([]);
+    expect(h.proxy.detectCalls).toBe(before + 1);
+    expect(h.proxy.detectBodies.at(-1)).toMatchObject({ text: LONG_TEXT, mode: 'legal' });
+  });
+
+  it('opens a modal with every sentence score from the cached result', async () => {
+    const reply = await firstResult();
+    const details = buttons(reply).find((b) => b.action_id === 'show_details')!;
+    const before = h.proxy.detectCalls;
+    const click = buttonPayload(h, details);
+    await postToApp(h, interactionBody(click.payload));
+    const open = await h.slack.waitFor((c) => c.method === 'views.open' && c.args.trigger_id === click.triggerId);
+    const view = open.args.view as Record<string, unknown>;
+    expect(validateModal(view)).toEqual([]);
+    const json = JSON.stringify(view);
+    expect(json).toContain('Every sentence, in order* (5)');
+    for (const n of [1, 2, 3, 4, 5]) expect(json).toContain(`*${n}.*`);
+    expect(json).toContain('cafeteria');
+    expect(h.proxy.detectCalls).toBe(before);
+  });
+
+  it('rebuilds a forgotten check from the text carried in the button', async () => {
+    const before = h.proxy.detectCalls;
+    const click = buttonPayload(h, { action_id: 'show_details', value: JSON.stringify({ c: 'forgotten-check', m: 'financial', t: LONG_TEXT }) });
+    await postToApp(h, interactionBody(click.payload));
+    const open = await h.slack.waitFor((c) => c.method === 'views.open' && c.args.trigger_id === click.triggerId);
+    expect(JSON.stringify(open.args.view)).toContain('Scoring every sentence');
+    const viewId = 'V' + String((h.slack.callsOf('views.open').indexOf(open) + 1));
+    const update = await h.slack.waitFor((c) => c.method === 'views.update' && c.args.view_id === viewId);
+    expect(validateModal(update.args.view as Record<string, unknown>)).toEqual([]);
+    expect(JSON.stringify(update.args.view)).toContain('Mode: *financial*');
+    expect(h.proxy.detectCalls).toBe(before + 1);
+  });
+
+  it('says the result expired when neither the cache nor the button has the text', async () => {
+    const click = buttonPayload(h, { action_id: 'recheck:academic', value: JSON.stringify({ c: 'gone', m: 'academic' }) });
+    await postToApp(h, interactionBody(click.payload));
+    const reply = await h.slack.waitFor(responseFor(click.responseUrl));
+    expect(blockText(reply)).toContain('Run the check again');
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * A stand-in for Slack on loopback, speaking Slack's wire protocol: the Web API (`POST /api/<method>`,
+ * form-encoded with JSON-encoded object fields, bearer token, `{ ok, error }` answers with HTTP 200),
+ * `response_url` endpoints (`POST /response/<id>`, JSON body), and request signing of what Slack
+ * sends to an app (slash commands and interactivity payloads, `v0` HMAC-SHA256 signatures).
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedCall {
+  /** Web API method (`chat.postEphemeral`) or `response_url` for posts to a response URL. */
+  method: string;
+  /** Parsed arguments; object-valued fields (blocks, view, attachments) already JSON-decoded. */
+  args: Record<string, unknown>;
+  token: string | undefined;
+  /** For response_url posts: the id in the URL. */
+  responseId?: string;
+  at: number;
+}
+
+export interface FakeSlackOptions {
+  botToken: string;
+  teamId?: string;
+  /** Channels the bot is not a member of: chat.postEphemeral/postMessage answer `channel_not_found`. */
+  channelsWithoutBot?: string[];
+  users?: Record<string, string>;
+  channels?: Record<string, string>;
+  /** WebSocket URL that apps.connections.open hands out (Socket Mode). */
+  socketUrl?: string;
+}
+
+const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata']);
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export class FakeSlack {
+  readonly calls: RecordedCall[] = [];
+  private server: Server | undefined;
+  private port = 0;
+  private viewSeq = 0;
+  private waiters: { predicate: (c: RecordedCall) => boolean; resolve: (c: RecordedCall) => void }[] = [];
+
+  constructor(private readonly options: FakeSlackOptions) {}
+
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.port}/api/`;
+  }
+
+  get teamId(): string {
+    return this.options.teamId ?? 'T0TEST';
+  }
+
+  /** A fresh response_url, as Slack puts in every command and interaction payload. */
+  responseUrl(): string {
+    return `http://127.0.0.1:${this.port}/response/${randomBytes(6).toString('hex')}`;
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(String(err));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  callsOf(method: string): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  /** Resolves with the first call (already made or future) matching `predicate`. */
+  waitFor(predicate: (c: RecordedCall) => boolean, timeoutMs = 15_000): Promise<RecordedCall> {
+    const existing = this.calls.find(predicate);
+    if (existing) return Promise.resolve(existing);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w.resolve !== done);
+        reject(new Error(`fake Slack: no matching call within ${timeoutMs} ms; calls so far: ${this.calls.map((c) => c.method).join(', ')}`));
+      }, timeoutMs);
+      const done = (c: RecordedCall): void => {
+        clearTimeout(timer);
+        resolve(c);
+      };
+      this.waiters.push({ predicate, resolve: done });
+    });
+  }
+
+  private record(call: RecordedCall): void {
+    this.calls.push(call);
+    for (const waiter of [...this.waiters]) {
+      if (waiter.predicate(call)) {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        waiter.resolve(call);
+      }
+    }
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const raw = await readBody(req);
+    const reply = (status: number, body: unknown, type = 'application/json'): void => {
+      res.writeHead(status, { 'content-type': type });
+      res.end(typeof body === 'string' ? body : JSON.stringify(body));
+    };
+
+    const response = /^\/response\/([0-9a-f]+)$/.exec(url.pathname);
+    if (response && req.method === 'POST') {
+      // Slack's response_url takes JSON and answers a plain `ok`.
+      this.record({ method: 'response_url', args: JSON.parse(raw) as Record<string, unknown>, token: undefined, responseId: response[1], at: Date.now() });
+      reply(200, 'ok', 'text/plain');
+      return;
+    }
+
+    const api = /^\/api\/([a-zA-Z.]+)$/.exec(url.pathname);
+    if (!api || req.method !== 'POST') {
+      reply(404, { ok: false, error: 'unknown_method' });
+      return;
+    }
+    const method = api[1] ?? '';
+    const args: Record<string, unknown> = {};
+    const contentType = req.headers['content-type'] ?? '';
+    if (contentType.includes('application/json')) {
+      Object.assign(args, JSON.parse(raw || '{}'));
+    } else {
+      for (const [key, value] of new URLSearchParams(raw)) {
+        args[key] = JSON_FIELDS.has(key) ? JSON.parse(value) : value;
+      }
+    }
+    const auth = req.headers.authorization;
+    const token = auth?.startsWith('Bearer ') ? auth.slice(7) : typeof args.token === 'string' ? args.token : undefined;
+    this.record({ method, args, token, at: Date.now() });
+
+    if (token !== this.options.botToken && !(method === 'apps.connections.open' && token?.startsWith('xapp-'))) {
+      reply(200, { ok: false, error: 'invalid_auth' });
+      return;
+    }
+    reply(200, this.answer(method, args));
+  }
+
+  private answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
+    const notIn = new Set(this.options.channelsWithoutBot ?? []);
+    switch (method) {
+      case 'apps.connections.open':
+        return this.options.socketUrl ? { ok: true, url: this.options.socketUrl } : { ok: false, error: 'not_allowed_token_type' };
+      case 'auth.test':
+        return { ok: true, url: 'https://test.slack.com/', team: 'Test', user: 'textdetect', team_id: this.teamId, user_id: 'U0BOT', bot_id: 'B0BOT', is_enterprise_install: false };
+      case 'chat.postEphemeral':
+        if (notIn.has(String(args.channel))) return { ok: false, error: 'channel_not_found' };
+        return { ok: true, message_ts: `${Math.floor(Date.now() / 1000)}.000100` };
+      case 'chat.postMessage':
+        if (notIn.has(String(args.channel))) return { ok: false, error: 'not_in_channel' };
+        return { ok: true, channel: args.channel, ts: `${Math.floor(Date.now() / 1000)}.000200`, message: { text: args.text } };
+      case 'chat.getPermalink':
+        return { ok: true, channel: args.channel, permalink: `https://test.slack.com/archives/${String(args.channel)}/p${String(args.message_ts).replace('.', '')}` };
+      case 'views.open':
+      case 'views.update': {
+        const id = method === 'views.open' ? `V${++this.viewSeq}` : String(args.view_id);
+        return { ok: true, view: { id, hash: `h${Date.now()}`, ...(args.view as object) } };
+      }
+      case 'users.info': {
+        const name = this.options.users?.[String(args.user)];
+        return name ? { ok: true, user: { id: args.user, name: name.toLowerCase(), profile: { display_name: name } } } : { ok: false, error: 'user_not_found' };
+      }
+      case 'conversations.info': {
+        const name = this.options.channels?.[String(args.channel)];
+        return name ? { ok: true, channel: { id: args.channel, name } } : { ok: false, error: 'channel_not_found' };
+      }
+      default:
+        return { ok: false, error: 'unknown_method' };
+    }
+  }
+}
+
+/** Headers Slack adds to every request it sends an app: timestamp and `v0=` HMAC-SHA256 of `v0:ts:body`. */
+export function signSlackRequest(signingSecret: string, body: string, timestampSec = Math.floor(Date.now() / 1000)): Record<string, string> {
+  const signature = createHmac('sha256', signingSecret).update(`v0:${timestampSec}:${body}`).digest('hex');
+  return {
+    'x-slack-request-timestamp': String(timestampSec),
+    'x-slack-signature': `v0=${signature}`,
+  };
+}
+
+export function triggerId(): string {
+  return `${Date.now()}.${Math.floor(Math.random() * 1e9)}.${randomBytes(8).toString('hex')}`;
+}

@@ -1,0 +1,217 @@
+/**
+ * The parts every Slack test runs against: the real detection service (own sandbox key in a temp
+ * key file), a counting/slowing proxy in front of it, the fake Slack on loopback, and the real Bolt
+ * app on a loopback port, connected through connectDetectionBackend like `npm run slack` is.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { connectDetectionBackend, type DetectionBackend } from '../../adapters/chat/backend.ts';
+import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
+import { loadSlackConfig } from '../../adapters/slack/config.ts';
+import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
+import { FakeSlack, signSlackRequest, triggerId } from './fake-slack.ts';
+import { DetectProxy } from './proxy.ts';
+
+export const BOT_TOKEN = 'xoxb-0000-test-token';
+export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef';
+
+export interface Harness {
+  service: RunningService;
+  proxy: DetectProxy;
+  slack: FakeSlack;
+  backend: DetectionBackend;
+  app: RunningSlackApp;
+  eventsUrl: string;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  rateLimitMax?: number;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dir = await mkdtemp(join(tmpdir(), 'textdetect-slack-test-'));
+  const apiKeysFile = join(dir, 'keys.json');
+  const { key } = await createApiKey(apiKeysFile, { name: 'slack-test', environment: 'sandbox' });
+  const logger = pino({ level: 'silent' });
+  const service = await startService({
+    host: '127.0.0.1',
+    port: 0,
+    environment: 'sandbox',
+    apiKeysFile,
+    rateLimitMax: options.rateLimitMax ?? 1000,
+    logger,
+  });
+  const proxy = new DetectProxy(service.url);
+  await proxy.start();
+  const slack = new FakeSlack({
+    botToken: BOT_TOKEN,
+    channelsWithoutBot: ['CNOBOT'],
+    users: { U0AUTHOR: 'Ada Lovelace', U0MOD: 'Grace' },
+    channels: { C0GENERAL: 'general' },
+  });
+  await slack.start();
+  const backend = await connectDetectionBackend(
+    { DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_TIMEOUT_MS: '15000', DETECT_MAX_RETRIES: '0' },
+    { logger },
+  );
+  const config = loadSlackConfig({
+    SLACK_BOT_TOKEN: BOT_TOKEN,
+    SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SLACK_PORT: '0',
+    SLACK_HOST: '127.0.0.1',
+    SLACK_API_URL: slack.apiUrl,
+    SLACK_AUDIT_CHANNEL: 'C0AUDIT',
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...options.env,
+  });
+  const app = await startSlackApp(config, { detector: backend.client, logger });
+  return {
+    service,
+    proxy,
+    slack,
+    backend,
+    app,
+    eventsUrl: app.eventsUrl!,
+    async close() {
+      await app.stop();
+      await backend.close();
+      await proxy.stop();
+      await slack.stop();
+      await service.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SlackPost {
+  status: number;
+  body: string;
+  /** Milliseconds from sending until the full response arrived. */
+  elapsedMs: number;
+}
+
+/** POSTs a form body to the app as Slack does: signed (unless `sign: false`), optionally as a retry. */
+export async function postToApp(
+  h: Harness,
+  body: string,
+  opts: { sign?: boolean; timestampSec?: number; retryNum?: number; secret?: string } = {},
+): Promise<SlackPost> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (opts.sign !== false) Object.assign(headers, signSlackRequest(opts.secret ?? SIGNING_SECRET, body, opts.timestampSec));
+  if (opts.retryNum !== undefined) {
+    headers['x-slack-retry-num'] = String(opts.retryNum);
+    headers['x-slack-retry-reason'] = 'http_timeout';
+  }
+  const started = performance.now();
+  const res = await fetch(h.eventsUrl, { method: 'POST', headers, body });
+  const text = await res.text();
+  return { status: res.status, body: text, elapsedMs: performance.now() - started };
+}
+
+/** A slash command as Slack sends it: form-encoded fields. */
+export function slashCommandBody(h: Harness, text: string, over: Record<string, string> = {}): { body: string; responseUrl: string; triggerId: string } {
+  const responseUrl = h.slack.responseUrl();
+  const trigger = triggerId();
+  const body = new URLSearchParams({
+    token: 'verification-token-unused',
+    team_id: h.slack.teamId,
+    team_domain: 'test',
+    channel_id: 'C0GENERAL',
+    channel_name: 'general',
+    user_id: 'U0MOD',
+    user_name: 'grace',
+    command: '/detect',
+    text,
+    api_app_id: 'A0TEST',
+    is_enterprise_install: 'false',
+    response_url: responseUrl,
+    trigger_id: trigger,
+    ...over,
+  }).toString();
+  return { body, responseUrl, triggerId: trigger };
+}
+
+/** An interactivity request as Slack sends it: one form field `payload` holding JSON. */
+export function interactionBody(payload: Record<string, unknown>): string {
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+}
+
+export function messageShortcutPayload(
+  h: Harness,
+  message: Record<string, unknown>,
+  over: { channel?: string } = {},
+): { payload: Record<string, unknown>; responseUrl: string } {
+  const responseUrl = h.slack.responseUrl();
+  const channel = over.channel ?? 'C0GENERAL';
+  return {
+    responseUrl,
+    payload: {
+      type: 'message_action',
+      token: 'verification-token-unused',
+      action_ts: `${Date.now() / 1000}`,
+      team: { id: h.slack.teamId, domain: 'test' },
+      user: { id: 'U0MOD', username: 'grace', team_id: h.slack.teamId, name: 'grace' },
+      channel: { id: channel, name: 'general' },
+      is_enterprise_install: false,
+      enterprise: null,
+      callback_id: 'detect_message',
+      trigger_id: triggerId(),
+      response_url: responseUrl,
+      message_ts: message.ts,
+      message: { type: 'message', user: 'U0AUTHOR', team: h.slack.teamId, ...message },
+    },
+  };
+}
+
+export function buttonPayload(
+  h: Harness,
+  action: { action_id: string; value: string; text?: string },
+  container: { channel?: string; messageTs?: string } = {},
+): { payload: Record<string, unknown>; responseUrl: string; triggerId: string } {
+  const responseUrl = h.slack.responseUrl();
+  const trigger = triggerId();
+  const channel = container.channel ?? 'C0GENERAL';
+  return {
+    responseUrl,
+    triggerId: trigger,
+    payload: {
+      type: 'block_actions',
+      user: { id: 'U0MOD', username: 'grace', name: 'grace', team_id: h.slack.teamId },
+      api_app_id: 'A0TEST',
+      token: 'verification-token-unused',
+      container: { type: 'message', message_ts: container.messageTs ?? '1700000000.000100', channel_id: channel, is_ephemeral: true },
+      trigger_id: trigger,
+      team: { id: h.slack.teamId, domain: 'test' },
+      enterprise: null,
+      is_enterprise_install: false,
+      channel: { id: channel, name: 'general' },
+      state: { values: {} },
+      response_url: responseUrl,
+      actions: [
+        {
+          action_id: action.action_id,
+          block_id: 'result_actions',
+          text: { type: 'plain_text', text: action.text ?? action.action_id, emoji: true },
+          value: action.value,
+          type: 'button',
+          action_ts: `${Date.now() / 1000}`,
+        },
+      ],
+    },
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Several sentences of formal prose (well over 40 words), so the reply carries highlights. */
+export const LONG_TEXT = [
+  'The committee reviewed the proposal in detail over the course of the spring term.',
+  'It is important to note that the findings suggest a significant improvement in overall outcomes for participants.',
+  'Furthermore, the results demonstrate a clear and consistent trend across every cohort that was examined.',
+  'My cousin said the cafeteria still serves that awful soup on Tuesdays, which honestly made me laugh.',
+  'In conclusion, these insights underscore the importance of continued investment in evidence-based programmes.',
+].join(' ');
