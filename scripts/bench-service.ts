@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -56,7 +56,8 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '1,16,64' },
     words: { type: 'string', default: '50,300,3000' },
-    workers: { type: 'string', default: '0' },
+    // Default: whatever `npm start` uses (DETECT_WORKERS from the environment, else one per CPU, at most 4).
+    workers: { type: 'string' },
     url: { type: 'string' },
     key: { type: 'string' },
     texts: { type: 'string', default: '64' },
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
           API_KEYS_FILE: keysFile,
           // The bench measures throughput, not the limiter's refusals.
           RATE_LIMIT_MAX: '1000000000',
-          DETECT_WORKERS: args.workers,
+          DETECT_WORKERS: args.workers ?? process.env.DETECT_WORKERS,
           LOG_LEVEL: 'info',
           REDIS_URL: undefined,
         },
@@ -182,7 +183,7 @@ async function main(): Promise<void> {
       await new Promise((r) => bare.child.once('exit', r));
     });
 
-    console.log(`textdetect service bench — ${duration} s per run, ${textsPerSize} different texts per size, DETECT_WORKERS=${args.workers}`);
+    console.log(`textdetect service bench — ${duration} s per run, ${textsPerSize} different texts per size, DETECT_WORKERS=${args.url ? '(external server)' : args.workers ?? process.env.DETECT_WORKERS ?? `default (${Math.min(availableParallelism(), 4)})`}, ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     console.log(`service ${serviceUrl}, bare fastify ${bare.url}\n`);
 
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };

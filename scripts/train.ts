@@ -29,7 +29,8 @@ import { TextDetector } from '../src/detector/engine.ts';
 import { DENSE_DIM, DENSE_NAMES, HASH_BITS, extractFeatures, tokenIds, tokenize, type FeatureVector, type LMContext } from '../src/detector/features.ts';
 import { BigramLM, buildBigramLM, type BigramArrays } from '../src/detector/lm.ts';
 import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
-import { LoadedModel, calibrate, linearScore, sigmoid, type LinearWeights } from '../src/detector/model.ts';
+import { LoadedModel, calibrate, linearScore, sigmoid, stackedInput, type LinearWeights } from '../src/detector/model.ts';
+import { forestMargin, trainForest, type Forest, type GBDTOptions } from '../src/detector/gbdt.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import {
   buildVocab, fitPlatt, loadBrown, readJsonl, stableHash, thresholdAtFpr, trainLogistic,
@@ -59,6 +60,16 @@ const LR_OPTS: LROptions = {
   seed: SEED,
   sparseScale: Number(arg('--sparse-scale') ?? 1),
 };
+const GB_OPTS: GBDTOptions = {
+  trees: Number(arg('--trees') ?? 200),
+  depth: Number(arg('--depth') ?? 3),
+  learningRate: Number(arg('--gb-lr') ?? 0.05),
+  lambda: 1,
+  minChildWeight: 5,
+  bins: 64,
+};
+/** --no-trees: linear model only (for comparison). */
+const USE_TREES = !process.argv.includes('--no-trees') && GB_OPTS.trees > 0;
 /** --dry-run: train and report, but do not write the artifact (for experiments). */
 const DRY_RUN = process.argv.includes('--dry-run');
 const TARGET_FPR = 0.01;
@@ -183,6 +194,22 @@ function lmArrays(prefix: string, a: BigramArrays): Record<string, Float32Array 
   };
 }
 
+function modelArrays(f: Pick<Fitted, 'final' | 'weights' | 'forest'>): Record<string, Float32Array | Uint32Array> {
+  return {
+    ...lmArrays('human', f.final.human),
+    ...lmArrays('ai', f.final.ai),
+    'w.dense': f.weights.dense,
+    'w.sparse': f.weights.sparse,
+    ...(f.forest
+      ? {
+          'gb.feature': new Uint32Array(f.forest.feature.buffer, f.forest.feature.byteOffset, f.forest.feature.length),
+          'gb.threshold': f.forest.threshold,
+          'gb.leaf': f.forest.leaf,
+        }
+      : {}),
+  };
+}
+
 function evaluate(detector: TextDetector, rows: CorpusRow[]): { items: Array<Scored & { row: CorpusRow }>; unsupported: number; wrongLanguage: number } {
   const items: Array<Scored & { row: CorpusRow }> = [];
   let unsupported = 0;
@@ -209,6 +236,52 @@ function groupTable(items: Array<Scored & { row: CorpusRow }>, by: (r: CorpusRow
   return [['all', metricRow(items)], ...[...groups.entries()].sort().map(([k, v]) => [k, metricRow(v)] as [string, ReturnType<typeof metricRow>])];
 }
 
+interface Fitted {
+  final: { human: BigramArrays; ai: BigramArrays };
+  weights: LinearWeights;
+  forest: Forest | undefined;
+  /** Out-of-fold margins of the training docs (the final stage: trees if used, else linear). */
+  oof: number[];
+  mean: Float64Array;
+  std: Float64Array;
+}
+
+/** LMs (cross-fitted), linear model, stacked trees; used for the artifact and for every LOGO round. */
+function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Fitted {
+  const { feats, final } = crossFit(train, brownIds, vocab);
+  log(`cross-fitted features (${FOLDS} folds); human LM ${final.human.keys.length} bigrams, AI LM ${final.ai.keys.length} bigrams`);
+  const { mean, std } = standardiser(feats);
+  const rows = makeRows(train, feats, mean, std);
+  const oof = new Array<number>(train.length);
+  for (let k = 0; k < FOLDS; k++) {
+    const w = trainLogistic(rows.filter((_, i) => train[i]!.fold !== k), mean, std, { ...LR_OPTS, seed: SEED + k });
+    train.forEach((d, i) => {
+      if (d.fold === k) oof[i] = linearScore(feats[i]!, w);
+    });
+  }
+  const weights = trainLogistic(rows, mean, std, LR_OPTS);
+  log('linear model done');
+  let forest: Forest | undefined;
+  if (USE_TREES) {
+    // Stacking: the trees see the linear model's out-of-fold logit, as they will see an unseen text's logit at run time.
+    const xs = train.map((_, i) => stackedInput(feats[i]!, oof[i]!));
+    const ys = train.map((d) => d.y);
+    const ws = rows.map((r) => r.w);
+    const oofTree = new Array<number>(train.length);
+    for (let k = 0; k < FOLDS; k++) {
+      const idx = train.map((_, i) => i).filter((i) => train[i]!.fold !== k);
+      const fk = trainForest(idx.map((i) => xs[i]!), idx.map((i) => ys[i]!), idx.map((i) => ws[i]!), GB_OPTS);
+      train.forEach((d, i) => {
+        if (d.fold === k) oofTree[i] = forestMargin(fk, xs[i]!);
+      });
+    }
+    forest = trainForest(xs, ys, ws, GB_OPTS);
+    for (let i = 0; i < oof.length; i++) oof[i] = oofTree[i]!;
+    log(`trees done (${GB_OPTS.trees} × depth ${GB_OPTS.depth})`);
+  }
+  return { final, weights, forest, oof, mean, std };
+}
+
 async function main(): Promise<void> {
   const trainRows = readJsonl<CorpusRow>(join(DATA, 'corpus-train.jsonl'));
   const devRows = readJsonl<CorpusRow>(join(DATA, 'corpus-dev.jsonl'));
@@ -229,20 +302,7 @@ async function main(): Promise<void> {
     return;
   }
 
-  const { feats, final } = crossFit(train, brownIds, vocab);
-  log(`cross-fitted features (${FOLDS} folds); human LM ${final.human.keys.length} bigrams, AI LM ${final.ai.keys.length} bigrams`);
-  const { mean, std } = standardiser(feats);
-  const rows = makeRows(train, feats, mean, std);
-
-  const oof = new Array<number>(train.length);
-  for (let k = 0; k < FOLDS; k++) {
-    const w = trainLogistic(rows.filter((_, i) => train[i]!.fold !== k), mean, std, { ...LR_OPTS, seed: SEED + k });
-    train.forEach((d, i) => {
-      if (d.fold === k) oof[i] = linearScore(feats[i]!, w);
-    });
-  }
-  log('out-of-fold scores done');
-  const weights = trainLogistic(rows, mean, std, LR_OPTS);
+  const { final, weights, forest, oof, mean, std } = fitModel(train, brownIds, vocab);
   const calibration = fitCalibration(train, oof);
   log('final classifier and calibration done');
 
@@ -252,18 +312,17 @@ async function main(): Promise<void> {
     const p = calibrate(oof[i]!, c);
     return { p, y: d.y, flagged: p >= c.aiThreshold, row: d.row };
   });
+  console.log('\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor 0.7):');
+  for (const [k, c] of Object.entries(calibration)) {
+    console.log(`  ${k.padEnd(13)} a=${c.a.toFixed(3)} b=${c.b.toFixed(3)} likely_ai>=${c.aiThreshold.toFixed(3)} likely_human<${c.humanThreshold.toFixed(3)} (human ${c.nHuman}, ai ${c.nAi})`);
+  }
   console.log('\nTrain, out-of-fold (calibration set), by source:');
   console.log(formatTable(groupTable(oofItems, (r) => `${r.source}/${r.mode}`), false, 'source'));
 
-  const arrays = {
-    ...lmArrays('human', final.human),
-    ...lmArrays('ai', final.ai),
-    'w.dense': weights.dense,
-    'w.sparse': weights.sparse,
-  };
+  const arrays = modelArrays({ final, weights, forest });
   const hash = createHash('sha256');
   for (const a of Object.values(arrays)) hash.update(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
-  hash.update(JSON.stringify({ calibration, vocabList, mean: [...mean], std: [...std], bias: weights.bias }));
+  hash.update(JSON.stringify({ calibration, vocabList, mean: [...mean], std: [...std], bias: weights.bias, forest: forest?.base ?? null }));
   const version = `td1-${hash.digest('hex').slice(0, 12)}`;
   const header: Omit<ArtifactHeader, 'arrays'> = {
     format: 'textdetect-model',
@@ -273,6 +332,7 @@ async function main(): Promise<void> {
     vocab: vocabList,
     dense: { names: [...DENSE_NAMES], mean: [...mean], std: [...std] },
     bias: weights.bias,
+    ...(forest ? { forest: { depth: forest.depth, nTrees: forest.nTrees, nFeatures: forest.nFeatures, base: forest.base } } : {}),
     calibration,
     training: {
       train: trainRows.length,
@@ -282,6 +342,7 @@ async function main(): Promise<void> {
       seed: SEED,
       lm: LM_OPTS,
       classifier: LR_OPTS,
+      trees: USE_TREES ? GB_OPTS : null,
       targetFpr: TARGET_FPR,
     },
   };
@@ -304,7 +365,6 @@ async function main(): Promise<void> {
   mkdirSync(dirname(OUT), { recursive: true });
   writeArtifact(OUT, header, arrays);
   log(`wrote ${OUT} (${version})`);
-  void dev;
 }
 
 /** Leave-one-generator-out: the classifier and the AI LM never see the held-out generator. */
@@ -313,12 +373,18 @@ async function runLogo(train: Doc[], dev: Doc[], brownIds: Uint16Array[], vocab:
   const results: Array<{ generator: string; auroc: number; tprAt1: number; nAi: number; nHuman: number; sources: string[] }> = [];
   for (const g of generators) {
     const sub = train.filter((d) => d.y === 0 || d.row.generator !== g);
-    const { feats, final } = crossFit(sub, brownIds, vocab);
-    const { mean, std } = standardiser(feats);
-    const weights: LinearWeights = trainLogistic(makeRows(sub, feats, mean, std), mean, std, LR_OPTS);
-    const ctx = lmContext(vocab, final);
+    const fitted = fitModel(sub, brownIds, vocab);
+    const model = new LoadedModel(
+      {
+        format: 'textdetect-model', formatVersion: 1, version: `logo-${g}`, hashBits: HASH_BITS, vocab: [...vocab.keys()],
+        dense: { names: [...DENSE_NAMES], mean: [...fitted.mean], std: [...fitted.std] }, bias: fitted.weights.bias,
+        ...(fitted.forest ? { forest: { depth: fitted.forest.depth, nTrees: fitted.forest.nTrees, nFeatures: fitted.forest.nFeatures, base: fitted.forest.base } } : {}),
+        calibration: {}, training: {}, arrays: {},
+      },
+      modelArrays(fitted),
+    );
     const evalDocs = dev.filter((d) => d.y === 0 || d.row.generator === g);
-    const scores = evalDocs.map((d) => linearScore(extractFeatures(d.lower, d.row.language, ctx), weights));
+    const scores = evalDocs.map((d) => model.rawLogit(model.features(d.lower, d.row.language)));
     // Compare against the human texts of the same sources only as well as against all humans.
     const sources = [...new Set(evalDocs.filter((d) => d.y === 1).map((d) => d.row.source))].sort();
     const items = evalDocs.map((d, i) => ({ p: scores[i]!, y: d.y, flagged: false }));

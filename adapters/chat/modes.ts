@@ -32,10 +32,10 @@ export type ParsedCommand =
     };
 
 /**
- * `"legal The party of the first part…"` → mode `legal`, the rest as text. The first word counts as a
- * mode only when it is one (case-insensitive, optionally written `[legal]` or `mode:legal`), so a text
- * that merely starts with "General" keeps that word when nothing follows it on the line.
- * Empty input and `help` (alone) ask for help.
+ * `"legal The party of the first part…"` → mode `legal`, the rest as text. The first word is taken
+ * as a mode only when written in lower case (`legal`), in brackets (`[Legal]`) or as `mode:legal`:
+ * a text that merely starts with a capitalised "General Motors…" or "Legal teams…" keeps that word.
+ * Empty input, `help`, and a lone mode name ask for help.
  */
 export function parseDetectCommand(input: string, defaultMode: Mode): ParsedCommand {
   const trimmed = input.trim();
@@ -43,13 +43,20 @@ export function parseDetectCommand(input: string, defaultMode: Mode): ParsedComm
 
   const match = /^(\S+)(\s+)([\s\S]*)$/.exec(trimmed);
   if (match) {
-    const word = (match[1] ?? '').toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/^mode[:=]/, '');
-    const rest = match[3] ?? '';
-    if (isMode(word) && rest.trim() !== '') return { kind: 'detect', mode: word, explicitMode: true, text: rest.trim() };
+    const mode = explicitMode(match[1] ?? '');
+    const rest = (match[3] ?? '').trim();
+    if (mode && rest !== '') return { kind: 'detect', mode, explicitMode: true, text: rest };
   }
   // A lone mode name with no text is a request for help about using it, not a one-word text.
-  if (isMode(trimmed.toLowerCase().replace(/^\[(.*)\]$/, '$1'))) return { kind: 'help' };
+  if (explicitMode(trimmed)) return { kind: 'help' };
   return { kind: 'detect', mode: defaultMode, explicitMode: false, text: trimmed };
+}
+
+/** `legal`, `[Legal]`, `mode:legal` → `legal`; anything else (including `Legal`) → undefined. */
+function explicitMode(word: string): Mode | undefined {
+  const marked = /^\[(.+)\]$/.exec(word)?.[1] ?? /^mode[:=](.+)$/i.exec(word)?.[1];
+  const candidate = marked !== undefined ? marked.toLowerCase() : word;
+  return isMode(candidate) ? candidate : undefined;
 }
 
 const MODE_HINTS: Record<Mode, string> = {
@@ -73,7 +80,7 @@ export function helpLines(options: HelpOptions): string[] {
   const lines = [
     `*How to check a text for AI writing*`,
     `\`${options.command} <text>\` checks the text in the default mode (${options.defaultMode}).`,
-    `\`${options.command} <mode> <text>\` picks a mode: ${CHAT_MODES.map((m) => `\`${m}\``).join(', ')}.`,
+    `\`${options.command} <mode> <text>\` picks a mode (in lower case): ${CHAT_MODES.map((m) => `\`${m}\``).join(', ')}.`,
   ];
   for (const mode of CHAT_MODES) lines.push(`• \`${mode}\`: ${MODE_HINTS[mode]}`);
   if (options.messageAction) {

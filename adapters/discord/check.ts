@@ -3,6 +3,7 @@
  * interaction at once, call the detection service, then edit the deferred reply with the verdict or
  * with a sentence the moderator can act on.
  */
+import { randomUUID } from 'node:crypto';
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import type { Logger } from 'pino';
 import {
@@ -118,10 +119,13 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
       segments: request.segments,
       source: request.source,
       ownerId: interaction.user.id,
-      firstMode: request.mode,
     });
 
+  // Sent as X-Request-Id: the service logs it as caller_request_id, so bot and service logs can be
+  // joined even for calls that never got a req_ id (service unreachable).
+  const callerRequestId = randomUUID();
   const started = performance.now();
+  const deadline = AbortSignal.timeout(ctx.settings.checkDeadlineMs);
   let result: DetectResponse;
   try {
     result = await ctx.detect.detect(
@@ -131,14 +135,19 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
         segments: request.segments,
         ...(request.language ? { language: request.language } : {}),
       },
-      { signal: ctx.signal },
+      { requestId: callerRequestId, signal: AbortSignal.any([ctx.signal, deadline]) },
     );
-  } catch (err) {
+  } catch (caught) {
+    // Our own deadline surfaces from the client as an abort; to the moderator it is a timeout.
+    const err =
+      deadline.aborted && !ctx.signal.aborted
+        ? new TimeoutError(`No answer within ${ctx.settings.checkDeadlineMs} ms`, { code: 'timeout', requestId: callerRequestId, cause: caught })
+        : caught;
     const code = errorCode(err);
     const requestId = (err as { requestId?: string }).requestId;
     const ms = Math.round(performance.now() - started);
-    if (code === 'internal_error') ctx.logger.error({ ...fields, ms, err }, 'check failed inside the bot');
-    else ctx.logger.warn({ ...fields, ms, code, requestId }, 'check failed');
+    if (code === 'internal_error') ctx.logger.error({ ...fields, callerRequestId, ms, err }, 'check failed inside the bot');
+    else ctx.logger.warn({ ...fields, callerRequestId, ms, code, requestId }, 'check failed');
     await editAnswer(ctx, interaction, {
       embeds: [problemEmbed(describeDetectError(err))],
       components: isTransient(err) ? recheckButtons(key, request.mode, { retry: true }) : [],
@@ -156,7 +165,7 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
   }
 
   ctx.logger.info(
-    { ...fields, ms: Math.round(performance.now() - started), requestId: result.request_id, verdict: result.verdict },
+    { ...fields, callerRequestId, ms: Math.round(performance.now() - started), requestId: result.request_id, verdict: result.verdict },
     'check done',
   );
   await editAnswer(ctx, interaction, {

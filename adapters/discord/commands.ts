@@ -12,7 +12,7 @@ import {
   type RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Mode } from '../../src/client/types.ts';
-import { CHAT_MODES } from '../chat/format.ts';
+import { CHAT_MODES, modeLabel } from '../chat/format.ts';
 
 export const DETECT_COMMAND = 'detect';
 /** Shown in the message's "Apps" menu; context-menu names may contain spaces and capitals. */
@@ -32,13 +32,6 @@ export const LANGUAGE_CHOICES = [
   { name: 'English', value: 'en' },
   { name: 'Turkish', value: 'tr' },
 ] as const;
-
-const MODE_DESCRIPTIONS: Record<Mode, string> = {
-  general: 'General: everyday writing (chat, posts, email)',
-  academic: 'Academic: essays, abstracts, reports',
-  financial: 'Financial: filings, market commentary',
-  legal: 'Legal: contracts, statutes, opinions',
-};
 
 /**
  * Who may use a command by default, as Discord's `default_member_permissions`: a permission
@@ -108,9 +101,9 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
     .addStringOption((o) =>
       o
         .setName(DETECT_OPTIONS.mode)
-        .setDescription('What kind of text it is; each mode has its own calibration')
+        .setDescription('Kind of text (general: everyday writing); each mode has its own calibration')
         .setRequired(true)
-        .addChoices(...CHAT_MODES.map((m) => ({ name: MODE_DESCRIPTIONS[m], value: m }))),
+        .addChoices(...CHAT_MODES.map((m) => ({ name: modeLabel(m), value: m }))),
     )
     .addStringOption((o) =>
       o

@@ -25,6 +25,12 @@ export interface DiscordBotSettings {
   recheckMaxEntries: number;
   /** Longest text sent to the service (UTF-16 units); default 50,000, the service's own default. */
   maxTextChars: number;
+  /**
+   * Longest a moderator waits for an answer, in ms, retries and rate-limit waits included; default
+   * 60,000. Past it the reply says the service took too long (Discord would allow 15 minutes, but a
+   * moderator staring at "thinking…" is better told to try again).
+   */
+  checkDeadlineMs: number;
 }
 
 export const DEFAULT_SETTINGS: DiscordBotSettings = {
@@ -36,6 +42,7 @@ export const DEFAULT_SETTINGS: DiscordBotSettings = {
   recheckTtlMs: 30 * 60_000,
   recheckMaxEntries: 500,
   maxTextChars: DEFAULT_MAX_TEXT_CHARS,
+  checkDeadlineMs: 60_000,
 };
 
 export function parseBoolean(value: string | undefined, variable: string, fallback: boolean): boolean {
@@ -96,6 +103,8 @@ export function readBotSettings(env: NodeJS.ProcessEnv = process.env): DiscordBo
       positiveNumber(env.DISCORD_RECHECK_MAX_ENTRIES, 'DISCORD_RECHECK_MAX_ENTRIES', DEFAULT_SETTINGS.recheckMaxEntries),
     ),
     maxTextChars: Math.floor(positiveNumber(env.DETECT_MAX_TEXT_CHARS, 'DETECT_MAX_TEXT_CHARS', DEFAULT_SETTINGS.maxTextChars)),
+    checkDeadlineMs:
+      positiveNumber(env.DISCORD_CHECK_DEADLINE_SECONDS, 'DISCORD_CHECK_DEADLINE_SECONDS', DEFAULT_SETTINGS.checkDeadlineMs / 1000) * 1000,
   };
 }
 

@@ -5,7 +5,7 @@
  * a TTL or on restart (the button then says so).
  */
 import { randomBytes } from 'node:crypto';
-import type { Language, Mode } from '../../src/client/types.ts';
+import type { Language } from '../../src/client/types.ts';
 
 /** Where a checked text came from, for the embed and the mod log. */
 export type CheckSource =
@@ -20,8 +20,6 @@ export interface RememberedCheck {
   source: CheckSource;
   /** Only this user may press the buttons: they may see a message others may not check. */
   ownerId: string;
-  /** The mode of the first check, to label a re-check. */
-  firstMode: Mode;
 }
 
 export interface RecheckStoreOptions {

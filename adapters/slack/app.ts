@@ -3,7 +3,7 @@
  * and the four listeners. main.ts wires it to the environment; tests build it with their own config.
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { App, LogLevel, type Logger as BoltLogger, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
@@ -13,6 +13,9 @@ import { registerDetectCommand } from './listeners/detect-command.ts';
 import { registerDetailsAction } from './listeners/details-action.ts';
 import { registerMessageShortcut } from './listeners/detect-message-shortcut.ts';
 import { registerRecheckAction } from './listeners/recheck-action.ts';
+
+/** On stop, checks already acknowledged get this long to post their replies. */
+const DRAIN_TIMEOUT_MS = 15_000;
 
 export interface SlackAppDeps {
   /** Where texts are checked: a DetectClient (see adapters/chat/backend.ts). */
@@ -26,6 +29,7 @@ export interface RunningSlackApp {
   app: App;
   /** `http://host:port/slack/events` in HTTP mode; undefined in Socket Mode. */
   eventsUrl: string | undefined;
+  /** Stops taking requests, lets acknowledged checks post their replies (up to 15 s), then closes. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -52,8 +56,12 @@ function boltLogger(logger: Logger): BoltLogger {
   };
 }
 
-/** Drops repeats of a request already taken (Slack retries, duplicate deliveries), acking them so Slack stops. */
-function dedupMiddleware(store: DedupStore, ttlMs: number, logger: Logger): Middleware<AnyMiddlewareArgs> {
+/**
+ * Drops repeats of a request already taken (Slack retries, duplicate deliveries), acking them so
+ * Slack stops; and tracks the work of every request taken, which continues after its ack, so a
+ * shutdown can let it finish.
+ */
+function dedupMiddleware(store: DedupStore, ttlMs: number, logger: Logger, inflight: Set<Promise<void>>): Middleware<AnyMiddlewareArgs> {
   return async (args) => {
     const { body, next, context } = args;
     const key = dedupKey(body as unknown as Record<string, unknown>);
@@ -63,7 +71,13 @@ function dedupMiddleware(store: DedupStore, ttlMs: number, logger: Logger): Midd
       if (ack) await ack();
       return;
     }
-    await next();
+    const work = next();
+    inflight.add(work);
+    try {
+      await work;
+    } finally {
+      inflight.delete(work);
+    }
   };
 }
 
@@ -82,17 +96,31 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     token: config.botToken,
     logger: boltLogger(deps.logger),
     clientOptions,
-    // Checks are listed by the moderator's request, not by the bot's own posts.
-    ignoreSelf: false,
     // auth.test once at start (below) rather than inside the first request's 3 s ack budget.
     deferInitialization: true,
     ...(socketMode
       ? { socketMode: true, appToken: config.appToken }
-      : { signingSecret: config.signingSecret, endpoints: EVENTS_PATH, processBeforeResponse: false }),
+      : {
+          signingSecret: config.signingSecret,
+          endpoints: EVENTS_PATH,
+          processBeforeResponse: false,
+          // For load balancers and uptime checks; it reveals nothing but liveness.
+          customRoutes: [
+            {
+              path: '/healthz',
+              method: ['GET'],
+              handler: (_req: IncomingMessage, res: ServerResponse) => {
+                res.writeHead(200, { 'content-type': 'application/json' });
+                res.end('{"ok":true}');
+              },
+            },
+          ],
+        }),
   });
 
-  const ctx: SlackAppContext = { config, detector: deps.detector, logger, results: new ResultCache(config.resultTtlMs) };
-  app.use(dedupMiddleware(dedup, config.dedupTtlMs, logger));
+  const ctx: SlackAppContext = { config, detector: deps.detector, logger, results: new ResultCache(config.resultTtlMs), names: new Map() };
+  const inflight = new Set<Promise<void>>();
+  app.use(dedupMiddleware(dedup, config.dedupTtlMs, logger, inflight));
   registerDetectCommand(app, ctx);
   registerMessageShortcut(app, ctx);
   registerRecheckAction(app, ctx);
@@ -125,16 +153,32 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     logger.info({ port: address.port, path: EVENTS_PATH }, 'listening for Slack requests over HTTP');
   }
 
+  let stopping: Promise<void> | undefined;
+  const stop = async (): Promise<void> => {
+    try {
+      await app.stop();
+      if (inflight.size > 0) {
+        logger.info({ pending: inflight.size }, 'waiting for acknowledged checks to reply');
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.allSettled([...inflight]),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+    } finally {
+      ctx.results.clear();
+      if (ownsDedup) await dedup.close();
+    }
+  };
   return {
     app,
     eventsUrl,
-    async stop() {
-      try {
-        await app.stop();
-      } finally {
-        ctx.results.clear();
-        if (ownsDedup) await dedup.close();
-      }
+    stop() {
+      stopping ??= stop();
+      return stopping;
     },
   };
 }

@@ -289,6 +289,10 @@ export function buildDetailsModal(result: DetectResponse): ModalView {
 
 export interface AuditEntry {
   userId: string;
+  /** Display name of the moderator, when it could be looked up. */
+  userName?: string | undefined;
+  /** Display name of the checked message's author, when it could be looked up. */
+  messageAuthorName?: string | undefined;
   channelId?: string | undefined;
   /** For message shortcuts: link to the checked message. */
   permalink?: string | undefined;
@@ -304,14 +308,26 @@ export interface AuditEntry {
   words?: number | undefined;
 }
 
+/**
+ * A person in the audit line, as name and id in plain text rather than a `<@U…>` mention: a mention
+ * would notify the moderator on every check, and could tell a message's author that it was checked.
+ */
+function auditPerson(id: string, name: string | undefined): string {
+  const safeId = id.replace(/[^A-Z0-9]/gi, '');
+  return name ? `${escapeMrkdwn(name)} (${safeId})` : `user ${safeId}`;
+}
+
 /** One audit line: who checked what (a link, never the text), the verdict and the request id. */
 export function buildAuditMessage(entry: AuditEntry): SlackMessage {
-  const what =
-    entry.permalink || entry.messageAuthorId
-      ? messageReference(entry.permalink, entry.messageAuthorId)
-      : `a pasted text${entry.words !== undefined ? ` (${entry.words} words)` : ''}`;
+  let what: string;
+  if (entry.permalink || entry.messageAuthorId) {
+    const message = entry.permalink ? `<${entry.permalink.replace(/[<>|]/g, '')}|a message>` : 'a message';
+    what = entry.messageAuthorId ? `${message} by ${auditPerson(entry.messageAuthorId, entry.messageAuthorName)}` : message;
+  } else {
+    what = `a pasted text${entry.words !== undefined ? ` (${entry.words} words)` : ''}`;
+  }
   const verb = entry.kind === 'recheck' ? 're-checked' : 'checked';
-  const where = entry.channelId ? ` in <#${entry.channelId}>` : '';
+  const where = entry.channelId ? ` in <#${entry.channelId.replace(/[^A-Z0-9]/gi, '')}>` : '';
   let outcome: string;
   if (entry.result) {
     const summary = summarizeResult(entry.result);
@@ -320,6 +336,7 @@ export function buildAuditMessage(entry: AuditEntry): SlackMessage {
     outcome = `failed: \`${escapeMrkdwn(entry.errorCode ?? 'unknown')}\` (${entry.mode} mode)`;
   }
   const requestId = entry.result?.request_id ?? entry.requestId;
-  const text = `:mag: <@${entry.userId}> ${verb} ${what}${where}: ${outcome}${requestId ? ` · request id \`${escapeMrkdwn(requestId)}\`` : ''}`;
+  const who = auditPerson(entry.userId, entry.userName);
+  const text = `:mag: ${who} ${verb} ${what}${where}: ${outcome}${requestId ? ` · request id \`${escapeMrkdwn(requestId)}\`` : ''}`;
   return { text, blocks: [{ type: 'section', block_id: 'audit', text: mrkdwn(truncateMarkup(text)) }] };
 }

@@ -77,11 +77,15 @@ export class ResultCache {
   }
 }
 
+export type NameCache = Map<string, { name: string | undefined; until: number }>;
+
 export interface SlackAppContext {
   config: SlackAppConfig;
   detector: Detector;
   logger: Logger;
   results: ResultCache;
+  /** Display names of users and channels, shared by every listener (see createNameResolver). */
+  names: NameCache;
 }
 
 export interface CheckRequest {
@@ -159,14 +163,20 @@ async function audit(
 ): Promise<void> {
   const channel = auditChannelFor(ctx.config, req.teamId);
   if (!channel) return;
-  // Re-opening details of a result already audited adds nothing for the audit trail.
-  if (req.kind === 'details' && info.result === undefined && info.errorCode === undefined) return;
   const record = info.record;
+  const authorId = record?.messageAuthorId ?? req.messageAuthorId;
+  const resolver = createNameResolver(req.client, ctx.names);
+  const [userName, messageAuthorName] = await Promise.all([
+    resolver.user?.(req.userId),
+    authorId ? resolver.user?.(authorId) : undefined,
+  ]);
   const message = buildAuditMessage({
     userId: req.userId,
+    userName,
+    messageAuthorName,
     channelId: record?.channelId ?? req.channelId,
     permalink: record?.permalink ?? req.permalink,
-    messageAuthorId: record?.messageAuthorId ?? req.messageAuthorId,
+    messageAuthorId: authorId,
     kind: req.kind,
     mode: req.mode,
     result: info.result,
@@ -194,7 +204,7 @@ export function slackErrorCode(err: unknown): string {
  * mentions ten people should not cost ten calls twice. Failures (missing scope, deleted user) give
  * undefined and the renderer writes a neutral word.
  */
-export function createNameResolver(client: WebClient, cache: Map<string, { name: string | undefined; until: number }>): NameResolver {
+export function createNameResolver(client: WebClient, cache: NameCache): NameResolver {
   const cached = async (key: string, load: () => Promise<string | undefined>): Promise<string | undefined> => {
     const hit = cache.get(key);
     if (hit && hit.until > Date.now()) return hit.name;

@@ -54,7 +54,13 @@ export class RedisDedupStore implements DedupStore {
     // Commands queue while (re)connecting so the first requests after start use Redis too; the
     // 500 ms race in claim() keeps a down Redis from eating the 3 s ack budget.
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 1000 });
-    this.redis.on('error', (err: Error) => this.logger?.warn({ err: err.message }, 'dedup redis error'));
+    // ioredis reports every failed reconnect; once a minute is enough to see that Redis is down.
+    let lastLogged = 0;
+    this.redis.on('error', (err: Error) => {
+      if (Date.now() - lastLogged < 60_000) return;
+      lastLogged = Date.now();
+      this.logger?.warn({ err: err.message }, 'dedup redis error (claims use process memory meanwhile)');
+    });
   }
 
   async claim(key: string, ttlMs: number): Promise<boolean> {

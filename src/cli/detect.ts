@@ -163,7 +163,8 @@ const WARNING_WORDS: Record<string, string> = {
 
 /** Whether to colour stdout: a terminal, unless NO_COLOR is set; FORCE_COLOR forces it. */
 export function useColour(stream: NodeJS.WriteStream = process.stdout): boolean {
-  if (process.env.FORCE_COLOR !== undefined && process.env.FORCE_COLOR !== '0') return true;
+  const force = process.env.FORCE_COLOR;
+  if (force !== undefined && force !== '' && force !== '0') return true;
   if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '') return false;
   return stream.isTTY === true;
 }

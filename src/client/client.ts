@@ -7,6 +7,7 @@
  * while failing at once on what cannot (other 4xx).
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Redis } from 'ioredis';
@@ -179,6 +180,8 @@ export class DetectClient {
     this.maxRateLimitWaitMs = positive(options.maxRateLimitWaitMs, 'maxRateLimitWaitMs') ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS;
     this.userAgent = `textdetect-client/${VERSION} node/${process.versions.node}${options.userAgent ? ` ${options.userAgent}` : ''}`;
     this.logger = options.logger ?? silentLogger;
+    // Every pending call listens for close(); hundreds may be queued at once.
+    setMaxListeners(0, this.closing.signal);
 
     const limiterOptions = options.limiter === false ? undefined : (options.limiter ?? {});
     this.maxConcurrent = nonNegativeInt(limiterOptions?.maxConcurrent, 'limiter.maxConcurrent') || DEFAULT_MAX_CONCURRENT;
@@ -190,6 +193,7 @@ export class DetectClient {
           // The key is hashed so it never reaches Redis; origin is included because budgets are per server.
           id: limiterOptions.id ?? `textdetect:${createHash('sha256').update(`${this.origin}${this.path}\n${apiKey}`).digest('hex').slice(0, 24)}`,
           idleExpiryMs: positive(limiterOptions.idleExpiryMs, 'limiter.idleExpiryMs') ?? 600_000,
+          redisWaitMs: positive(limiterOptions.redisWaitMs, 'limiter.redisWaitMs') ?? 10_000,
         }
       : undefined;
     this.limiter = new RequestLimiter(config, options.redis, this.logger, this.maxRateLimitWaitMs);
@@ -232,6 +236,12 @@ export class DetectClient {
     const total = items.length;
     const results = new Array<DetectManyResult | undefined>(total);
     const concurrency = Math.max(1, nonNegativeInt(options.concurrency, 'concurrency') || this.maxConcurrent * 2);
+    // One listener on the caller's signal, however many items are pending.
+    const batch = new AbortController();
+    setMaxListeners(0, batch.signal);
+    const onAbort = (): void => batch.abort(options.signal?.reason);
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
     let next = 0;
     let succeeded = 0;
     let failed = 0;
@@ -247,17 +257,18 @@ export class DetectClient {
       }
     };
     const worker = async (): Promise<void> => {
-      while (next < total && !options.signal?.aborted) {
+      while (next < total && !batch.signal.aborted) {
         const index = next++;
         const item = items[index] as DetectRequest;
         try {
-          finish({ index, ok: true, response: await this.detect(item, { signal: options.signal }) });
+          finish({ index, ok: true, response: await this.detect(item, { signal: batch.signal }) });
         } catch (err) {
           finish({ index, ok: false, error: toDetectError(err) });
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+    options.signal?.removeEventListener('abort', onAbort);
     for (let index = 0; index < total; index++) {
       if (results[index] === undefined) {
         finish({
@@ -301,6 +312,7 @@ export class DetectClient {
       throw new InvalidRequestError('The request needs a "text" string.', { code: 'invalid_request', param: 'text', requestId });
     }
     const signal = callerSignal ? AbortSignal.any([callerSignal, this.closing.signal]) : this.closing.signal;
+    setMaxListeners(0, signal);
     const body = JSON.stringify({
       text: request.text,
       ...(request.mode !== undefined ? { mode: request.mode } : {}),

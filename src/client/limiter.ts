@@ -9,7 +9,7 @@
  */
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
-import { RateLimitError } from './errors.ts';
+import { ConnectionError, RateLimitError } from './errors.ts';
 import type { ClientLogger } from './logger.ts';
 import { abortReason, sleep } from './timing.ts';
 
@@ -32,6 +32,8 @@ export interface LimiterOptions {
   id?: string;
   /** Keys of a clustered budget expire after this long without use (ms). Default 10 minutes. */
   idleExpiryMs?: number;
+  /** With `redis`: how long a new call waits for an unreachable Redis before failing with ConnectionError (`limiter_unavailable`). Default 10,000 ms. */
+  redisWaitMs?: number;
 }
 
 export interface ResolvedLimiterConfig {
@@ -40,6 +42,7 @@ export interface ResolvedLimiterConfig {
   intervalMs: number;
   id: string;
   idleExpiryMs: number;
+  redisWaitMs: number;
 }
 
 export interface ScheduleOptions {
@@ -49,6 +52,7 @@ export interface ScheduleOptions {
 }
 
 const PAUSE_SUFFIX = ':pause';
+
 
 export class RequestLimiter {
   private readonly bottleneck: Bottleneck | undefined;
@@ -106,6 +110,8 @@ export class RequestLimiter {
   async schedule<T>(fn: () => Promise<T>, options: ScheduleOptions): Promise<T> {
     const { signal } = options;
     signal?.throwIfAborted();
+    // bottleneck waits for Redis without a deadline; a caller deserves an answer instead of a hang.
+    if (this.redis && this.redis.status !== 'ready') await this.waitForRedis(signal);
     const job = async (): Promise<T> => {
       // A job queued before its caller gave up still gets its turn; make it a no-op.
       signal?.throwIfAborted();
@@ -131,6 +137,38 @@ export class RequestLimiter {
           reject(err);
         },
       );
+    });
+  }
+
+  private async waitForRedis(signal: AbortSignal | undefined): Promise<void> {
+    const redis = this.redis as Redis;
+    const waitMs = this.config?.redisWaitMs ?? 10_000;
+    await new Promise<void>((resolve, reject) => {
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        redis.off('ready', onReady);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const onReady = (): void => {
+        cleanup();
+        resolve();
+      };
+      const onAbort = (): void => {
+        cleanup();
+        reject(abortReason(signal as AbortSignal));
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(
+          new ConnectionError(
+            `The shared rate limiter's Redis has been unreachable for ${waitMs / 1000} s (status ${redis.status}); check the redis URL and that Redis is running.`,
+            { code: 'limiter_unavailable' },
+          ),
+        );
+      }, waitMs);
+      redis.once('ready', onReady);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (redis.status === 'ready') onReady();
     });
   }
 

@@ -35,6 +35,8 @@ export interface ArtifactHeader {
   vocab: string[];
   dense: { names: string[]; mean: number[]; std: number[] };
   bias: number;
+  /** Gradient-boosted trees over [dense features…, linear logit]; absent in linear-only models. */
+  forest?: { depth: number; nTrees: number; nFeatures: number; base: number };
   /** Keyed `language:mode`; `language:*` is the fallback for modes without data. */
   calibration: Record<string, GroupCalibration>;
   /** Free-form training facts (data sizes, options, dev metrics) for humans reading the file. */

@@ -102,9 +102,9 @@ export class TextDetector implements Detector {
     docLogit: number,
   ): SegmentScore[] {
     const out: SegmentScore[] = [];
-    for (const seg of segmenterFor(language).segment(normText)) {
-      let s = seg.index;
-      let e = s + seg.segment.length;
+    for (const [s0, e0] of sentenceRanges(normText, language)) {
+      let s = s0;
+      let e = e0;
       while (s < e && normText.charCodeAt(s) <= 0x20) s++;
       while (e > s && normText.charCodeAt(e - 1) <= 0x20) e--;
       if (s >= e) continue;
@@ -122,6 +122,44 @@ export class TextDetector implements Detector {
     }
     return out;
   }
+}
+
+/** Chunks handed to Intl.Segmenter: V8's sentence iteration gets very slow on long strings. */
+const SEGMENT_CHUNK = 2000;
+
+/**
+ * Sentence ranges of `text`. Long texts are cut into chunks at a line break or a sentence end
+ * followed by a space (where a sentence boundary is nearly certain) and segmented chunk by chunk.
+ */
+function sentenceRanges(text: string, language: Language): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const segmenter = segmenterFor(language);
+  let base = 0;
+  while (base < text.length) {
+    let end = text.length;
+    if (end - base > SEGMENT_CHUNK * 1.5) {
+      end = base + SEGMENT_CHUNK;
+      let cut = -1;
+      for (let k = end; k > base + SEGMENT_CHUNK / 2; k--) {
+        const ch = text.charCodeAt(k);
+        const prev = text.charCodeAt(k - 1);
+        if (ch === 0x0a || (ch === 0x20 && (prev === 0x2e || prev === 0x21 || prev === 0x3f))) {
+          cut = k + 1;
+          break;
+        }
+      }
+      // No sentence end nearby (one enormous sentence): cut at a space, or anywhere.
+      if (cut < 0) {
+        const sp = text.lastIndexOf(' ', end);
+        cut = sp > base ? sp + 1 : end;
+      }
+      end = cut;
+    }
+    const chunk = text.slice(base, end);
+    for (const seg of segmenter.segment(chunk)) out.push([base + seg.index, base + seg.index + seg.segment.length]);
+    base = end;
+  }
+  return out;
 }
 
 export function verdictOf(p: number, aiThreshold: number, humanThreshold: number): Verdict {

@@ -46,7 +46,11 @@ export interface LanguageGuess {
 const RE_LETTER = /\p{L}/u;
 const RE_WORD = /\p{L}+(?:'\p{L}+)*/gu;
 
-export function identifyLanguage(text: string): LanguageGuess {
+/** Identification looks at most this many characters (from the start): plenty, and bounded in cost. */
+const SAMPLE_CHARS = 8000;
+
+export function identifyLanguage(fullText: string): LanguageGuess {
+  const text = fullText.length > SAMPLE_CHARS ? fullText.slice(0, SAMPLE_CHARS) : fullText;
   let latin = 0;
   let asciiLatin = 0;
   let other = 0;

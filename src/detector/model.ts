@@ -4,6 +4,7 @@
  */
 import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from './artifact.ts';
 import { extractFeatures, DENSE_DIM, HASH_DIM, type FeatureVector, type LMContext } from './features.ts';
+import { forestMargin, type Forest } from './gbdt.ts';
 import { BigramLM, type BigramArrays } from './lm.ts';
 import type { Language, Mode } from './types.ts';
 
@@ -22,6 +23,13 @@ export function linearScore(f: FeatureVector, w: LinearWeights): number {
   for (let i = 0; i < DENSE_DIM; i++) s += w.dense[i]! * ((f.dense[i]! - w.mean[i]!) / w.std[i]!);
   for (let i = 0; i < f.idx.length; i++) s += w.sparse[f.idx[i]!]! * f.val[i]!;
   return s;
+}
+
+/** The trees' input: the raw dense features followed by the linear model's logit. */
+export function stackedInput(f: FeatureVector, linearLogit: number, out = new Float64Array(DENSE_DIM + 1)): Float64Array {
+  out.set(f.dense);
+  out[DENSE_DIM] = linearLogit;
+  return out;
 }
 
 export function sigmoid(x: number): number {
@@ -53,6 +61,8 @@ export class LoadedModel {
   readonly lm: LMContext;
   readonly weights: LinearWeights;
   readonly header: ArtifactHeader;
+  readonly forest: Forest | undefined;
+  private readonly stack = new Float64Array(DENSE_DIM + 1);
 
   constructor(header: ArtifactHeader, arrays: ArtifactArrays) {
     this.header = header;
@@ -77,14 +87,29 @@ export class LoadedModel {
       mean: Float64Array.from(header.dense.mean),
       std: Float64Array.from(header.dense.std),
     };
+    if (header.forest) {
+      const feat = arrays['gb.feature'];
+      const thr = arrays['gb.threshold'] as Float32Array | undefined;
+      const leaf = arrays['gb.leaf'] as Float32Array | undefined;
+      if (!feat || !thr || !leaf) throw new Error('Model artifact lacks its trees.');
+      this.forest = {
+        ...header.forest,
+        feature: new Int32Array(feat.buffer, feat.byteOffset, feat.length),
+        threshold: thr,
+        leaf,
+      };
+    }
   }
 
   features(lower: string, language: Language): FeatureVector {
     return extractFeatures(lower, language, this.lm);
   }
 
+  /** Uncalibrated score: the trees' margin over [dense features, linear logit], or the linear logit alone. */
   rawLogit(f: FeatureVector): number {
-    return linearScore(f, this.weights);
+    const lin = linearScore(f, this.weights);
+    if (!this.forest) return lin;
+    return forestMargin(this.forest, stackedInput(f, lin, this.stack));
   }
 
   calibrationFor(language: Language, mode: Mode): GroupCalibration {

@@ -86,11 +86,26 @@ export function normalize(input: string): NormalizedText {
   let i = 0;
   while (i < n) {
     const c = input.charCodeAt(i);
-    if (c > 0x20 && c < 0x7f && !(i + 1 < n && input.charCodeAt(i + 1) >= 0x300 && RE_MARK.test(input[i + 1]!))) {
-      // Fast path: printable ASCII needs no work.
-      push(input[i]!, i);
-      i++;
-      continue;
+    if (c > 0x20 && c < 0x7f) {
+      // Fast path: a run of printable ASCII with single spaces needs no work; copy it whole.
+      let j = i + 1;
+      for (;;) {
+        if (j >= n) break;
+        const d = input.charCodeAt(j);
+        if (d > 0x20 && d < 0x7f) j++;
+        else if (d === 0x20 && j + 1 < n && input.charCodeAt(j + 1) > 0x20 && input.charCodeAt(j + 1) < 0x7f) j += 2;
+        else break;
+      }
+      // A combining mark after the run belongs with its last character (e.g. s + U+0327 → ş).
+      if (j < n && input.charCodeAt(j) >= 0x300 && RE_MARK.test(input[j]!)) j--;
+      if (j > i) {
+        const run = input.slice(i, j);
+        push(run, i);
+        // push() gave every character of the run the origin i; make them sequential.
+        for (let k = 1; k < run.length; k++) mapArr[len - run.length + k] = i + k;
+        i = j;
+        continue;
+      }
     }
     const cp = input.codePointAt(i)!;
     const width = cp > 0xffff ? 2 : 1;

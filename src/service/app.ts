@@ -144,6 +144,13 @@ function isJsonContentType(header: string | undefined): boolean {
   return true;
 }
 
+function formatWindow(ms: number): string {
+  if (ms % 3_600_000 === 0) return ms === 3_600_000 ? 'hour' : `${ms / 3_600_000} hours`;
+  if (ms % 60_000 === 0) return ms === 60_000 ? 'minute' : `${ms / 60_000} minutes`;
+  if (ms % 1000 === 0) return ms === 1000 ? 'second' : `${ms / 1000} seconds`;
+  return `${ms} ms`;
+}
+
 function hasLoneSurrogate(text: string): boolean {
   return !(text as string & { isWellFormed(): boolean }).isWellFormed();
 }
@@ -241,24 +248,26 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   app.addHook('onRequest', async (request, reply) => {
     const caller = request.headers['x-request-id'];
-    const validCaller = typeof caller === 'string' && CALLER_REQUEST_ID_PATTERN.test(caller) ? caller.toLowerCase() : undefined;
+    const validCaller = typeof caller === 'string' && CALLER_REQUEST_ID_PATTERN.test(caller) ? caller : undefined;
     request.ctx = { callerRequestId: validCaller, keyId: undefined, mode: undefined, language: undefined, textLength: undefined, errorCode: undefined };
     setIdHeaders(request, reply);
     if (deps.isClosing()) {
       reply.header('Connection', 'close');
       throw new ApiError(503, 'not_ready', 'The service is shutting down; retry on another instance or in a moment.', { retryAfter: 1, headers: { 'Retry-After': '1' } });
     }
-    if (caller !== undefined && validCaller === undefined) {
-      throw new ApiError(400, 'invalid_request', 'X-Request-Id must be a UUID such as 0b5f2a62-6f5c-4c1e-9d1e-2a3b4c5d6e7f.', { param: 'X-Request-Id' });
-    }
-    // Answer unknown paths before any body is read, so e.g. a bad Content-Type cannot turn a 404 into a 415.
-    if (request.is404) throw genericError(404);
+    const badCallerId =
+      caller !== undefined && validCaller === undefined
+        ? new ApiError(400, 'invalid_request', 'X-Request-Id must be a UUID such as 0b5f2a62-6f5c-4c1e-9d1e-2a3b4c5d6e7f.', { param: 'X-Request-Id' })
+        : undefined;
     const url = request.routeOptions.url ?? '';
-    if (UNLIMITED.has(url)) return;
+    if (!request.is404 && UNLIMITED.has(url)) {
+      if (badCallerId) throw badCallerId;
+      return;
+    }
 
     let authFailure: ApiError | undefined;
     let key: StoredApiKey | undefined;
-    if (url === '/v1/detect' && request.method === 'POST') {
+    if (!request.is404 && url === '/v1/detect' && request.method === 'POST') {
       const outcome = await authenticate(request);
       authFailure = outcome.failure;
       key = outcome.key;
@@ -267,6 +276,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       request.ctx.keyId = key.id;
       if (key.rate_limit_max !== null) keyLimits.set(request, key.rate_limit_max);
     }
+    // Everything but the probes counts: scanning unknown paths or guessing keys uses up the
+    // address's budget, and every such answer carries the RateLimit-* headers.
     const limit = await limiter(request);
     if (!limit.isAllowed) {
       reply.header('RateLimit-Limit', limit.max);
@@ -274,13 +285,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       reply.header('RateLimit-Reset', limit.ttlInSeconds);
       if (limit.isExceeded) {
         const seconds = Math.max(1, limit.ttlInSeconds);
-        throw new ApiError(429, 'rate_limited', `Too many requests: the limit is ${limit.max} per ${Math.round(config.rateLimitWindowMs / 1000)} seconds${key ? ' for this key' : ' for unauthenticated requests from this address'}; retry in ${seconds} seconds.`, {
+        throw new ApiError(429, 'rate_limited', `Too many requests: the limit is ${limit.max} per ${formatWindow(config.rateLimitWindowMs)}${key ? ' for this key' : ' for unauthenticated requests from this address'}; retry in ${seconds} s.`, {
           retryAfter: seconds,
           headers: { 'Retry-After': String(seconds), 'Retry-After-Ms': String(Math.max(0, limit.ttl)) },
         });
       }
     }
     if (authFailure) throw authFailure;
+    if (badCallerId) throw badCallerId;
+    // Answer unknown paths before any body is read, so e.g. a bad Content-Type cannot turn a 404 into a 415.
+    if (request.is404) throw genericError(404);
   });
 
   async function authenticate(request: FastifyRequest): Promise<{ key?: StoredApiKey; failure?: ApiError }> {

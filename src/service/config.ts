@@ -2,7 +2,7 @@
  * Service configuration: one typed object, built from defaults, environment variables
  * (`loadConfigFromEnv`) and explicit overrides (`startService(config)`).
  */
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { KeyEnvironment } from './keys.ts';
@@ -34,7 +34,7 @@ export interface ServiceConfig {
   redisUrl: string | undefined;
   /** Prefix of the Redis keys holding rate-limit counters. Env `REDIS_KEY_PREFIX`; default `textdetect:ratelimit:`. */
   redisKeyPrefix: string;
-  /** Longest accepted `text`, in UTF-16 code units (JavaScript string length). Env `MAX_TEXT_CHARS`; default 50000. */
+  /** Longest accepted `text`, in Unicode characters (code points, as JSON Schema `maxLength` counts). Env `MAX_TEXT_CHARS`; default 50000. */
   maxTextChars: number;
   /**
    * Largest accepted request body in bytes. Default (env `BODY_LIMIT_BYTES`): room for `maxTextChars`
@@ -46,8 +46,10 @@ export interface ServiceConfig {
   /** Model artifact passed to `createDetector({ model })`; unset uses the engine's default. Env `MODEL_PATH`. */
   modelPath: string | undefined;
   /**
-   * Scoring runs in this many worker threads, so the event loop keeps accepting requests while
-   * texts are scored; 0 scores on the main thread. Env `DETECT_WORKERS`; default 0.
+   * Scoring runs in this many worker threads, so HTTP handling and scoring use separate cores and
+   * a long text does not stall other requests; 0 scores on the main thread (cheapest to start,
+   * best for tests and embedding). Default 0 for `startService()`; `loadConfigFromEnv()` (npm start)
+   * uses env `DETECT_WORKERS`, defaulting to the number of available CPUs, at most 4.
    */
   workers: number;
   /**
@@ -126,8 +128,8 @@ export function parseDuration(value: number | string): number | undefined {
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return undefined;
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}".`);
@@ -136,8 +138,11 @@ function integer(env: NodeJS.ProcessEnv, name: string, min: number, max = Number
 }
 
 function text(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  // `docker --env-file` keeps quotes that a shell would strip; accept both spellings.
+  const unquoted = /^(["'])(.*)\1$/.exec(raw)?.[2]?.trim() ?? raw;
+  return unquoted === '' ? undefined : unquoted;
 }
 
 /** Builds a full config from environment variables; unset variables keep their defaults. */
@@ -168,7 +173,7 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
   config.bodyLimit = integer(env, 'BODY_LIMIT_BYTES', 1024) ?? config.bodyLimit;
   config.bodyTimeoutMs = integer(env, 'BODY_TIMEOUT_MS', 100) ?? config.bodyTimeoutMs;
   config.modelPath = text(env, 'MODEL_PATH');
-  config.workers = integer(env, 'DETECT_WORKERS', 0, 64) ?? config.workers;
+  config.workers = integer(env, 'DETECT_WORKERS', 0, 64) ?? Math.min(availableParallelism(), 4);
   const level = text(env, 'LOG_LEVEL');
   if (level !== undefined) {
     if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) {

@@ -60,16 +60,17 @@ function inProcessEngine(modelPath: string | undefined): EngineHost {
 
 /**
  * Loads one engine per worker thread and sends each text to the least busy one, so scoring uses
- * several cores while the main thread only does HTTP.
+ * several cores while the main thread only does HTTP. A worker that dies fails only the texts it
+ * was scoring and is replaced.
  */
-function workerPoolEngine(modelPath: string | undefined, size: number): EngineHost {
+function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerExit?: (err: Error) => void): EngineHost {
   let state: EngineState = 'loading';
   let failure: Error | undefined;
   let model: string | undefined;
   let nextId = 1;
   const pending = new Map<number, { resolve(r: DetectionResult): void; reject(e: Error): void; worker: number }>();
   const busy = new Array<number>(size).fill(0);
-  const workers: Worker[] = [];
+  const workers: Array<Worker | undefined> = new Array(size).fill(undefined);
 
   const failAllOf = (index: number, err: Error) => {
     for (const [id, entry] of pending) {
@@ -78,47 +79,66 @@ function workerPoolEngine(modelPath: string | undefined, size: number): EngineHo
         entry.reject(err);
       }
     }
+    busy[index] = 0;
+  };
+
+  /** Starts worker `index`; resolves with the model id once its engine is loaded. */
+  const spawnWorker = (index: number): Promise<string> => {
+    const worker = new Worker(new URL('./detect-worker.mjs', import.meta.url), { workerData: { modelPath } });
+    return new Promise<string>((resolve, reject) => {
+      let loaded = false;
+      worker.on('message', (message: WorkerReply & { ready?: string; error?: unknown }) => {
+        if (!loaded) {
+          loaded = true;
+          if (typeof message.ready === 'string') {
+            workers[index] = worker;
+            resolve(message.ready);
+          } else {
+            reject(new Error(typeof message.error === 'string' ? message.error : 'worker failed to load the engine'));
+            void worker.terminate();
+          }
+          return;
+        }
+        const entry = pending.get(message.id);
+        if (!entry) return;
+        pending.delete(message.id);
+        busy[index] = Math.max(0, (busy[index] ?? 1) - 1);
+        if (message.result) entry.resolve(message.result);
+        else if (message.error && typeof message.error === 'object' && (message.error as { name?: string }).name === 'UnsupportedLanguageError') {
+          const e = message.error as { detected?: string; message: string };
+          entry.reject(new UnsupportedLanguageError(e.detected ?? 'unknown', e.message));
+        } else entry.reject(new Error((message.error as { message?: string } | undefined)?.message ?? 'engine error'));
+      });
+      worker.on('error', (err) => {
+        if (!loaded) {
+          loaded = true;
+          reject(err);
+        }
+      });
+      worker.on('exit', (code) => {
+        if (workers[index] !== worker) return;
+        workers[index] = undefined;
+        const err = new Error(`scoring worker ${index} exited with code ${code}`);
+        failAllOf(index, err);
+        if (state !== 'ready') return;
+        onWorkerExit?.(err);
+        spawnWorker(index).catch((spawnErr: Error) => {
+          state = 'failed';
+          failure = spawnErr;
+        });
+      });
+    });
   };
 
   const loaded = (async () => {
     try {
-      const starts = Array.from({ length: size }, (_, index) => {
-        const worker = new Worker(new URL('./detect-worker.mjs', import.meta.url), {
-          workerData: { modelPath },
-        });
-        workers.push(worker);
-        return new Promise<string>((resolve, reject) => {
-          worker.once('error', reject);
-          worker.once('message', (message: { ready?: string; error?: string }) => {
-            worker.off('error', reject);
-            if (message.ready !== undefined) resolve(message.ready);
-            else reject(new Error(message.error ?? 'worker failed to load the engine'));
-            worker.on('message', (reply: WorkerReply) => {
-              const entry = pending.get(reply.id);
-              if (!entry) return;
-              pending.delete(reply.id);
-              busy[index] = (busy[index] ?? 1) - 1;
-              if (reply.result) entry.resolve(reply.result);
-              else if (reply.error?.name === 'UnsupportedLanguageError') entry.reject(new UnsupportedLanguageError(reply.error.detected ?? 'unknown', reply.error.message));
-              else entry.reject(new Error(reply.error?.message ?? 'engine error'));
-            });
-            worker.on('error', (err) => {
-              failAllOf(index, err);
-              if (state === 'ready') {
-                state = 'failed';
-                failure = err;
-              }
-            });
-          });
-        });
-      });
-      const models = await Promise.all(starts);
+      const models = await Promise.all(Array.from({ length: size }, (_, index) => spawnWorker(index)));
       model = models[0];
       state = 'ready';
     } catch (err) {
       state = 'failed';
       failure = err as Error;
-      await Promise.all(workers.map((w) => w.terminate()));
+      await Promise.all(workers.map((w) => w?.terminate()));
       throw err;
     }
   })();
@@ -131,18 +151,23 @@ function workerPoolEngine(modelPath: string | undefined, size: number): EngineHo
     loaded,
     detect(text, options) {
       if (state !== 'ready') return Promise.reject(new Error('engine not ready'));
-      let index = 0;
-      for (let i = 1; i < size; i++) if ((busy[i] ?? 0) < (busy[index] ?? 0)) index = i;
+      let index = -1;
+      for (let i = 0; i < size; i++) {
+        if (workers[i] && (index < 0 || (busy[i] ?? 0) < (busy[index] ?? 0))) index = i;
+      }
+      const worker = index >= 0 ? workers[index] : undefined;
+      if (!worker) return Promise.reject(new Error('no scoring worker is running'));
       busy[index] = (busy[index] ?? 0) + 1;
       const id = nextId++;
       return new Promise<DetectionResult>((resolve, reject) => {
         pending.set(id, { resolve, reject, worker: index });
-        workers[index]!.postMessage({ id, text, options });
+        worker.postMessage({ id, text, options });
       });
     },
     async close() {
       state = 'closed';
-      await Promise.all(workers.map((w) => w.terminate()));
+      const running = workers.splice(0, workers.length);
+      await Promise.all(running.map((w) => w?.terminate()));
       for (const [id, entry] of pending) {
         pending.delete(id);
         entry.reject(new Error('engine closed'));
@@ -151,6 +176,7 @@ function workerPoolEngine(modelPath: string | undefined, size: number): EngineHo
   };
 }
 
-export function createEngineHost(modelPath: string | undefined, workers: number): EngineHost {
-  return workers > 0 ? workerPoolEngine(modelPath, workers) : inProcessEngine(modelPath);
+/** `workers` 0 scores on the calling thread; more starts that many worker threads. */
+export function createEngineHost(modelPath: string | undefined, workers: number, onWorkerExit?: (err: Error) => void): EngineHost {
+  return workers > 0 ? workerPoolEngine(modelPath, workers, onWorkerExit) : inProcessEngine(modelPath);
 }

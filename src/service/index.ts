@@ -47,7 +47,9 @@ export async function startService(config: Partial<ServiceConfig> = {}): Promise
   const resolved = resolveConfig(merged);
   const logger = resolved.logger ?? createLogger(resolved.logLevel);
 
-  const engine = createEngineHost(resolved.modelPath, resolved.workers);
+  const engine = createEngineHost(resolved.modelPath, resolved.workers, (err) =>
+    logger.error({ err: { message: err.message } }, 'scoring worker died; texts it was scoring got 500, a new worker is starting'),
+  );
   if (resolved.waitForEngine) {
     try {
       await engine.loaded;

@@ -2,11 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { helpText, parseDetectCommand, parseModeSetting } from '../../adapters/chat/modes.ts';
 
 describe('parseDetectCommand', () => {
-  it('reads a leading mode, in any case and in the bracketed and mode: forms', () => {
+  it('reads a leading lower-case mode, and the bracketed and mode: forms in any case', () => {
     expect(parseDetectCommand('legal The party of the first part', 'general')).toEqual({ kind: 'detect', mode: 'legal', explicitMode: true, text: 'The party of the first part' });
-    expect(parseDetectCommand('ACADEMIC  An essay\nwith lines', 'general')).toEqual({ kind: 'detect', mode: 'academic', explicitMode: true, text: 'An essay\nwith lines' });
-    expect(parseDetectCommand('[financial] Q3 results', 'general')).toMatchObject({ mode: 'financial', text: 'Q3 results' });
-    expect(parseDetectCommand('mode:legal Terms apply', 'general')).toMatchObject({ mode: 'legal', text: 'Terms apply' });
+    expect(parseDetectCommand('academic  An essay\nwith lines', 'general')).toEqual({ kind: 'detect', mode: 'academic', explicitMode: true, text: 'An essay\nwith lines' });
+    expect(parseDetectCommand('[Financial] Q3 results', 'general')).toMatchObject({ mode: 'financial', text: 'Q3 results' });
+    expect(parseDetectCommand('MODE:legal Terms apply', 'general')).toMatchObject({ mode: 'legal', text: 'Terms apply' });
+  });
+
+  it('keeps a capitalised first word that happens to be a mode name as part of the text', () => {
+    expect(parseDetectCommand('General Motors announced results today.', 'academic')).toEqual({ kind: 'detect', mode: 'academic', explicitMode: false, text: 'General Motors announced results today.' });
+    expect(parseDetectCommand('Legal teams reviewed it.', 'general')).toMatchObject({ mode: 'general', text: 'Legal teams reviewed it.' });
   });
 
   it('uses the default mode when the first word is not one', () => {
@@ -14,7 +19,7 @@ describe('parseDetectCommand', () => {
   });
 
   it('asks for help on empty input, help, or a lone mode', () => {
-    for (const input of ['', '   ', 'help', 'HELP', '--help', '?', 'legal', '[academic]']) {
+    for (const input of ['', '   ', 'help', 'HELP', '--help', '?', 'legal', '[Academic]', 'mode:financial']) {
       expect(parseDetectCommand(input, 'general')).toEqual({ kind: 'help' });
     }
     expect(parseDetectCommand('help me write this', 'general')).toMatchObject({ kind: 'detect', text: 'help me write this' });

@@ -72,6 +72,14 @@ describe('detector engine', () => {
     checkSegments('A\u00a0sentence\u2003with odd\u200bspaces.\tAnother\u200d one\r\nends.');
   });
 
+  it('segments long texts quickly and exactly', () => {
+    const parts = ['A short one.', 'Then a much longer sentence follows here, with commas, clauses and a few more words.', 'İyi günler!', 'Why not?'];
+    const text = Array.from({ length: 3000 }, (_, i) => parts[i % parts.length]).join(' ');
+    const started = performance.now();
+    checkSegments(text);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
   it('flags short texts with low confidence and never calls them likely AI', () => {
     const r = detector.detect('This is a short note about the meeting tomorrow.', { mode: 'general' });
     expect(r.warnings).toContain('short_text');

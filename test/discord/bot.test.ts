@@ -35,8 +35,10 @@ let goodClient: DetectClient;
 let limitedClient: DetectClient;
 let exhaustingClient: DetectClient;
 let downClient: DetectClient;
+let burstClient: DetectClient;
 /** The client the bot calls in the current test; all are real clients against real servers. */
 let current: DetectClient;
+let detectCalls = 0;
 
 const place: Place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
 const moderator = user(snowflake(), 'moderator');
@@ -62,15 +64,23 @@ beforeAll(async () => {
   exhaustingClient = new DetectClient({ apiKey: limitedKey, baseUrl: service.url, maxRetries: 0, limiter: false });
   limitedClient = new DetectClient({ apiKey: limitedKey, baseUrl: service.url, maxRetries: 0, limiter: false, maxRateLimitWaitMs: 500 });
   downClient = new DetectClient({ apiKey: key, baseUrl: `http://127.0.0.1:${await freePort()}`, maxRetries: 0, timeoutMs: 3000 });
+  // The default client paces calls to the key's budget (one per second at 60/min); the burst test
+  // measures the bot and Discord's deadline, so its client sends at once.
+  burstClient = new DetectClient({ apiKey: key, baseUrl: service.url, maxRetries: 0, limiter: false });
   current = goodClient;
-  const detect: DetectionApi = { detect: (request, options) => current.detect(request, options) };
+  const detect: DetectionApi = {
+    detect: (request, options) => {
+      detectCalls += 1;
+      return current.detect(request, options);
+    },
+  };
   bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: fake.apiUrl, modLogChannelId: MODLOG_CHANNEL } });
   await bot.start();
 }, 60_000);
 
 afterAll(async () => {
   await bot?.stop();
-  await Promise.all([goodClient, limitedClient, exhaustingClient, downClient].map((c) => c?.close()));
+  await Promise.all([goodClient, limitedClient, exhaustingClient, downClient, burstClient].map((c) => c?.close()));
   await service?.close();
   await fake?.close();
   if (keysDir) await rm(keysDir, { recursive: true, force: true });
@@ -194,6 +204,18 @@ describe('/detect', () => {
     }
   });
 
+  it('says when the text is in a language the detector does not support', async () => {
+    const german =
+      'Gestern sind wir mit dem Zug nach Hamburg gefahren, weil das Auto wieder in der Werkstatt war. ' +
+      'Am Hafen haben wir Fischbrötchen gegessen und den Schiffen zugesehen, bis es dunkel wurde und der Wind kalt.';
+    const x = await interact(chatInputDetect(place, moderator, { text: german, mode: 'general' }));
+    expectEphemeralDeferral(x);
+    expect(x.edit.body.embeds[0].description).toMatch(
+      /^This text is in a language the detector does not support: only English and Turkish can be checked\. \(request id: req_\w+\)$/,
+    );
+    expect(x.edit.body.components).toEqual([]);
+  });
+
   it('says the service is unreachable when it is down', async () => {
     current = downClient;
     try {
@@ -261,6 +283,68 @@ describe('"Check for AI text" message command', () => {
     expectEphemeralDeferral(x);
     expect(x.edit.body.embeds[0].description).toMatch(/^This text is too long to check\. Shorten it \(or check it in parts\) and try again\. \(request id: req_\w+\)$/);
     expect(x.edit.body.components).toEqual([]);
+  });
+});
+
+describe('under load and surprises', () => {
+  it('acknowledges 20 simultaneous checks within the 3-second window and answers all of them', async () => {
+    const payloads = Array.from({ length: 20 }, (_, i) =>
+      chatInputDetect(place, user(snowflake(), `mod${i}`), { text: ENGLISH_TEXT, mode: 'general', segments: i % 2 === 0 }),
+    );
+    current = burstClient;
+    let exchanges: Exchange[];
+    try {
+      exchanges = await Promise.all(payloads.map((p) => interact(p)));
+    } finally {
+      current = goodClient;
+    }
+    const deferMs = exchanges.map((x) => x.callback.at - x.sentAt).sort((a, b) => a - b);
+    const answerMs = exchanges.map((x) => x.edit.at - x.sentAt).sort((a, b) => a - b);
+    for (const x of exchanges) {
+      expectEphemeralDeferral(x);
+      expect(x.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+    }
+    const pct = (xs: number[], q: number): number => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+    // Printed for docs/discord.md ("Measured").
+    console.log(
+      `discord bot, 20 simultaneous /detect: deferral p50 ${pct(deferMs, 0.5)} ms, max ${deferMs.at(-1)} ms; ` +
+        `answer p50 ${pct(answerMs, 0.5)} ms, max ${answerMs.at(-1)} ms`,
+    );
+  });
+
+  it('answers a command it does not know (stale registration) instead of leaving Discord waiting', async () => {
+    const payload = chatInputDetect(place, moderator, { text: 'x', mode: 'general' });
+    payload.data.name = 'old-command';
+    const x = await interact(payload);
+    expectEphemeralDeferral(x);
+    expect(x.edit.body.content).toBe('This command is not known to the running bot. Ask the bot admin to run `npm run discord:register` again.');
+  });
+  it('stops when Discord no longer accepts the acknowledgement (interaction older than 3 s)', async () => {
+    const payload = chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'general' });
+    const callsBefore = detectCalls;
+    // Dispatched without registering its token: the fake answers the callback 404 Unknown interaction (10062).
+    fake.dispatch('INTERACTION_CREATE', payload);
+    const callback = await fake.waitForRequest((r) => r.method === 'POST' && r.path.includes(payload.token));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fake.requests.filter((r) => r.path.includes(payload.token))).toEqual([callback]);
+    expect(detectCalls).toBe(callsBefore);
+  });
+
+  it('still answers the moderator when the mod-log channel refuses the post', async () => {
+    fake.overrideOnce('POST', new RegExp(`^/channels/${MODLOG_CHANNEL}/messages$`), {
+      status: 403,
+      body: { message: 'Missing Access', code: 50001 },
+    });
+    const payload = messageCommand(place, moderator, { content: ENGLISH_TEXT });
+    const x = await interact(payload);
+    expect(x.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+    const refused = await fake.waitForRequest(
+      (r) => r.method === 'POST' && r.path === `/channels/${MODLOG_CHANNEL}/messages` && r.body.content.includes(payload.data.target_id),
+    );
+    expect(refused.at).toBeGreaterThanOrEqual(x.edit.at);
+    // The bot keeps working afterwards.
+    const next = await interact(chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'legal' }));
+    expect(field(next.edit.body.embeds[0], 'Mode')).toBe('Legal');
   });
 });
 

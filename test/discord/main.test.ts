@@ -59,7 +59,11 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
 
   const logLines = output.split('\n').filter((l) => l.startsWith('{'));
   expect(logLines.some((l) => JSON.parse(l).msg === 'discord bot ready')).toBe(true);
-  expect(logLines.some((l) => JSON.parse(l).msg === 'check done')).toBe(true);
+  const done = logLines.map((l) => JSON.parse(l)).find((l) => l.msg === 'check done');
+  expect(done).toMatchObject({ trigger: 'detect', mode: 'general', verdict: expect.any(String), requestId: expect.stringMatching(/^req_/) });
+  // The bot's log line and the service's request log share the caller request id.
+  const served = logLines.map((l) => JSON.parse(l)).find((l) => l.request_id === done.requestId && l.path === '/v1/detect');
+  expect(served?.caller_request_id).toBe(done.callerRequestId);
   // Never the submitted text, the bot token or the interaction token in the logs.
   expect(output).not.toContain('committee');
   expect(output).not.toContain('secret-part');

@@ -267,3 +267,23 @@ describe('production environment', () => {
     }
   });
 });
+
+describe('scoring in worker threads', () => {
+  it('gives the same answers as in-process scoring, including 422', async () => {
+    const pooled = await startTestService({ workers: 2 });
+    try {
+      const k = await pooled.newKey();
+      const body = { text: ENGLISH_TEXT, segments: true, mode: 'academic' };
+      const [viaWorkers, inProcess] = await Promise.all([detect(pooled, k, body), detect(service, key, body)]);
+      expect(viaWorkers.status).toBe(200);
+      const { request_id: _a, ...a } = viaWorkers.body;
+      const { request_id: _b, ...b } = inProcess.body;
+      expect(a).toEqual(b);
+      const answers = await Promise.all(Array.from({ length: 20 }, () => detect(pooled, k, { text: TURKISH_TEXT })));
+      expect(answers.map((x) => x.status)).toEqual(new Array(20).fill(200));
+      expectEnvelope(await detect(pooled, k, { text: GERMAN_TEXT }), 422, 'unsupported_language');
+    } finally {
+      await pooled.stop();
+    }
+  });
+});

@@ -20,6 +20,8 @@ interface Case {
   status: number;
   code: string;
   param?: string;
+  /** Answered before routing (by the HTTP parser or URL decoding), so no rate-limit headers. */
+  preRouting?: boolean;
   send(): Promise<{ status: number; body: any; headers: { get?(n: string): string | null } | Record<string, string> }>;
 }
 
@@ -173,12 +175,12 @@ function buildCases(): Case[] {
   cases.push({ name: 'trickled body', status: 408, code: 'request_timeout', send: rawRequest(head, '', trickle) });
 
   // Protocol-level garbage answered by the connection error handler.
-  cases.push({ name: 'garbage request line', status: 400, code: 'invalid_request', send: rawRequest('GARBAGE\r\n\r\n') });
-  cases.push({ name: 'bad header line', status: 400, code: 'invalid_request', send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n') });
-  cases.push({ name: 'header overflow', status: 431, code: 'headers_too_large', send: rawRequest(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`) });
-  cases.push({ name: 'bad content-length', status: 400, code: 'invalid_request', send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n') });
-  cases.push({ name: 'both length and chunked', status: 400, code: 'invalid_request', send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n') });
-  cases.push({ name: 'bad percent-encoding', status: 400, code: 'invalid_request', send: rawRequest('GET /v1/%E0%A4%A HTTP/1.1\r\nHost: x\r\n\r\n') });
+  cases.push({ name: 'garbage request line', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('GARBAGE\r\n\r\n') });
+  cases.push({ name: 'bad header line', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n') });
+  cases.push({ name: 'header overflow', preRouting: true, status: 431, code: 'headers_too_large', send: rawRequest(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`) });
+  cases.push({ name: 'bad content-length', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n') });
+  cases.push({ name: 'both length and chunked', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n') });
+  cases.push({ name: 'bad percent-encoding', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('GET /v1/%E0%A4%A HTTP/1.1\r\nHost: x\r\n\r\n') });
   for (const path of ['/v1/detect/', '/V1/DETECT', '/v1/detect/x', '/v1', '/detect', '/v1/detect%00', '/..%2f..%2fetc/passwd']) {
     cases.push({ name: `path ${path}`, status: 404, code: 'not_found', send: () => call(service, path, { method: 'POST', key, body: { text: ENGLISH_TEXT } }) });
   }
@@ -218,6 +220,7 @@ describe('bad-input sweep', () => {
         if (header(answer, 'request-id') !== error.request_id) problems.push('Request-Id header missing');
         if (c.param !== undefined && error.param !== c.param) problems.push(`param ${error.param}, expected ${c.param}`);
         if (JSON.stringify(error).includes('    at ')) problems.push('stack trace');
+        if (!c.preRouting && !/^\d+$/.test(String(header(answer, 'ratelimit-remaining')))) problems.push('no RateLimit-* headers');
       }
       if (problems.length) failures.push(`${c.name}: ${problems.join('; ')}`);
     };

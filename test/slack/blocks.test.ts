@@ -103,7 +103,10 @@ describe('details modal', () => {
     const view = buildDetailsModal(TYPICAL);
     expect(validateModal(view as unknown as Record<string, unknown>)).toEqual([]);
     const json = JSON.stringify(view);
-    for (const [i, s] of SENTENCES.entries()) expect(json).toContain(`*${i + 1}.*`) && expect(json).toContain(s);
+    for (const [i, s] of SENTENCES.entries()) {
+      expect(json).toContain(`*${i + 1}.*`);
+      expect(json).toContain(s);
+    }
   });
 
   it('stops at 100 blocks for a very long text and says how many sentences it left out', () => {
@@ -127,13 +130,13 @@ describe('other messages', () => {
     expect(validateBlockKit(help.blocks)).toEqual([]);
     const error = buildErrorMessage('The detection service is busy (rate limit reached). Try again in 42 s.');
     expect(validateBlockKit(error.blocks)).toEqual([]);
-    const audit = buildAuditMessage({ userId: 'U1', channelId: 'C1', kind: 'command', mode: 'general', result: TYPICAL, words: 60 });
+    const audit = buildAuditMessage({ userId: 'U1', userName: 'Grace <H>', channelId: 'C1', kind: 'command', mode: 'general', result: TYPICAL, words: 60 });
     expect(validateBlockKit(audit.blocks)).toEqual([]);
     expect(audit.text).toBe(
-      ':mag: <@U1> checked a pasted text (60 words) in <#C1>: 🔴 Likely AI-written (87%, general mode) · request id `req_01JD3X5M9Q2W8E7R6T5Y4U3I2O`',
+      ':mag: Grace &lt;H&gt; (U1) checked a pasted text (60 words) in <#C1>: 🔴 Likely AI-written (87%, general mode) · request id `req_01JD3X5M9Q2W8E7R6T5Y4U3I2O`',
     );
     const failed = buildAuditMessage({ userId: 'U1', kind: 'shortcut', mode: 'legal', permalink: 'https://x.slack.com/archives/C1/p1', messageAuthorId: 'U2', errorCode: 'rate_limited', requestId: 'req_X' });
-    expect(failed.text).toBe(':mag: <@U1> checked <https://x.slack.com/archives/C1/p1|a message> by <@U2>: failed: `rate_limited` (legal mode) · request id `req_X`');
+    expect(failed.text).toBe(':mag: user U1 checked <https://x.slack.com/archives/C1/p1|a message> by user U2: failed: `rate_limited` (legal mode) · request id `req_X`');
   });
 
   it('the validator catches what Slack would reject', () => {

@@ -11,8 +11,6 @@ import { renderSlackMrkdwn } from '../message-text.ts';
 import { MESSAGE_SHORTCUT_NAME } from './detect-message-shortcut.ts';
 
 export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
-  const names = new Map<string, { name: string | undefined; until: number }>();
-
   app.command(ctx.config.command, async ({ command, ack, respond, client }) => {
     const defaultMode = defaultModeFor(ctx.config, command.team_id);
     const parsed = parseDetectCommand(command.text ?? '', defaultMode);
@@ -25,7 +23,7 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
     await ack();
 
     // Command text arrives with Slack's entity escaping and, when the command escapes them, <@U…> tokens.
-    const text = await renderSlackMrkdwn(parsed.text, createNameResolver(client, names));
+    const text = await renderSlackMrkdwn(parsed.text, createNameResolver(client, ctx.names));
     const outcome = await runCheck(ctx, {
       kind: 'command',
       teamId: command.team_id,

@@ -55,8 +55,6 @@ function fallbackPermalink(domain: string | undefined, channel: string, ts: stri
 }
 
 export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
-  const names = new Map<string, { name: string | undefined; until: number }>();
-
   app.shortcut<MessageShortcut>({ callback_id: MESSAGE_SHORTCUT_CALLBACK_ID, type: 'message_action' }, async ({ shortcut, ack, client, respond }) => {
     await ack();
     const teamId = shortcut.team?.id ?? shortcut.user.team_id;
@@ -67,7 +65,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
     const threadTs = message.thread_ts && message.thread_ts !== ts ? message.thread_ts : undefined;
 
     const [text, permalink] = await Promise.all([
-      extractSlackMessageText(message, createNameResolver(client, names)),
+      extractSlackMessageText(message, createNameResolver(client, ctx.names)),
       client.chat
         .getPermalink({ channel, message_ts: ts })
         .then((r) => r.permalink)

@@ -1,0 +1,166 @@
+/**
+ * The textdetect CLI as a user runs it (the package bin, in a child process) against the real
+ * service on loopback.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/redis.ts';
+import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/textdetect.mjs', import.meta.url));
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '', TEXTDETECT_API_URL: '', TEXTDETECT_API_KEY: '', ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+let svc: TestService;
+let env: Record<string, string>;
+let dir: string;
+
+beforeAll(async () => {
+  svc = await startTestService({ rateLimitMax: 1000 });
+  env = { TEXTDETECT_API_URL: svc.url, TEXTDETECT_API_KEY: svc.key };
+  dir = await mkdtemp(join(tmpdir(), 'textdetect-cli-test-'));
+});
+afterAll(async () => {
+  await svc?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('textdetect "text"', () => {
+  it('prints a readable result from an argument', async () => {
+    const r = await cli([SAMPLE_TEXT], { env });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^AI probability: \d+\.\d% — likely (AI-written|human-written)|mixed or uncertain/m);
+    expect(r.stdout).toMatch(/mode: general\s+language: en/);
+    expect(r.stdout).toMatch(/request_id: req_[0-9A-Z]{26}/);
+    expect(r.stdout).not.toMatch(/\u001b\[/);
+  });
+
+  it('reads standard input and prints JSON with --json, with segments and a mode', async () => {
+    const r = await cli(['--json', '--segments', '--mode', 'academic', '--language', 'en'], { env, input: SAMPLE_TEXT });
+    expect(r.code).toBe(0);
+    const body = JSON.parse(r.stdout) as { mode: string; language: string; segments: Array<{ text: string }>; request_id: string };
+    expect(body.mode).toBe('academic');
+    expect(body.language).toBe('en');
+    expect(body.segments.length).toBeGreaterThanOrEqual(3);
+    expect(body.request_id).toMatch(/^req_/);
+  });
+
+  it('colours the sentence scores of --segments in a terminal (FORCE_COLOR)', async () => {
+    const r = await cli(['--segments', SAMPLE_TEXT], { env: { ...env, NO_COLOR: '', FORCE_COLOR: '1' } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Sentences:/);
+    expect(r.stdout).toMatch(/\u001b\[3[123]m/);
+  });
+
+  it('exits 2 for bad input without calling the server', async () => {
+    const badMode = await cli(['--mode', 'poetry', SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_URL: 'http://127.0.0.1:9' } });
+    expect(badMode.code).toBe(2);
+    expect(badMode.stderr).toMatch(/--mode must be one of general, academic, financial, legal/);
+    const empty = await cli([], { env, input: '  \n' });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/empty/);
+  });
+
+  it('exits 3 for a rejected key, 4 when rate limited, 5 when the server is unreachable', async () => {
+    const auth = await cli([SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_KEY: `sk_test_${'b'.repeat(32)}` } });
+    expect(auth.code).toBe(3);
+    expect(auth.stderr).toMatch(/not valid.*invalid_api_key, HTTP 401, request req_/);
+
+    const limitedKey = await svc.newKey({ rateLimitMax: 1 });
+    expect((await cli([SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_KEY: limitedKey } })).code).toBe(0);
+    const limited = await cli(['--retries', '0', '--json', SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_KEY: limitedKey } });
+    expect(limited.code).toBe(4);
+    expect(JSON.parse(limited.stdout)).toMatchObject({ error: { type: 'RateLimitError', code: 'rate_limited', status: 429 } });
+
+    const port = await freePort();
+    const down = await cli(['--retries', '0', '--api-url', `http://127.0.0.1:${port}`, SAMPLE_TEXT], { env });
+    expect(down.code).toBe(5);
+    expect(down.stderr).toMatch(/Could not reach .*ECONNREFUSED/);
+  });
+});
+
+describe('textdetect score', () => {
+  const lines = [
+    JSON.stringify({ id: 'a', text: SAMPLE_TEXT }),
+    JSON.stringify({ text: `${SAMPLE_TEXT} It was approved.`, mode: 'legal' }),
+    '{not json',
+    '',
+    JSON.stringify({ id: 7, text: '   ' }),
+    JSON.stringify({ id: 'last', text: SAMPLE_TEXT, mode: 'financial', language: 'en' }),
+  ];
+
+  it('scores a JSONL file through the API in order, one output line per input line', async () => {
+    const input = join(dir, 'in.jsonl');
+    const output = join(dir, 'out.jsonl');
+    await writeFile(input, `${lines.join('\n')}\n`);
+    const r = await cli(['score', '--input', input, '--output', output], { env });
+    const out = (await readFile(output, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(out.map((o) => o.id)).toEqual(['a', 2, 3, 7, 'last']);
+    expect(out[0]).toMatchObject({ mode: 'general', language: 'en', request_id: expect.stringMatching(/^req_/) });
+    expect(Object.keys(out[0] ?? {}).sort()).toEqual(['ai_probability', 'id', 'language', 'mode', 'request_id', 'verdict']);
+    expect(out[1]).toMatchObject({ mode: 'legal' });
+    expect(out[2]).toMatchObject({ error: { code: 'invalid_json' } });
+    expect(out[3]).toMatchObject({ error: { code: 'empty_text' } });
+    expect(out[4]).toMatchObject({ mode: 'financial', language: 'en' });
+    // Some lines were unusable: exit 2, with a summary and the progress bar on stderr.
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/scoring \[#+\] 100% 5\/5/);
+    expect(r.stderr).toMatch(/2 of 5 lines could not be scored/);
+  });
+
+  it('scores the same file in-process with --local, matching the API scores', async () => {
+    const input = join(dir, 'in-local.jsonl');
+    const apiOut = join(dir, 'out-api.jsonl');
+    const localOut = join(dir, 'out-local.jsonl');
+    const good = [lines[0], lines[1], lines[5]];
+    await writeFile(input, `${good.join('\n')}\n`);
+    const api = await cli(['score', '-i', input, '-o', apiOut, '--quiet'], { env });
+    const local = await cli(['score', '--local', '--input', input, '--output', localOut], { env: { TEXTDETECT_API_KEY: '' } });
+    expect(api.code).toBe(0);
+    expect(local.code).toBe(0);
+    expect(api.stderr).toBe('');
+    const read = async (p: string) => (await readFile(p, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const a = await read(apiOut);
+    const l = await read(localOut);
+    expect(l).toHaveLength(3);
+    for (const [i, row] of l.entries()) {
+      expect(Object.keys(row).sort()).toEqual(['ai_probability', 'id', 'language', 'mode', 'verdict']);
+      expect(row.ai_probability).toBe(a[i]?.ai_probability);
+      expect(row.verdict).toBe(a[i]?.verdict);
+    }
+  });
+
+  it('stops at once with exit 3 when the key is rejected', async () => {
+    const input = join(dir, 'in-auth.jsonl');
+    await writeFile(input, Array.from({ length: 30 }, () => JSON.stringify({ text: SAMPLE_TEXT })).join('\n'));
+    const r = await cli(['score', '--input', input, '--window', '4'], { env: { ...env, TEXTDETECT_API_KEY: `sk_test_${'c'.repeat(32)}` } });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/stopped after \d+ lines: This API key is not valid/);
+    expect(r.stdout.trim().split('\n').length).toBeLessThan(30);
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * The limiter clustered through a real Redis: two processes share one key's budget, and the
+ * patched bottleneck recovers when its Redis keys vanish (FLUSHALL, Redis restart).
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConnectionError, DetectClient } from '../../src/client/index.ts';
+import { freePort, startRedisServer, type RedisServerHandle } from '../helpers/redis.ts';
+import { SAMPLE_TEXT, startProxy, startTestService, timed, type RecordingProxy, type TestService } from './helpers.ts';
+
+const WORKER = fileURLToPath(new URL('./fixtures/cluster-worker.ts', import.meta.url));
+
+interface WorkerSummary {
+  ok: number;
+  failed: string[];
+  stats: { attempts: number; rateLimited: number; rateLimitErrors: number; retries: number };
+  limits: { clustered: boolean };
+}
+
+function runWorker(options: Record<string, unknown>): Promise<WorkerSummary> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(options)], { timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`worker failed: ${err.message}\n${stderr}`));
+      else resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as WorkerSummary);
+    });
+  });
+}
+
+// A private Redis: these tests FLUSHALL and restart it, which must not disturb other suites.
+let redis: RedisServerHandle;
+beforeAll(async () => {
+  redis = await startRedisServer();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+describe('two processes sharing one budget through Redis', () => {
+  const LIMIT = 8;
+  const WINDOW_MS = 2_000;
+  let svc: TestService;
+  let proxy: RecordingProxy;
+
+  beforeAll(async () => {
+    svc = await startTestService({ rateLimitMax: LIMIT, rateLimitWindow: WINDOW_MS });
+    proxy = await startProxy(svc.url);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await svc?.close();
+  });
+
+  it('lets no 429 reach either caller and holds the total rate to the limit', async () => {
+    const key = await svc.newKey();
+    const common = { url: proxy.url, key, redis: redis.url, count: 12, max: LIMIT, intervalMs: WINDOW_MS, startAt: Date.now() + 1_500 };
+    proxy.records.length = 0;
+    const [a, b] = await Promise.all([runWorker(common), runWorker(common)]);
+    for (const summary of [a, b]) {
+      expect(summary.limits.clustered).toBe(true);
+      expect(summary.failed).toEqual([]);
+      expect(summary.ok).toBe(12);
+      expect(summary.stats.rateLimitErrors).toBe(0);
+    }
+    const answered = proxy.records.filter((r) => r.status === 200).map((r) => r.at).sort((x, y) => x - y);
+    const limited = proxy.records.filter((r) => r.status === 429);
+    expect(answered).toHaveLength(24);
+    // The shared budget kept both processes under the server's limit: it never had to say 429.
+    expect(limited).toHaveLength(0);
+    // 24 requests at 8 per 2 s need at least two full windows after the first request.
+    const spanMs = (answered.at(-1) ?? 0) - (answered[0] ?? 0);
+    expect(spanMs).toBeGreaterThanOrEqual(2 * WINDOW_MS);
+    const perWindow = ((answered.length - 1) / spanMs) * WINDOW_MS;
+    expect(perWindow).toBeLessThanOrEqual(LIMIT * 1.02); // timer and network jitter
+    // Paced as one: the first LIMIT requests of both processes together are spread over the window.
+    expect((answered[LIMIT - 1] ?? 0) - (answered[0] ?? 0)).toBeGreaterThanOrEqual(WINDOW_MS * 0.85);
+  }, 60_000);
+
+  it('without Redis the same two processes overrun the limit (the control)', async () => {
+    const key = await svc.newKey();
+    const common = { url: proxy.url, key, count: 8, max: LIMIT, intervalMs: WINDOW_MS, startAt: Date.now() + 1_500 };
+    proxy.records.length = 0;
+    const [a, b] = await Promise.all([runWorker(common), runWorker(common)]);
+    expect(a.limits.clustered).toBe(false);
+    // Each process paces only itself, so together they send the window's budget in half the window.
+    // (The server's RateLimit-Remaining: 0 then pauses them, so 429s are few, but they overrun.)
+    const arrivals = proxy.records.map((r) => r.at).sort((x, y) => x - y);
+    expect((arrivals[LIMIT - 1] ?? 0) - (arrivals[0] ?? 0)).toBeLessThan(WINDOW_MS * 0.65);
+    expect(a.ok + b.ok).toBe(16);
+  }, 60_000);
+});
+
+describe('bottleneck recovery with Redis 7 (patched)', () => {
+  let svc: TestService;
+  let admin: Redis;
+  const make = (): DetectClient =>
+    new DetectClient({
+      apiKey: svc.key,
+      baseUrl: svc.url,
+      redis: redis.url,
+      limiter: { max: 600, intervalMs: 60_000, id: `recovery-${Math.random().toString(36).slice(2)}` },
+      timeoutMs: 5_000,
+    });
+
+  beforeAll(async () => {
+    svc = await startTestService({ rateLimitMax: 10_000 });
+    admin = new Redis(redis.url);
+    // Redis is stopped on purpose below; the reconnect errors are expected.
+    admin.on('error', () => undefined);
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await svc?.close();
+  });
+
+  it('keeps working after FLUSHALL wipes the limiter keys', async () => {
+    const c = make();
+    try {
+      await c.detect({ text: SAMPLE_TEXT });
+      expect((await admin.keys('b_recovery-*')).length).toBeGreaterThan(0);
+      await admin.flushall();
+      expect(await admin.keys('b_*')).toEqual([]);
+      // Unpatched, bottleneck misses Redis 7's "ERR SETTINGS_KEY_NOT_FOUND" and every call fails.
+      const after = await timed(c.detect({ text: SAMPLE_TEXT }));
+      expect(after.error).toBeUndefined();
+      expect(after.value?.request_id).toMatch(/^req_/);
+      expect(after.ms).toBeLessThan(3_000);
+      // The limiter re-created its settings.
+      expect((await admin.keys('b_recovery-*')).length).toBeGreaterThan(0);
+      const batch = await c.detectMany([{ text: SAMPLE_TEXT }, { text: SAMPLE_TEXT }, { text: SAMPLE_TEXT }]);
+      expect(batch.every((r) => r.ok)).toBe(true);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('fails with ConnectionError, not a hang, when Redis stays unreachable', async () => {
+    const port = await freePort();
+    const c = new DetectClient({
+      apiKey: svc.key,
+      baseUrl: svc.url,
+      redis: `redis://127.0.0.1:${port}`,
+      limiter: { max: 600, intervalMs: 60_000, redisWaitMs: 300 },
+    });
+    try {
+      const outcome = await timed(c.detect({ text: SAMPLE_TEXT }));
+      expect(outcome.error).toBeInstanceOf(ConnectionError);
+      expect(outcome.error).toMatchObject({ code: 'limiter_unavailable' });
+      expect((outcome.error as Error).message).toMatch(/Redis/);
+      expect(outcome.ms).toBeLessThan(2_000);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('keeps working after Redis restarts, including a call made while it is down', async () => {
+    const c = make();
+    try {
+      await c.detect({ text: SAMPLE_TEXT });
+      await redis.stop();
+      const during = timed(c.detect({ text: SAMPLE_TEXT }));
+      await new Promise((r) => setTimeout(r, 500));
+      await redis.start();
+      const outcome = await during;
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.value?.request_id).toMatch(/^req_/);
+      // A fresh Redis has none of the limiter's keys: later calls need the re-initialisation too.
+      const later = await c.detectMany([{ text: SAMPLE_TEXT }, { text: SAMPLE_TEXT }]);
+      expect(later.every((r) => r.ok)).toBe(true);
+    } finally {
+      await c.close();
+    }
+  }, 30_000);
+});

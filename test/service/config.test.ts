@@ -1,0 +1,67 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, defaultApiKeysFile, defaultConfig, loadConfigFromEnv, parseDuration } from '../../src/service/config.ts';
+
+async function envExample(): Promise<Record<string, string>> {
+  const raw = await readFile(new URL('../../.env.example', import.meta.url), 'utf8');
+  const vars: Record<string, string> = {};
+  for (const line of raw.split('\n')) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (match) vars[match[1]!] = match[2]!;
+  }
+  return vars;
+}
+
+describe('configuration', () => {
+  it('.env.example lists every variable the service reads, with its defaults', async () => {
+    const source = await readFile(new URL('../../src/service/config.ts', import.meta.url), 'utf8');
+    const read = new Set([...source.matchAll(/\(env, '([A-Z_]+)'/g)].map((m) => m[1]!));
+    expect(read.size).toBeGreaterThan(10);
+    const example = await envExample();
+    for (const name of read) expect(Object.keys(example), name).toContain(name);
+    const fromExample = loadConfigFromEnv({ ...example, DETECT_WORKERS: '0', HOME: '/home/someone' });
+    const defaults = defaultConfig({ HOME: '/home/someone' });
+    expect({ ...fromExample, apiKeysFile: '', rateLimitWindow: 0 }).toEqual({ ...defaults, apiKeysFile: '', rateLimitWindow: 0 });
+    expect(parseDuration(fromExample.rateLimitWindow)).toBe(parseDuration(defaults.rateLimitWindow));
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfigFromEnv({
+      HOST: '0.0.0.0', PORT: '9000', ENVIRONMENT: 'production', API_KEYS_FILE: '/srv/keys.json', API_KEYS_REFRESH_MS: '250',
+      RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW: '"5 seconds"', REDIS_URL: 'redis://r:6379/2', REDIS_KEY_PREFIX: 'x:', MAX_TEXT_CHARS: '1000',
+      BODY_LIMIT_BYTES: '20000', BODY_TIMEOUT_MS: '500', MODEL_PATH: '/m.bin', DETECT_WORKERS: '3', LOG_LEVEL: 'warn',
+      SHUTDOWN_TIMEOUT_MS: '2000', TRUST_PROXY: '1',
+    });
+    expect(config).toMatchObject({
+      host: '0.0.0.0', port: 9000, environment: 'production', apiKeysFile: '/srv/keys.json', apiKeysRefreshMs: 250,
+      rateLimitMax: 5, rateLimitWindow: '5 seconds', redisUrl: 'redis://r:6379/2', redisKeyPrefix: 'x:', maxTextChars: 1000,
+      bodyLimit: 20000, bodyTimeoutMs: 500, modelPath: '/m.bin', workers: 3, logLevel: 'warn', shutdownTimeoutMs: 2000, trustProxy: 1,
+    });
+  });
+
+  it('refuses bad values, naming the variable', () => {
+    for (const [name, value] of [
+      ['PORT', '70000'], ['PORT', 'http'], ['ENVIRONMENT', 'staging'], ['RATE_LIMIT_MAX', '0'], ['RATE_LIMIT_WINDOW', 'soon'],
+      ['MAX_TEXT_CHARS', '-5'], ['LOG_LEVEL', 'loud'], ['DETECT_WORKERS', '1.5'],
+    ] as const) {
+      expect(() => loadConfigFromEnv({ [name]: value }), `${name}=${value}`).toThrow(ConfigError);
+      expect(() => loadConfigFromEnv({ [name]: value })).toThrow(name);
+    }
+  });
+
+  it('parses durations', () => {
+    expect(parseDuration('5 seconds')).toBe(5000);
+    expect(parseDuration('1 minute')).toBe(60_000);
+    expect(parseDuration('1m')).toBe(60_000);
+    expect(parseDuration('2h')).toBe(7_200_000);
+    expect(parseDuration('1500')).toBe(1500);
+    expect(parseDuration(250)).toBe(250);
+    expect(parseDuration('0.5 s')).toBe(500);
+    for (const bad of ['', 'soon', '5 fortnights', '-1 minute', '0', 0, Number.NaN]) expect(parseDuration(bad)).toBeUndefined();
+  });
+
+  it('keeps the default key file outside any checkout', () => {
+    expect(defaultApiKeysFile({ HOME: '/home/a', XDG_CONFIG_HOME: '/cfg' })).toBe('/cfg/textdetect/api-keys.json');
+    expect(defaultApiKeysFile({ XDG_CONFIG_HOME: '' })).toMatch(/\.config\/textdetect\/api-keys\.json$/);
+  });
+});

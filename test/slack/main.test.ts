@@ -1,0 +1,82 @@
+/**
+ * `npm run slack` as a real process with only Slack settings: no DETECT_API_URL, so it starts the
+ * detection service in-process with its own sandbox key, and a signed /detect gets a real answer.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeSlack, signSlackRequest, triggerId } from './fake-slack.ts';
+import { LONG_TEXT } from './harness.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TOKEN = 'xoxb-main-test';
+const SECRET = 'main-test-secret';
+
+let slack: FakeSlack;
+let child: ChildProcess | undefined;
+let output = '';
+
+beforeAll(async () => {
+  slack = new FakeSlack({ botToken: TOKEN });
+  await slack.start();
+});
+
+afterAll(async () => {
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child!.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await slack.stop();
+});
+
+function waitForLog(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no log matching ${pattern} within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const check = (): void => {
+      const m = pattern.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child!.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      check();
+    });
+    child!.stderr!.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    check();
+  });
+}
+
+describe('npm run slack', () => {
+  it('the package script runs adapters/slack/main.ts', async () => {
+    const pkg = JSON.parse(await readFile(new URL('package.json', `file://${ROOT}`), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.slack).toBe('tsx adapters/slack/main.ts');
+  });
+
+  it('starts with only Slack credentials, serving /detect from an in-process service, and stops on SIGTERM', async () => {
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SLACK_BOT_TOKEN: TOKEN, SLACK_SIGNING_SECRET: SECRET, SLACK_PORT: '0', SLACK_HOST: '127.0.0.1', SLACK_API_URL: slack.apiUrl, LOG_LEVEL: 'info' };
+    child = spawn(process.execPath, ['--import', 'tsx', 'adapters/slack/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const ready = await waitForLog(/"detect_api":"in-process","events_url":"(http:\/\/127\.0\.0\.1:\d+\/slack\/events)"/, 30_000);
+    const eventsUrl = ready[1]!;
+
+    const responseUrl = slack.responseUrl();
+    const body = new URLSearchParams({ team_id: slack.teamId, channel_id: 'C1', user_id: 'U1', command: '/detect', text: LONG_TEXT, response_url: responseUrl, trigger_id: triggerId() }).toString();
+    const res = await fetch(eventsUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...signSlackRequest(SECRET, body) }, body });
+    expect(res.status).toBe(200);
+    const id = responseUrl.split('/').pop();
+    const reply = await slack.waitFor((c) => c.method === 'response_url' && c.responseId === id);
+    expect(JSON.stringify(reply.args.blocks)).toMatch(/Request id: `req_/);
+    // Logs are structured and never carry the text or the key.
+    expect(output).not.toContain('cafeteria');
+    expect(output).not.toMatch(/sk_test_[0-9A-Za-z]{32}/);
+
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, 45_000);
+});

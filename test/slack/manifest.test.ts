@@ -1,0 +1,19 @@
+/** The manifest must declare exactly what the code listens for, with the scopes the code's calls need. */
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { loadSlackConfig } from '../../adapters/slack/config.ts';
+import { MESSAGE_SHORTCUT_CALLBACK_ID, MESSAGE_SHORTCUT_NAME } from '../../adapters/slack/listeners/detect-message-shortcut.ts';
+
+describe('adapters/slack/manifest.yml', () => {
+  it('declares the command, the shortcut, interactivity and the scopes', async () => {
+    const manifest = await readFile(new URL('../../adapters/slack/manifest.yml', import.meta.url), 'utf8');
+    const command = loadSlackConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }).command;
+    expect(manifest).toMatch(new RegExp(`^\\s+- command: ${command}$`, 'm'));
+    expect(manifest).toMatch(new RegExp(`^\\s+- name: ${MESSAGE_SHORTCUT_NAME}\\n\\s+type: message\\n\\s+callback_id: ${MESSAGE_SHORTCUT_CALLBACK_ID}$`, 'm'));
+    expect(manifest).toMatch(/^\s+interactivity:\n\s+is_enabled: true\n\s+request_url: https:\/\/\S+\/slack\/events$/m);
+    const scopes = [...manifest.matchAll(/^\s+- ([a-z]+:[a-z.]+|commands)$/gm)].map((m) => m[1]);
+    expect(scopes).toEqual(['commands', 'chat:write', 'users:read', 'channels:read', 'groups:read']);
+    // Tabs are invalid YAML indentation.
+    expect(manifest).not.toContain('\t');
+  });
+});
