@@ -25,6 +25,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY src ./src
+COPY tsconfig.json ./
 COPY models ./models
 # /data holds the key file; it belongs to the unprivileged user the service runs as.
 RUN mkdir -p /data && chown node:node /data

@@ -11,7 +11,8 @@
  * Without --url the service is started in a child process on a free loopback port with a fresh
  * key file in a temporary directory. The client runs with its defaults: it learns the key's limit
  * from the RateLimit-Limit header (only --window-ms is passed when it differs from the default).
- * Texts are real documents from ../shared/data/corpus-dev.jsonl (first 1,500 characters each).
+ * Texts are real documents from ../shared/data/corpus-dev.jsonl (first 1,500 characters each, sent
+ * with the corpus's mode and language).
  *
  * Prints a human summary on stderr and one JSON line on stdout; exits 1 if a criterion fails.
  */
@@ -50,16 +51,20 @@ function positiveInt(raw: string | undefined, flag: string): number {
   return n;
 }
 
-async function loadTexts(): Promise<string[]> {
+async function loadTexts(): Promise<DetectRequest[]> {
   const path = join(root, '..', 'shared', 'data', 'corpus-dev.jsonl');
   const raw = await readFile(path, 'utf8').catch(() => {
     throw new Error(`Cannot read ${path}: the bench needs the shared corpus beside the repository (../shared/data/).`);
   });
-  const texts: string[] = [];
+  const texts: DetectRequest[] = [];
   for (const line of raw.split('\n')) {
     if (!line.trim()) continue;
-    const entry = JSON.parse(line) as { text?: unknown };
-    if (typeof entry.text === 'string' && entry.text.trim().length > 200) texts.push(entry.text.slice(0, 1_500));
+    const entry = JSON.parse(line) as { text?: unknown; mode?: DetectRequest['mode']; language?: DetectRequest['language'] };
+    // The corpus labels mode and language; sending them keeps a cut-off text from being misjudged
+    // as another language (a 422 that says nothing about the client).
+    if (typeof entry.text === 'string' && entry.text.trim().length > 200) {
+      texts.push({ text: entry.text.slice(0, 1_500), mode: entry.mode, language: entry.language });
+    }
   }
   if (texts.length === 0) throw new Error(`${path} holds no usable texts.`);
   return texts;
@@ -116,7 +121,7 @@ const client = new DetectClient({
   redis: values.redis,
   ...(windowMs !== 60_000 ? { limiter: { intervalMs: windowMs } } : {}),
 });
-const items: DetectRequest[] = Array.from({ length: requests }, (_, i) => ({ text: texts[i % texts.length] as string }));
+const items: DetectRequest[] = Array.from({ length: requests }, (_, i) => texts[i % texts.length] as DetectRequest);
 
 process.stderr.write(
   `bench-client: ${requests} detections, server limit ${limit} per ${windowMs / 1000} s, ${baseUrl}` +

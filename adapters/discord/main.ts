@@ -11,6 +11,12 @@ import { readBotSettings, readToken } from './config.ts';
 
 const logger = pino({ level: process.env.LOG_LEVEL?.trim() || 'info' });
 
+/** Exit codes as the CLI's: 2 bad configuration, 3 credentials refused, 5 unreachable or failing. */
+function exitCodeFor(err: unknown): number {
+  if (err instanceof DiscordjsError && (err.code === DiscordjsErrorCodes.TokenInvalid || err.code === DiscordjsErrorCodes.DisallowedIntents)) return 3;
+  return 5;
+}
+
 function explainStartFailure(err: unknown): string {
   if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.TokenInvalid) {
     return 'Discord refused DISCORD_TOKEN. Copy a fresh token from the Developer Portal (your application → Bot → Reset Token).';
@@ -51,7 +57,7 @@ async function main(): Promise<number> {
     process.stderr.write(`Could not start the Discord bot: ${explainStartFailure(err)}\n`);
     await bot?.stop().catch(() => undefined);
     await backend?.close().catch(() => undefined);
-    return 5;
+    return exitCodeFor(err);
   }
   const appId = bot.client.application?.id;
   logger.info(

@@ -2,7 +2,7 @@
  * Discord's rendering of a check: an embed and a row of re-check buttons. The wording comes from
  * adapters/chat (shared with Slack); only Discord's markup and limits live here.
  */
-import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
+import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
 import type { DetectResponse, Mode } from '../../src/client/types.ts';
 import { VERDICT_COLOURS, languageLabel, modeLabel, otherModes, summarizeResult, truncate } from '../chat/format.ts';
 import { recheckCustomId } from './commands.ts';
@@ -35,7 +35,7 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
       value: `${languageLabel(summary.language)}${context.languageGiven ? '' : ' (detected)'}`,
       inline: true,
     },
-    { name: 'Confidence', value: result.confidence, inline: true },
+    { name: 'Confidence', value: result.confidence.charAt(0).toUpperCase() + result.confidence.slice(1), inline: true },
   ];
   if (context.source.kind === 'message') {
     fields.push({ name: 'Message', value: context.source.link, inline: false });
@@ -43,7 +43,8 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
   if (context.segments) {
     const value =
       summary.highlights.length > 0
-        ? summary.highlights.map((h) => `**${h.percent}** “${h.text}”`).join('\n')
+        ? // One line per sentence, its markup shown as typed (a quoted `**` must not bold the rest).
+          summary.highlights.map((h) => `**${h.percent}** “${escapeMarkdown(h.text.replace(/\s+/g, ' '))}”`).join('\n')
         : 'The text is a single sentence, so there is no per-sentence breakdown.';
     fields.push({ name: 'Most AI-like sentences', value: truncate(value, FIELD_VALUE_MAX), inline: false });
   }

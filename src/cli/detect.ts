@@ -123,8 +123,14 @@ export function clientFromFlags(
   values: { 'api-url'?: string | undefined; 'api-key'?: string | undefined; timeout?: string | undefined; retries?: string | undefined },
   extra: { redis?: string | undefined; maxConcurrent?: number | undefined } = {},
 ): DetectClient {
+  const apiKey = values['api-key'] ?? process.env.TEXTDETECT_API_KEY;
+  if (!apiKey) {
+    throw new AuthenticationError('No API key: set TEXTDETECT_API_KEY (or pass --api-key). `textdetect keys create --name NAME` makes one for a local service.', {
+      code: 'missing_api_key',
+    });
+  }
   return new DetectClient({
-    apiKey: values['api-key'] ?? process.env.TEXTDETECT_API_KEY,
+    apiKey,
     baseUrl: values['api-url'] ?? process.env.TEXTDETECT_API_URL,
     timeoutMs: wholeNumber(values.timeout, '--timeout', 1),
     maxRetries: wholeNumber(values.retries, '--retries', 0),

@@ -230,7 +230,12 @@ export class RequestLimiter {
     this.learnedMax = limit;
     this.learnedIntervalMs = intervalMs;
     this.logger.debug({ limit, intervalMs }, 'textdetect client: adopting the key rate limit');
-    this.bottleneck.updateSettings(budgetSettings(limit, intervalMs));
+    // updateSettings is async underneath (it writes to Redis when clustered); a failure must not
+    // become an unhandled rejection, and the old pacing stays in force meanwhile.
+    Promise.resolve(this.bottleneck.updateSettings(budgetSettings(limit, intervalMs)) as unknown).catch((err: unknown) => {
+      this.learnedMax = undefined;
+      this.logger.warn({ err: describe(err) }, 'textdetect client: could not update the limiter');
+    });
   }
 
   /** Current settings, for diagnostics and tests. */
@@ -244,25 +249,36 @@ export class RequestLimiter {
   }
 
   async close(): Promise<void> {
+    // Each step talks to Redis when clustered; with Redis gone they could wait forever, so each gets
+    // a bounded time and the connections are then cut instead of flushed.
+    const healthy = !this.redis || this.redis.status === 'ready';
     if (this.bottleneck) {
-      try {
-        await this.bottleneck.stop({ dropWaitingJobs: true });
-      } catch {
-        // stop() rejects when called twice; closing is idempotent.
-      }
-      try {
-        await this.bottleneck.disconnect(true);
-      } catch {
-        // A Redis that is already gone cannot be flushed; nothing left to release.
-      }
+      await bounded(this.bottleneck.stop({ dropWaitingJobs: true }), 2_000);
+      await bounded(this.bottleneck.disconnect(healthy), 2_000);
     }
     if (this.connection) {
-      try {
-        await this.connection.disconnect(true);
-      } catch {
-        this.redis?.disconnect();
-      }
+      const flushed = healthy && (await bounded(this.connection.disconnect(true), 2_000));
+      if (!flushed) await bounded(this.connection.disconnect(false), 1_000);
+      this.redis?.disconnect();
     }
+  }
+}
+
+/** Settles within `ms` whatever `promise` does; true if it resolved in time. */
+async function bounded(promise: Promise<unknown> | unknown, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      Promise.resolve(promise).then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

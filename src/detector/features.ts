@@ -256,20 +256,6 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   }
   flushBlock(count, outIdx, outVal);
   count = 0;
-  // Syntax skeleton: function words and punctuation kept, other words reduced to a length class.
-  // Its 3–4-grams describe sentence construction independently of topic.
-  const skel = new Int32Array(tokens.length);
-  for (let i = 0; i < tokens.length; i++) {
-    const tok = tokens[i]!;
-    skel[i] = fwSet.has(tok) || tok.length === 1 || tok === NUM_TOKEN ? fnv(tok) : 0x2545f491 + Math.min(4, tok.length >> 2);
-  }
-  for (let i = 2; i < skel.length; i++) {
-    const h3 = Math.imul(Math.imul(skel[i - 2]!, 0x01000193) ^ skel[i - 1]!, 0x01000193) ^ skel[i]!;
-    add(mix(h3 ^ 0x68e31da4));
-    if (i >= 3) add(mix(Math.imul(h3, 0x01000193) ^ skel[i - 3]! ^ 0x1b56c4e9));
-  }
-  flushBlock(count, outIdx, outVal);
-  count = 0;
   const text = lower.replace(RE_MASK, ' ');
   const L = text.length;
   for (let i = 0; i + 3 <= L; i++) {

@@ -21,9 +21,14 @@ const STOPWORDS: Record<string, string> = {
   id: 'yang dan di ke dari ini itu dengan untuk pada adalah tidak dalam akan juga ada oleh atau kami mereka',
 };
 
-const STOPSETS = new Map<string, Set<string>>(
-  Object.entries(STOPWORDS).map(([lang, words]) => [lang, new Set(words.split(' '))]),
-);
+const LANGS = Object.keys(STOPWORDS);
+/** Word → bit mask of the languages whose list contains it (one lookup per word for all languages). */
+const STOPMASK = new Map<string, number>();
+LANGS.forEach((lang, bit) => {
+  for (const w of STOPWORDS[lang]!.split(' ')) STOPMASK.set(w, (STOPMASK.get(w) ?? 0) | (1 << bit));
+});
+
+const TR_BIT = 1 << LANGS.indexOf('tr');
 
 const SCRIPTS: Array<[string, RegExp]> = [
   ['cyrillic', /\p{Script=Cyrillic}/u],
@@ -86,16 +91,17 @@ export function identifyLanguage(fullText: string): LanguageGuess {
     return { language: best, supported: false };
   }
 
-  const words = text.toLocaleLowerCase('tr').replace(/i̇/g, 'i').match(RE_WORD) ?? [];
-  const lowerEn = text.toLowerCase().match(RE_WORD) ?? [];
-  const hits = new Map<string, number>();
-  for (const [lang, set] of STOPSETS) {
-    // Turkish lower-casing differs for I/İ, so count Turkish on the Turkish lower-cased words.
-    const list = lang === 'tr' ? words : lowerEn;
-    let h = 0;
-    for (const w of list) if (set.has(w)) h++;
-    hits.set(lang, h);
+  // Lower-cased the Turkish way (I → ı) so Turkish words match; English function words have no I/İ issue.
+  const lowerWords = text.replace(/I/g, 'ı').replace(/İ/g, 'i').toLowerCase().match(RE_WORD) ?? [];
+  const hitCounts = new Array<number>(LANGS.length).fill(0);
+  for (const w of lowerWords) {
+    // English "I" was lower-cased to "ı" above; map it back for the English lists.
+    const mask = STOPMASK.get(w) ?? (w.includes('ı') ? (STOPMASK.get(w.replace(/ı/g, 'i')) ?? 0) & ~TR_BIT : 0);
+    if (mask === 0) continue;
+    for (let b = 0; b < LANGS.length; b++) if (mask & (1 << b)) hitCounts[b]!++;
   }
+  const hits = new Map<string, number>(LANGS.map((l, b) => [l, hitCounts[b]!]));
+  const lowerEn = lowerWords;
   const nWords = Math.max(1, lowerEn.length);
   const trLetterRate = trLetters / Math.max(1, latin);
   const score = (lang: string): number => {
@@ -104,7 +110,7 @@ export function identifyLanguage(fullText: string): LanguageGuess {
     return lang === 'tr' ? base + 3 * trLetterRate : base;
   };
   let best = 'en';
-  for (const lang of STOPSETS.keys()) if (score(lang) > score(best)) best = lang;
+  for (const lang of LANGS) if (score(lang) > score(best)) best = lang;
   const bestScore = score(best);
   if (nWords >= 15 && bestScore < 0.08) {
     // Citation lists, tables and name lists have few function words; plain-ASCII Latin text is

@@ -19,7 +19,7 @@ import type { KeyStore, StoredApiKey } from './keys.ts';
 import { KeyFileError } from './keys.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import type { RedisCounters } from './ratelimit.ts';
-import { detectRequestSchema, detectResponseSchema, errorSchema, healthSchema, readySchema } from './schemas.ts';
+import { detectRequestSchema, detectResponseSchema, healthSchema, readySchema } from './schemas.ts';
 
 export interface AppDependencies {
   config: ServiceConfig & { rateLimitWindowMs: number; bodyLimitBytes: number };
@@ -502,5 +502,3 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   return app as unknown as FastifyInstance;
 }
-
-export { errorSchema };

@@ -30,6 +30,7 @@ const ENGLISH_TEXT = [
 let fake: FakeDiscord;
 let service: RunningService;
 let keysDir: string;
+let goodKey: string;
 let bot: DiscordBot;
 let goodClient: DetectClient;
 let limitedClient: DetectClient;
@@ -48,6 +49,7 @@ beforeAll(async () => {
   keysDir = await mkdtemp(join(tmpdir(), 'discord-test-keys-'));
   const apiKeysFile = join(keysDir, 'keys.json');
   const { key } = await createApiKey(apiKeysFile, { name: 'discord-test' });
+  goodKey = key;
   const { key: limitedKey } = await createApiKey(apiKeysFile, { name: 'discord-test-limited', rateLimitMax: 1 });
   service = await startService({
     host: '127.0.0.1',
@@ -187,6 +189,18 @@ describe('/detect', () => {
     expect(forgotten.edit.body.embeds[0].description).toMatch(/^This button has expired: the bot remembers a checked text for 30 minutes/);
   });
 
+  it('with DISCORD_EPHEMERAL=false the answer is public (no ephemeral flag)', async () => {
+    const settings = bot.context.settings;
+    settings.ephemeral = false;
+    try {
+      const x = await interact(chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'general' }));
+      expect(x.callback.body).toEqual({ type: 5, data: { flags: 0 } });
+      expect(x.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+    } finally {
+      settings.ephemeral = true;
+    }
+  });
+
   it('says the service is busy, with the wait, when the API key is rate limited', async () => {
     await exhaustingClient.detect({ text: ENGLISH_TEXT });
     current = limitedClient;
@@ -214,6 +228,29 @@ describe('/detect', () => {
       /^This text is in a language the detector does not support: only English and Turkish can be checked\. \(request id: req_\w+\)$/,
     );
     expect(x.edit.body.components).toEqual([]);
+  });
+
+  it('tells the moderator the service took too long when no answer comes within the deadline', async () => {
+    // A real client paced to one call a minute: its second call waits in the client's queue.
+    const paced = new DetectClient({ apiKey: goodKey, baseUrl: service.url, maxRetries: 0, limiter: { max: 1, intervalMs: 60_000 } });
+    const settings = bot.context.settings;
+    const saved = settings.checkDeadlineMs;
+    current = paced;
+    settings.checkDeadlineMs = 400;
+    try {
+      const first = await interact(chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'general' }));
+      expect(first.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+      const x = await interact(chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'general' }));
+      expect(x.edit.at - x.callback.at).toBeGreaterThanOrEqual(350);
+      expect(x.edit.body.embeds[0].description).toMatch(
+        /^The detection service took too long to answer\. Try again in a minute\. \(request id: [0-9a-f-]{36}\)$/,
+      );
+      expect(x.edit.body.components[0].components[0].label).toBe('Try again');
+    } finally {
+      settings.checkDeadlineMs = saved;
+      current = goodClient;
+      await paced.close();
+    }
   });
 
   it('says the service is unreachable when it is down', async () => {
@@ -310,6 +347,16 @@ describe('under load and surprises', () => {
       `discord bot, 20 simultaneous /detect: deferral p50 ${pct(deferMs, 0.5)} ms, max ${deferMs.at(-1)} ms; ` +
         `answer p50 ${pct(answerMs, 0.5)} ms, max ${answerMs.at(-1)} ms`,
     );
+  });
+
+  it('through the default (paced) client, a burst is acknowledged at once and answered about one a second', async () => {
+    const payloads = Array.from({ length: 5 }, (_, i) => chatInputDetect(place, user(snowflake(), `paced${i}`), { text: ENGLISH_TEXT, mode: 'general' }));
+    const exchanges = await Promise.all(payloads.map((p) => interact(p)));
+    const deferMax = Math.max(...exchanges.map((x) => x.callback.at - x.sentAt));
+    const answers = exchanges.map((x) => x.edit.at - x.sentAt).sort((a, b) => a - b);
+    expect(deferMax).toBeLessThan(3000);
+    for (const x of exchanges) expect(x.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+    console.log(`discord bot, 5 simultaneous /detect through the paced client: deferral max ${deferMax} ms; answers at ${answers.join(', ')} ms`);
   });
 
   it('answers a command it does not know (stale registration) instead of leaving Discord waiting', async () => {

@@ -69,3 +69,30 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
   expect(output).not.toContain('secret-part');
   expect(output).not.toContain(payload.token);
 }, 45_000);
+
+function runBot(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'adapters/discord/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    proc.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (text += d.toString()));
+    proc.once('exit', (code) => resolve({ code, output: text }));
+  });
+}
+
+it('exits 2 with a sentence when DISCORD_TOKEN is missing, and 3 when Discord refuses it', async () => {
+  const base: NodeJS.ProcessEnv = { ...process.env, DISCORD_API_URL: fake.apiUrl, LOG_LEVEL: 'warn' };
+  delete base.DETECT_API_URL;
+  delete base.DETECT_API_KEY;
+  const [missing, refused] = await Promise.all([
+    runBot({ ...base, DISCORD_TOKEN: '' }),
+    runBot({ ...base, DISCORD_TOKEN: 'not-the-right-token' }),
+  ]);
+  expect(missing.code).toBe(2);
+  expect(missing.output).toContain('DISCORD_TOKEN is not set: copy the bot token from the Discord Developer Portal');
+  expect(refused.code).toBe(3);
+  expect(refused.output).toContain(
+    'Could not start the Discord bot: Discord refused DISCORD_TOKEN. Copy a fresh token from the Developer Portal (your application → Bot → Reset Token).',
+  );
+  expect(refused.output).not.toContain('not-the-right-token');
+}, 45_000);

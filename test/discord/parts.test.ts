@@ -106,6 +106,19 @@ describe('resultEmbed', () => {
     expect(embed.fields?.find((f) => f.name === 'Language')?.value).toBe('Turkish (detected)');
   });
 
+  it('shows quoted markup as typed, one line per sentence', () => {
+    const result: DetectResponse = {
+      ...base,
+      segments: [
+        { start: 0, end: 20, text: 'A **bold**\nclaim.', ai_probability: 0.9 },
+        { start: 21, end: 30, text: 'Plain one.', ai_probability: 0.2 },
+      ],
+    };
+    const embed = resultEmbed(result, { languageGiven: true, segments: true, source: { kind: 'text' } });
+    expect(embed.fields?.find((f) => f.name === 'Most AI-like sentences')?.value).toBe('**90%** “A \\*\\*bold\\*\\* claim.”\n**20%** “Plain one.”');
+    expect(embed.fields?.find((f) => f.name === 'Confidence')?.value).toBe('High');
+  });
+
   it('explains a missing breakdown and warns on short texts', () => {
     const embed = resultEmbed(
       { ...base, confidence: 'low', warnings: ['short_text'], segments: [{ start: 0, end: 5, text: 'Kısa.', ai_probability: 0.9 }] },
