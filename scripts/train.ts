@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
 import { TextDetector } from '../src/detector/engine.ts';
 import { DENSE_DIM, DENSE_NAMES, HASH_BITS, extractFeatures, tokenIds, tokenize, type FeatureVector, type LMContext } from '../src/detector/features.ts';
-import { BigramLM, buildBigramLM, type BigramArrays } from '../src/detector/lm.ts';
+import { BigramLM, buildBigramLM, buildCrossMoments, type BigramArrays } from '../src/detector/lm.ts';
 import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
 import { LoadedModel, calibrate, linearScore, sigmoid, stackedInput, type LinearWeights } from '../src/detector/model.ts';
 import { forestMargin, trainForest, type Forest, type GBDTOptions } from '../src/detector/gbdt.ts';
@@ -61,8 +61,8 @@ const LR_OPTS: LROptions = {
   sparseScale: Number(arg('--sparse-scale') ?? 1),
 };
 const GB_OPTS: GBDTOptions = {
-  trees: Number(arg('--trees') ?? 200),
-  depth: Number(arg('--depth') ?? 3),
+  trees: Number(arg('--trees') ?? 400),
+  depth: Number(arg('--depth') ?? 4),
   learningRate: Number(arg('--gb-lr') ?? 0.05),
   lambda: 1,
   minChildWeight: 5,
@@ -75,6 +75,12 @@ const DRY_RUN = process.argv.includes('--dry-run');
 const TARGET_FPR = 0.01;
 /** `likely_ai` must also mean "more likely than not, by a margin", even where 1% FPR would allow less. */
 const MIN_AI_THRESHOLD = 0.7;
+/** Per-source cap on the share of human texts flagged (checked on out-of-fold scores). */
+const SOURCE_MAX_FPR = 0.05;
+const SOURCE_GUARD_MIN = 20;
+/** Exponent of the per-source balancing of sample weights (0 = none, 1 = every cell weighs the same in total). */
+const BALANCE = Number(arg('--balance') ?? 0.5);
+const USE_SOURCE_GUARD = !process.argv.includes('--no-source-guard');
 
 const t0 = Date.now();
 const log = (msg: string): void => console.error(`[train ${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
@@ -95,19 +101,24 @@ function prepare(rows: CorpusRow[]): Array<Omit<Doc, 'ids'>> {
   });
 }
 
-function buildLMs(humanSeqs: Uint16Array[], aiSeqs: Uint16Array[], vocabSize: number): { human: BigramArrays; ai: BigramArrays } {
-  return {
-    human: buildBigramLM(humanSeqs, vocabSize, LM_OPTS),
-    ai: buildBigramLM(aiSeqs, vocabSize, LM_OPTS),
-  };
+interface LMSet {
+  human: BigramArrays;
+  ai: BigramArrays;
+  cross: { mu: Float32Array; sigma2: Float32Array };
 }
 
-function lmContext(vocab: Map<string, number>, a: { human: BigramArrays; ai: BigramArrays }): LMContext {
-  return { vocab, human: new BigramLM(a.human), ai: new BigramLM(a.ai) };
+function buildLMs(humanSeqs: Uint16Array[], aiSeqs: Uint16Array[], vocabSize: number): LMSet {
+  const human = buildBigramLM(humanSeqs, vocabSize, LM_OPTS);
+  const ai = buildBigramLM(aiSeqs, vocabSize, LM_OPTS);
+  return { human, ai, cross: buildCrossMoments(ai, human) };
+}
+
+function lmContext(vocab: Map<string, number>, a: LMSet): LMContext {
+  return { vocab, human: new BigramLM(a.human), ai: new BigramLM(a.ai), cross: a.cross };
 }
 
 /** Cross-fitted features for the training docs plus final LMs (on all training docs). */
-function crossFit(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): { feats: FeatureVector[]; final: { human: BigramArrays; ai: BigramArrays } } {
+function crossFit(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): { feats: FeatureVector[]; final: LMSet } {
   const feats: FeatureVector[] = new Array(train.length);
   for (let k = 0; k < FOLDS; k++) {
     const human = [...brownIds, ...train.filter((d) => d.fold !== k && d.y === 0).map((d) => d.ids)];
@@ -131,13 +142,13 @@ function standardiser(feats: FeatureVector[]): { mean: Float64Array; std: Float6
   return { mean, std };
 }
 
-/** Sample weights: each (source, label) cell weighs √(mean cell size / its size), so small sources are not drowned. */
+/** Sample weights: each (source, mode, label) cell weighs (mean cell size / its size)^BALANCE, so small sources are not drowned. */
 function sampleWeights(docs: Doc[]): number[] {
   const cell = (d: Doc): string => `${d.row.source}|${d.row.mode}|${d.y}`;
   const counts = new Map<string, number>();
   for (const d of docs) counts.set(cell(d), (counts.get(cell(d)) ?? 0) + 1);
   const meanSize = docs.length / counts.size;
-  const w = docs.map((d) => Math.sqrt(meanSize / counts.get(cell(d))!));
+  const w = docs.map((d) => (meanSize / counts.get(cell(d))!) ** BALANCE);
   const avg = w.reduce((a, b) => a + b, 0) / w.length;
   return w.map((x) => x / avg);
 }
@@ -177,7 +188,19 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
     if (nAi < 30 || nHuman < 30) continue;
     const { a, b } = fitPlatt(s, y);
     const humanP = idx.filter((i) => docs[i]!.y === 0).map((i) => sigmoid(a * oof[i]! + b));
-    const aiThreshold = Math.max(MIN_AI_THRESHOLD, thresholdAtFpr(humanP, TARGET_FPR));
+    // Guard against the perplexity trap: besides 1% FPR over the whole group, no single human
+    // source (with enough texts to tell) may see more than 5% of its texts flagged.
+    let sourceGuard = 0;
+    const bySource = new Map<string, number[]>();
+    idx.forEach((i, j) => {
+      if (docs[i]!.y !== 0) return;
+      const list = bySource.get(docs[i]!.row.source) ?? [];
+      list.push(sigmoid(a * oof[i]! + b));
+      bySource.set(docs[i]!.row.source, list);
+      void j;
+    });
+    for (const probs of bySource.values()) if (probs.length >= SOURCE_GUARD_MIN) sourceGuard = Math.max(sourceGuard, thresholdAtFpr(probs, SOURCE_MAX_FPR));
+    const aiThreshold = Math.max(MIN_AI_THRESHOLD, thresholdAtFpr(humanP, TARGET_FPR), USE_SOURCE_GUARD ? sourceGuard : 0);
     out[key] = { a, b, aiThreshold, humanThreshold: Math.min(0.5, aiThreshold), nHuman, nAi };
   }
   return out;
@@ -198,6 +221,8 @@ function modelArrays(f: Pick<Fitted, 'final' | 'weights' | 'forest'>): Record<st
   return {
     ...lmArrays('human', f.final.human),
     ...lmArrays('ai', f.final.ai),
+    'cross.mu': f.final.cross.mu,
+    'cross.sigma2': f.final.cross.sigma2,
     'w.dense': f.weights.dense,
     'w.sparse': f.weights.sparse,
     ...(f.forest
@@ -237,7 +262,7 @@ function groupTable(items: Array<Scored & { row: CorpusRow }>, by: (r: CorpusRow
 }
 
 interface Fitted {
-  final: { human: BigramArrays; ai: BigramArrays };
+  final: LMSet;
   weights: LinearWeights;
   forest: Forest | undefined;
   /** Out-of-fold margins of the training docs (the final stage: trees if used, else linear). */

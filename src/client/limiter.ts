@@ -77,9 +77,19 @@ export class RequestLimiter {
       // Always work on our own connection: bottleneck quits its clients on disconnect, and a caller's
       // ioredis client must outlive this limiter.
       this.redis = typeof redis === 'string' ? new Redis(redis, { lazyConnect: false }) : redis.duplicate();
-      this.redis.on('error', (err: Error) => this.logger.warn({ err: describe(err) }, 'textdetect client: redis error'));
+      // A lazyConnect client would wait for a first command that bottleneck only sends once ready.
+      if (this.redis.status === 'wait') this.redis.connect().catch(() => undefined);
+      // ioredis reports every failed reconnect, on each of bottleneck's two connections; one line per
+      // 10 s is enough.
+      let lastErrorLog = 0;
+      const warnRedis = (err: unknown): void => {
+        if (Date.now() - lastErrorLog < 10_000) return;
+        lastErrorLog = Date.now();
+        this.logger.warn({ err: describe(err) }, 'textdetect client: redis error');
+      };
+      this.redis.on('error', warnRedis);
       this.connection = new Bottleneck.IORedisConnection({ client: this.redis });
-      this.connection.on('error', (err: unknown) => this.logger.warn({ err: describe(err) }, 'textdetect client: limiter redis error'));
+      this.connection.on('error', warnRedis);
     }
     this.bottleneck = new Bottleneck({
       id: config.id,

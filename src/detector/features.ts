@@ -18,7 +18,7 @@ export const DENSE_NAMES = [
   'lmH_mean', 'lmH_std', 'lmH_p10', 'lmH_p90',
   'lmA_mean', 'lmA_std', 'lmA_p10', 'lmA_p90',
   'diff_mean', 'diff_std', 'diff_p10', 'diff_p90',
-  'uniH_mean', 'ctx_gain', 'expected_H', 'fdg_H', 'fdg_A', 'oov_rate',
+  'uniH_mean', 'ctx_gain', 'expected_H', 'fdg_H', 'fdg_A', 'fdg_AH', 'binoculars', 'oov_rate',
   'sent_len_log', 'sent_len_cv', 'sent_len_maxratio', 'word_len_mean', 'word_len_std', 'mattr',
   'p_comma', 'p_semicolon', 'p_colon', 'p_question', 'p_exclaim', 'p_quote', 'p_paren', 'p_hyphen', 'p_dash', 'p_number',
   'function_words', 'rep_bigram', 'rep_trigram', 'is_tr',
@@ -55,6 +55,8 @@ export interface LMContext {
   vocab: Map<string, number>;
   human: BigramLM;
   ai: BigramLM;
+  /** Per context: E and Var of log p_human under the AI model's next-token distribution. */
+  cross: { mu: Float32Array; sigma2: Float32Array };
 }
 
 export interface FeatureVector {
@@ -141,7 +143,8 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const la = new Float64Array(n);
   const diff = new Float64Array(n);
   let uniSum = 0;
-  let muH = 0, s2H = 0, muA = 0, s2A = 0, oov = 0;
+  let muH = 0, s2H = 0, muA = 0, s2A = 0, muX = 0, s2X = 0, oov = 0;
+  const X = lm.cross;
   const H = lm.human.arrays;
   const A = lm.ai.arrays;
   for (let t = 1; t <= n; t++) {
@@ -157,6 +160,8 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
     s2H += H.sigma2[prev]!;
     muA += A.mu[prev]!;
     s2A += A.sigma2[prev]!;
+    muX += X.mu[prev]!;
+    s2X += X.sigma2[prev]!;
     if (cur === UNK) oov++;
   }
   const nn = Math.max(1, n);
@@ -176,6 +181,10 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   // Fast-DetectGPT criterion, divided by √n so it does not grow with length.
   dense[k++] = n > 0 ? (sumH - muH) / Math.sqrt(s2H) / Math.sqrt(nn) : 0;
   dense[k++] = n > 0 ? (sumA - muA) / Math.sqrt(s2A) / Math.sqrt(nn) : 0;
+  // Sampling model = AI LM, scoring model = human LM: does the text sit where AI text would, as seen by human text?
+  dense[k++] = n > 0 ? (sumH - muX) / Math.sqrt(s2X) / Math.sqrt(nn) : 0;
+  // Binoculars-style: human-LM log-perplexity over the AI→human cross-entropy.
+  dense[k++] = n > 0 && muX < 0 ? sumH / muX : 1;
   dense[k++] = oov / nn;
 
   // --- stylometry ---

@@ -28,8 +28,6 @@ LANGS.forEach((lang, bit) => {
   for (const w of STOPWORDS[lang]!.split(' ')) STOPMASK.set(w, (STOPMASK.get(w) ?? 0) | (1 << bit));
 });
 
-const TR_BIT = 1 << LANGS.indexOf('tr');
-
 const SCRIPTS: Array<[string, RegExp]> = [
   ['cyrillic', /\p{Script=Cyrillic}/u],
   ['el', /\p{Script=Greek}/u],
@@ -52,7 +50,7 @@ const RE_LETTER = /\p{L}/u;
 const RE_WORD = /\p{L}+(?:'\p{L}+)*/gu;
 
 /** Identification looks at most this many characters (from the start): plenty, and bounded in cost. */
-const SAMPLE_CHARS = 8000;
+const SAMPLE_CHARS = 3000;
 
 export function identifyLanguage(fullText: string): LanguageGuess {
   const text = fullText.length > SAMPLE_CHARS ? fullText.slice(0, SAMPLE_CHARS) : fullText;
@@ -61,14 +59,16 @@ export function identifyLanguage(fullText: string): LanguageGuess {
   let other = 0;
   let trLetters = 0;
   const scriptCounts = new Map<string, number>();
-  for (const ch of text) {
-    const c = ch.charCodeAt(0);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
     if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) {
       latin++;
       asciiLatin++;
       continue;
     }
-    if (c < 0x80) continue;
+    if (c < 0x80 || (c >= 0xdc00 && c <= 0xdfff)) continue;
+    const cp = text.codePointAt(i)!;
+    const ch = String.fromCodePoint(cp);
     if (ch === 'ğ' || ch === 'Ğ' || ch === 'ı' || ch === 'İ' || ch === 'ş' || ch === 'Ş') trLetters++;
     if (!RE_LETTER.test(ch)) continue;
     if (c < 0x250 || (c >= 0x1e00 && c <= 0x1eff)) {
@@ -91,13 +91,14 @@ export function identifyLanguage(fullText: string): LanguageGuess {
     return { language: best, supported: false };
   }
 
-  // Lower-cased the Turkish way (I → ı) so Turkish words match; English function words have no I/İ issue.
-  const lowerWords = text.replace(/I/g, 'ı').replace(/İ/g, 'i').toLowerCase().match(RE_WORD) ?? [];
+  // Plain lower-casing (fast for ASCII text); İ becomes i + U+0307, folded back to i.
+  let lowered = text.toLowerCase();
+  if (lowered.includes('\u0307')) lowered = lowered.replace(/\u0307/g, '');
+  const lowerWords = lowered.match(RE_WORD) ?? [];
   const hitCounts = new Array<number>(LANGS.length).fill(0);
   for (const w of lowerWords) {
-    // English "I" was lower-cased to "ı" above; map it back for the English lists.
-    const mask = STOPMASK.get(w) ?? (w.includes('ı') ? (STOPMASK.get(w.replace(/ı/g, 'i')) ?? 0) & ~TR_BIT : 0);
-    if (mask === 0) continue;
+    const mask = STOPMASK.get(w);
+    if (mask === undefined) continue;
     for (let b = 0; b < LANGS.length; b++) if (mask & (1 << b)) hitCounts[b]!++;
   }
   const hits = new Map<string, number>(LANGS.map((l, b) => [l, hitCounts[b]!]));

@@ -163,3 +163,67 @@ export function buildBigramLM(sequences: Iterable<Uint16Array>, vocabSize: numbe
   }
   return { keys, logp, logGamma, logUni, mu, sigma2 };
 }
+
+/**
+ * Cross moments for the Fast-DetectGPT criterion with the AI model as sampling model q and the
+ * human model as scoring model p (and for a Binoculars-style ratio):
+ *   μ×(v) = Σ_w q(w|v) log p(w|v),  σ²×(v) = Σ_w q(w|v) log² p(w|v) − μ×(v)².
+ * Successors kept in either model are summed explicitly; all others have q = γ_q·q_uni and
+ * p = γ_p·p_uni, whose share has a closed form from three global sums. Training-time only.
+ */
+export function buildCrossMoments(q: BigramArrays, p: BigramArrays): { mu: Float32Array; sigma2: Float32Array } {
+  const V = q.logUni.length;
+  const qLM = new BigramLM(q);
+  const pLM = new BigramLM(p);
+  let L1 = 0;
+  let L2 = 0;
+  for (let w = 0; w < V; w++) {
+    const qu = Math.exp(q.logUni[w]!);
+    const lp = p.logUni[w]!;
+    L1 += qu * lp;
+    L2 += qu * lp * lp;
+  }
+  // Successor sets per context, merged from both sorted key lists.
+  const succ = new Map<number, number[]>();
+  for (const keys of [q.keys, p.keys]) {
+    for (let i = 0; i < keys.length; i++) {
+      const v = keys[i]! >>> 16;
+      const w = keys[i]! & 0xffff;
+      const list = succ.get(v);
+      if (list) list.push(w);
+      else succ.set(v, [w]);
+    }
+  }
+  const mu = new Float32Array(V);
+  const sigma2 = new Float32Array(V);
+  for (let v = 0; v < V; v++) {
+    const lgq = q.logGamma[v]!;
+    const lgp = p.logGamma[v]!;
+    const gq = Math.exp(lgq);
+    let sumE = 0, sumE2 = 0, PS = 0, L1S = 0, L2S = 0;
+    const list = succ.get(v);
+    if (list) {
+      list.sort((a, b) => a - b);
+      let prev = -1;
+      for (const w of list) {
+        if (w === prev) continue;
+        prev = w;
+        const qw = Math.exp(qLM.logProb(v, w));
+        const lpw = pLM.logProb(v, w);
+        sumE += qw * lpw;
+        sumE2 += qw * lpw * lpw;
+        const qu = Math.exp(q.logUni[w]!);
+        const lu = p.logUni[w]!;
+        PS += qu;
+        L1S += qu * lu;
+        L2S += qu * lu * lu;
+      }
+    }
+    const rest = Math.max(0, 1 - PS);
+    const m = sumE + gq * (rest * lgp + (L1 - L1S));
+    const e2 = sumE2 + gq * (rest * lgp * lgp + 2 * lgp * (L1 - L1S) + (L2 - L2S));
+    mu[v] = m;
+    sigma2[v] = Math.max(e2 - m * m, 1e-6);
+  }
+  return { mu, sigma2 };
+}

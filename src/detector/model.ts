@@ -76,7 +76,12 @@ export class LoadedModel {
       vocab,
       human: new BigramLM(lmArraysFrom(arrays, 'human')),
       ai: new BigramLM(lmArraysFrom(arrays, 'ai')),
+      cross: {
+        mu: arrays['cross.mu'] as Float32Array,
+        sigma2: arrays['cross.sigma2'] as Float32Array,
+      },
     };
+    if (!this.lm.cross.mu || !this.lm.cross.sigma2) throw new Error('Model artifact lacks the cross moments.');
     const dense = arrays['w.dense'] as Float32Array | undefined;
     const sparse = arrays['w.sparse'] as Float32Array | undefined;
     if (!dense || !sparse) throw new Error('Model artifact lacks its weights.');

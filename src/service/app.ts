@@ -5,7 +5,7 @@
 import { isUtf8 } from 'node:buffer';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -216,18 +216,22 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     timeWindow: config.rateLimitWindowMs,
     ...(counters ? { store: counters.Store as never } : { cache: 10_000 }),
   });
+  const keyLimits = new WeakMap<FastifyRequest, number>();
   const limiter = app.createRateLimit({
     timeWindow: config.rateLimitWindowMs,
-    keyGenerator: (req) => (req.ctx.keyId ? `key:${req.ctx.keyId}` : `ip:${req.ip}`),
+    // IPv6 addresses count per /64, as the plugin does by default: one host usually owns a whole
+    // /64 and could otherwise rotate addresses to escape the per-address limit.
+    keyGenerator: (req) => (req.ctx.keyId ? `key:${req.ctx.keyId}` : `ip:${normalizeIP(req.ip)}`),
     max: (req) => keyLimits.get(req) ?? config.rateLimitMax,
   });
-  const keyLimits = new WeakMap<FastifyRequest, number>();
 
   async function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): Promise<FastifyReply> {
     if (request.ctx) request.ctx.errorCode = error.code;
     setIdHeaders(request, reply);
     if (error.options.headers) reply.headers(error.options.headers);
     if (error.statusCode >= 500 && error.statusCode !== 503) reply.header('Cache-Control', 'no-store');
+    // The rest of an oversized or stalled body is not worth reading: close instead of draining it.
+    if (error.code === 'payload_too_large' || error.code === 'request_timeout') reply.header('Connection', 'close');
     return reply.code(error.statusCode).type('application/json; charset=utf-8').send(envelope(error, request.id));
   }
 

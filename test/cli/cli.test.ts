@@ -141,8 +141,8 @@ describe('textdetect score', () => {
     await writeFile(input, `${good.join('\n')}\n`);
     const api = await cli(['score', '-i', input, '-o', apiOut, '--quiet'], { env });
     const local = await cli(['score', '--local', '--input', input, '--output', localOut], { env: { TEXTDETECT_API_KEY: '' } });
-    expect(api.code).toBe(0);
-    expect(local.code).toBe(0);
+    expect(api.code, api.stderr).toBe(0);
+    expect(local.code, local.stderr).toBe(0);
     expect(api.stderr).toBe('');
     const read = async (p: string) => (await readFile(p, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const a = await read(apiOut);

@@ -91,6 +91,43 @@ describe('two processes sharing one budget through Redis', () => {
   }, 60_000);
 });
 
+describe('a 429 pause shared through Redis', () => {
+  it("holds back another client's call until the server's Retry-After has passed", async () => {
+    const svc = await startTestService({ rateLimitMax: 1000 });
+    const proxy = await startProxy(svc.url);
+    // Two clients with nothing in common but Redis, as in two processes.
+    const options = { apiKey: svc.key, baseUrl: proxy.url, redis: redis.url, limiter: { max: 600, intervalMs: 60_000, id: 'shared-pause-test' } };
+    const a = new DetectClient(options);
+    const b = new DetectClient(options);
+    try {
+      proxy.setFaults((n) =>
+        n === 0
+          ? {
+              kind: 'status',
+              status: 429,
+              headers: { 'retry-after': '2', 'retry-after-ms': '1500' },
+              body: { error: { type: 'rate_limit_error', code: 'rate_limited', message: 'Too many requests.', retry_after: 2 } },
+            }
+          : undefined,
+      );
+      const first = a.detect({ text: SAMPLE_TEXT });
+      while (a.stats().rateLimited === 0) await new Promise((r) => setTimeout(r, 5));
+      const issuedAt = Date.now();
+      await Promise.all([first, b.detect({ text: SAMPLE_TEXT })]);
+      const limitedAt = proxy.records[0]?.at ?? 0;
+      const later = proxy.records.filter((r) => r.at >= issuedAt);
+      expect(later).toHaveLength(2); // a's retry and b's call
+      for (const r of later) expect(r.at).toBeGreaterThanOrEqual(limitedAt + 1_500 - 5);
+      expect(b.stats().rateLimited).toBe(0);
+    } finally {
+      await a.close();
+      await b.close();
+      await proxy.close();
+      await svc.close();
+    }
+  });
+});
+
 describe('bottleneck recovery with Redis 7 (patched)', () => {
   let svc: TestService;
   let admin: Redis;
@@ -133,6 +170,19 @@ describe('bottleneck recovery with Redis 7 (patched)', () => {
     } finally {
       await c.close();
     }
+  });
+
+  it('works on a caller-owned ioredis client and leaves it open on close()', async () => {
+    const own = new Redis(redis.url);
+    const c = new DetectClient({ apiKey: svc.key, baseUrl: svc.url, redis: own, limiter: { max: 600, intervalMs: 60_000 } });
+    try {
+      expect(c.limits().clustered).toBe(true);
+      expect((await c.detect({ text: SAMPLE_TEXT })).request_id).toMatch(/^req_/);
+    } finally {
+      await c.close();
+    }
+    expect(await own.ping()).toBe('PONG');
+    own.disconnect();
   });
 
   it('fails with ConnectionError, not a hang, when Redis stays unreachable', async () => {

@@ -68,6 +68,21 @@ describe('retries and pauses', () => {
     expect(ids[2]).not.toBe(ids[0]);
   });
 
+  it('logs attempts and retries without the API key or the submitted text', async () => {
+    const entries: unknown[] = [];
+    const capture = (obj: object, msg?: string): void => void entries.push({ obj, msg });
+    const logger = { debug: capture, info: capture, warn: capture, error: capture };
+    proxy.setFaults((n) => (n === 0 ? { kind: 'status', status: 502 } : n === 1 ? { kind: 'destroy' } : undefined));
+    const c = client({ logger });
+    await c.detect({ text: SAMPLE_TEXT });
+    expect(entries.length).toBeGreaterThanOrEqual(3);
+    const logged = JSON.stringify(entries);
+    expect(logged).toMatch(/retrying/);
+    expect(logged).not.toContain(svc.key);
+    expect(logged).not.toContain(svc.key.slice(8));
+    expect(logged).not.toContain(SAMPLE_TEXT.slice(0, 30));
+  });
+
   it('gives up on persistent 5xx with ServerError after maxRetries', async () => {
     proxy.setFaults(() => ({
       kind: 'status',

@@ -187,6 +187,18 @@ describe('POST /v1/detect: every error status', () => {
     expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: 'request_timeout' });
   });
 
+  it('a slow body that completes in time is served normally', async () => {
+    const body = JSON.stringify({ text: ENGLISH_TEXT });
+    const parts: Array<string | { delayMs: number }> = [
+      `POST /v1/detect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`,
+    ];
+    const step = Math.ceil(body.length / 5);
+    for (let i = 0; i < body.length; i += step) parts.push({ delayMs: 100 }, body.slice(i, i + step));
+    const answer = await rawHttp(service.port, parts);
+    expect(answer.status).toBe(200);
+    expect(answer.body.language).toBe('en');
+  });
+
   it('413 text_too_long and payload_too_large', async () => {
     const long = await detect(service, key, { text: 'word '.repeat(10_001) });
     expectEnvelope(long, 413, 'text_too_long');

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/service/keys.ts';
-import { startRedisServer } from '../helpers/redis.ts';
+import { freePort, startRedisServer } from '../helpers/redis.ts';
 import { ENGLISH_TEXT, call, detect, expectEnvelope, startTestService } from './helpers.ts';
 import type { Answer, TestService } from './helpers.ts';
 
@@ -130,6 +130,44 @@ describe('rate limiting shared through Redis', () => {
       expect(service.logs.some((l) => String(l.msg).includes('redis is back'))).toBe(true);
     } finally {
       probe.disconnect();
+      await service.stop();
+      await redisServer.stop();
+    }
+  });
+});
+
+describe('Redis trouble at the edges', () => {
+  it('starts and serves when Redis is unreachable from the start', async () => {
+    const port = await freePort();
+    const service = await startTestService({ redisUrl: `redis://127.0.0.1:${port}`, rateLimitMax: 2 });
+    try {
+      const key = await service.newKey();
+      expect((await detect(service, key, { text: SHORT })).status).toBe(200);
+      expect((await detect(service, key, { text: SHORT })).status).toBe(200);
+      expect429(await detect(service, key, { text: SHORT }), 2);
+      expectEnvelope(await call(service, '/readyz'), 503, 'not_ready');
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('does not wait for a Redis that accepts connections but stops answering', async () => {
+    const redisServer = await startRedisServer();
+    const service = await startTestService({ redisUrl: redisServer.url, redisKeyPrefix: `textdetect-test:${randomBytes(6).toString('hex')}:` });
+    const pauser = new Redis(redisServer.url);
+    try {
+      const key = await service.newKey();
+      expect((await detect(service, key, { text: SHORT })).status).toBe(200);
+      // CLIENT PAUSE holds every other client's commands, like a stalled server.
+      await pauser.call('CLIENT', 'PAUSE', '2000');
+      const started = performance.now();
+      const answer = await detect(service, key, { text: SHORT });
+      expect(answer.status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(1500);
+      // It was counted in this process after the command timed out, and said so.
+      expect(service.logs.some((l) => String(l.msg).includes('counted per instance') && /timed? ?out/i.test(String(l.reason)))).toBe(true);
+    } finally {
+      pauser.disconnect();
       await service.stop();
       await redisServer.stop();
     }
