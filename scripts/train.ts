@@ -25,8 +25,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
-import { TextDetector } from '../src/detector/engine.ts';
-import { DENSE_DIM, DENSE_NAMES, HASH_BITS, extractFeatures, tokenIds, tokenize, type FeatureVector, type LMContext } from '../src/detector/features.ts';
+import { TextDetector, aiThresholdFor } from '../src/detector/engine.ts';
+import { DENSE_DIM, DENSE_NAMES, HASH_BITS, extractFeatures, isWordToken, tokenIds, tokenize, type FeatureVector, type LMContext } from '../src/detector/features.ts';
 import { BigramLM, buildBigramLM, buildCrossMoments, type BigramArrays } from '../src/detector/lm.ts';
 import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
 import { LoadedModel, calibrate, linearScore, sigmoid, stackedInput, type LinearWeights } from '../src/detector/model.ts';
@@ -50,7 +50,7 @@ const SEED = Number(arg('--seed') ?? 1);
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const LOGO = process.argv.includes('--logo');
 
-const LM_OPTS = { discount: 0.75, minCount: 2, unigramK: 0.1 };
+const LM_OPTS = { discount: 0.75, minCount: Number(arg('--lm-min-count') ?? 2), unigramK: 0.1 };
 const VOCAB_MAX = 65536;
 const LR_OPTS: LROptions = {
   epochs: Number(arg('--epochs') ?? 8),
@@ -80,6 +80,9 @@ const SOURCE_MAX_FPR = 0.05;
 const SOURCE_GUARD_MIN = 20;
 /** Exponent of the per-source balancing of sample weights (0 = none, 1 = every cell weighs the same in total). */
 const BALANCE = Number(arg('--balance') ?? 0.5);
+/** Word counts where a new threshold band starts (length-grouped thresholds); --no-length-bands disables. */
+const LENGTH_BANDS = process.argv.includes('--no-length-bands') ? [] : [80];
+const BAND_MIN_HUMANS = 50;
 const USE_SOURCE_GUARD = !process.argv.includes('--no-source-guard');
 
 const t0 = Date.now();
@@ -92,12 +95,15 @@ interface Doc {
   ids: Uint16Array;
   fold: number;
   y: 0 | 1;
+  /** Word tokens, as the engine counts them (for length-banded thresholds). */
+  words: number;
 }
 
 function prepare(rows: CorpusRow[]): Array<Omit<Doc, 'ids'>> {
   return rows.map((row) => {
     const lower = lowerForFeatures(normalize(row.text).text, row.language);
-    return { row, lower, tokens: tokenize(lower), fold: stableHash(row.id) % FOLDS, y: row.label === 'ai' ? 1 : 0 };
+    const tokens = tokenize(lower);
+    return { row, lower, tokens, words: tokens.filter(isWordToken).length, fold: stableHash(row.id) % FOLDS, y: row.label === 'ai' ? 1 : 0 };
   });
 }
 
@@ -187,21 +193,32 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
     const nHuman = y.length - nAi;
     if (nAi < 30 || nHuman < 30) continue;
     const { a, b } = fitPlatt(s, y);
-    const humanP = idx.filter((i) => docs[i]!.y === 0).map((i) => sigmoid(a * oof[i]! + b));
-    // Guard against the perplexity trap: besides 1% FPR over the whole group, no single human
-    // source (with enough texts to tell) may see more than 5% of its texts flagged.
-    let sourceGuard = 0;
-    const bySource = new Map<string, number[]>();
-    idx.forEach((i, j) => {
-      if (docs[i]!.y !== 0) return;
-      const list = bySource.get(docs[i]!.row.source) ?? [];
-      list.push(sigmoid(a * oof[i]! + b));
-      bySource.set(docs[i]!.row.source, list);
-      void j;
-    });
-    for (const probs of bySource.values()) if (probs.length >= SOURCE_GUARD_MIN) sourceGuard = Math.max(sourceGuard, thresholdAtFpr(probs, SOURCE_MAX_FPR));
-    const aiThreshold = Math.max(MIN_AI_THRESHOLD, thresholdAtFpr(humanP, TARGET_FPR), USE_SOURCE_GUARD ? sourceGuard : 0);
-    out[key] = { a, b, aiThreshold, humanThreshold: Math.min(0.5, aiThreshold), nHuman, nAi };
+    const humans = idx.filter((i) => docs[i]!.y === 0);
+    const threshold = (members: number[]): number => {
+      const probs = members.map((i) => sigmoid(a * oof[i]! + b));
+      // Guard against the perplexity trap: besides 1% FPR over all of them, no single human
+      // source (with enough texts to tell) may see more than 5% of its texts flagged.
+      let sourceGuard = 0;
+      const bySource = new Map<string, number[]>();
+      members.forEach((i, j) => {
+        const list = bySource.get(docs[i]!.row.source) ?? [];
+        list.push(probs[j]!);
+        bySource.set(docs[i]!.row.source, list);
+      });
+      for (const ps of bySource.values()) if (ps.length >= SOURCE_GUARD_MIN) sourceGuard = Math.max(sourceGuard, thresholdAtFpr(ps, SOURCE_MAX_FPR));
+      return Math.max(MIN_AI_THRESHOLD, thresholdAtFpr(probs, TARGET_FPR), USE_SOURCE_GUARD ? sourceGuard : 0);
+    };
+    const aiThreshold = threshold(humans);
+    const bands: NonNullable<GroupCalibration['aiThresholdByLength']> = [];
+    if (LENGTH_BANDS.length > 0) {
+      const edges = [0, ...LENGTH_BANDS, Infinity];
+      for (let e = 0; e + 1 < edges.length; e++) {
+        const members = humans.filter((i) => docs[i]!.words >= edges[e]! && docs[i]!.words < edges[e + 1]!);
+        // Too few human texts in a band to place a 1% threshold: the band keeps the all-length one.
+        bands.push({ minWords: edges[e]!, threshold: members.length >= BAND_MIN_HUMANS ? threshold(members) : aiThreshold, nHuman: members.length });
+      }
+    }
+    out[key] = { a, b, aiThreshold, ...(bands.length ? { aiThresholdByLength: bands } : {}), humanThreshold: Math.min(0.5, aiThreshold), nHuman, nAi };
   }
   return out;
 }
@@ -335,11 +352,12 @@ async function main(): Promise<void> {
   const oofItems = train.map((d, i) => {
     const c = calibration[groupKey(d.row.language, d.row.mode)] ?? calibration[groupKey(d.row.language, '*')]!;
     const p = calibrate(oof[i]!, c);
-    return { p, y: d.y, flagged: p >= c.aiThreshold, row: d.row };
+    return { p, y: d.y, flagged: p >= aiThresholdFor(c, d.words), row: d.row };
   });
   console.log('\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor 0.7):');
   for (const [k, c] of Object.entries(calibration)) {
-    console.log(`  ${k.padEnd(13)} a=${c.a.toFixed(3)} b=${c.b.toFixed(3)} likely_ai>=${c.aiThreshold.toFixed(3)} likely_human<${c.humanThreshold.toFixed(3)} (human ${c.nHuman}, ai ${c.nAi})`);
+    const bands = (c.aiThresholdByLength ?? []).map((t) => `${t.minWords}+ words: ${t.threshold.toFixed(3)} (${t.nHuman} human)`).join('; ');
+    console.log(`  ${k.padEnd(13)} a=${c.a.toFixed(3)} b=${c.b.toFixed(3)} likely_ai>=${c.aiThreshold.toFixed(3)} [${bands}] likely_human<${c.humanThreshold.toFixed(3)} (human ${c.nHuman}, ai ${c.nAi})`);
   }
   console.log('\nTrain, out-of-fold (calibration set), by source:');
   console.log(formatTable(groupTable(oofItems, (r) => `${r.source}/${r.mode}`), false, 'source'));
@@ -395,7 +413,7 @@ async function main(): Promise<void> {
 /** Leave-one-generator-out: the classifier and the AI LM never see the held-out generator. */
 async function runLogo(train: Doc[], dev: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Promise<void> {
   const generators = [...new Set(train.filter((d) => d.y === 1).map((d) => d.row.generator))].sort();
-  const results: Array<{ generator: string; auroc: number; tprAt1: number; nAi: number; nHuman: number; sources: string[] }> = [];
+  const results: Array<{ generator: string; auroc: number; aurocSameSource: number; tprAt1: number; nAi: number; nHuman: number; sources: string[] }> = [];
   for (const g of generators) {
     const sub = train.filter((d) => d.y === 0 || d.row.generator !== g);
     const fitted = fitModel(sub, brownIds, vocab);
@@ -416,7 +434,7 @@ async function runLogo(train: Doc[], dev: Doc[], brownIds: Uint16Array[], vocab:
     const m = metricRow(items);
     const sameSrc = evalDocs.map((d, i) => ({ d, s: scores[i]! })).filter(({ d }) => sources.includes(d.row.source));
     const ms = metricRow(sameSrc.map(({ d, s }) => ({ p: s, y: d.y, flagged: false })));
-    results.push({ generator: g, auroc: m.auroc, tprAt1: m.tprAt1, nAi: m.nAi, nHuman: m.nHuman, sources });
+    results.push({ generator: g, auroc: m.auroc, aurocSameSource: ms.auroc, tprAt1: m.tprAt1, nAi: m.nAi, nHuman: m.nHuman, sources });
     console.log(`LOGO ${g.padEnd(28)} AUROC vs all dev humans ${m.auroc.toFixed(3)}  vs same-source humans ${ms.auroc.toFixed(3)}  TPR@1%FPR ${m.tprAt1.toFixed(3)}  (ai ${m.nAi}, human ${m.nHuman}; ${sources.join(', ')})`);
     log(`LOGO ${g} done`);
   }

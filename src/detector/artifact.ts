@@ -19,6 +19,12 @@ export interface GroupCalibration {
   b: number;
   /** `likely_ai` when p ≥ this: the 1%-FPR threshold fitted on held-out human texts. */
   aiThreshold: number;
+  /**
+   * Length-dependent `likely_ai` thresholds (1% FPR and the source guard within each length band),
+   * ascending by `minWords`; the last band with `minWords` ≤ the text's word count applies. Short
+   * texts are where plain human writing (formulaic answers) looks most AI-like, so they get their own.
+   */
+  aiThresholdByLength?: Array<{ minWords: number; threshold: number; nHuman: number }>;
   /** `likely_human` when p < this. */
   humanThreshold: number;
   /** Human and AI texts the calibration was fitted on. */

@@ -2,6 +2,7 @@
  * The `Detector` implementation: normalise → identify language → features → linear score →
  * per-(language, mode) calibration → verdict; optionally the same per sentence.
  */
+import type { GroupCalibration } from './artifact.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize } from './normalize.ts';
@@ -80,12 +81,13 @@ export class TextDetector implements Detector {
       p = 0.5 + (p - 0.5) * keep;
     }
     p = Math.min(1, Math.max(0, p));
-    let verdict = verdictOf(p, calib.aiThreshold, calib.humanThreshold);
+    const aiThreshold = aiThresholdFor(calib, f.words);
+    let verdict = verdictOf(p, aiThreshold, calib.humanThreshold);
     // A short text is never reported as likely AI: too little evidence to act on.
     if (short && verdict === 'likely_ai') verdict = 'mixed';
     let confidence: Confidence;
     if (short || verdict === 'mixed') confidence = 'low';
-    else if (f.words >= HIGH_CONFIDENCE_WORDS && (p >= Math.max(calib.aiThreshold, 0.9) || p <= 0.1)) confidence = 'high';
+    else if (f.words >= HIGH_CONFIDENCE_WORDS && (p >= Math.max(aiThreshold, 0.9) || p <= 0.1)) confidence = 'high';
     else confidence = 'medium';
 
     const docLogit = logit(p);
@@ -160,6 +162,13 @@ function sentenceRanges(text: string, language: Language): Array<[number, number
     base = end;
   }
   return out;
+}
+
+/** The `likely_ai` threshold for a text of `words` words. */
+export function aiThresholdFor(calib: GroupCalibration, words: number): number {
+  let t = calib.aiThreshold;
+  for (const band of calib.aiThresholdByLength ?? []) if (words >= band.minWords) t = band.threshold;
+  return t;
 }
 
 export function verdictOf(p: number, aiThreshold: number, humanThreshold: number): Verdict {

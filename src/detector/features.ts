@@ -42,6 +42,11 @@ export function tokenize(lower: string): string[] {
   return m;
 }
 
+/** Whether a token counts as a word (letters or a number) rather than punctuation. */
+export function isWordToken(tok: string): boolean {
+  return tok === NUM_TOKEN || tok.length > 1 || /\p{L}/u.test(tok);
+}
+
 const FUNCTION_WORDS: Record<'en' | 'tr', Set<string>> = {
   en: new Set(
     'the of and to a in is that it for was on are as with be by this have from or at not but an they which we you his her their has were been had there would will can all if more one its so what about also than into these them when some other should could our may such only who he she i my me do does did however therefore moreover furthermore thus while although because'.split(' '),
@@ -197,8 +202,7 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const fwSet = FUNCTION_WORDS[language];
   for (const tok of tokens) {
     const c = tok.charCodeAt(0);
-    const isWord = tok === NUM_TOKEN || tok.length > 1 || /\p{L}/u.test(tok);
-    if (isWord) {
+    if (isWordToken(tok)) {
       words++;
       cur++;
       if (tok === NUM_TOKEN) punct[9]! += 1;

@@ -123,6 +123,7 @@ describe('detector engine', () => {
         expect(c, `${lang}:${mode}`).toBeDefined();
         expect(c!.a).toBeGreaterThan(0);
         expect(c!.aiThreshold).toBeGreaterThanOrEqual(c!.humanThreshold);
+        for (const band of c!.aiThresholdByLength ?? []) expect(band.threshold).toBeGreaterThanOrEqual(c!.humanThreshold);
         let prev = -1;
         for (let s = -20; s <= 20; s += 0.5) {
           const p = calibrate(s, c!);

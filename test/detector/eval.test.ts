@@ -40,4 +40,31 @@ describe.skipIf(!existsSync(DEV))('dev slice', () => {
     expect(m.fpr).toBeLessThan(0.03);
     expect(m.ece).toBeLessThan(0.06);
   });
+
+  it('shows where: in a human text followed by an AI text, the AI sentences score higher', async () => {
+    const detector = await createDetector();
+    const rows = readFileSync(DEV, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .filter((_, i) => i % 3 === 0)
+      .map((l) => JSON.parse(l) as { text: string; label: string; source: string; mode: 'academic' | 'financial' | 'legal' | 'general' });
+    const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    let wins = 0;
+    let total = 0;
+    for (const source of ['outfox-essays', 'clerc-legal', 'lu-thesis-abstracts', 'tr-bank-complaints', 'm4-wikipedia']) {
+      const human = rows.filter((r) => r.source === source && r.label === 'human').slice(0, 8);
+      const ai = rows.filter((r) => r.source === source && r.label === 'ai').slice(0, 8);
+      for (let i = 0; i < Math.min(human.length, ai.length); i++) {
+        const text = `${human[i]!.text}\n\n${ai[i]!.text}`;
+        const cut = human[i]!.text.length;
+        const r = detector.detect(text, { mode: human[i]!.mode, segments: true });
+        const h = mean(r.segments.filter((s) => s.end <= cut).map((s) => s.ai_probability));
+        const a = mean(r.segments.filter((s) => s.start > cut).map((s) => s.ai_probability));
+        total++;
+        if (a > h) wins++;
+      }
+    }
+    expect(total).toBeGreaterThan(30);
+    expect(wins / total).toBeGreaterThan(0.8);
+  });
 });
