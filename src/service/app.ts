@@ -55,7 +55,7 @@ interface DetectBody {
   segments?: boolean;
 }
 
-/** Paths that are never rate limited: probes and the contract must stay reachable. */
+/** Paths that are never refused for the rate limit (probes and the contract must stay reachable); their answers still report the budget. */
 const UNLIMITED = new Set(['/healthz', '/readyz', '/v1/openapi.json']);
 
 /** Every path the API serves, with the methods it accepts (for 405 + Allow). */
@@ -235,6 +235,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     return reply.code(error.statusCode).type('application/json; charset=utf-8').send(envelope(error, request.id));
   }
 
+  function setRateLimitHeaders(reply: FastifyReply, max: number, remaining: number, resetSeconds: number): void {
+    reply.header('RateLimit-Limit', max);
+    reply.header('RateLimit-Remaining', remaining);
+    // A fresh counter has no window yet: it would start now and last a full window.
+    reply.header('RateLimit-Reset', resetSeconds > 0 ? resetSeconds : Math.ceil(config.rateLimitWindowMs / 1000));
+  }
+
   function setIdHeaders(request: FastifyRequest, reply: FastifyReply): void {
     reply.header('Request-Id', request.id);
     reply.header('X-Request-Id', request.ctx?.callerRequestId ?? request.id);
@@ -265,6 +272,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         : undefined;
     const url = request.routeOptions.url ?? '';
     if (!request.is404 && UNLIMITED.has(url)) {
+      // Not limited (probes must always answer), but the answer still reports the address's budget.
+      const budget = await limiter(request, { increment: false });
+      if (!budget.isAllowed) setRateLimitHeaders(reply, budget.max, budget.remaining, budget.ttlInSeconds);
       if (badCallerId) throw badCallerId;
       return;
     }
@@ -284,9 +294,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // address's budget, and every such answer carries the RateLimit-* headers.
     const limit = await limiter(request);
     if (!limit.isAllowed) {
-      reply.header('RateLimit-Limit', limit.max);
-      reply.header('RateLimit-Remaining', limit.remaining);
-      reply.header('RateLimit-Reset', limit.ttlInSeconds);
+      setRateLimitHeaders(reply, limit.max, limit.remaining, limit.ttlInSeconds);
       if (limit.isExceeded) {
         const seconds = Math.max(1, limit.ttlInSeconds);
         throw new ApiError(429, 'rate_limited', `Too many requests: the limit is ${limit.max} per ${formatWindow(config.rateLimitWindowMs)}${key ? ' for this key' : ' for unauthenticated requests from this address'}; retry in ${seconds} s.`, {

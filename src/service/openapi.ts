@@ -11,7 +11,7 @@ const ID_HEADERS = {
 };
 
 const RATE_HEADERS = {
-  'RateLimit-Limit': { description: 'Requests allowed per window for this key (or, unauthenticated, this address).', schema: { type: 'integer' } },
+  'RateLimit-Limit': { description: 'Requests allowed per window for this key (or, unauthenticated, this address). The probes and this document are never refused, but report the address\'s budget.', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
 };
@@ -87,7 +87,7 @@ export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' 
         get: {
           operationId: 'health',
           summary: 'Liveness: the process answers',
-          responses: { '200': { description: 'Alive.', headers: ID_HEADERS, content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } } },
+          responses: { '200': { description: 'Alive.', headers: limited, content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } } },
         },
       },
       '/readyz': {
@@ -95,8 +95,8 @@ export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' 
           operationId: 'ready',
           summary: 'Readiness: the engine is loaded and Redis (when configured) is reachable',
           responses: {
-            '200': { description: 'Ready.', headers: ID_HEADERS, content: { 'application/json': { schema: { $ref: '#/components/schemas/Ready' } } } },
-            '503': errorResponse('`not_ready`; `error.checks` says which part is not.'),
+            '200': { description: 'Ready.', headers: limited, content: { 'application/json': { schema: { $ref: '#/components/schemas/Ready' } } } },
+            '503': errorResponse('`not_ready`; `error.checks` says which part is not.', RATE_HEADERS),
           },
         },
       },
@@ -104,7 +104,7 @@ export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' 
         get: {
           operationId: 'openapi',
           summary: 'This document',
-          responses: { '200': { description: 'The OpenAPI 3.1 document.', headers: ID_HEADERS, content: { 'application/json': { schema: { type: 'object' } } } } },
+          responses: { '200': { description: 'The OpenAPI 3.1 document.', headers: limited, content: { 'application/json': { schema: { type: 'object' } } } } },
         },
       },
     },

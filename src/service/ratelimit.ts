@@ -39,7 +39,7 @@ export type CounterBackend = 'memory' | 'redis' | 'memory-fallback';
 export interface RedisCounters {
   readonly redis: Redis;
   /** A store constructor for the plugin's `store` option. */
-  readonly Store: new () => CounterStore & { child(): CounterStore };
+  readonly Store: new () => CounterStore & { child(): CounterStore; read(key: string, cb: Callback, timeWindow: number, max: number): void };
   /** Where the last counter update went. */
   backend(): CounterBackend;
   close(): Promise<void>;
@@ -108,6 +108,15 @@ export function createRedisCounters(url: string, prefix: string, log: Logger): R
         timeWindow,
         max,
       );
+    }
+
+    /** Reads a counter without counting (for answers that are not limited but report the budget). */
+    read(key: string, cb: Callback, timeWindow: number, max: number): void {
+      if (redis.status !== 'ready' || !remote.read) {
+        local.read!(key, cb, timeWindow, max);
+        return;
+      }
+      remote.read(key, (err, result) => (err || !result ? local.read!(key, cb, timeWindow, max) : cb(null, result)), timeWindow, max);
     }
 
     child(): CounterStore {

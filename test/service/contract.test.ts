@@ -149,9 +149,9 @@ describe('POST /v1/detect: every error status', () => {
     expectEnvelope(revoked, 401, 'invalid_api_key');
     expect(revoked.body.error.message).toMatch(/revoked/);
 
-    const { key: shortLived } = await createApiKey(service.keysFile, { name: 'short', expiresAt: new Date(Date.now() + 1500).toISOString() });
+    const { key: shortLived } = await createApiKey(service.keysFile, { name: 'short', expiresAt: new Date(Date.now() + 2500).toISOString() });
     expect((await detect(service, shortLived, { text: ENGLISH_TEXT })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1600));
+    await new Promise((r) => setTimeout(r, 2600));
     const expired = await detect(service, shortLived, { text: ENGLISH_TEXT });
     expectEnvelope(expired, 401, 'invalid_api_key');
     expect(expired.body.error.message).toMatch(/expired/);

@@ -62,8 +62,15 @@ describe('rate limiting in memory', () => {
     expect((await detect(service, await service.newKey(), { text: SHORT })).status).toBe(200);
   });
 
-  it('does not limit the probes', async () => {
-    for (let i = 0; i < 8; i++) expect((await call(service, '/healthz')).status).toBe(200);
+  it('never refuses the probes, which still report the budget', async () => {
+    for (let i = 0; i < 8; i++) {
+      const answer = await call(service, '/healthz');
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('ratelimit-limit')).toBe('3');
+      expect(answer.headers.get('ratelimit-remaining')).toMatch(/^\d+$/);
+      expect(Number(answer.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+    }
+    expect((await call(service, '/readyz')).status).toBe(200);
   });
 });
 

@@ -20,7 +20,7 @@ interface Case {
   status: number;
   code: string;
   param?: string;
-  /** Answered before routing (by the HTTP parser or URL decoding), so no rate-limit headers. */
+  /** Answered before any hook runs (by the HTTP parser or URL decoding), so no rate-limit headers. */
   preRouting?: boolean;
   send(): Promise<{ status: number; body: any; headers: { get?(n: string): string | null } | Record<string, string> }>;
 }
