@@ -158,10 +158,14 @@ export function normalize(input: string): NormalizedText {
 }
 
 /**
- * Lower-cases for feature extraction. Turkish needs its own dotted/dotless i rules (I → ı, İ → i);
- * done per character so the string length never changes (`'İ'.toLowerCase()` is two code units).
+ * Lower-cases for feature extraction (features only: offsets never refer to this string, so its
+ * length may differ from the input's).
  */
 export function lowerForFeatures(text: string, language: 'en' | 'tr'): string {
-  if (language === 'tr') return text.replace(/İ/g, 'i').replace(/I/g, 'ı').toLocaleLowerCase('tr');
-  return text.replace(/İ/g, 'i').toLowerCase();
+  // Turkish: dotted and dotless i are folded into one letter. A case-swapping tool that is not
+  // Turkish-aware turns i into I, which Turkish rules would lower to ı, so keeping them apart would
+  // let a case swap change the score; the distinction carries little authorship signal.
+  // Also "i̇" (i + combining dot, what a root-locale lower-casing makes of İ) becomes i.
+  if (language === 'tr') return text.toLocaleLowerCase('tr').replace(/ı/g, 'i').replace(/(?<=i)\u0307/g, '');
+  return text.replace(/İ/g, 'i').toLowerCase().replace(/(?<=i)\u0307/g, '');
 }
