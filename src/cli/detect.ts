@@ -71,7 +71,9 @@ export function exitCodeFor(err: unknown): number {
 export function describeError(err: unknown): string {
   if (err instanceof DetectError) {
     const facts = [err.code, err.status !== undefined ? `HTTP ${err.status}` : undefined, err.requestId ? `request ${err.requestId}` : undefined];
-    const wait = err instanceof RateLimitError && err.retryAfterMs > 0 ? ` Try again in ${Math.ceil(err.retryAfterMs / 1000)} s.` : '';
+    // The service's 429 message already says "retry in N s"; saying it twice reads as a glitch.
+    const saysWait = /\b(?:retry|try again) in \d+ s\b/i.test(err.message);
+    const wait = err instanceof RateLimitError && err.retryAfterMs > 0 && !saysWait ? ` Try again in ${Math.ceil(err.retryAfterMs / 1000)} s.` : '';
     return `${err.message}${wait} (${facts.filter(Boolean).join(', ')})`;
   }
   return err instanceof Error ? err.message : String(err);

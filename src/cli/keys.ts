@@ -30,9 +30,11 @@ function fail(message: string): number {
 
 export async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  // Asked-for help goes to stdout with 0; a missing subcommand is a usage error (stderr, 2).
+  if (command === undefined) return fail('give a command: create, list or revoke');
+  if (command === '--help' || command === '-h' || command === 'help' || rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(USAGE);
-    return command === undefined ? 2 : 0;
+    return 0;
   }
   let parsed;
   try {
@@ -62,6 +64,10 @@ export async function run(argv: string[]): Promise<number> {
         if (!values.name) return fail('--name is required');
         const env = values.env ?? 'sandbox';
         if (env !== 'sandbox' && env !== 'production') return fail(`--env must be sandbox or production, not "${env}"`);
+        // Checked here so the message names the flag; the library's own check speaks of `expiresAt`.
+        if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) {
+          return fail(`--expires must be an ISO date such as 2027-01-31 or 2027-01-31T12:00:00Z, not "${values.expires}"`);
+        }
         let rateLimitMax: number | undefined;
         if (values['rate-limit'] !== undefined) {
           rateLimitMax = Number(values['rate-limit']);

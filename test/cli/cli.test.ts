@@ -96,6 +96,11 @@ describe('textdetect "text"', () => {
     const limited = await cli(['--retries', '0', '--json', SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_KEY: limitedKey } });
     expect(limited.code).toBe(4);
     expect(JSON.parse(limited.stdout)).toMatchObject({ error: { type: 'RateLimitError', code: 'rate_limited', status: 429 } });
+    // The readable form says when to retry exactly once (the service's message already carries it).
+    const limitedText = await cli(['--retries', '0', SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_KEY: limitedKey } });
+    expect(limitedText.code).toBe(4);
+    expect(limitedText.stderr).toMatch(/rate_limited, HTTP 429, request req_/);
+    expect(limitedText.stderr.match(/(?:retry|try again) in \d+ s/gi)).toHaveLength(1);
 
     const port = await freePort();
     const down = await cli(['--retries', '0', '--api-url', `http://127.0.0.1:${port}`, SAMPLE_TEXT], { env });

@@ -127,4 +127,24 @@ describe('textdetect keys CLI', () => {
     const bogus = await cli(['rotate']);
     expect(bogus.code).toBe(2);
   });
+
+  it('names the --expires flag when its date is bad, and writes no key', async () => {
+    const file = join(dir, 'cli-expires.json');
+    const bad = await cli(['create', '--file', file, '--name', 'x', '--expires', 'next tuesday']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--expires must be an ISO date');
+    expect(bad.stdout).toBe('');
+    expect(await listApiKeys(file)).toEqual([]);
+  });
+
+  it('prints help on stdout with exit 0 when asked, and usage on stderr with exit 2 without a command', async () => {
+    const help = await cli(['create', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('textdetect keys create --name NAME');
+    expect(help.stderr).toBe('');
+    const none = await cli([]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toContain('give a command: create, list or revoke');
+  });
 });
