@@ -19,6 +19,8 @@
  *   --aug-articles X  share of copies that also lose half their articles (default 0.5)
  *   --epochs N, --lr X, --l2-dense X, --l2-sparse X, --sparse-scale X
  *                  classifier hyper-parameters (defaults below, the ones the artifact was trained with)
+ *   --pos-k2 X, --pos-k1 X  interpolation strengths of the tag-trigram LMs (default 5, 5)
+ *   --drop a,b     hold these dense features at 0 in training (exact ablation; e.g. for --logo)
  *
  * Cross-fitting: the AI-side and human-side LMs are features, so a training text's own LM features
  * must come from LMs that did not see it (otherwise the classifier learns "the AI LM knows this
@@ -39,8 +41,9 @@ import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts'
 import { LoadedModel, calibrate, linearScore, sigmoid, stackedInput, type LinearWeights } from '../src/detector/model.ts';
 import { forestMargin, trainForest, type Forest, type GBDTOptions } from '../src/detector/gbdt.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
+import { buildPosLM, suffixTag, tagSequence, type PosLMArrays, type PosTagger } from '../src/detector/pos.ts';
 import {
-  buildVocab, fitPlatt, loadBrown, readJsonl, rng, stableHash, thresholdAtFpr, trainLogistic,
+  buildTaggerTables, buildVocab, fitPlatt, loadBrown, loadBrownTagged, readJsonl, rng, stableHash, thresholdAtFpr, trainLogistic,
   type CorpusRow, type LROptions, type TrainRow,
 } from '../src/detector/training.ts';
 import { UnsupportedLanguageError } from '../src/detector/types.ts';
@@ -105,6 +108,13 @@ const AUG_WEIGHT = Number(arg('--aug-weight') ?? 0.5);
 const AUG_LABELS = arg('--aug-labels') ?? 'both';
 const AUG_MAX_RATE = Number(arg('--aug-max-rate') ?? 0.15);
 const AUG_ARTICLES = Number(arg('--aug-articles') ?? 0.5);
+/** Interpolation strengths of the tag-trigram LMs (see `buildPosLM`). */
+const POS_OPTS = { k2: Number(arg('--pos-k2') ?? 5), k1: Number(arg('--pos-k1') ?? 5) };
+/** Set once in main: the lexicon tagger and Brown's tag sequences (they do not depend on the fold). */
+let TAGGER: PosTagger;
+let TAGGER_SUFFIX: Array<[string, number]>;
+let TAG_NAMES: string[];
+let BROWN_TAGS: Uint8Array[];
 
 const t0 = Date.now();
 const log = (msg: string): void => console.error(`[train ${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
@@ -114,6 +124,8 @@ interface Doc {
   lower: string;
   tokens: string[];
   ids: Uint16Array;
+  /** Part-of-speech tag sequence (lexicon tagger). */
+  tags: Uint8Array;
   fold: number;
   y: 0 | 1;
   /** Word tokens, as the engine counts them (for length-banded thresholds). */
@@ -122,11 +134,11 @@ interface Doc {
   aug?: boolean;
 }
 
-function prepare(rows: CorpusRow[]): Array<Omit<Doc, 'ids'>> {
+function prepare(rows: CorpusRow[]): Array<Omit<Doc, 'ids' | 'tags'>> {
   return rows.map((row) => prepareOne(row, row.text));
 }
 
-function prepareOne(row: CorpusRow, text: string, aug = false): Omit<Doc, 'ids'> {
+function prepareOne(row: CorpusRow, text: string, aug = false): Omit<Doc, 'ids' | 'tags'> {
   const lower = lowerForFeatures(normalize(text).text, row.language);
   const tokens = tokenize(lower);
   return { row, lower, tokens, words: tokens.filter(isWordToken).length, fold: stableHash(row.id) % FOLDS, y: row.label === 'ai' ? 1 : 0, ...(aug ? { aug } : {}) };
@@ -138,9 +150,9 @@ function prepareOne(row: CorpusRow, text: string, aug = false): Omit<Doc, 'ids'>
  * texts also half of the articles deleted. The synonym, spelling and other attacks of
  * `scripts/attack-eval.ts` are deliberately not used here, so that they stay held-out checks.
  */
-function augment(rows: Array<Omit<Doc, 'ids'>>): Array<Omit<Doc, 'ids'>> {
+function augment(rows: Array<Omit<Doc, 'ids' | 'tags'>>): Array<Omit<Doc, 'ids' | 'tags'>> {
   if (AUG_FRAC <= 0) return [];
-  const out: Array<Omit<Doc, 'ids'>> = [];
+  const out: Array<Omit<Doc, 'ids' | 'tags'>> = [];
   for (const d of rows) {
     const rand = rng(SEED ^ stableHash(`aug:${d.row.id}`));
     if (rand() >= AUG_FRAC || (AUG_LABELS !== 'both' && AUG_LABELS !== d.row.label)) continue;
@@ -156,33 +168,47 @@ interface LMSet {
   human: BigramArrays;
   ai: BigramArrays;
   cross: { mu: Float32Array; sigma2: Float32Array };
+  posHuman: PosLMArrays;
+  posAi: PosLMArrays;
 }
 
-function buildLMs(humanSeqs: Uint16Array[], aiSeqs: Uint16Array[], vocabSize: number): LMSet {
-  const human = buildBigramLM(humanSeqs, vocabSize, LM_OPTS);
-  const ai = buildBigramLM(aiSeqs, vocabSize, LM_OPTS);
-  return { human, ai, cross: buildCrossMoments(ai, human) };
+function buildLMs(humanDocs: Doc[], aiDocs: Doc[], vocabSize: number, brownIds: Uint16Array[]): LMSet {
+  const human = buildBigramLM([...brownIds, ...humanDocs.map((d) => d.ids)], vocabSize, LM_OPTS);
+  const ai = buildBigramLM(aiDocs.map((d) => d.ids), vocabSize, LM_OPTS);
+  const nTags = TAGGER.nTags;
+  return {
+    human, ai, cross: buildCrossMoments(ai, human),
+    posHuman: buildPosLM([...BROWN_TAGS, ...humanDocs.map((d) => d.tags)], nTags, POS_OPTS),
+    posAi: buildPosLM(aiDocs.map((d) => d.tags), nTags, POS_OPTS),
+  };
 }
 
 function lmContext(vocab: Map<string, number>, a: LMSet): LMContext {
-  return { vocab, human: new BigramLM(a.human), ai: new BigramLM(a.ai), cross: a.cross };
+  return { vocab, human: new BigramLM(a.human), ai: new BigramLM(a.ai), cross: a.cross, pos: { tagger: TAGGER, human: a.posHuman, ai: a.posAi } };
 }
 
 /** Cross-fitted features for the training docs plus final LMs (on all training docs). */
 function crossFit(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): { feats: FeatureVector[]; final: LMSet } {
   const feats: FeatureVector[] = new Array(train.length);
   for (let k = 0; k < FOLDS; k++) {
-    const human = [...brownIds, ...train.filter((d) => !d.aug && d.fold !== k && d.y === 0).map((d) => d.ids)];
-    const ai = train.filter((d) => !d.aug && d.fold !== k && d.y === 1).map((d) => d.ids);
-    const ctx = lmContext(vocab, buildLMs(human, ai, vocab.size));
+    const human = train.filter((d) => !d.aug && d.fold !== k && d.y === 0);
+    const ai = train.filter((d) => !d.aug && d.fold !== k && d.y === 1);
+    const ctx = lmContext(vocab, buildLMs(human, ai, vocab.size, brownIds));
     train.forEach((d, i) => {
       if (d.fold === k) feats[i] = extractFeatures(d.lower, d.row.language, ctx);
     });
   }
   const orig = train.filter((d) => !d.aug);
-  const final = buildLMs([...brownIds, ...orig.filter((d) => d.y === 0).map((d) => d.ids)], orig.filter((d) => d.y === 1).map((d) => d.ids), vocab.size);
+  const final = buildLMs(orig.filter((d) => d.y === 0), orig.filter((d) => d.y === 1), vocab.size, brownIds);
   return { feats, final };
 }
+
+/** --drop a,b: dense features held at 0 in training (ablation: the model then cannot use them). */
+const DROP = (arg('--drop') ?? '').split(',').filter(Boolean).map((n) => {
+  const k = DENSE_NAMES.indexOf(n as (typeof DENSE_NAMES)[number]);
+  if (k < 0) throw new Error(`--drop: unknown dense feature ${n}`);
+  return k;
+});
 
 function standardiser(feats: FeatureVector[]): { mean: Float64Array; std: Float64Array } {
   const mean = new Float64Array(DENSE_DIM);
@@ -286,6 +312,13 @@ function modelArrays(f: Pick<Fitted, 'final' | 'weights' | 'forest'>): Record<st
     ...lmArrays('ai', f.final.ai),
     'cross.mu': f.final.cross.mu,
     'cross.sigma2': f.final.cross.sigma2,
+    'pos.vocabTag': TAGGER.vocabTag,
+    'pos.human.logp': f.final.posHuman.logp,
+    'pos.human.mu': f.final.posHuman.mu,
+    'pos.human.sigma2': f.final.posHuman.sigma2,
+    'pos.ai.logp': f.final.posAi.logp,
+    'pos.ai.mu': f.final.posAi.mu,
+    'pos.ai.sigma2': f.final.posAi.sigma2,
     'w.dense': f.weights.dense,
     'w.sparse': f.weights.sparse,
     ...(f.forest
@@ -337,6 +370,7 @@ interface Fitted {
 /** LMs (cross-fitted), linear model, stacked trees; used for the artifact and for every LOGO round. */
 function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Fitted {
   const { feats, final } = crossFit(train, brownIds, vocab);
+  for (const f of feats) for (const k of DROP) f.dense[k] = 0;
   log(`cross-fitted features (${FOLDS} folds); human LM ${final.human.keys.length} bigrams, AI LM ${final.ai.keys.length} bigrams`);
   const { mean, std } = standardiser(feats);
   const rows = makeRows(train, feats, mean, std);
@@ -381,8 +415,27 @@ async function main(): Promise<void> {
   const vocabList = buildVocab([...brownTokens, ...trainPrep.map((d) => d.tokens)], VOCAB_MAX, 2);
   const vocab = new Map(vocabList.map((w, i) => [w, i] as [string, number]));
   const brownIds = brownTokens.map((t) => tokenIds(t, vocab));
-  const train: Doc[] = [...trainPrep, ...augment(trainPrep)].map((d) => ({ ...d, ids: tokenIds(d.tokens, vocab) }));
-  const dev: Doc[] = devPrep.map((d) => ({ ...d, ids: tokenIds(d.tokens, vocab) }));
+  const tables = buildTaggerTables(loadBrownTagged(), (w) => tokenize(lowerForFeatures(normalize(w).text, 'en')));
+  TAG_NAMES = tables.tags;
+  TAGGER_SUFFIX = [...tables.suffix.entries()];
+  TAGGER = {
+    nTags: tables.tags.length,
+    vocabTag: Uint32Array.from(vocabList, (w) => tables.lexicon.get(w) ?? tables.defaultTag),
+    suffix: tables.suffix,
+    defaultTag: tables.defaultTag,
+  };
+  // Words not in Brown's lexicon (training-set words) get the suffix rule, as unknown words do at run time.
+  vocabList.forEach((w, i) => {
+    if (i > 1 && !tables.lexicon.has(w)) TAGGER.vocabTag[i] = suffixTag(w, TAGGER);
+  });
+  BROWN_TAGS = brownTokens.map((t, i) => tagSequence(t, brownIds[i]!, TAGGER));
+  const withIds = (d: Omit<Doc, 'ids' | 'tags'>): Doc => {
+    const ids = tokenIds(d.tokens, vocab);
+    return { ...d, ids, tags: tagSequence(d.tokens, ids, TAGGER) };
+  };
+  const train: Doc[] = [...trainPrep, ...augment(trainPrep)].map(withIds);
+  const dev: Doc[] = devPrep.map(withIds);
+  log(`part-of-speech tagger: ${TAGGER.nTags - 1} tags, lexicon ${tables.lexicon.size} words, ${tables.suffix.size} endings`);
   log(`vocabulary ${vocab.size} tokens; Brown ${brownIds.reduce((a, b) => a + b.length, 0)} tokens`);
 
   if (LOGO) {
@@ -425,6 +478,7 @@ async function main(): Promise<void> {
     bias: weights.bias,
     ...(forest ? { forest: { depth: forest.depth, nTrees: forest.nTrees, nFeatures: forest.nFeatures, base: forest.base } } : {}),
     calibration,
+    pos: { tags: TAG_NAMES, suffix: TAGGER_SUFFIX, defaultTag: TAGGER.defaultTag },
     training: {
       train: trainRows.length,
       dev: devRows.length,
@@ -432,6 +486,7 @@ async function main(): Promise<void> {
       folds: FOLDS,
       seed: SEED,
       lm: LM_OPTS,
+      pos: POS_OPTS,
       classifier: LR_OPTS,
       trees: USE_TREES ? GB_OPTS : null,
       targetFpr: TARGET_FPR,
@@ -471,7 +526,7 @@ async function runLogo(train: Doc[], dev: Doc[], brownIds: Uint16Array[], vocab:
         format: 'textdetect-model', formatVersion: 1, version: `logo-${g}`, hashBits: HASH_BITS, vocab: [...vocab.keys()],
         dense: { names: [...DENSE_NAMES], mean: [...fitted.mean], std: [...fitted.std] }, bias: fitted.weights.bias,
         ...(fitted.forest ? { forest: { depth: fitted.forest.depth, nTrees: fitted.forest.nTrees, nFeatures: fitted.forest.nFeatures, base: fitted.forest.base } } : {}),
-        calibration: {}, training: {}, arrays: {},
+        calibration: {}, pos: { tags: TAG_NAMES, suffix: TAGGER_SUFFIX, defaultTag: TAGGER.defaultTag }, training: {}, arrays: {},
       },
       modelArrays(fitted),
     );

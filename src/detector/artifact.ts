@@ -45,6 +45,8 @@ export interface ArtifactHeader {
   forest?: { depth: number; nTrees: number; nFeatures: number; base: number };
   /** Keyed `language:mode`; `language:*` is the fallback for modes without data. */
   calibration: Record<string, GroupCalibration>;
+  /** Part-of-speech tagger: tag names (id 0 is the text start), word endings → tag id, the unknown-word tag. */
+  pos?: { tags: string[]; suffix: Array<[string, number]>; defaultTag: number };
   /** Free-form training facts (data sizes, options, dev metrics) for humans reading the file. */
   training: Record<string, unknown>;
   arrays: Record<string, { dtype: 'f32' | 'u32'; offset: number; length: number }>;

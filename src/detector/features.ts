@@ -9,6 +9,7 @@
  * - sparse: hashed word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised.
  */
 import { BOS, UNK, type BigramLM } from './lm.ts';
+import { POS_FEATURE_NAMES, posFeatures, type PosContext } from './pos.ts';
 
 export const HASH_BITS = 18;
 export const HASH_DIM = 1 << HASH_BITS;
@@ -19,9 +20,11 @@ export const DENSE_NAMES = [
   'lmA_mean', 'lmA_std', 'lmA_p10', 'lmA_p90',
   'diff_mean', 'diff_std', 'diff_p10', 'diff_p90',
   'uniH_mean', 'ctx_gain', 'expected_H', 'fdg_H', 'fdg_A', 'fdg_AH', 'binoculars',
+  'diff_freq', 'diff_rare', 'diff_maxwin',
   'sent_len_log', 'sent_len_cv', 'sent_len_maxratio', 'word_len_mean', 'word_len_std', 'mattr',
   'p_comma', 'p_semicolon', 'p_colon', 'p_question', 'p_exclaim', 'p_quote', 'p_paren', 'p_hyphen', 'p_dash', 'p_number',
   'function_words', 'rep_bigram', 'rep_trigram', 'is_tr',
+  ...POS_FEATURE_NAMES,
 ] as const;
 export const DENSE_DIM = DENSE_NAMES.length;
 
@@ -30,6 +33,8 @@ const RE_TOKEN = /\p{L}[\p{L}\p{M}]*(?:'\p{L}+)*|\p{N}+(?:[.,:]\p{N}+)*|[^\s\p{L
 const RE_MASK = /\*{3,}/g;
 
 export const NUM_TOKEN = '<num>';
+/** Vocabulary ids below this are the ~300 most frequent tokens (function words, punctuation). */
+const FREQ_IDS = 302;
 
 /** Tokens of lower-cased text; numbers collapse to one token. Masking runs of `***` (site-anonymised names) are dropped. */
 export function tokenize(lower: string): string[] {
@@ -65,6 +70,8 @@ export interface LMContext {
   ai: BigramLM;
   /** Per context: E and Var of log p_human under the AI model's next-token distribution. */
   cross: { mu: Float32Array; sigma2: Float32Array };
+  /** Lexicon tagger and tag-trigram LMs (syntax-level features). */
+  pos: PosContext;
 }
 
 export interface FeatureVector {
@@ -192,6 +199,29 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   dense[k++] = n > 0 ? (sumH - muX) / Math.sqrt(s2X) / Math.sqrt(nn) : 0;
   // Binoculars-style: human-LM log-perplexity over the AI→human cross-entropy.
   dense[k++] = n > 0 && muX < 0 ? sumH / muX : 1;
+  // The AI−human log-ratio split by the predicted word: the most frequent words (ids are frequency
+  // ranks) carry style and syntax; the rest carry topic, which in this corpus differs between
+  // sources and so stands in for authorship when a generator is new.
+  let fS = 0, fN = 0, rS = 0, rN = 0;
+  for (let t = 1; t <= n; t++) {
+    if (ids[t]! < FREQ_IDS && ids[t]! !== UNK) { fS += diff[t - 1]!; fN++; } else { rS += diff[t - 1]!; rN++; }
+  }
+  dense[k++] = fN > 0 ? fS / fN : 0;
+  dense[k++] = rN > 0 ? rS / rN : 0;
+  // The most AI-like stretch of 60 tokens (mean AI−human log-ratio): a generated part of a text
+  // that also has human-written parts is diluted in the whole-text mean.
+  const W = 60;
+  if (n <= W) dense[k++] = mD;
+  else {
+    let s = 0;
+    for (let i = 0; i < W; i++) s += diff[i]!;
+    let best = s;
+    for (let i = W; i < n; i++) {
+      s += diff[i]! - diff[i - W]!;
+      if (s > best) best = s;
+    }
+    dense[k++] = best / W;
+  }
   // No out-of-vocabulary rate: it separates the classes only weakly (0.35 SD on dev) and a typo
   // attack moves it by 3 SD (misspellings are out of vocabulary), so it was mainly an evasion lever.
 
@@ -253,6 +283,10 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   dense[k++] = rb;
   dense[k++] = rt;
   dense[k++] = language === 'tr' ? 1 : 0;
+  // The tagger is learnt from English (Brown): on Turkish its tags would describe word endings, not
+  // syntax, and only separate the two Turkish sources' sites, so the block stays 0 there.
+  if (language === 'en') k = posFeatures(tokens, ids, lm.pos, dense, k);
+  else k += POS_FEATURE_NAMES.length;
 
   // --- hashed sparse features ---
   const outIdx: number[] = [];

