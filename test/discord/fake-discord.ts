@@ -21,6 +21,27 @@ export function snowflake(): string {
   return (((BigInt(Date.now()) - DISCORD_EPOCH) << 22n) | increment).toString();
 }
 
+/** A message object as Discord's REST and gateway send it; `fields` override the defaults. */
+export function messageObject(fields: Record<string, unknown>): Record<string, unknown> {
+  return {
+    id: snowflake(),
+    type: 0,
+    content: '',
+    embeds: [],
+    components: [],
+    attachments: [],
+    mentions: [],
+    mention_roles: [],
+    mention_everyone: false,
+    pinned: false,
+    tts: false,
+    timestamp: new Date().toISOString(),
+    edited_timestamp: null,
+    flags: 0,
+    ...fields,
+  };
+}
+
 export interface RecordedRequest {
   method: string;
   /** Path after `/api/v10`, e.g. `/interactions/123/abc/callback`. */
@@ -269,48 +290,26 @@ export class FakeDiscord {
         return answer(404, { message: 'Unknown Webhook', code: 10015 });
       }
       const edit = (body ?? {}) as Record<string, unknown>;
-      return answer(200, {
-        id: snowflake(),
-        type: 20,
-        channel_id: snowflake(),
-        author: this.botUser,
-        content: edit.content ?? '',
-        embeds: edit.embeds ?? [],
-        components: edit.components ?? [],
-        attachments: [],
-        mentions: [],
-        mention_roles: [],
-        mention_everyone: false,
-        pinned: false,
-        tts: false,
-        timestamp: new Date().toISOString(),
-        edited_timestamp: new Date().toISOString(),
-        flags: 64,
-        application_id: this.applicationId,
-        webhook_id: this.applicationId,
-      });
+      return answer(
+        200,
+        messageObject({
+          type: 20,
+          channel_id: snowflake(),
+          author: this.botUser,
+          content: edit.content ?? '',
+          embeds: edit.embeds ?? [],
+          components: edit.components ?? [],
+          edited_timestamp: new Date().toISOString(),
+          flags: 64,
+          application_id: this.applicationId,
+          webhook_id: this.applicationId,
+        }),
+      );
     }
     if (record.method === 'POST' && (m = /^\/channels\/(\d+)\/messages$/.exec(path))) {
       if (!botAuth) return unauthorized();
       const sent = (body ?? {}) as Record<string, unknown>;
-      return answer(200, {
-        id: snowflake(),
-        type: 0,
-        channel_id: m[1],
-        author: this.botUser,
-        content: sent.content ?? '',
-        embeds: sent.embeds ?? [],
-        components: [],
-        attachments: [],
-        mentions: [],
-        mention_roles: [],
-        mention_everyone: false,
-        pinned: false,
-        tts: false,
-        timestamp: new Date().toISOString(),
-        edited_timestamp: null,
-        flags: 0,
-      });
+      return answer(200, messageObject({ channel_id: m[1], author: this.botUser, content: sent.content ?? '', embeds: sent.embeds ?? [] }));
     }
     answer(404, { message: '404: Not Found', code: 0 });
   }

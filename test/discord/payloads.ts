@@ -3,7 +3,7 @@
  * command, message command (with `resolved.messages`), and button press.
  */
 import { randomBytes } from 'node:crypto';
-import { snowflake } from './fake-discord.ts';
+import { messageObject, snowflake } from './fake-discord.ts';
 
 export interface Place {
   applicationId: string;
@@ -91,24 +91,14 @@ export interface TargetMessage {
 
 export function messageCommand(place: Place, who: ReturnType<typeof user>, target: TargetMessage, commandId = snowflake()) {
   const messageId = snowflake();
-  const message = {
+  const message = messageObject({
     id: messageId,
-    type: 0,
     channel_id: place.channelId,
     author: target.author ?? user(snowflake(), 'poster'),
     content: target.content,
     embeds: (target.embeds ?? []).map((e) => ({ type: 'rich', ...e })),
     attachments: target.attachments ?? [],
-    components: [],
-    mentions: [],
-    mention_roles: [],
-    mention_everyone: false,
-    pinned: false,
-    tts: false,
-    timestamp: new Date().toISOString(),
-    edited_timestamp: null,
-    flags: 0,
-  };
+  });
   return {
     ...base(place, who),
     type: 2,
@@ -129,26 +119,18 @@ export function buttonPress(place: Place, who: ReturnType<typeof user>, customId
     ...base(place, who),
     type: 3,
     data: { custom_id: customId, component_type: 2 },
-    message: {
-      id: snowflake(),
+    message: messageObject({
       type: 20,
       channel_id: place.channelId,
       author: { id: place.applicationId, username: 'textdetect', global_name: null, discriminator: '0', avatar: null, bot: true },
-      content: '',
       embeds: replyMessage.embeds,
       components: replyMessage.components,
-      attachments: [],
-      mentions: [],
-      mention_roles: [],
-      mention_everyone: false,
-      pinned: false,
-      tts: false,
-      timestamp: new Date().toISOString(),
       edited_timestamp: new Date().toISOString(),
       flags: 64,
       application_id: place.applicationId,
       webhook_id: place.applicationId,
-    },
+    }),
+
   };
 }
 
