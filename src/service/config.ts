@@ -167,7 +167,12 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
     }
     config.rateLimitWindow = window;
   }
-  config.redisUrl = text(env, 'REDIS_URL');
+  const redisUrl = text(env, 'REDIS_URL');
+  // ioredis reads a bare word as a host name, so a typo would only show up as "Redis unreachable" later.
+  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s/]/.test(redisUrl)) {
+    throw new ConfigError(`REDIS_URL must look like redis://host:port[/db] (or rediss:// for TLS), got "${redisUrl}".`);
+  }
+  config.redisUrl = redisUrl;
   config.redisKeyPrefix = text(env, 'REDIS_KEY_PREFIX') ?? config.redisKeyPrefix;
   config.maxTextChars = integer(env, 'MAX_TEXT_CHARS', 1, 10_000_000) ?? config.maxTextChars;
   config.bodyLimit = integer(env, 'BODY_LIMIT_BYTES', 1024) ?? config.bodyLimit;

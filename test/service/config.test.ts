@@ -42,7 +42,8 @@ describe('configuration', () => {
   it('refuses bad values, naming the variable', () => {
     for (const [name, value] of [
       ['PORT', '70000'], ['PORT', 'http'], ['ENVIRONMENT', 'staging'], ['RATE_LIMIT_MAX', '0'], ['RATE_LIMIT_WINDOW', 'soon'],
-      ['MAX_TEXT_CHARS', '-5'], ['LOG_LEVEL', 'loud'], ['DETECT_WORKERS', '1.5'],
+      ['MAX_TEXT_CHARS', '-5'], ['LOG_LEVEL', 'loud'], ['DETECT_WORKERS', '1.5'], ['REDIS_URL', 'notaurl'],
+      ['REDIS_URL', 'localhost:6379'],
     ] as const) {
       expect(() => loadConfigFromEnv({ [name]: value }), `${name}=${value}`).toThrow(ConfigError);
       expect(() => loadConfigFromEnv({ [name]: value })).toThrow(name);
