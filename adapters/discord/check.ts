@@ -17,7 +17,7 @@ import { describeDetectError, errorCode } from '../chat/errors.ts';
 import { prepareTextForDetection } from '../chat/message-text.ts';
 import type { DiscordBotSettings } from './config.ts';
 import { describeDiscordError } from './discord-errors.ts';
-import type { ModLog } from './modlog.ts';
+import type { ModLog, ModLogEntry } from './modlog.ts';
 import type { CheckSource, RecheckStore } from './recheck-store.ts';
 import { problemEmbed, recheckButtons, resultEmbed } from './reply.ts';
 
@@ -152,15 +152,7 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
       embeds: [problemEmbed(describeDetectError(err))],
       components: isTransient(err) ? recheckButtons(key, request.mode, { retry: true }) : [],
     });
-    if (request.source.kind === 'message') {
-      await ctx.modLog?.record({
-        userId: interaction.user.id,
-        link: request.source.link,
-        authorId: request.source.authorId,
-        mode: request.mode,
-        outcome: { errorCode: code, requestId },
-      });
-    }
+    await recordInModLog(ctx, interaction, request, { errorCode: code, requestId });
     return;
   }
 
@@ -172,13 +164,22 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
     embeds: [resultEmbed(result, { languageGiven: request.language !== undefined, segments: request.segments, source: request.source })],
     components: recheckButtons(key, result.mode),
   });
-  if (request.source.kind === 'message') {
-    await ctx.modLog?.record({
-      userId: interaction.user.id,
-      link: request.source.link,
-      authorId: request.source.authorId,
-      mode: request.mode,
-      outcome: { result },
-    });
-  }
+  await recordInModLog(ctx, interaction, request, { result });
+}
+
+/** One mod-log line per message check (pasted texts are not logged), whatever its outcome. */
+async function recordInModLog(
+  ctx: BotContext,
+  interaction: RepliableInteraction,
+  request: CheckRequest,
+  outcome: ModLogEntry['outcome'],
+): Promise<void> {
+  if (request.source.kind !== 'message') return;
+  await ctx.modLog?.record({
+    userId: interaction.user.id,
+    link: request.source.link,
+    authorId: request.source.authorId,
+    mode: request.mode,
+    outcome,
+  });
 }

@@ -6,7 +6,7 @@ import type { BlockAction, ButtonAction } from '@slack/bolt';
 import { isMode } from '../../chat/modes.ts';
 import { countWords } from '../../chat/message-text.ts';
 import { decodeButtonValue, type ButtonPayload } from '../blocks.ts';
-import type { CheckRecord, SlackAppContext } from '../checks.ts';
+import type { CheckRecord, CheckRequest, SlackAppContext } from '../checks.ts';
 
 export interface ButtonClick {
   payload: ButtonPayload;
@@ -41,4 +41,17 @@ export function readButtonClick(ctx: SlackAppContext, body: BlockAction<ButtonAc
     });
   }
   return { payload, teamId, userId, channelId, record };
+}
+
+/** The detection a button asks for: the clicked mode, on the text of the check it belongs to. */
+export function checkRequestForClick(click: ButtonClick, kind: CheckRequest['kind'], client: CheckRequest['client']): CheckRequest {
+  return {
+    kind,
+    teamId: click.teamId,
+    userId: click.userId,
+    channelId: click.channelId,
+    mode: click.payload.m,
+    client,
+    record: click.record,
+  };
 }

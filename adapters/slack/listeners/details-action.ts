@@ -6,7 +6,7 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { ACTION_SHOW_DETAILS, buildDetailsModal, buildLoadingModal, buildModalError } from '../blocks.ts';
 import { runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
-import { EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
+import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
 
 export function registerDetailsAction(app: App, ctx: SlackAppContext): void {
   app.action<BlockAction<ButtonAction>>(ACTION_SHOW_DETAILS, async ({ ack, body, action, client }) => {
@@ -29,15 +29,7 @@ export function registerDetailsAction(app: App, ctx: SlackAppContext): void {
       }
       const opened = await client.views.open({ trigger_id: triggerId, view: buildLoadingModal() });
       const viewId = opened.view?.id;
-      const outcome = await runCheck(ctx, {
-        kind: 'details',
-        teamId: click.teamId,
-        userId: click.userId,
-        channelId: click.channelId,
-        mode: click.payload.m,
-        client,
-        record: click.record,
-      });
+      const outcome = await runCheck(ctx, checkRequestForClick(click, 'details', client));
       const view = outcome.ok ? buildDetailsModal(outcome.result) : buildModalError(outcome.message);
       if (viewId) await client.views.update({ view_id: viewId, view });
     } catch (err) {

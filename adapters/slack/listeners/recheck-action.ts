@@ -5,7 +5,7 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { ACTION_RECHECK_PREFIX, buildErrorMessage, buildResultMessage } from '../blocks.ts';
 import { runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
-import { EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
+import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
 
 export function registerRecheckAction(app: App, ctx: SlackAppContext): void {
   app.action<BlockAction<ButtonAction>>(new RegExp(`^${ACTION_RECHECK_PREFIX}`), async ({ ack, body, action, respond, client }) => {
@@ -24,15 +24,7 @@ export function registerRecheckAction(app: App, ctx: SlackAppContext): void {
       // Same text, same mode: the engine is deterministic, so a cached result is the answer.
       const outcome = cached
         ? ({ ok: true, record: click.record, result: cached } as const)
-        : await runCheck(ctx, {
-            kind: 'recheck',
-            teamId: click.teamId,
-            userId: click.userId,
-            channelId: click.channelId,
-            mode: click.payload.m,
-            client,
-            record: click.record,
-          });
+        : await runCheck(ctx, checkRequestForClick(click, 'recheck', client));
       reply = outcome.ok
         ? buildResultMessage({
             result: outcome.result,
