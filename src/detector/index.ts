@@ -2,6 +2,7 @@
  * Detector engine entry point. `createDetector()` loads the committed model artifact
  * (`models/detector.bin`, resolved relative to this module, not the working directory).
  */
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readArtifact } from './artifact.ts';
 import { TextDetector } from './engine.ts';
@@ -10,8 +11,19 @@ import type { Detector } from './types.ts';
 
 export * from './types.ts';
 
-/** Path of the artifact that `npm run train` writes and the repository commits. */
-export const DEFAULT_MODEL_PATH = fileURLToPath(new URL('../../models/detector.bin', import.meta.url));
+/**
+ * Path of the artifact that `npm run train` writes and the repository commits. This module runs from
+ * `src/detector/` (tsx, tests) or from `dist/src/detector/` (the build, an installed package), and the
+ * artifact stays at the package root in both cases, so the first existing candidate wins.
+ */
+export const DEFAULT_MODEL_PATH = defaultModelPath();
+
+function defaultModelPath(): string {
+  const candidates = ['../../models/detector.bin', '../../../models/detector.bin'].map((relative) =>
+    fileURLToPath(new URL(relative, import.meta.url)),
+  );
+  return candidates.find((path) => existsSync(path)) ?? (candidates[0] as string);
+}
 
 export interface CreateDetectorOptions {
   /** Path of a model artifact written by `npm run train`; default the committed `models/detector.bin`. */

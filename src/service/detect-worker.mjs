@@ -1,5 +1,6 @@
-// Worker threads do not inherit a TypeScript loader from every parent (e.g. a test runner), so the
-// worker registers tsx itself before loading its TypeScript body.
+// Development only (the service running from its .ts sources): worker threads do not inherit a
+// TypeScript loader from every parent (e.g. a test runner), so the worker registers tsx itself before
+// loading its TypeScript body. The build starts the compiled detect-worker.js instead (see engine.ts).
 import { register } from 'tsx/esm/api';
 
 register();

@@ -6,6 +6,14 @@ import { Worker } from 'node:worker_threads';
 import type { DetectionResult, DetectOptions } from '../detector/types.ts';
 import { UnsupportedLanguageError } from '../detector/types.ts';
 
+/**
+ * Worker threads do not inherit a TypeScript loader from every parent (a test runner, tsx), so from
+ * sources the worker starts through a small .mjs that registers tsx; the build runs its compiled twin.
+ */
+const WORKER_URL = import.meta.url.endsWith('.ts')
+  ? new URL('./detect-worker.mjs', import.meta.url)
+  : new URL('./detect-worker.js', import.meta.url);
+
 export type EngineState = 'loading' | 'ready' | 'failed' | 'closed';
 
 export interface EngineHost {
@@ -84,7 +92,7 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
 
   /** Starts worker `index`; resolves with the model id once its engine is loaded. */
   const spawnWorker = (index: number): Promise<string> => {
-    const worker = new Worker(new URL('./detect-worker.mjs', import.meta.url), { workerData: { modelPath } });
+    const worker = new Worker(WORKER_URL, { workerData: { modelPath } });
     return new Promise<string>((resolve, reject) => {
       let loaded = false;
       worker.on('message', (message: WorkerReply & { ready?: string; error?: unknown }) => {

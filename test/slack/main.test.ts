@@ -53,9 +53,9 @@ function waitForLog(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray
 }
 
 describe('npm run slack', () => {
-  it('the package script runs adapters/slack/main.ts', async () => {
+  it('the package script runs the compiled adapters/slack/main.ts', async () => {
     const pkg = JSON.parse(await readFile(new URL('package.json', `file://${ROOT}`), 'utf8')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.slack).toBe('tsx adapters/slack/main.ts');
+    expect(pkg.scripts.slack).toBe('node dist/adapters/slack/main.js');
   });
 
   it('starts with only Slack credentials, serving /detect from an in-process service, and stops on SIGTERM', async () => {
