@@ -9,6 +9,7 @@
  */
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
+import { recoverFromRedis7ScriptErrors } from './bottleneck-redis7.ts';
 import { ConnectionError, RateLimitError } from './errors.ts';
 import type { ClientLogger } from './logger.ts';
 import { abortReason, sleep } from './timing.ts';
@@ -89,6 +90,7 @@ export class RequestLimiter {
       };
       this.redis.on('error', warnRedis);
       this.connection = new Bottleneck.IORedisConnection({ client: this.redis });
+      recoverFromRedis7ScriptErrors(this.connection);
       this.connection.on('error', warnRedis);
     }
     this.bottleneck = new Bottleneck({

@@ -1,6 +1,6 @@
 /**
  * The limiter clustered through a real Redis: two processes share one key's budget, and the
- * patched bottleneck recovers when its Redis keys vanish (FLUSHALL, Redis restart).
+ * bottleneck (with the Redis 7 fix of src/client/bottleneck-redis7.ts) recovers when its Redis keys vanish (FLUSHALL, Redis restart).
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
