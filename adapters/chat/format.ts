@@ -2,7 +2,7 @@
  * What the Slack and Discord bots say about a result, independent of either platform's markup.
  * Each bot turns a `ResultSummary` into Block Kit or an embed; the wording lives here once.
  */
-import type { DetectResponse, Mode, Segment, Verdict } from '../../src/client/types.ts';
+import type { DetectResponse, Mode, Segment, Verdict } from '../../src/contract.ts';
 
 export const CHAT_MODES: readonly Mode[] = ['general', 'academic', 'financial', 'legal'];
 

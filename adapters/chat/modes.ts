@@ -2,7 +2,7 @@
  * Parsing of what a moderator types after the command (`/detect [mode] <text>`) and the help
  * that explains it, shared by both bots so the grammar is the same everywhere.
  */
-import type { Mode } from '../../src/client/types.ts';
+import type { Mode } from '../../src/contract.ts';
 import { CHAT_MODES } from './format.ts';
 
 export function isMode(value: string): value is Mode {

@@ -12,7 +12,7 @@ import {
   ServerError,
   TimeoutError,
 } from '../../src/client/errors.ts';
-import type { DetectRequest, DetectResponse, Language, Mode } from '../../src/client/types.ts';
+import type { DetectRequest, DetectResponse, Language, Mode } from '../../src/contract.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import { prepareTextForDetection } from '../chat/message-text.ts';
 import type { DiscordBotSettings } from './config.ts';

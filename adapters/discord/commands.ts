@@ -11,7 +11,7 @@ import {
   SlashCommandBuilder,
   type RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord.js';
-import type { Mode } from '../../src/client/types.ts';
+import type { Mode } from '../../src/contract.ts';
 import { CHAT_MODES, modeLabel } from '../chat/format.ts';
 
 export const DETECT_COMMAND = 'detect';

@@ -2,7 +2,7 @@
  * The bot's settings, read from the environment once at start so a typo stops the bot with a clear
  * sentence instead of surfacing at the first interaction.
  */
-import type { Mode } from '../../src/client/types.ts';
+import type { Mode } from '../../src/contract.ts';
 import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
 

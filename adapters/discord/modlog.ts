@@ -5,9 +5,9 @@
  */
 import { Routes, type REST } from 'discord.js';
 import type { Logger } from 'pino';
-import type { Mode } from '../../src/client/types.ts';
+import type { Mode } from '../../src/contract.ts';
 import { VERDICT_EMOJI, formatPercent, verdictLabel } from '../chat/format.ts';
-import type { DetectResponse } from '../../src/client/types.ts';
+import type { DetectResponse } from '../../src/contract.ts';
 import { describeDiscordError } from './discord-errors.ts';
 
 export interface ModLogEntry {

@@ -5,7 +5,7 @@
  * a TTL or on restart (the button then says so).
  */
 import { randomBytes } from 'node:crypto';
-import type { Language } from '../../src/client/types.ts';
+import type { Language } from '../../src/contract.ts';
 
 /** Where a checked text came from, for the embed and the mod log. */
 export type CheckSource =

@@ -3,7 +3,7 @@
  * adapters/chat (shared with Slack); only Discord's markup and limits live here.
  */
 import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
-import type { DetectResponse, Mode } from '../../src/client/types.ts';
+import type { DetectResponse, Mode } from '../../src/contract.ts';
 import { VERDICT_COLOURS, languageLabel, modeLabel, otherModes, summarizeResult, truncate } from '../chat/format.ts';
 import { recheckCustomId } from './commands.ts';
 import type { CheckSource } from './recheck-store.ts';

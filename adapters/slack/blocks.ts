@@ -4,7 +4,7 @@
  * every field within Slack's limits (block-limits.ts).
  */
 import type { types as SlackTypes } from '@slack/bolt';
-import type { DetectResponse, Mode } from '../../src/client/types.ts';
+import type { DetectResponse, Mode } from '../../src/contract.ts';
 import {
   languageLabel,
   modeLabel,

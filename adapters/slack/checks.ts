@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { DetectCallOptions } from '../../src/client/index.ts';
-import type { DetectRequest, DetectResponse, Mode } from '../../src/client/types.ts';
+import type { DetectRequest, DetectResponse, Mode } from '../../src/contract.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import { countWords, prepareTextForDetection } from '../chat/message-text.ts';
 import { buildAuditMessage, type AuditEntry, type CheckSource } from './blocks.ts';

@@ -2,7 +2,7 @@
  * The Slack app's settings, read once from the environment at start so that a missing token or a
  * mistyped mode stops the app with a sentence naming the variable, not at the first /detect.
  */
-import type { Mode } from '../../src/client/types.ts';
+import type { Mode } from '../../src/contract.ts';
 import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
 

@@ -25,7 +25,7 @@ import {
 import { RequestLimiter, type LimiterOptions, type ResolvedLimiterConfig } from './limiter.ts';
 import { silentLogger, type ClientLogger } from './logger.ts';
 import { backoffDelay, sleep } from './timing.ts';
-import type { DetectRequest, DetectResponse, ErrorEnvelope, ErrorType } from './types.ts';
+import type { DetectRequest, DetectResponse, ErrorEnvelope, ErrorType } from '../contract.ts';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 const DEFAULT_TIMEOUT_MS = 30_000;

@@ -1,6 +1,7 @@
 /**
- * textdetect client SDK. Stands alone (no import from the service or the engine) so it can be
- * published as its own package.
+ * textdetect client SDK: what `import … from 'textdetect'` gives. Stands alone (no import from the
+ * service or the engine, only the wire contract in src/contract.ts), so an installed package loads
+ * none of the server's code.
  *
  *   const client = new DetectClient({ apiKey, baseUrl });
  *   const result = await client.detect({ text, mode: 'academic' });
@@ -19,3 +20,4 @@ export type { LimiterOptions } from './limiter.ts';
 export type { ClientLogger } from './logger.ts';
 export * from './errors.ts';
 export type * from './types.ts';
+export { CONFIDENCES, ERROR_CODES, LANGUAGES, MODES, VERDICTS } from '../contract.ts';

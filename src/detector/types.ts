@@ -1,15 +1,10 @@
 /** The engine's public types. `src/service` and the CLI depend on these; keep them stable. */
 
-export const MODES = ['academic', 'financial', 'legal', 'general'] as const;
-export type Mode = (typeof MODES)[number];
-
-export const LANGUAGES = ['en', 'tr'] as const;
-export type Language = (typeof LANGUAGES)[number];
-
-export const VERDICTS = ['likely_human', 'mixed', 'likely_ai'] as const;
-export type Verdict = (typeof VERDICTS)[number];
-
-export type Confidence = 'low' | 'medium' | 'high';
+// Modes, languages, verdicts and confidences are the API's values (src/contract.ts); the engine
+// produces exactly those, so it reuses the contract's lists instead of keeping copies.
+import type { Confidence, Language, Mode, Verdict } from '../contract.ts';
+export { CONFIDENCES, LANGUAGES, MODES, VERDICTS } from '../contract.ts';
+export type { Confidence, Language, Mode, Verdict };
 
 /** Machine-readable warnings; `short_text` means under ~40 words, so the score is a weak guess. */
 export type DetectionWarning = 'short_text' | (string & {});

@@ -1,16 +1,10 @@
 /**
  * The one error envelope: every non-2xx answer is `{"error": {type, code, message, request_id, …}}`,
- * with `type` fixed per status so clients can branch on it (see src/client/types.ts).
+ * with `type` fixed per status so clients can branch on it (see src/contract.ts).
  */
-import type { ErrorEnvelope, ErrorType } from '../client/types.ts';
+import { errorTypeFor, type ErrorEnvelope } from '../contract.ts';
 
-export function errorTypeFor(status: number): ErrorType {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 429) return 'rate_limit_error';
-  if (status >= 500) return 'api_error';
-  return 'invalid_request_error';
-}
+export { errorTypeFor };
 
 export interface ApiErrorOptions {
   /** The offending request field (body field name, or a header name such as `X-Request-Id`). */

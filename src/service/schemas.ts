@@ -4,7 +4,7 @@
  * from what the server enforces. Only keywords that mean the same in draft-07 (ajv) and 2020-12
  * (OpenAPI 3.1) are used.
  */
-import { LANGUAGES, MODES, VERDICTS } from '../detector/types.ts';
+import { CONFIDENCES, LANGUAGES, MODES, VERDICTS } from '../contract.ts';
 
 export function detectRequestSchema(maxTextChars: number) {
   return {
@@ -64,7 +64,7 @@ export const detectResponseSchema = {
     request_id: { type: 'string', pattern: '^req_[0-9A-Z]{26}$', description: '`req_` + a time-sortable unique id; also in the `Request-Id` header.' },
     model: { type: 'string', description: 'Version id of the engine\'s model.' },
     verdict: { type: 'string', enum: [...VERDICTS], description: 'Reading of `ai_probability` against the mode\'s thresholds.' },
-    confidence: { type: 'string', enum: ['low', 'medium', 'high'] },
+    confidence: { type: 'string', enum: [...CONFIDENCES] },
     warnings: { type: 'array', items: { type: 'string' }, description: 'e.g. `short_text` for texts under ~40 words.' },
   },
 } as const;

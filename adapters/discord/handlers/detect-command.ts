@@ -1,6 +1,6 @@
 /** `/detect text:<…> mode:<…> [language:<…>] [segments:<…>]`: checks pasted text. */
 import type { ChatInputCommandInteraction } from 'discord.js';
-import type { Language } from '../../../src/client/types.ts';
+import type { Language } from '../../../src/contract.ts';
 import { isMode } from '../../chat/modes.ts';
 import { deferAnswer, runCheck, type BotContext } from '../check.ts';
 import { DETECT_OPTIONS, LANGUAGE_CHOICES } from '../commands.ts';

@@ -1,0 +1,117 @@
+/**
+ * The wire contract of POST /v1/detect: request, response, error envelope and error codes.
+ *
+ * One module, imported by the service (which enforces it: src/service/schemas.ts builds its JSON
+ * Schemas from these lists), by the client SDK (which speaks it) and by the bots, so the three cannot
+ * drift apart. It imports nothing, so the published client can ship it as is; installed, it is
+ * `textdetect/contract`.
+ */
+
+export const MODES = ['academic', 'financial', 'legal', 'general'] as const;
+/** Calibration and verdict thresholds to apply; the server defaults to `general`. */
+export type Mode = (typeof MODES)[number];
+
+export const LANGUAGES = ['en', 'tr'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+export const VERDICTS = ['likely_human', 'mixed', 'likely_ai'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+export const CONFIDENCES = ['low', 'medium', 'high'] as const;
+export type Confidence = (typeof CONFIDENCES)[number];
+
+export interface DetectRequest {
+  /** The text to check: non-blank, at most the server's MAX_TEXT_CHARS (default 50,000). */
+  text: string;
+  /** Calibration to apply; the server defaults to `general`. */
+  mode?: Mode;
+  /** Omit to let the server detect it; text in neither language is rejected with 422. */
+  language?: Language;
+  /** Ask for a score per sentence. */
+  segments?: boolean;
+}
+
+export interface Segment {
+  /** UTF-16 offset into the submitted text, inclusive. */
+  start: number;
+  /** UTF-16 offset into the submitted text, exclusive. */
+  end: number;
+  text: string;
+  ai_probability: number;
+}
+
+export interface DetectResponse {
+  /** 0..1, calibrated per mode. */
+  ai_probability: number;
+  mode: Mode;
+  language: Language;
+  /** Always an array; empty unless `segments: true` was asked for. */
+  segments: Segment[];
+  /** `req_` followed by a sortable unique id; quote it to support. */
+  request_id: string;
+  /** Version id of the engine's model. */
+  model: string;
+  verdict: Verdict;
+  confidence: Confidence;
+  /** e.g. `short_text` for texts under ~40 words. */
+  warnings: string[];
+}
+
+/** `error.type` values, one per family of status codes. */
+export type ErrorType =
+  | 'invalid_request_error' // 400, 404, 405, 408, 413, 414, 415, 422, 431
+  | 'authentication_error' // 401
+  | 'permission_error' // 403
+  | 'rate_limit_error' // 429
+  | 'api_error'; // 500, 503
+
+/** The `error.type` a status is answered with; fixed per status so callers can branch on either. */
+export function errorTypeFor(status: number): ErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'api_error';
+  return 'invalid_request_error';
+}
+
+/**
+ * The machine-readable `error.code` values the service answers with today. Callers should still
+ * accept codes outside this list (a newer server may add some), which `ErrorCode` allows.
+ */
+export const ERROR_CODES = [
+  'invalid_json',
+  'invalid_request',
+  'missing_api_key',
+  'invalid_api_key',
+  'wrong_environment',
+  'not_found',
+  'method_not_allowed',
+  'request_timeout',
+  'text_too_long',
+  'payload_too_large',
+  'uri_too_long',
+  'unsupported_media_type',
+  'headers_too_large',
+  'unsupported_language',
+  'rate_limited',
+  'internal_error',
+  'not_ready',
+] as const;
+export type KnownErrorCode = (typeof ERROR_CODES)[number];
+export type ErrorCode = KnownErrorCode | (string & {});
+
+/** The one error envelope every non-2xx answer of the service carries. */
+export interface ErrorEnvelope {
+  error: {
+    type: ErrorType;
+    /** Machine-readable, e.g. `text_too_long`, `rate_limited`, `invalid_api_key`. */
+    code: ErrorCode;
+    /** A sentence a person can act on. */
+    message: string;
+    request_id?: string;
+    /** The offending request field, for `invalid_request`. */
+    param?: string;
+    /** Seconds to wait, on 429. */
+    retry_after?: number;
+  };
+}
