@@ -1,20 +1,27 @@
-# textdetect detection service: `docker build -t textdetect .` then
-#   docker run --rm -p 8080:8080 -v textdetect-keys:/data textdetect
-# A sandbox key is created on first start and printed in `docker logs` (stderr).
-# For production: --env-file .env with ENVIRONMENT=production and a key file made with
-#   docker run --rm -v textdetect-keys:/data textdetect node bin/textdetect.mjs keys create --env production --name NAME
+# textdetect: one image for the detection service and both bots (see README "Docker").
+#   docker build -t textdetect .
+#   docker run --rm -p 8080:8080 -v textdetect-keys:/data textdetect            # the service
+#   docker run --rm --env-file .env -p 3000:3000 textdetect slack               # the Slack app
+#   docker run --rm --env-file .env textdetect discord                          # the Discord bot
+#   docker run --rm -v textdetect-keys:/data textdetect keys create --env production --name NAME
+# `docker run --rm textdetect --help` lists the roles. compose.yaml runs Redis, the service and both bots.
 
-# ---- build: install every dependency (patch-package is a dev dependency and runs on install),
-# then drop the dev ones.
+# ---- build: every dependency (TypeScript), compile to dist/, then drop the dev dependencies
+# (tsx, TypeScript, vitest, the training corpus) so only what runs is copied on.
 FROM node:22-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY patches ./patches
-RUN npm ci --no-audit --no-fund \
- && npm prune --omit=dev --no-audit --no-fund \
+# --ignore-scripts: `prepare` would build before the sources are here; the build runs below.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/build.mjs
+COPY src ./src
+COPY adapters ./adapters
+RUN npm run build \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 
-# ---- runtime: the sources run through tsx (a runtime dependency), as with `npm start`.
+# ---- runtime: compiled JavaScript on plain node; no TypeScript loader, no sources, no tests.
 FROM node:22-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -22,19 +29,23 @@ ENV NODE_ENV=production \
     API_KEYS_FILE=/data/api-keys.json
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
-COPY src ./src
-COPY tsconfig.json ./
-COPY models ./models
-# /data holds the key file; it belongs to the unprivileged user the service runs as.
+COPY models/detector.bin ./models/detector.bin
+COPY docker/entrypoint.mjs ./docker/entrypoint.mjs
+# /data holds the key file; it belongs to the unprivileged user the processes run as.
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-EXPOSE 8080
-# Liveness through the service's own probe; node is in the image, curl is not.
+# 8080: the service; 3000: the Slack app's HTTP receiver (not needed in Socket Mode).
+EXPOSE 8080 3000
+# Liveness of the service role through its own probe (node is in the image, curl is not). The bots
+# have no HTTP probe of their own: compose.yaml turns this check off for them.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# node itself is PID 1 (no npm wrapper), so SIGTERM from `docker stop` reaches the graceful shutdown.
+# node itself is PID 1 (the entrypoint imports the role, no npm or shell wrapper), so SIGTERM from
+# `docker stop` reaches the graceful shutdown.
 STOPSIGNAL SIGTERM
-CMD ["node", "--import", "tsx", "src/service/main.ts"]
+ENTRYPOINT ["node", "docker/entrypoint.mjs"]
+CMD ["service"]
