@@ -1,6 +1,9 @@
 /**
  * `npm run bench`: load-tests POST /v1/detect with autocannon and compares it with a bare fastify
- * route returning fixed JSON, measured in the same run on the same machine.
+ * route returning fixed JSON, measured in the same run on the same machine. The service runs twice
+ * side by side: compiled (`dist/`, what `npm start` and the image run; `npm run bench` builds it
+ * first) and from its sources through tsx, and the ratio compiled/tsx is printed per row, along with
+ * both start-up times and the `textdetect --help` start-up of each.
  *
  *   npm run bench                         # starts both servers itself, 5 s per measurement
  *   npm run bench -- --duration 10 --workers 2
@@ -12,11 +15,13 @@
  *
  * The servers run in child processes so autocannon (this process) does not share their event loop.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -104,8 +109,18 @@ function buildTexts(sentences: string[], words: number, count: number): string[]
   return texts;
 }
 
-function startChild(argv: string[], env: Record<string, string | undefined>, pattern: RegExp): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...argv], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** How a child runs: compiled JavaScript on plain node, or TypeScript sources through tsx. */
+type Build = 'compiled' | 'tsx';
+
+function startChild(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  pattern: RegExp,
+  build: Build = 'tsx',
+): Promise<{ child: ChildProcess; url: string; output: () => string; startupMs: number }> {
+  const started = performance.now();
+  const loader = build === 'tsx' ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, ...argv], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
@@ -115,7 +130,7 @@ function startChild(argv: string[], env: Record<string, string | undefined>, pat
       if (output.length < 20_000) output += d;
       const match = pattern.exec(output);
       if (match) {
-        resolvePromise({ child, url: match[1]!, output: () => output + stderr });
+        resolvePromise({ child, url: match[1]!, output: () => output + stderr, startupMs: performance.now() - started });
       }
     };
     child.stdout!.on('data', onData);
@@ -134,6 +149,20 @@ async function serveBare(): Promise<void> {
   process.stdout.write(`BARE_URL=http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}\n`);
 }
 
+/** Median wall time of `runs` runs of the CLI's --help, compiled (the bin) or through tsx. */
+function cliStartupMs(build: Build, runs: number): number {
+  const argv = build === 'compiled' ? ['bin/textdetect.mjs', '--help'] : ['--import', 'tsx', 'src/cli/main.ts', '--help'];
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const result = spawnSync(process.execPath, argv, { cwd: ROOT, stdio: 'ignore' });
+    if (result.status !== 0) throw new Error(`textdetect --help (${build}) exited with ${result.status}`);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
 function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
@@ -147,34 +176,46 @@ async function main(): Promise<void> {
   const cleanup: Array<() => Promise<void>> = [];
   try {
     let serviceUrl = args.url;
+    let tsxUrl: string | undefined;
     let key = args.key;
+    const startups: string[] = [];
     if (!serviceUrl) {
+      if (!existsSync(join(ROOT, 'dist', 'src', 'service', 'main.js'))) {
+        throw new Error('no compiled build: run `npm run build` first (`npm run bench` does)');
+      }
       const dir = await mkdtemp(join(tmpdir(), 'textdetect-bench-'));
       cleanup.push(() => rm(dir, { recursive: true, force: true }));
       const { createApiKey } = await import('../src/service/keys.ts');
       const keysFile = join(dir, 'api-keys.json');
       key = (await createApiKey(keysFile, { name: 'bench' })).key;
-      const service = await startChild(
-        ['src/service/main.ts'],
-        {
-          HOST: '127.0.0.1',
-          PORT: '0',
-          API_KEYS_FILE: keysFile,
-          // The bench measures throughput, not the limiter's refusals.
-          RATE_LIMIT_MAX: '1000000000',
-          DETECT_WORKERS: args.workers ?? process.env.DETECT_WORKERS,
-          LOG_LEVEL: 'info',
-          REDIS_URL: undefined,
-        },
-        /"url":"(http:\/\/[^"]+)"/,
-      );
-      cleanup.push(async () => {
-        service.child.kill('SIGTERM');
-        await new Promise((r) => service.child.once('exit', r));
-      });
-      serviceUrl = service.url;
-      // Request logs go to stdout; read and drop them so the pipe never blocks the server.
-      service.child.stdout!.resume();
+      const start = async (build: Build) => {
+        const service = await startChild(
+          [build === 'compiled' ? 'dist/src/service/main.js' : 'src/service/main.ts'],
+          {
+            HOST: '127.0.0.1',
+            PORT: '0',
+            API_KEYS_FILE: keysFile,
+            // The bench measures throughput, not the limiter's refusals.
+            RATE_LIMIT_MAX: '1000000000',
+            DETECT_WORKERS: args.workers ?? process.env.DETECT_WORKERS,
+            LOG_LEVEL: 'info',
+            REDIS_URL: undefined,
+          },
+          /"url":"(http:\/\/[^"]+)"/,
+          build,
+        );
+        cleanup.push(async () => {
+          service.child.kill('SIGTERM');
+          await new Promise((r) => service.child.once('exit', r));
+        });
+        // Request logs go to stdout; read and drop them so the pipe never blocks the server.
+        service.child.stdout!.resume();
+        startups.push(`${build} ${fmt(service.startupMs)} ms`);
+        return service.url;
+      };
+      // One after the other, so neither start-up competes with the other for the CPUs.
+      serviceUrl = await start('compiled');
+      tsxUrl = await start('tsx');
     }
     if (!key) throw new Error('--key is required with --url');
     const bare = await startChild([fileURLToPath(import.meta.url), '--serve-bare'], {}, /BARE_URL=(\S+)/);
@@ -184,7 +225,14 @@ async function main(): Promise<void> {
     });
 
     console.log(`textdetect service bench — ${duration} s per run, ${textsPerSize} different texts per size, DETECT_WORKERS=${args.url ? '(external server)' : args.workers ?? process.env.DETECT_WORKERS ?? `default (${Math.min(availableParallelism(), 4)})`}, ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    console.log(`service ${serviceUrl}, bare fastify ${bare.url}\n`);
+    console.log(`service ${serviceUrl}${tsxUrl ? ` (compiled), ${tsxUrl} (tsx)` : ''}, bare fastify ${bare.url}`);
+    if (startups.length) console.log(`service start-up to listening (workers loaded): ${startups.join(', ')}`);
+    if (!args.url) {
+      const compiledCli = cliStartupMs('compiled', 5);
+      const tsxCli = cliStartupMs('tsx', 5);
+      console.log(`textdetect --help, median of 5: compiled ${fmt(compiledCli)} ms, tsx ${fmt(tsxCli)} ms (compiled/tsx time ${(compiledCli / tsxCli).toFixed(2)})`);
+    }
+    console.log('');
 
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
     const bareResults = new Map<number, AutocannonResult>();
@@ -194,25 +242,49 @@ async function main(): Promise<void> {
       await autocannon({ url: `${bare.url}/bare`, connections, duration: 1, method: 'POST' });
       const result = await autocannon({ url: `${bare.url}/bare`, connections, duration, requests: [{ method: 'POST', path: '/bare', headers, body: '{"text":"x"}' }] });
       bareResults.set(connections, result);
-      rows.push(['bare fastify', String(connections), fmt(result.requests.average), fmt(result.latency.p50, 1), fmt(result.latency.p99, 1), '1.00', String(result.non2xx + result.errors + result.timeouts)]);
+      rows.push(['bare fastify', String(connections), fmt(result.requests.average), fmt(result.latency.p50, 1), fmt(result.latency.p99, 1), '1.00', '', '', '', String(result.non2xx + result.errors + result.timeouts)]);
     }
     for (const words of wordCounts) {
       const texts = buildTexts(sentences, words, textsPerSize);
       const requests = texts.map((text) => ({ method: 'POST', path: '/v1/detect', headers, body: JSON.stringify({ text }) }));
       await autocannon({ url: serviceUrl, connections: 4, duration: 1, requests });
-      for (const connections of connectionCounts) {
-        const result = await autocannon({ url: serviceUrl, connections, duration, requests });
+      if (tsxUrl) await autocannon({ url: tsxUrl, connections: 4, duration: 1, requests });
+      for (const [index, connections] of connectionCounts.entries()) {
+        // Alternate which build goes first, so a drift in the machine's load does not favour one.
+        const measure = (url: string) => autocannon({ url, connections, duration, requests });
+        let result: AutocannonResult;
+        let tsxResult: AutocannonResult | undefined;
+        if (tsxUrl && index % 2 === 1) {
+          tsxResult = await measure(tsxUrl);
+          result = await measure(serviceUrl);
+        } else {
+          result = await measure(serviceUrl);
+          tsxResult = tsxUrl ? await measure(tsxUrl) : undefined;
+        }
         const ratio = result.requests.average / (bareResults.get(connections)?.requests.average ?? Number.NaN);
-        rows.push([`detect ${words} words`, String(connections), fmt(result.requests.average), fmt(result.latency.p50, 1), fmt(result.latency.p99, 1), ratio.toFixed(3), String(result.non2xx + result.errors + result.timeouts)]);
+        const errors = result.non2xx + result.errors + result.timeouts + (tsxResult ? tsxResult.non2xx + tsxResult.errors + tsxResult.timeouts : 0);
+        rows.push([
+          `detect ${words} words`,
+          String(connections),
+          fmt(result.requests.average),
+          fmt(result.latency.p50, 1),
+          fmt(result.latency.p99, 1),
+          ratio.toFixed(3),
+          tsxResult ? fmt(tsxResult.requests.average) : '–',
+          tsxResult ? fmt(tsxResult.latency.p99, 1) : '–',
+          tsxResult ? (result.requests.average / tsxResult.requests.average).toFixed(3) : '–',
+          String(errors),
+        ]);
       }
     }
-    const header = ['route', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'vs bare', 'non-2xx/errors'];
+    const header = ['route', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'vs bare', 'tsx req/s', 'tsx p99 ms', 'compiled/tsx', 'non-2xx/errors'];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
     const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
     console.log(line(header));
     console.log(`|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
     for (const row of rows) console.log(line(row));
-    console.log('\n"vs bare" = req/s of the row / req/s of the bare fastify route at the same connection count.');
+    console.log('\n"req/s", "p50/p99 ms", "vs bare": the compiled service (dist/, as npm start runs it); "vs bare" = its req/s / the bare fastify route\'s at the same connection count.');
+    if (tsxUrl) console.log('"tsx …": the same service from its sources through tsx, measured right after (or before) it; "compiled/tsx" = req/s ratio.');
   } finally {
     for (const step of cleanup.reverse()) await step();
   }
