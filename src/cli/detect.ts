@@ -123,7 +123,7 @@ export function cliLogger(): ClientLogger {
 
 export function clientFromFlags(
   values: { 'api-url'?: string | undefined; 'api-key'?: string | undefined; timeout?: string | undefined; retries?: string | undefined },
-  extra: { redis?: string | undefined; maxConcurrent?: number | undefined } = {},
+  extra: { redis?: string | undefined; maxConcurrent?: number | undefined; prefix?: string | undefined } = {},
 ): DetectClient {
   const apiKey = values['api-key'] ?? process.env.TEXTDETECT_API_KEY;
   if (!apiKey) {
@@ -140,7 +140,23 @@ export function clientFromFlags(
     limiter: extra.maxConcurrent !== undefined ? { maxConcurrent: extra.maxConcurrent } : undefined,
     logger: cliLogger(),
     userAgent: 'textdetect-cli',
+    onRateLimitWait: rateLimitNotice(extra.prefix ?? 'textdetect'),
   });
+}
+
+/**
+ * Says on stderr why the CLI goes quiet after a 429: once per pause, not once per queued text (a
+ * batch that hits the limit has many calls waiting on the same pause).
+ */
+export function rateLimitNotice(prefix: string, write: (line: string) => void = (line) => process.stderr.write(line)): (event: { waitMs: number }) => void {
+  let pauseEndsAt = 0;
+  return ({ waitMs }) => {
+    const endsAt = Date.now() + waitMs;
+    // The same pause seen by another call ends at (nearly) the same time.
+    if (endsAt <= pauseEndsAt + 1000) return;
+    pauseEndsAt = endsAt;
+    write(`${prefix}: rate limited: waiting ${Math.max(1, Math.ceil(waitMs / 1000))} s\n`);
+  };
 }
 
 /** Cancels `controller` on the first Ctrl-C; a second one exits at once. Returns the remover. */

@@ -139,7 +139,7 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       client = clientFromFlags(
         { 'api-url': str('api-url'), 'api-key': str('api-key'), timeout: str('timeout'), retries: str('retries') },
-        { redis: str('redis') ?? process.env.TEXTDETECT_REDIS_URL },
+        { redis: str('redis') ?? process.env.TEXTDETECT_REDIS_URL, prefix: 'textdetect score' },
       );
       const api = client;
       // Results are written strictly in input order: the head of this queue is always the oldest line.

@@ -70,6 +70,21 @@ export interface DetectClientOptions {
   maxRateLimitWaitMs?: number | undefined;
   /** Appended to the User-Agent header, e.g. `my-bot/1.2`. */
   userAgent?: string | undefined;
+  /**
+   * Called when a call got 429 and is about to wait `waitMs` before retrying, so an interactive tool
+   * can say why it is quiet (the CLI prints "rate limited: waiting 58 s"). An exception thrown here
+   * is logged and ignored.
+   */
+  onRateLimitWait?: ((event: RateLimitWaitEvent) => void) | undefined;
+}
+
+export interface RateLimitWaitEvent {
+  /** How long the call (and every call sharing its budget) waits before its next attempt. */
+  waitMs: number;
+  /** Id of the call (its X-Request-Id). */
+  requestId: string;
+  /** The attempt that got the 429 (0 = first). */
+  attempt: number;
 }
 
 export interface DetectCallOptions {
@@ -138,6 +153,7 @@ export class DetectClient {
   private readonly retryBaseMs: number;
   private readonly retryMaxDelayMs: number;
   private readonly maxRateLimitWaitMs: number;
+  private readonly onRateLimitWait: DetectClientOptions['onRateLimitWait'];
   private readonly userAgent: string;
   private readonly logger: ClientLogger;
   private readonly pool: Pool;
@@ -178,6 +194,7 @@ export class DetectClient {
     this.retryBaseMs = positive(options.retryBaseMs, 'retryBaseMs') ?? DEFAULT_RETRY_BASE_MS;
     this.retryMaxDelayMs = positive(options.retryMaxDelayMs, 'retryMaxDelayMs') ?? DEFAULT_RETRY_MAX_DELAY_MS;
     this.maxRateLimitWaitMs = positive(options.maxRateLimitWaitMs, 'maxRateLimitWaitMs') ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS;
+    this.onRateLimitWait = options.onRateLimitWait;
     this.userAgent = `textdetect-client/${VERSION} node/${process.versions.node}${options.userAgent ? ` ${options.userAgent}` : ''}`;
     this.logger = options.logger ?? silentLogger;
     // Every pending call listens for close(); hundreds may be queued at once.
@@ -348,6 +365,11 @@ export class DetectClient {
       } else {
         // The pause itself was set inside the failed job; the next attempt waits for it in the limiter.
         this.logger.info({ requestId, attempt, delayMs: outcome.delayMs }, 'textdetect client: rate limited, retrying after the pause');
+        try {
+          this.onRateLimitWait?.({ waitMs: outcome.delayMs ?? 0, requestId, attempt });
+        } catch (err) {
+          this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'textdetect client: onRateLimitWait threw');
+        }
       }
     }
   }

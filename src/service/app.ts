@@ -17,6 +17,7 @@ import { ApiError, envelope, genericError } from './errors.ts';
 import { CALLER_REQUEST_ID_PATTERN, newRequestId } from './ids.ts';
 import type { KeyStore, StoredApiKey } from './keys.ts';
 import { KeyFileError } from './keys.ts';
+import { metricsPlugin } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import type { RedisCounters } from './ratelimit.ts';
 import { detectRequestSchema, detectResponseSchema, healthSchema, readySchema } from './schemas.ts';
@@ -55,8 +56,8 @@ interface DetectBody {
   segments?: boolean;
 }
 
-/** Paths that are never refused for the rate limit (probes and the contract must stay reachable); their answers still report the budget. */
-const UNLIMITED = new Set(['/healthz', '/readyz', '/v1/openapi.json']);
+/** Paths that are never refused for the rate limit (probes, metrics and the contract must stay reachable); their answers still report the budget. */
+const UNLIMITED = new Set(['/healthz', '/readyz', '/v1/openapi.json', '/metrics']);
 
 /** Every path the API serves, with the methods it accepts (for 405 + Allow). */
 const ROUTES: Record<string, string[]> = {
@@ -151,6 +152,13 @@ function formatWindow(ms: number): string {
   return `${ms} ms`;
 }
 
+/** True when the request announced a body that nobody has read yet. */
+function hasUnreadBody(request: FastifyRequest): boolean {
+  const headers = request.headers;
+  const announced = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  return announced && !request.raw.complete;
+}
+
 function hasLoneSurrogate(text: string): boolean {
   return !(text as string & { isWellFormed(): boolean }).isWellFormed();
 }
@@ -207,6 +215,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
 
   app.decorateRequest('ctx', null as unknown as RequestContext);
+  // Node answers an Expect it does not know with a bare 417 unless someone listens; route such
+  // requests through fastify so the onRequest hook answers in the envelope.
+  app.server.on('checkExpectation', (req, res) => app.routing(req, res));
+
+  keys.onError = (err, status) => {
+    // The message names the file and what is wrong with it, never a key (the file holds digests only).
+    logger.error({ err: { message: err.message, code: (err as KeyFileError).code }, keys: status }, status === 'stale' ? 'API key file unreadable; serving with the last good keys until it is fixed' : 'API key file unreadable');
+  };
 
   // Rate limiting: the plugin supplies the counting (memory or Redis); the hook below decides the
   // key (API key id, else client address) so that failed authentications are counted per address.
@@ -231,12 +247,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (error.options.headers) reply.headers(error.options.headers);
     if (error.statusCode >= 500 && error.statusCode !== 503) reply.header('Cache-Control', 'no-store');
     // The rest of an oversized or stalled body is not worth reading: close instead of draining it.
-    if (error.code === 'payload_too_large' || error.code === 'request_timeout') reply.header('Connection', 'close');
+    // The same goes for a body refused before it was read (401, 404, 429…): Node would otherwise
+    // keep the connection open, reading whatever a slow client trickles, until its timeouts fire.
+    if (error.code === 'payload_too_large' || error.code === 'request_timeout' || hasUnreadBody(request)) reply.header('Connection', 'close');
     return reply.code(error.statusCode).type('application/json; charset=utf-8').send(envelope(error, request.id));
   }
 
+  const windowSeconds = Math.max(1, Math.ceil(config.rateLimitWindowMs / 1000));
   function setRateLimitHeaders(reply: FastifyReply, max: number, remaining: number, resetSeconds: number): void {
     reply.header('RateLimit-Limit', max);
+    // draft-ietf-httpapi-ratelimit-headers-06: "quota;w=window-seconds", so clients learn the window
+    // and do not have to assume one (a 5-second window paced as a minute is 12 times too slow).
+    reply.header('RateLimit-Policy', `${max};w=${windowSeconds}`);
     reply.header('RateLimit-Remaining', remaining);
     // A fresh counter has no window yet: it would start now and last a full window.
     reply.header('RateLimit-Reset', resetSeconds > 0 ? resetSeconds : Math.ceil(config.rateLimitWindowMs / 1000));
@@ -265,6 +287,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (deps.isClosing()) {
       reply.header('Connection', 'close');
       throw new ApiError(503, 'not_ready', 'The service is shutting down; retry on another instance or in a moment.', { retryAfter: 1, headers: { 'Retry-After': '1' } });
+    }
+    const expectation = request.headers.expect;
+    if (expectation !== undefined && expectation.trim().toLowerCase() !== '100-continue') {
+      throw new ApiError(417, 'expectation_failed', `The server does not support "Expect: ${expectation.slice(0, 40)}"; only "Expect: 100-continue" is understood. Send the request without that header.`, { param: 'Expect' });
     }
     const badCallerId =
       caller !== undefined && validCaller === undefined
@@ -307,6 +333,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (badCallerId) throw badCallerId;
     // Answer unknown paths before any body is read, so e.g. a bad Content-Type cannot turn a 404 into a 415.
     if (request.is404) throw genericError(404);
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity' && encoding.trim() !== '') {
+      // A compressed body would otherwise reach the JSON parser as bytes and read as "invalid JSON".
+      throw new ApiError(415, 'unsupported_encoding', `The request body must not be compressed (Content-Encoding: ${encoding.slice(0, 40)}); send it as plain JSON without a Content-Encoding header.`, {
+        param: 'Content-Encoding',
+        headers: { 'Accept-Encoding': 'identity' },
+      });
+    }
   });
 
   async function authenticate(request: FastifyRequest): Promise<{ key?: StoredApiKey; failure?: ApiError }> {
@@ -476,13 +510,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.get('/healthz', { schema: { response: { 200: healthSchema } } }, async () => ({ status: 'ok' as const }));
 
   app.get('/readyz', { schema: { response: { 200: readySchema } } }, async (request, reply) => {
-    const redisOk = counters ? counters.redis.status === 'ready' : true;
-    if (engine.state === 'ready' && redisOk && !deps.isClosing()) {
-      return { status: 'ready' as const, model: engine.model ?? '', redis: counters ? ('ok' as const) : ('disabled' as const) };
+    // Never waits on Redis (the breaker's state is in memory) and only stats the key file, so the
+    // probe answers at once whatever Redis or the disk are doing.
+    await keys.refresh().catch(() => undefined);
+    const redis = counters ? counters.health() : ('disabled' as const);
+    // A degraded Redis or stale keys still serve requests (per-instance limits, last good keys):
+    // reported, not "not ready", or a load balancer would take every instance out at once.
+    if (engine.state === 'ready' && !deps.isClosing()) {
+      return { status: 'ready' as const, model: engine.model ?? '', redis, keys: keys.status };
     }
     const reasons: string[] = [];
     if (engine.state !== 'ready') reasons.push(engine.state === 'failed' ? 'the engine failed to load' : `the engine is ${engine.state}`);
-    if (!redisOk) reasons.push('Redis is unreachable');
     if (deps.isClosing()) reasons.push('the service is shutting down');
     return sendError(
       request,
@@ -490,10 +528,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       new ApiError(503, 'not_ready', `Not ready: ${reasons.join(', ')}.`, {
         retryAfter: 5,
         headers: { 'Retry-After': '5' },
-        details: { checks: { engine: engine.state, redis: counters ? (redisOk ? 'ok' : 'down') : 'disabled' } },
+        details: { checks: { engine: engine.state, redis, keys: keys.status } },
       }),
     );
   });
+
+  await app.register(metricsPlugin, { enabled: config.metrics, port: config.metricsPort, host: config.host, engine, counters });
 
   const openapi = buildOpenApiDocument(config);
   app.get('/v1/openapi.json', async () => openapi);

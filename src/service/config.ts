@@ -38,7 +38,8 @@ export interface ServiceConfig {
   maxTextChars: number;
   /**
    * Largest accepted request body in bytes. Default (env `BODY_LIMIT_BYTES`): room for `maxTextChars`
-   * characters even if every one is sent as a JSON `\uXXXX` escape, plus 16 KiB.
+   * characters even if every one is sent as JSON escapes, a character outside the BMP taking two
+   * (`\ud83d\ude00`, 12 bytes, as Python's default `json.dumps` writes emoji), plus 16 KiB.
    */
   bodyLimit: number | undefined;
   /** A request body must arrive completely within this many ms, else 408. Env `BODY_TIMEOUT_MS`; default 10000. */
@@ -66,6 +67,14 @@ export interface ServiceConfig {
   shutdownTimeoutMs: number;
   /** Trust `X-Forwarded-For` from a proxy in front (for per-address limits). Env `TRUST_PROXY` (`true`/`false`/hop count/addresses); default false. */
   trustProxy: boolean | number | string;
+  /** A rate-limit command Redis has not answered within this many ms trips the circuit breaker (per-instance counting). Env `REDIS_TIMEOUT_MS`; default 30. */
+  redisTimeoutMs: number;
+  /** After a trip, per-instance counting lasts at least this long, until Redis answers a background probe. Env `REDIS_COOL_DOWN_MS`; default 5000. */
+  redisCoolDownMs: number;
+  /** Serve Prometheus metrics at `GET /metrics` on the API port. Env `METRICS=1`; default off. */
+  metrics: boolean;
+  /** Serve `GET /metrics` on this separate port instead (on `host`), keeping it off the API port. Env `METRICS_PORT`; default unset. */
+  metricsPort: number | undefined;
 }
 
 /**
@@ -98,6 +107,10 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServiceConf
     logger: undefined,
     shutdownTimeoutMs: 10_000,
     trustProxy: false,
+    redisTimeoutMs: 30,
+    redisCoolDownMs: 5000,
+    metrics: false,
+    metricsPort: undefined,
   };
 }
 
@@ -193,6 +206,14 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
     else if (/^\d+$/.test(trust)) config.trustProxy = Number(trust);
     else config.trustProxy = trust;
   }
+  config.redisTimeoutMs = integer(env, 'REDIS_TIMEOUT_MS', 1, 60_000) ?? config.redisTimeoutMs;
+  config.redisCoolDownMs = integer(env, 'REDIS_COOL_DOWN_MS', 0, 3_600_000) ?? config.redisCoolDownMs;
+  const metrics = text(env, 'METRICS');
+  if (metrics !== undefined) {
+    if (!['1', '0', 'true', 'false'].includes(metrics)) throw new ConfigError(`METRICS must be 1 (on) or 0 (off), got "${metrics}".`);
+    config.metrics = metrics === '1' || metrics === 'true';
+  }
+  config.metricsPort = integer(env, 'METRICS_PORT', 1, 65_535) ?? config.metricsPort;
   return config;
 }
 
@@ -212,6 +233,6 @@ export function resolveConfig(config: ServiceConfig): ServiceConfig & { rateLimi
   if (config.environment !== 'sandbox' && config.environment !== 'production') {
     throw new ConfigError(`environment must be "sandbox" or "production", got "${String(config.environment)}".`);
   }
-  const bodyLimitBytes = config.bodyLimit ?? config.maxTextChars * 6 + 16 * 1024;
+  const bodyLimitBytes = config.bodyLimit ?? config.maxTextChars * 12 + 16 * 1024;
   return { ...config, rateLimitWindowMs: windowMs, bodyLimitBytes };
 }

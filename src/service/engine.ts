@@ -22,6 +22,8 @@ export interface EngineHost {
   readonly model: string | undefined;
   /** Why loading failed, when `state === 'failed'`. */
   readonly failure: Error | undefined;
+  /** Texts handed to the engine and not answered yet (queued in or being scored by the workers). */
+  readonly pending: number;
   /** Resolves when loaded; rejects if loading fails. */
   readonly loaded: Promise<void>;
   detect(text: string, options: DetectOptions): Promise<DetectionResult>;
@@ -39,6 +41,7 @@ function inProcessEngine(modelPath: string | undefined): EngineHost {
   let state: EngineState = 'loading';
   let failure: Error | undefined;
   let detector: import('../detector/types.ts').Detector | undefined;
+  let inFlight = 0;
   const loaded = (async () => {
     try {
       const { createDetector } = await import('../detector/index.ts');
@@ -55,10 +58,16 @@ function inProcessEngine(modelPath: string | undefined): EngineHost {
     get state() { return state; },
     get model() { return detector?.model; },
     get failure() { return failure; },
+    get pending() { return inFlight; },
     loaded,
     async detect(text, options) {
       if (!detector || state !== 'ready') throw new Error('engine not ready');
-      return detector.detect(text, options);
+      inFlight++;
+      try {
+        return detector.detect(text, options);
+      } finally {
+        inFlight--;
+      }
     },
     async close() {
       state = 'closed';
@@ -156,6 +165,7 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
     get state() { return state; },
     get model() { return model; },
     get failure() { return failure; },
+    get pending() { return pending.size; },
     loaded,
     detect(text, options) {
       if (state !== 'ready') return Promise.reject(new Error('engine not ready'));

@@ -65,12 +65,16 @@ export async function startService(config: Partial<ServiceConfig> = {}): Promise
   }
 
   const keys = new KeyStore(resolved.apiKeysFile, resolved.environment, resolved.apiKeysRefreshMs);
-  await keys.refresh(true).catch((err: Error) => {
-    logger.error({ err: { message: err.message } }, 'API key file unreadable; authenticated requests will fail until it is fixed');
-  });
+  try {
+    await keys.refresh(true);
+  } catch (err) {
+    // With no good key file ever read there are no keys to fall back on: refuse to start.
+    await engine.close();
+    throw err;
+  }
 
   let counters: RedisCounters | undefined;
-  if (resolved.redisUrl) counters = createRedisCounters(resolved.redisUrl, resolved.redisKeyPrefix, logger);
+  if (resolved.redisUrl) counters = createRedisCounters(resolved.redisUrl, resolved.redisKeyPrefix, logger, { slowMs: resolved.redisTimeoutMs, coolDownMs: resolved.redisCoolDownMs });
 
   let closing = false;
   const app = await buildApp({ config: resolved, logger, engine, keys, counters, isClosing: () => closing });

@@ -288,10 +288,18 @@ export type KeyCheck =
   | { ok: true; key: StoredApiKey }
   | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'wrong_environment'; key?: StoredApiKey; keyEnvironment?: KeyEnvironment };
 
+/** `ok`: the file as it is now; `stale`: the file is unreadable and the last good version is in use. */
+export type KeyStoreStatus = 'ok' | 'stale';
+
 /**
  * The service's view of the key file: an in-memory digest index, refreshed when the file changes
  * (checked at most every `refreshMs`), so keys created or revoked by the CLI take effect without a
  * restart.
+ *
+ * A file that turns unreadable (a bad hand edit, a disk hiccup) does not take the service down: the
+ * last good keys stay in force, the error is reported once per bad version through `onError`, and
+ * `status` says `stale` until a good file is back. Only a store that never read a good file throws,
+ * since it has nothing to fall back on.
  */
 export class KeyStore {
   readonly file: string;
@@ -302,6 +310,9 @@ export class KeyStore {
   private checkedAt = -Infinity;
   private loading: Promise<void> | undefined;
   private lastError: Error | undefined;
+  private everLoaded = false;
+  /** Called once for each unreadable version of the file (a new error, not every check). */
+  onError: ((err: Error, status: KeyStoreStatus | 'unreadable') => void) | undefined;
 
   constructor(file: string, environment: KeyEnvironment, refreshMs = 1000) {
     this.file = file;
@@ -309,38 +320,61 @@ export class KeyStore {
     this.refreshMs = refreshMs;
   }
 
-  /** Re-reads the file if it changed; throws KeyFileError while the file is corrupt. */
+  /** Whether the keys in force are the file's current content. */
+  get status(): KeyStoreStatus {
+    return this.lastError ? 'stale' : 'ok';
+  }
+
+  /** Why the file could not be read, while `status` is `stale`. */
+  get error(): Error | undefined {
+    return this.lastError;
+  }
+
+  /** Re-reads the file if it changed; throws KeyFileError only while no good file has ever been read. */
   async refresh(force = false): Promise<void> {
     if (!force && performance.now() - this.checkedAt < this.refreshMs) {
-      if (this.lastError) throw this.lastError;
+      if (this.lastError && !this.everLoaded) throw this.lastError;
       return;
     }
     this.loading ??= this.reload().finally(() => {
       this.loading = undefined;
     });
     await this.loading;
-    if (this.lastError) throw this.lastError;
+    if (this.lastError && !this.everLoaded) throw this.lastError;
   }
 
   private async reload(): Promise<void> {
     this.checkedAt = performance.now();
-    const info = await stat(this.file).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined;
-      throw err;
-    });
-    const signature = info ? `${info.ino}:${info.size}:${info.mtimeMs}` : 'missing';
-    if (signature === this.signature && !this.lastError) return;
+    let signature: string;
+    try {
+      const info = await stat(this.file).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      });
+      signature = info ? `${info.ino}:${info.size}:${info.mtimeMs}` : 'missing';
+    } catch (err) {
+      this.fail(err as Error, `stat:${(err as NodeJS.ErrnoException).code ?? ''}`);
+      return;
+    }
+    if (signature === this.signature) return;
     try {
       const data = await readKeyFile(this.file);
       this.byDigest = new Map(data.keys.map((k) => [k.sha256, k]));
       this.signature = signature;
       this.lastError = undefined;
+      this.everLoaded = true;
     } catch (err) {
-      // Fail closed: with an unreadable file we cannot know which keys were revoked.
-      this.byDigest = new Map();
-      this.signature = signature;
-      this.lastError = err as Error;
+      this.fail(err as Error, signature);
     }
+  }
+
+  private fail(err: Error, signature: string): void {
+    const isNew = signature !== this.signature || !this.lastError;
+    // Remember the bad version so it is parsed (and reported) once, not on every check.
+    this.signature = signature;
+    this.lastError = err;
+    if (!this.everLoaded) this.byDigest = new Map();
+    if (isNew) this.onError?.(err, this.everLoaded ? 'stale' : 'unreadable');
   }
 
   /**

@@ -14,6 +14,7 @@ const RATE_HEADERS = {
   'RateLimit-Limit': { description: 'Requests allowed per window for this key (or, unauthenticated, this address). The probes and this document are never refused, but report the address\'s budget.', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
+  'RateLimit-Policy': { description: 'Quota and window in seconds, e.g. `60;w=60` (draft-ietf-httpapi-ratelimit-headers-06).', schema: { type: 'string' } },
 };
 
 function errorResponse(description: string, extraHeaders: Record<string, unknown> = {}) {
@@ -71,7 +72,8 @@ export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' 
             '403': errorResponse('`wrong_environment`: a live key on a sandbox server or a test key on a production server.', RATE_HEADERS),
             '408': errorResponse('`request_timeout`: the body did not arrive in time.'),
             '413': errorResponse('`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).', RATE_HEADERS),
-            '415': errorResponse('`unsupported_media_type`: the body must be `application/json` in UTF-8.', RATE_HEADERS),
+            '415': errorResponse('`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed (no `Content-Encoding` other than `identity`).', RATE_HEADERS),
+            '417': errorResponse('`expectation_failed`: an `Expect` header other than `100-continue`.'),
             '422': errorResponse('`unsupported_language`: the text is in neither English nor Turkish (`detected_language` says what it looks like).', RATE_HEADERS),
             '429': errorResponse('`rate_limited`; wait `retry_after` seconds.', {
               ...RATE_HEADERS,
@@ -93,7 +95,7 @@ export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' 
       '/readyz': {
         get: {
           operationId: 'ready',
-          summary: 'Readiness: the engine is loaded and Redis (when configured) is reachable',
+          summary: 'Readiness: the engine is loaded; also reports Redis (`degraded`: per-instance limits) and the key file (`stale`: last good keys in force)',
           responses: {
             '200': { description: 'Ready.', headers: limited, content: { 'application/json': { schema: { $ref: '#/components/schemas/Ready' } } } },
             '503': errorResponse('`not_ready`; `error.checks` says which part is not.', RATE_HEADERS),

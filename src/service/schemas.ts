@@ -104,11 +104,20 @@ export const healthSchema = {
 
 export const readySchema = {
   type: 'object',
-  required: ['status', 'model', 'redis'],
+  required: ['status', 'model', 'redis', 'keys'],
   additionalProperties: false,
   properties: {
     status: { type: 'string', enum: ['ready'] },
     model: { type: 'string', description: 'Version id of the loaded model.' },
-    redis: { type: 'string', enum: ['ok', 'disabled'], description: '`disabled` when no REDIS_URL is configured.' },
+    redis: {
+      type: 'string',
+      enum: ['ok', 'degraded', 'disabled'],
+      description: '`degraded`: Redis failed or was slow, rate limits are counted per instance until it answers again; `disabled` when no REDIS_URL is configured.',
+    },
+    keys: {
+      type: 'string',
+      enum: ['ok', 'stale'],
+      description: '`stale`: the API key file is unreadable and the last good version is in force (see the logs).',
+    },
   },
 } as const;

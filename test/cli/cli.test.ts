@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/redis.ts';
+import { rateLimitNotice } from '../../src/cli/detect.ts';
 import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/textdetect.mjs', import.meta.url));
@@ -19,10 +20,20 @@ interface CliResult {
   stderr: string;
 }
 
-function cli(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+/**
+ * The child's environment: ours (the test runner sets FORCE_COLOR), with `undefined` meaning unset.
+ * NO_COLOR and FORCE_COLOR are never both present: Node 22 warns on stderr when they are, even
+ * when FORCE_COLOR is empty.
+ */
+function childEnv(overrides: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const merged: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, TEXTDETECT_API_URL: '', TEXTDETECT_API_KEY: '', ...overrides };
+  return Object.fromEntries(Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+function cli(args: string[], options: { env?: Record<string, string | undefined>; input?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '', TEXTDETECT_API_URL: '', TEXTDETECT_API_KEY: '', ...options.env },
+      env: childEnv(options.env ?? {}),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -71,7 +82,7 @@ describe('textdetect "text"', () => {
   });
 
   it('colours the sentence scores of --segments in a terminal (FORCE_COLOR)', async () => {
-    const r = await cli(['--segments', SAMPLE_TEXT], { env: { ...env, NO_COLOR: '', FORCE_COLOR: '1' } });
+    const r = await cli(['--segments', SAMPLE_TEXT], { env: { ...env, NO_COLOR: undefined, FORCE_COLOR: '1' } });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Sentences:/);
     expect(r.stdout).toMatch(/\u001b\[3[123]m/);
@@ -107,6 +118,26 @@ describe('textdetect "text"', () => {
     expect(down.code).toBe(5);
     expect(down.stderr).toMatch(/Could not reach .*ECONNREFUSED/);
   });
+
+  it('says on stderr when it waits out a 429, once, and then answers', async () => {
+    const shortWindow = await startTestService({ rateLimitWindow: '8 seconds' });
+    try {
+      const limited1 = await shortWindow.newKey({ rateLimitMax: 1 });
+      // Spend the budget from here (fast), so the CLI meets the 429 whatever its start-up time.
+      const spent = await fetch(`${shortWindow.url}/v1/detect`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${limited1}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: SAMPLE_TEXT }),
+      });
+      expect(spent.status).toBe(200);
+      const waited = await cli([SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_URL: shortWindow.url, TEXTDETECT_API_KEY: limited1 } });
+      expect(waited.code, waited.stderr).toBe(0);
+      expect(waited.stdout).toMatch(/^AI probability/m);
+      expect(waited.stderr).toMatch(/^textdetect: rate limited: waiting [1-8] s\n$/);
+    } finally {
+      await shortWindow.close();
+    }
+  }, 60_000);
 });
 
 describe('textdetect score', () => {
@@ -167,5 +198,19 @@ describe('textdetect score', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/stopped after \d+ lines: This API key is not valid/);
     expect(r.stdout.trim().split('\n').length).toBeLessThan(30);
+  });
+});
+
+describe('rate-limit notice', () => {
+  it('is printed once per pause, however many queued texts wait on it', () => {
+    const lines: string[] = [];
+    const notice = rateLimitNotice('textdetect score', (line) => lines.push(line));
+    notice({ waitMs: 58_000 });
+    notice({ waitMs: 57_900 });
+    notice({ waitMs: 58_000 });
+    expect(lines).toEqual(['textdetect score: rate limited: waiting 58 s\n']);
+    notice({ waitMs: 120_000 });
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toBe('textdetect score: rate limited: waiting 120 s\n');
   });
 });

@@ -7,6 +7,10 @@ export interface RedisServerHandle {
   readonly port: number;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP: the server keeps its connections open but answers nothing, like a hung host. */
+  freeze(): void;
+  /** SIGCONT after `freeze()`. */
+  thaw(): void;
 }
 
 export async function freePort(): Promise<number> {
@@ -48,6 +52,13 @@ export async function startRedisServer(port?: number): Promise<RedisServerHandle
       });
       await waitForPort(chosen, 10_000);
     },
+    freeze() {
+      if (!child || child.exitCode !== null) throw new Error('redis-server is not running');
+      child.kill('SIGSTOP');
+    },
+    thaw() {
+      child?.kill('SIGCONT');
+    },
     async stop() {
       const running = child;
       child = undefined;
@@ -55,6 +66,8 @@ export async function startRedisServer(port?: number): Promise<RedisServerHandle
       await new Promise<void>((resolve) => {
         running.once('exit', () => resolve());
         running.kill('SIGKILL');
+        // A stopped process only dies once continued.
+        running.kill('SIGCONT');
       });
     },
   };

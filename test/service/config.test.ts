@@ -30,12 +30,13 @@ describe('configuration', () => {
       HOST: '0.0.0.0', PORT: '9000', ENVIRONMENT: 'production', API_KEYS_FILE: '/srv/keys.json', API_KEYS_REFRESH_MS: '250',
       RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW: '"5 seconds"', REDIS_URL: 'redis://r:6379/2', REDIS_KEY_PREFIX: 'x:', MAX_TEXT_CHARS: '1000',
       BODY_LIMIT_BYTES: '20000', BODY_TIMEOUT_MS: '500', MODEL_PATH: '/m.bin', DETECT_WORKERS: '3', LOG_LEVEL: 'warn',
-      SHUTDOWN_TIMEOUT_MS: '2000', TRUST_PROXY: '1',
+      SHUTDOWN_TIMEOUT_MS: '2000', TRUST_PROXY: '1', REDIS_TIMEOUT_MS: '40', REDIS_COOL_DOWN_MS: '2500', METRICS: '1', METRICS_PORT: '9464',
     });
     expect(config).toMatchObject({
       host: '0.0.0.0', port: 9000, environment: 'production', apiKeysFile: '/srv/keys.json', apiKeysRefreshMs: 250,
       rateLimitMax: 5, rateLimitWindow: '5 seconds', redisUrl: 'redis://r:6379/2', redisKeyPrefix: 'x:', maxTextChars: 1000,
       bodyLimit: 20000, bodyTimeoutMs: 500, modelPath: '/m.bin', workers: 3, logLevel: 'warn', shutdownTimeoutMs: 2000, trustProxy: 1,
+      redisTimeoutMs: 40, redisCoolDownMs: 2500, metrics: true, metricsPort: 9464,
     });
   });
 
@@ -43,7 +44,7 @@ describe('configuration', () => {
     for (const [name, value] of [
       ['PORT', '70000'], ['PORT', 'http'], ['ENVIRONMENT', 'staging'], ['RATE_LIMIT_MAX', '0'], ['RATE_LIMIT_WINDOW', 'soon'],
       ['MAX_TEXT_CHARS', '-5'], ['LOG_LEVEL', 'loud'], ['DETECT_WORKERS', '1.5'], ['REDIS_URL', 'notaurl'],
-      ['REDIS_URL', 'localhost:6379'],
+      ['REDIS_URL', 'localhost:6379'], ['REDIS_TIMEOUT_MS', '0'], ['REDIS_COOL_DOWN_MS', 'soon'], ['METRICS', 'on please'], ['METRICS_PORT', '99999'],
     ] as const) {
       expect(() => loadConfigFromEnv({ [name]: value }), `${name}=${value}`).toThrow(ConfigError);
       expect(() => loadConfigFromEnv({ [name]: value })).toThrow(name);

@@ -60,7 +60,7 @@ describe('key file', () => {
     await expect(createApiKey(file, { name: 'x', environment: 'staging' as never })).rejects.toThrow(/sandbox/);
   });
 
-  it('KeyStore checks environment, revocation and expiry, and fails closed on a corrupt file', async () => {
+  it('KeyStore checks environment, revocation and expiry, and keeps the last good keys on a corrupt file', async () => {
     const file = join(dir, 'store.json');
     const good = await createApiKey(file, { name: 'good' });
     const expiring = await createApiKey(file, { name: 'exp', expiresAt: new Date(Date.now() + 60_000).toISOString() });
@@ -75,9 +75,25 @@ describe('key file', () => {
     await revokeApiKey(file, good.id);
     await store.refresh();
     expect(store.check(good.key)).toMatchObject({ ok: false, reason: 'revoked' });
+    const errors: string[] = [];
+    store.onError = (err, status) => errors.push(`${status}: ${err.message}`);
     await writeFile(file, 'garbage');
+    await store.refresh();
+    expect(store.status).toBe('stale');
+    expect(errors).toEqual([expect.stringMatching(/^stale: .*not valid JSON/)]);
+    // The last good version stays in force, revocation included.
+    expect(store.check(expiring.key)).toMatchObject({ ok: true });
+    expect(store.check(good.key)).toMatchObject({ ok: false, reason: 'revoked' });
+    await store.refresh();
+    expect(errors).toHaveLength(1);
+  });
+
+  it('KeyStore fails closed when it has never read a good file', async () => {
+    const file = join(dir, 'never-good.json');
+    await writeFile(file, '{"keys": [ nope');
+    const store = new KeyStore(file, 'sandbox', 0);
     await expect(store.refresh()).rejects.toThrow(/not valid JSON/);
-    expect(store.check(expiring.key)).toMatchObject({ ok: false, reason: 'unknown' });
+    expect(store.check(`sk_test_${'x'.repeat(32)}`)).toMatchObject({ ok: false, reason: 'unknown' });
   });
 });
 

@@ -1,0 +1,165 @@
+/**
+ * HTTP edges a plain client never hits but real ones do: bodies trickled after a refusal, odd
+ * Expect headers, compressed bodies, Python's ASCII-only JSON, and the rate-limit policy header.
+ */
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGLISH_TEXT, call, detect, expectEnvelope, rawHttp, startTestService } from './helpers.ts';
+import type { TestService } from './helpers.ts';
+
+let service: TestService;
+let key: string;
+
+beforeAll(async () => {
+  service = await startTestService({ maxTextChars: 2000, rateLimitMax: 500, rateLimitWindow: '5 seconds' });
+  key = await service.newKey();
+});
+afterAll(async () => service?.stop());
+
+/**
+ * Sends a request head announcing a 10 kB body, then trickles one byte every 100 ms. Resolves with
+ * the answer and how long after it the server closed the connection (Infinity if it kept it open
+ * past `watchMs`).
+ */
+async function trickleAfter(head: string, watchMs = 4000): Promise<{ status: number; raw: string; closedAfterAnswerMs: number }> {
+  return await new Promise((resolve, reject) => {
+    const socket = connect(service.port, '127.0.0.1');
+    let raw = '';
+    let answeredAt: number | undefined;
+    let settled = false;
+    const trickle = setInterval(() => {
+      if (!socket.destroyed && socket.writable) socket.write('a');
+    }, 100);
+    const done = (closedAt: number) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(trickle);
+      clearTimeout(watchdog);
+      socket.destroy();
+      if (answeredAt === undefined) return reject(new Error(`no answer before the connection ended: ${raw.slice(0, 200)}`));
+      resolve({ status: Number(raw.split(' ')[1]), raw, closedAfterAnswerMs: closedAt - answeredAt });
+    };
+    const watchdog = setTimeout(() => done(Number.POSITIVE_INFINITY), watchMs);
+    socket.on('data', (chunk) => {
+      raw += chunk.toString('utf8');
+      if (answeredAt === undefined && raw.includes('\r\n\r\n')) answeredAt = performance.now();
+    });
+    socket.on('end', () => done(performance.now()));
+    socket.on('close', () => done(performance.now()));
+    socket.on('error', () => done(performance.now()));
+    socket.write(`${head}Content-Type: application/json\r\nContent-Length: 10000\r\n\r\n{"text": "`);
+  });
+}
+
+describe('refused before the body is read', () => {
+  it('401 closes the connection right after the answer while the client trickles the body', async () => {
+    const result = await trickleAfter('POST /v1/detect HTTP/1.1\r\nHost: localhost\r\n');
+    expect(result.status).toBe(401);
+    expect(result.raw).toMatch(/\r\nconnection: close\r\n/i);
+    expect(result.raw).toContain('"code":"missing_api_key"');
+    expect(result.closedAfterAnswerMs).toBeLessThan(1000);
+  });
+
+  it('404 closes the connection too', async () => {
+    const result = await trickleAfter(`POST /v1/nowhere HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\n`);
+    expect(result.status).toBe(404);
+    expect(result.closedAfterAnswerMs).toBeLessThan(1000);
+  });
+
+  it('a request without a body keeps its keep-alive connection', async () => {
+    const answer = await rawHttp(service.port, ['GET /nowhere HTTP/1.1\r\nHost: localhost\r\n\r\n']);
+    expect(answer.status).toBe(404);
+    expect(answer.headers.connection).toMatch(/keep-alive/i);
+  });
+});
+
+describe('Expect', () => {
+  it('anything but 100-continue gets 417 expectation_failed in the envelope', async () => {
+    const body = JSON.stringify({ text: ENGLISH_TEXT });
+    const answer = await rawHttp(service.port, [
+      `POST /v1/detect HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nExpect: 200-ok\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    ]);
+    expect(answer.status).toBe(417);
+    expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: 'expectation_failed', param: 'Expect' });
+    expect(answer.body.error.message).toMatch(/100-continue/);
+    expect(answer.body.error.request_id).toMatch(/^req_[0-9A-Z]{26}$/);
+    expect(answer.headers['request-id']).toBe(answer.body.error.request_id);
+  });
+
+  it('100-continue still works', async () => {
+    const body = JSON.stringify({ text: ENGLISH_TEXT });
+    const answer = await rawHttp(service.port, [
+      `POST /v1/detect HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+      { delayMs: 100 },
+      body,
+    ], 1500);
+    expect(answer.raw).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
+    expect(answer.raw).toMatch(/HTTP\/1\.1 200 OK/);
+  });
+});
+
+describe('Content-Encoding', () => {
+  for (const encoding of ['gzip', 'br', 'deflate', 'zstd']) {
+    it(`415 unsupported_encoding for ${encoding}`, async () => {
+      const answer = await call(service, '/v1/detect', {
+        key,
+        raw: Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02]),
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      });
+      expectEnvelope(answer, 415, 'unsupported_encoding');
+      expect(answer.body.error.param).toBe('Content-Encoding');
+      expect(answer.body.error.message).toContain(encoding);
+    });
+  }
+
+  it('identity is accepted', async () => {
+    const answer = await call(service, '/v1/detect', { key, body: { text: ENGLISH_TEXT }, headers: { 'content-encoding': 'identity' } });
+    expect(answer.status).toBe(200);
+  });
+
+  it('authentication is still checked first', async () => {
+    const answer = await call(service, '/v1/detect', { raw: 'x', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    expectEnvelope(answer, 401, 'missing_api_key');
+  });
+});
+
+describe('JSON escapes', () => {
+  it('accepts a text of MAX_TEXT_CHARS emoji sent as \\uXXXX surrogate pairs (12 bytes each, as Python json.dumps writes them)', async () => {
+    const maxTextChars = 10_000;
+    const wide = await startTestService({ maxTextChars });
+    try {
+      const wideKey = await wide.newKey();
+      const emoji = '\u{1F600}';
+      const text = `The committee met. ${emoji.repeat(maxTextChars - 19)}`;
+      expect([...text].length).toBe(maxTextChars);
+      // ensure_ascii: every non-ASCII character as \uXXXX escapes, surrogate pairs for emoji.
+      const body = JSON.stringify({ text, language: 'en' }).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+      // More than room for six bytes per character (the old limit) allowed.
+      expect(Buffer.byteLength(body)).toBeGreaterThan(maxTextChars * 6 + 16 * 1024);
+      const answer = await call(wide, '/v1/detect', { key: wideKey, raw: body, headers: { 'content-type': 'application/json' } });
+      expect(answer.status, JSON.stringify(answer.body).slice(0, 300)).toBe(200);
+      // One character more is refused for its length, not its bytes.
+      const longer = body.replace('met.', 'met!!');
+      expectEnvelope(await call(wide, '/v1/detect', { key: wideKey, raw: longer, headers: { 'content-type': 'application/json' } }), 413, 'text_too_long');
+    } finally {
+      await wide.stop();
+    }
+  });
+});
+
+describe('RateLimit-Policy', () => {
+  it('names the quota and the window on every answer, with the key\'s own limit', async () => {
+    const answers = [
+      await detect(service, key, { text: ENGLISH_TEXT }),
+      await call(service, '/healthz'),
+      await call(service, '/nowhere'),
+      await detect(service, 'sk_test_bad', { text: ENGLISH_TEXT }),
+    ];
+    for (const answer of answers) {
+      expect(answer.headers.get('ratelimit-policy')).toBe('500;w=5');
+      expect(answer.headers.get('ratelimit-limit')).toBe('500');
+    }
+    const ownLimit = await service.newKey({ rateLimitMax: 7 });
+    expect((await detect(service, ownLimit, { text: ENGLISH_TEXT })).headers.get('ratelimit-policy')).toBe('7;w=5');
+  });
+});
