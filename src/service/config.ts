@@ -66,6 +66,12 @@ export interface ServiceConfig {
   shutdownTimeoutMs: number;
   /** Trust `X-Forwarded-For` from a proxy in front (for per-address limits). Env `TRUST_PROXY` (`true`/`false`/hop count/addresses); default false. */
   trustProxy: boolean | number | string;
+  /**
+   * Serve the web page that checks a text (`GET /`, see docs/playground.md). Default false for
+   * `startService()` (an embedded service, such as the bots', has no use for a page);
+   * `loadConfigFromEnv()` (npm start, Docker) turns it on unless env `PLAYGROUND` is `0`/`false`.
+   */
+  playground: boolean;
 }
 
 /**
@@ -98,6 +104,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServiceConf
     logger: undefined,
     shutdownTimeoutMs: 10_000,
     trustProxy: false,
+    playground: false,
   };
 }
 
@@ -193,6 +200,11 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
     else if (/^\d+$/.test(trust)) config.trustProxy = Number(trust);
     else config.trustProxy = trust;
   }
+  const playground = text(env, 'PLAYGROUND')?.toLowerCase();
+  if (playground !== undefined && !['0', '1', 'false', 'true', 'off', 'on', 'no', 'yes'].includes(playground)) {
+    throw new ConfigError(`PLAYGROUND must be 1 or 0 (also true/false, on/off, yes/no), got "${playground}".`);
+  }
+  config.playground = playground === undefined ? true : ['1', 'true', 'on', 'yes'].includes(playground);
   return config;
 }
 
