@@ -85,12 +85,20 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
   it('asks for a key once, checks a text, and shows exactly what the API answers', async () => {
     const page = await openPage();
     await expect(page.isVisible('#key-card')).resolves.toBe(true);
+    // Check before any key: the page asks for one, then runs the check once it is saved.
+    await page.fill('#text', MIXED_TEXT);
+    await page.click('#check');
+    expect(await page.textContent('#key-error')).toBe('Enter your API key first; the check runs as soon as it is saved.');
+    expect(await page.evaluate(() => (globalThis as Dom).document.activeElement?.id)).toBe('api-key');
     await page.fill('#api-key', key);
+    const responsePromise = page.waitForResponse((r) => r.url().startsWith(`${service.url}/v1/detect`));
     await page.click('#key-form button[type="submit"]');
+    const response = await responsePromise;
     await expect(page.isVisible('#key-card')).resolves.toBe(false);
     expect(await page.textContent('#key-hint')).toBe(`${key.slice(0, 8)}…${key.slice(-4)}`);
-
-    const { request, status, body: pageAnswer } = await checkText(page, MIXED_TEXT);
+    const request = response.request();
+    const status = response.status();
+    const pageAnswer = await response.json();
     expect(status).toBe(200);
     expectCleanRequest(request, MIXED_TEXT);
     expect(request.headers().authorization).toBe(`Bearer ${key}`);
