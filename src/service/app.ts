@@ -19,6 +19,7 @@ import type { KeyStore, StoredApiKey } from './keys.ts';
 import { KeyFileError } from './keys.ts';
 import { metricsPlugin } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import playground from './playground/index.ts';
 import type { RedisCounters } from './ratelimit.ts';
 import { detectRequestSchema, detectResponseSchema, healthSchema, readySchema } from './schemas.ts';
 
@@ -537,6 +538,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   const openapi = buildOpenApiDocument(config);
   app.get('/v1/openapi.json', async () => openapi);
+
+  if (config.playground) await app.register(playground, { config });
 
   // Known paths answer other methods with 405 and Allow, rather than a misleading 404.
   for (const [url, methods] of Object.entries(ROUTES)) {

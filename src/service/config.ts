@@ -75,6 +75,12 @@ export interface ServiceConfig {
   metrics: boolean;
   /** Serve `GET /metrics` on this separate port instead (on `host`), keeping it off the API port. Env `METRICS_PORT`; default unset. */
   metricsPort: number | undefined;
+  /**
+   * Serve the web page that checks a text (`GET /`, see docs/playground.md). Default false for
+   * `startService()` (an embedded service, such as the bots', has no use for a page);
+   * `loadConfigFromEnv()` (npm start, Docker) turns it on unless env `PLAYGROUND` is `0`/`false`.
+   */
+  playground: boolean;
 }
 
 /**
@@ -111,6 +117,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServiceConf
     redisCoolDownMs: 5000,
     metrics: false,
     metricsPort: undefined,
+    playground: false,
   };
 }
 
@@ -214,6 +221,11 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
     config.metrics = metrics === '1' || metrics === 'true';
   }
   config.metricsPort = integer(env, 'METRICS_PORT', 1, 65_535) ?? config.metricsPort;
+  const playground = text(env, 'PLAYGROUND')?.toLowerCase();
+  if (playground !== undefined && !['0', '1', 'false', 'true', 'off', 'on', 'no', 'yes'].includes(playground)) {
+    throw new ConfigError(`PLAYGROUND must be 1 or 0 (also true/false, on/off, yes/no), got "${playground}".`);
+  }
+  config.playground = playground === undefined ? true : ['1', 'true', 'on', 'yes'].includes(playground);
   return config;
 }
 

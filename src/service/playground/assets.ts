@@ -1,0 +1,85 @@
+/**
+ * The page's files, read once at start from ./assets (copied beside the compiled code by the build),
+ * with the server's settings written into the page as data attributes and `<option>`s.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+
+export interface Asset {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+export interface PageSettings {
+  maxTextChars: number;
+  defaultMode: string;
+  modes: readonly string[];
+  environment: string;
+}
+
+const FILES: Record<string, string> = {
+  'app.js': 'text/javascript; charset=utf-8',
+  'render.js': 'text/javascript; charset=utf-8',
+  'wording.js': 'text/javascript; charset=utf-8',
+  'style.css': 'text/css; charset=utf-8',
+  'icon.svg': 'image/svg+xml',
+};
+
+/** Shown in the mode menu; a mode added to the API without a label here still appears, by name. */
+const MODE_LABELS: Record<string, string> = {
+  general: 'General',
+  academic: 'Academic: essays, papers, abstracts',
+  financial: 'Financial: reports, filings, analyses',
+  legal: 'Legal: contracts, rulings, terms',
+};
+
+function read(name: string): Promise<Buffer> {
+  return readFile(new URL(`./assets/${name}`, import.meta.url));
+}
+
+function asset(body: Buffer, type: string): Asset {
+  return { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+}
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function modeOptions(settings: PageSettings): string {
+  return settings.modes
+    .map((mode) => {
+      const selected = mode === settings.defaultMode ? ' selected' : '';
+      return `<option value="${escapeHtml(mode)}"${selected}>${escapeHtml(MODE_LABELS[mode] ?? mode)}</option>`;
+    })
+    .join('\n              ');
+}
+
+export async function loadAssets(settings: PageSettings): Promise<{ version: string; page: Asset; files: Map<string, Asset> }> {
+  const files = new Map<string, Asset>();
+  const versionHash = createHash('sha256');
+  for (const [name, type] of Object.entries(FILES)) {
+    const body = await read(name);
+    versionHash.update(name).update(body);
+    files.set(name, asset(body, type));
+  }
+  const template = (await read('index.html')).toString('utf8');
+  versionHash.update(template);
+  const version = versionHash.digest('hex').slice(0, 12);
+  const values: Record<string, string> = {
+    VERSION: version,
+    MAX_TEXT_CHARS: String(settings.maxTextChars),
+    MAX_TEXT_CHARS_TEXT: settings.maxTextChars.toLocaleString('en-US'),
+    DEFAULT_MODE: settings.defaultMode,
+    ENVIRONMENT: settings.environment,
+    ENVIRONMENT_LABEL: settings.environment === 'production' ? 'Production' : 'Sandbox',
+    KEY_PREFIX: settings.environment === 'production' ? 'sk_live_' : 'sk_test_',
+  };
+  const html = template.replace(/\{\{([A-Z_]+)\}\}/g, (whole, name: string) => {
+    if (name === 'MODE_OPTIONS') return modeOptions(settings);
+    const value = values[name];
+    if (value === undefined) throw new Error(`playground page: unknown placeholder ${whole}`);
+    return escapeHtml(value);
+  });
+  return { version, page: asset(Buffer.from(html, 'utf8'), 'text/html; charset=utf-8'), files };
+}

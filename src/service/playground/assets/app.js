@@ -1,0 +1,270 @@
+// The page's behaviour: the API key kept in this browser, the text box and its counter, and the
+// call to POST /v1/detect, the same endpoint and headers as every other client.
+import { renderResult } from './render.js';
+import { countCharacters, errorSentence } from './wording.js';
+
+const KEY_STORAGE_NAME = 'textdetect.apiKey';
+const settings = document.documentElement.dataset;
+const maxTextChars = Number(settings.maxTextChars) || 50000;
+const byId = (id) => document.getElementById(id);
+
+const textBox = byId('text');
+const checkForm = byId('check-form');
+const checkButton = byId('check');
+const checkLabel = checkButton.querySelector('.btn-label');
+const errorBox = byId('error');
+const keyCard = byId('key-card');
+const keyInput = byId('api-key');
+const keyError = byId('key-error');
+
+let busy = false;
+let lastCheckedText;
+let pendingCheck = false;
+let waitTimer;
+
+// The key lives in localStorage only: never a cookie (sent with every request, to any path) and
+// never the URL (history, logs, Referer). If storage is blocked, it lasts until the page closes.
+const keyStore = {
+  memory: undefined,
+  get() {
+    try {
+      return localStorage.getItem(KEY_STORAGE_NAME) ?? this.memory;
+    } catch {
+      return this.memory;
+    }
+  },
+  set(value) {
+    this.memory = value;
+    try {
+      localStorage.setItem(KEY_STORAGE_NAME, value);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  forget() {
+    this.memory = undefined;
+    try {
+      localStorage.removeItem(KEY_STORAGE_NAME);
+    } catch {
+      // nothing stored
+    }
+  },
+};
+
+function showKeyState() {
+  const key = keyStore.get();
+  byId('key-status').hidden = !key;
+  keyCard.hidden = Boolean(key);
+  if (key) byId('key-hint').textContent = `${key.slice(0, 8)}…${key.slice(-4)}`;
+}
+
+function askForKey(message) {
+  keyCard.hidden = false;
+  keyError.textContent = message ?? '';
+  keyInput.focus();
+}
+
+byId('key-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const key = keyInput.value.trim();
+  if (!key) {
+    keyError.textContent = 'Enter your API key: it starts with sk_test_ or sk_live_.';
+    keyInput.focus();
+    return;
+  }
+  if (/\s/.test(key)) {
+    keyError.textContent = 'An API key has no spaces; paste it again.';
+    keyInput.focus();
+    return;
+  }
+  const stored = keyStore.set(key);
+  keyInput.value = '';
+  keyError.textContent = '';
+  showKeyState();
+  if (!stored) showError('This browser does not allow local storage, so the key is kept only until you close this page.');
+  else hideError();
+  if (pendingCheck) {
+    pendingCheck = false;
+    void check();
+  } else {
+    textBox.focus();
+  }
+});
+
+byId('forget-key').addEventListener('click', () => {
+  keyStore.forget();
+  showKeyState();
+  askForKey('The key was removed from this browser. Enter a key to check texts again.');
+});
+
+function updateCounter() {
+  const count = countCharacters(textBox.value);
+  const counter = byId('counter');
+  const over = count - maxTextChars;
+  counter.textContent =
+    over > 0
+      ? `${count.toLocaleString('en-US')} / ${maxTextChars.toLocaleString('en-US')} characters: ${over.toLocaleString('en-US')} over the limit`
+      : `${count.toLocaleString('en-US')} / ${maxTextChars.toLocaleString('en-US')} characters`;
+  counter.classList.toggle('over-limit', over > 0);
+  textBox.setAttribute('aria-invalid', String(over > 0));
+  if (lastCheckedText !== undefined) byId('stale-note').hidden = textBox.value === lastCheckedText;
+  return count;
+}
+textBox.addEventListener('input', updateCounter);
+
+byId('clear-text').addEventListener('click', () => {
+  textBox.value = '';
+  updateCounter();
+  hideError();
+  textBox.focus();
+});
+
+// Ctrl+Enter (Cmd+Enter on a Mac) checks from anywhere in the form, as in most editors.
+checkForm.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+    event.preventDefault();
+    void check();
+  }
+});
+checkForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void check();
+});
+
+function showError(sentence, requestId) {
+  errorBox.replaceChildren();
+  const text = document.createElement('p');
+  text.textContent = sentence;
+  errorBox.append(text);
+  if (requestId) {
+    const id = document.createElement('p');
+    id.className = 'alert-meta';
+    id.append('Request id: ');
+    const code = document.createElement('code');
+    code.textContent = requestId;
+    id.append(code);
+    errorBox.append(id);
+  }
+  errorBox.hidden = false;
+}
+
+function hideError() {
+  errorBox.hidden = true;
+  errorBox.replaceChildren();
+}
+
+function setBusy(value) {
+  busy = value;
+  checkButton.classList.toggle('is-busy', value);
+  checkButton.setAttribute('aria-busy', String(value));
+  byId('result').setAttribute('aria-busy', String(value));
+  if (waitTimer === undefined) checkLabel.textContent = value ? 'Checking…' : 'Check text';
+}
+
+/** After a 429, the button counts down the wait the server asked for, then works again. */
+function waitBeforeRetry(seconds) {
+  clearInterval(waitTimer);
+  let left = seconds;
+  checkButton.disabled = true;
+  checkLabel.textContent = `Try again in ${left} s`;
+  waitTimer = setInterval(() => {
+    left -= 1;
+    if (left > 0) {
+      checkLabel.textContent = `Try again in ${left} s`;
+      return;
+    }
+    clearInterval(waitTimer);
+    waitTimer = undefined;
+    checkButton.disabled = false;
+    checkLabel.textContent = 'Check text';
+  }, 1000);
+}
+
+async function check() {
+  if (busy || checkButton.disabled) return;
+  const text = textBox.value;
+  const key = keyStore.get();
+  if (!key) {
+    pendingCheck = true;
+    askForKey('Enter your API key first; the check runs as soon as it is saved.');
+    return;
+  }
+  if (!text.trim()) {
+    showError('Paste or type a text to check.');
+    textBox.focus();
+    return;
+  }
+  const count = updateCounter();
+  if (count > maxTextChars) {
+    showError(`The text is ${count.toLocaleString('en-US')} characters long; this server accepts at most ${maxTextChars.toLocaleString('en-US')}. Shorten it or check it in parts.`);
+    textBox.focus();
+    return;
+  }
+  const body = { text, mode: byId('mode').value, segments: true };
+  const language = byId('language').value;
+  if (language) body.language = language;
+
+  hideError();
+  setBusy(true);
+  let response;
+  let answer;
+  try {
+    // The text goes in the body only: never in a URL, where it would end up in logs and history.
+    response = await fetch('/v1/detect', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+      credentials: 'omit',
+      cache: 'no-store',
+      referrerPolicy: 'no-referrer',
+    });
+    answer = await response.json().catch(() => undefined);
+  } catch {
+    response = undefined;
+  } finally {
+    setBusy(false);
+  }
+
+  if (response?.ok && answer) {
+    lastCheckedText = text;
+    renderResult(answer, text);
+    revealResult();
+    return;
+  }
+  const status = response?.status ?? 0;
+  const retryHeader = Number(response?.headers.get('retry-after'));
+  const failure = errorSentence({
+    status,
+    error: answer?.error,
+    retryAfter: Number.isFinite(retryHeader) && retryHeader > 0 ? retryHeader : undefined,
+  });
+  showError(failure.sentence, answer?.error?.request_id ?? response?.headers.get('request-id') ?? undefined);
+  if (failure.askForKey) askForKey();
+  if (status === 429 && failure.waitSeconds) waitBeforeRetry(failure.waitSeconds);
+}
+
+/** On a phone the result sits below the form, out of sight: bring its top into view. */
+function revealResult() {
+  const card = byId('result');
+  if (card.getBoundingClientRect().top < window.innerHeight) return;
+  const reduceMotion = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  card.scrollIntoView({ block: 'start', behavior: reduceMotion ? 'auto' : 'smooth' });
+}
+
+byId('copy-request-id').addEventListener('click', async () => {
+  const field = byId('request-id');
+  const status = byId('copy-status');
+  try {
+    await navigator.clipboard.writeText(field.value);
+    status.textContent = 'Copied';
+  } catch {
+    // The clipboard API needs a secure context (https or localhost): leave it selected to copy by hand.
+    field.focus();
+    field.select();
+    status.textContent = 'Selected: press Ctrl+C to copy';
+  }
+});
+
+showKeyState();
+updateCounter();

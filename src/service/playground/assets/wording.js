@@ -1,0 +1,167 @@
+// What the page says: the API's machine-readable answers (verdicts, warning codes, error codes)
+// turned into sentences. No DOM here, so the wording can be checked against real API answers in Node.
+
+/** @param {number} probability 0..1 */
+export function formatPercent(probability) {
+  return `${Math.round(probability * 100)}%`;
+}
+
+export const VERDICTS = {
+  likely_ai: {
+    label: 'Likely AI-generated',
+    sentence: 'This text was most likely written by an AI system.',
+  },
+  mixed: {
+    label: 'Mixed or unclear',
+    sentence: 'This text may mix human and AI writing, or it is hard to call. The shaded sentences below show where the signal comes from.',
+  },
+  likely_human: {
+    label: 'Likely human-written',
+    sentence: 'This text was most likely written by a person.',
+  },
+};
+
+export const CONFIDENCE = {
+  high: 'High confidence',
+  medium: 'Medium confidence',
+  low: 'Low confidence',
+};
+
+/** @param {string} verdict */
+export function verdictWords(verdict) {
+  return VERDICTS[verdict] ?? { label: verdict, sentence: `The service answered with the verdict “${verdict}”.` };
+}
+
+/** @param {string} confidence */
+export function confidenceWords(confidence) {
+  return CONFIDENCE[confidence] ?? `Confidence: ${confidence}`;
+}
+
+const WARNINGS = {
+  short_text:
+    'The text is short (under about 40 words), so the score is a weak guess. Short texts are never called likely AI-generated; check a longer passage if you can.',
+  out_of_domain:
+    'The text does not look like the kind of text this mode was calibrated on, so the score is less reliable. Try another mode if one fits better.',
+  language_uncertain:
+    'The language could not be identified with certainty, so the text was scored as the language shown. If that is wrong, choose the language and check again.',
+};
+
+/**
+ * A sentence for every warning, including codes added to the API after this page was written.
+ * @param {string} code
+ */
+export function warningSentence(code) {
+  return WARNINGS[code] ?? `The detector reported a warning this page does not describe yet (“${code}”); treat the result with extra care.`;
+}
+
+export const LANGUAGE_NAMES = { en: 'English', tr: 'Turkish' };
+
+/** @param {string} code e.g. `de`, `cyrillic`, `unknown` */
+export function languageName(code) {
+  if (LANGUAGE_NAMES[code]) return LANGUAGE_NAMES[code];
+  if (!code || code === 'unknown') return 'a language that could not be identified';
+  if (/^[a-z]{2,3}$/.test(code)) {
+    try {
+      const name = new Intl.DisplayNames(['en'], { type: 'language' }).of(code);
+      if (name && name !== code) return name;
+    } catch {
+      // not a language tag the browser knows: fall through to the raw code
+    }
+  }
+  return `“${code}”`;
+}
+
+export const MODE_NAMES = { general: 'General', academic: 'Academic', financial: 'Financial', legal: 'Legal' };
+
+/** @param {string} mode */
+export function modeName(mode) {
+  return MODE_NAMES[mode] ?? mode;
+}
+
+/** @param {number} seconds */
+export function formatWait(seconds) {
+  if (seconds < 90) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minutes`;
+}
+
+/**
+ * One sentence for a failed check, from the HTTP status, the error envelope (if any) and the
+ * Retry-After header. Never shows the raw body: a person gets a sentence and what to do next.
+ * @param {{ status: number, error?: { code?: string, message?: string, retry_after?: number, detected_language?: string, max_chars?: number, max_bytes?: number }, retryAfter?: number }} failure
+ * @returns {{ sentence: string, askForKey: boolean, waitSeconds: number | undefined }}
+ */
+export function errorSentence({ status, error = {}, retryAfter }) {
+  const code = error.code ?? '';
+  const serverMessage = typeof error.message === 'string' ? error.message : '';
+  const wait = retryAfter ?? error.retry_after;
+  const result = (sentence, askForKey = false, waitSeconds = undefined) => ({ sentence, askForKey, waitSeconds });
+  switch (status) {
+    case 0:
+      return result('The service could not be reached. Check your connection and that the server is running, then try again.');
+    case 400:
+      return result(`The service could not read the request: ${serverMessage || 'it is malformed.'}`);
+    case 401:
+      if (code === 'missing_api_key') return result('No API key was sent. Enter your API key to check texts.', true);
+      return result(`Your API key was refused: ${serverMessage || 'it is not valid.'} Enter a valid key to check texts.`, true);
+    case 403:
+      return result(`${serverMessage || 'This key may not be used on this server.'} Enter a key for this server.`, true);
+    case 408:
+      return result('The text took too long to reach the server. Try again.');
+    case 413:
+      if (code === 'text_too_long' || error.max_chars !== undefined) {
+        const max = error.max_chars;
+        return result(`The text is too long: this server accepts at most ${max !== undefined ? max.toLocaleString('en-US') : 'a limited number of'} characters. Shorten it or check it in parts.`);
+      }
+      return result('The request is larger than this server accepts. Shorten the text or check it in parts.');
+    case 422:
+      if (code === 'unsupported_language') {
+        return result(`The text appears to be in ${languageName(error.detected_language ?? 'unknown')}. Only English and Turkish are supported; if the text is in one of them, choose it under Language and check again.`);
+      }
+      return result(`The service could not score this text: ${serverMessage || 'it was refused.'}`);
+    case 429: {
+      const seconds = Number.isFinite(wait) && wait > 0 ? Math.ceil(wait) : undefined;
+      return result(
+        seconds !== undefined
+          ? `Too many checks with this key for now. Wait ${formatWait(seconds)} and try again.`
+          : 'Too many checks with this key for now. Wait a moment and try again.',
+        false,
+        seconds,
+      );
+    }
+    case 503: {
+      const seconds = Number.isFinite(wait) && wait > 0 ? Math.ceil(wait) : undefined;
+      return result(`The service is not ready (it is starting or shutting down). Try again${seconds ? ` in ${formatWait(seconds)}` : ' in a moment'}.`, false, seconds);
+    }
+    default:
+      if (status >= 500) return result('Something went wrong on the server. Try again later; if it keeps happening, quote the request id below.');
+      return result(`The service refused the check (HTTP ${status})${serverMessage ? `: ${serverMessage}` : '.'}`);
+  }
+}
+
+/**
+ * Counts characters as the server does (Unicode code points, like JSON Schema's maxLength), so the
+ * counter and the server's 413 agree on emoji and other characters outside the BMP.
+ * @param {string} text
+ */
+export function countCharacters(text) {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // A high surrogate followed by a low one is a single character.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
+
+/**
+ * Which of five shading bands a sentence falls in (0: 0–20%, …, 4: 80–100%).
+ * @param {number} probability
+ */
+export function band(probability) {
+  return Math.min(4, Math.max(0, Math.floor(probability * 5)));
+}

@@ -1,0 +1,431 @@
+/**
+ * The web page in a real headless Chromium against the real service on loopback: what the page
+ * shows must be what the API answers for the same text.
+ *
+ * Screenshots go to a temporary folder (printed); PLAYGROUND_SCREENSHOT=docs/img/playground.png
+ * also writes the README's picture.
+ */
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Page, Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGLISH_TEXT, GERMAN_TEXT, detect, startTestService } from '../service/helpers.ts';
+import type { TestService } from '../service/helpers.ts';
+import { HAS_CHROMIUM, NO_CHROMIUM_MESSAGE, launchBrowser } from './browser.ts';
+import type { TestBrowser } from './browser.ts';
+
+/** Written for this test: a diary-like human paragraph pair, then two sentences in a generic AI register. */
+const MIXED_TEXT =
+  "Got back from the allotment at half six, knees filthy, hands worse. The beans have finally climbed past the canes, which Dad said they never would. Mrs Okafor from plot 12 gave me a bag of windfall apples and a lecture about slugs. I ate two on the bus home. Tomorrow it's the shed roof, if the felt turns up, which it won't.\n\n" +
+  "The bus was late again, so I walked the last mile in the drizzle. Somebody had chalked a hopscotch grid outside the launderette and I did it, badly, with my shopping bag swinging. Tea was beans on toast because I couldn't face the hob.\n\n" +
+  'Community gardens offer numerous benefits that extend far beyond the simple act of growing food. They foster a sense of belonging, encourage sustainable practices, and provide valuable opportunities for intergenerational learning. ' +
+  'Furthermore, engaging with nature has been shown to significantly reduce stress and enhance overall well-being, making such spaces an essential component of vibrant, resilient communities.';
+
+const SHORT_TEXT = 'The meeting moved to Thursday because half the team was away.';
+
+/** Code run inside the page reaches the DOM through this (the project's TypeScript has no DOM lib). */
+type Dom = any;
+
+if (!HAS_CHROMIUM) console.warn(`test/web/playground.test.ts: ${NO_CHROMIUM_MESSAGE}`);
+
+describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
+  let service: TestService;
+  let browser: TestBrowser;
+  let key: string;
+  let shots: string;
+  const foreignRequests: string[] = [];
+  const pageProblems: string[] = [];
+
+  beforeAll(async () => {
+    service = await startTestService({ playground: true });
+    key = await service.newKey();
+    browser = await launchBrowser();
+    shots = await mkdtemp(join(tmpdir(), 'textdetect-page-shots-'));
+    console.log(`web page screenshots: ${shots}`);
+    browser.context.on('request', (request) => {
+      if (new URL(request.url()).hostname !== '127.0.0.1') foreignRequests.push(request.url());
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+  });
+
+  async function openPage(viewport?: { width: number; height: number }): Promise<Page> {
+    const page = await browser.context.newPage();
+    if (viewport) await page.setViewportSize(viewport);
+    page.on('console', (message) => {
+      if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) pageProblems.push(message.text());
+    });
+    page.on('pageerror', (error) => pageProblems.push(error.message));
+    const response = await page.goto(`${service.url}/`);
+    expect(response?.status()).toBe(200);
+    return page;
+  }
+
+  /** Types the text, presses Check and returns the page's own request and answer. */
+  async function checkText(page: Page, text: string, how: 'click' | 'keyboard' = 'click') {
+    await page.fill('#text', text);
+    const responsePromise = page.waitForResponse((r) => r.url().startsWith(`${service.url}/v1/detect`));
+    if (how === 'click') await page.click('#check');
+    else await page.press('#text', 'Control+Enter');
+    const response = await responsePromise;
+    return { request: response.request(), status: response.status(), body: (await response.json()) as any };
+  }
+
+  function expectCleanRequest(request: Request, text: string): void {
+    expect(request.method()).toBe('POST');
+    expect(request.url()).toBe(`${service.url}/v1/detect`);
+    expect(request.headers().cookie).toBeUndefined();
+    expect(request.postDataJSON()).toMatchObject({ text, segments: true });
+  }
+
+  it('asks for a key once, checks a text, and shows exactly what the API answers', async () => {
+    const page = await openPage();
+    await expect(page.isVisible('#key-card')).resolves.toBe(true);
+    // Check before any key: the page asks for one, then runs the check once it is saved.
+    await page.fill('#text', MIXED_TEXT);
+    await page.click('#check');
+    expect(await page.textContent('#key-error')).toBe('Enter your API key first; the check runs as soon as it is saved.');
+    expect(await page.evaluate(() => (globalThis as Dom).document.activeElement?.id)).toBe('api-key');
+    await page.fill('#api-key', key);
+    const responsePromise = page.waitForResponse((r) => r.url().startsWith(`${service.url}/v1/detect`));
+    await page.click('#key-form button[type="submit"]');
+    const response = await responsePromise;
+    await expect(page.isVisible('#key-card')).resolves.toBe(false);
+    expect(await page.textContent('#key-hint')).toBe(`${key.slice(0, 8)}…${key.slice(-4)}`);
+    const request = response.request();
+    const status = response.status();
+    const pageAnswer = await response.json();
+    expect(status).toBe(200);
+    expectCleanRequest(request, MIXED_TEXT);
+    expect(request.headers().authorization).toBe(`Bearer ${key}`);
+    expect(request.postDataJSON().mode).toBe('general');
+    await page.waitForSelector('#result[data-state="done"]');
+
+    // The same text, straight to the API: the engine is deterministic, so the figures must match.
+    const api = await detect(service, key, { text: MIXED_TEXT, mode: 'general', segments: true });
+    expect(api.status).toBe(200);
+    expect(pageAnswer.ai_probability).toBe(api.body.ai_probability);
+
+    const shown = await page.evaluate(() => {
+      const { document } = globalThis as Dom;
+      const result = document.getElementById('result')!;
+      return {
+        probability: result.dataset.aiProbability,
+        verdict: result.dataset.verdict,
+        figure: document.getElementById('probability')!.textContent,
+        dash: document.getElementById('gauge-value')!.getAttribute('stroke-dasharray'),
+        verdictLabel: document.getElementById('verdict')!.textContent,
+        confidence: document.getElementById('confidence')!.textContent,
+        model: document.getElementById('detail-model')!.textContent,
+        requestId: document.getElementById('request-id').value,
+        mode: document.getElementById('detail-mode')!.textContent,
+        language: document.getElementById('detail-language')!.textContent,
+      };
+    });
+    expect(Number(shown.probability)).toBe(api.body.ai_probability);
+    expect(shown.figure).toBe(`${Math.round(api.body.ai_probability * 100)}%`);
+    expect(shown.dash).toBe(`${(api.body.ai_probability * 100).toFixed(2)} 100`);
+    expect(shown.verdict).toBe(api.body.verdict);
+    expect(shown.verdictLabel).toBe({ likely_ai: 'Likely AI-generated', mixed: 'Mixed or unclear', likely_human: 'Likely human-written' }[api.body.verdict as string]);
+    expect(shown.confidence).toBe(`${api.body.confidence[0].toUpperCase()}${api.body.confidence.slice(1)} confidence`);
+    expect(shown.model).toBe(api.body.model);
+    expect(shown.requestId).toBe(pageAnswer.request_id);
+    expect(shown.mode).toBe('General');
+    expect(shown.language).toBe('English');
+
+    // Sentence shading: one shaded span per segment, with the API's figures and offsets, and the
+    // text around them exactly as submitted.
+    const segments = await page.$$eval('#highlighted .seg', (spans) =>
+      spans.map((span: Dom) => ({
+        probability: Number(span.dataset.probability),
+        start: Number(span.dataset.start),
+        end: Number(span.dataset.end),
+        text: span.firstChild?.textContent,
+        band: span.className,
+        tip: span.dataset.tip,
+        focusable: span.tabIndex === 0,
+      })),
+    );
+    expect(api.body.segments.length).toBeGreaterThan(5);
+    expect(segments.length).toBe(api.body.segments.length);
+    segments.forEach((shownSegment, i) => {
+      const segment = api.body.segments[i];
+      expect(shownSegment).toEqual({
+        probability: segment.ai_probability,
+        start: segment.start,
+        end: segment.end,
+        text: segment.text,
+        band: `seg seg-b${Math.min(4, Math.floor(segment.ai_probability * 5))}`,
+        tip: `${Math.round(segment.ai_probability * 100)}% AI`,
+        focusable: true,
+      });
+    });
+    // The shading differs where the figures differ (the bands are not all one colour here).
+    expect(new Set(segments.map((s) => s.band)).size).toBeGreaterThan(1);
+    const visibleText = await page.$eval('#highlighted', (box: Dom) => {
+      const copy = box.cloneNode(true);
+      copy.querySelectorAll('.sr-only').forEach((hidden: Dom) => hidden.remove());
+      return copy.textContent;
+    });
+    expect(visibleText).toBe(MIXED_TEXT);
+
+    // Hover and keyboard focus show the sentence's figure.
+    const first = page.locator('#highlighted .seg').first();
+    await first.focus();
+    const tip = await first.evaluate((span: Dom) => (globalThis as Dom).getComputedStyle(span, '::after').content);
+    expect(tip).toBe(`"${segments[0]!.tip}"`);
+
+    // The key: in localStorage, never a cookie or in the URL; neither key nor text in the service's logs.
+    expect(await page.evaluate(() => (globalThis as Dom).localStorage.getItem('textdetect.apiKey'))).toBe(key);
+    expect(await page.evaluate(() => (globalThis as Dom).document.cookie)).toBe('');
+    expect(await browser.context.cookies()).toEqual([]);
+    expect(page.url()).toBe(`${service.url}/`);
+    expect(service.rawLogs()).not.toContain(key);
+    expect(service.rawLogs()).not.toContain(MIXED_TEXT.slice(0, 40));
+    const line = service.logs.find((l) => l.request_id === pageAnswer.request_id);
+    expect(line).toMatchObject({ path: '/v1/detect', status: 200, text_length: MIXED_TEXT.length });
+
+    // The request id is copyable.
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
+    await page.click('#copy-request-id');
+    expect(await page.textContent('#copy-status')).toBe('Copied');
+    expect(await page.evaluate(() => (globalThis as Dom).navigator.clipboard.readText())).toBe(pageAnswer.request_id);
+
+    // For the picture: the text box at its start, and the pointer over the last sentence showing its figure.
+    await page.evaluate(() => {
+      const { document } = globalThis as Dom;
+      document.activeElement?.blur();
+      document.getElementById('text').scrollTop = 0;
+    });
+    await page.locator('#highlighted .seg').last().hover();
+    await page.screenshot({ path: join(shots, 'playground-result.png'), fullPage: true });
+    const readme = process.env.PLAYGROUND_SCREENSHOT;
+    if (readme) {
+      await mkdir(dirname(readme), { recursive: true });
+      await page.screenshot({ path: readme, fullPage: true });
+    }
+
+    // Asked once: another tab of the same browser starts with the key set.
+    const second = await openPage();
+    await expect(second.isVisible('#key-card')).resolves.toBe(false);
+    await expect(second.isVisible('#key-status')).resolves.toBe(true);
+    await second.close();
+    await page.close();
+  });
+
+  it('works from the keyboard: Ctrl+Enter checks, focus is visible, warnings are sentences', async () => {
+    const page = await openPage();
+    await page.focus('#text');
+    await page.keyboard.type(SHORT_TEXT);
+    expect(await page.textContent('#counter')).toBe(`${SHORT_TEXT.length} / 50,000 characters`);
+    const { status, body } = await checkText(page, SHORT_TEXT, 'keyboard');
+    expect(status).toBe(200);
+    expect(body.warnings).toContain('short_text');
+    await page.waitForSelector('#result[data-state="done"]');
+    const warnings = await page.$$eval('#warnings li', (items) => items.map((li: Dom) => ({ code: li.dataset.code, text: li.textContent })));
+    expect(warnings.map((w) => w.code)).toEqual(body.warnings);
+    expect(warnings[0]!.text).toMatch(/^The text is short \(under about 40 words\), so the score is a weak guess\./);
+    expect(await page.textContent('#result-announcement')).toMatch(/^Result: \d+% probability of AI writing\. .*1 warning\.$/);
+
+    // Tab order from the language menu reaches the Check button, which shows a focus ring.
+    await page.focus('#language');
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const { document, getComputedStyle } = globalThis as Dom;
+      const element = document.activeElement;
+      const style = getComputedStyle(element);
+      return { id: element.id, outline: style.outlineStyle, width: parseFloat(style.outlineWidth) };
+    });
+    expect(focused).toEqual({ id: 'check', outline: 'solid', width: 3 });
+
+    // Editing the text after a check says the result is out of date.
+    await page.focus('#text');
+    await page.keyboard.type(' More.');
+    await expect(page.isVisible('#stale-note')).resolves.toBe(true);
+    await page.close();
+  });
+
+  it('every control has a label and text meets WCAG AA contrast, shaded sentences included', async () => {
+    const page = await openPage();
+    await checkText(page, MIXED_TEXT);
+    await page.waitForSelector('#result[data-state="done"]');
+    const unlabelled = await page.$$eval('input, select, textarea, button', (controls) =>
+      controls
+        .filter((control: Dom) => {
+          const labels = control.labels;
+          const named = (labels && labels.length > 0) || control.getAttribute('aria-label') || (control.tagName === 'BUTTON' && control.textContent.trim());
+          return !named && control.offsetParent !== null;
+        })
+        .map((control: Dom) => control.outerHTML.slice(0, 80)),
+    );
+    expect(unlabelled).toEqual([]);
+
+    const lowContrast = await page.evaluate(() => {
+      const { document, getComputedStyle, NodeFilter } = globalThis as Dom;
+      const parse = (color: string) => {
+        const [r = 0, g = 0, b = 0, a = 1] = color.match(/[\d.]+/g)!.map(Number);
+        return { r, g, b, a };
+      };
+      const luminance = ({ r, g, b }: { r: number; g: number; b: number }) => {
+        const channel = (v: number) => {
+          const s = v / 255;
+          return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+        };
+        return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+      };
+      // The colour actually behind an element: its own and its ancestors' backgrounds over white.
+      const background = (element: Dom) => {
+        const layers: Array<{ r: number; g: number; b: number; a: number }> = [];
+        for (let e = element; e; e = e.parentElement) {
+          const c = parse(getComputedStyle(e).backgroundColor);
+          if (c.a > 0) layers.push(c);
+          if (c.a === 1) break;
+        }
+        let result = { r: 255, g: 255, b: 255 };
+        for (const layer of layers.reverse()) {
+          result = { r: layer.r * layer.a + result.r * (1 - layer.a), g: layer.g * layer.a + result.g * (1 - layer.a), b: layer.b * layer.a + result.b * (1 - layer.a) };
+        }
+        return result;
+      };
+      const failures: string[] = [];
+      let checked = 0;
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const element = node.parentElement;
+        if (!node.textContent.trim() || element.closest('[hidden], .sr-only, noscript, .skip-link')) continue;
+        if (element.getClientRects().length === 0) continue;
+        const fg = luminance(parse(getComputedStyle(element).color));
+        const bg = luminance(background(element));
+        const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+        checked++;
+        if (ratio < 4.5) failures.push(`${ratio.toFixed(2)} ${element.tagName}.${element.className}: ${node.textContent.trim().slice(0, 30)}`);
+      }
+      return { checked, failures };
+    });
+    expect(lowContrast.checked).toBeGreaterThan(40);
+    expect(lowContrast.failures).toEqual([]);
+    await page.close();
+  });
+
+  it('says in sentences what went wrong: unsupported language, too long, too many checks', async () => {
+    const page = await openPage();
+    const german = await checkText(page, GERMAN_TEXT);
+    expect(german.status).toBe(422);
+    await page.waitForSelector('#error:not([hidden])');
+    const sentence = await page.textContent('#error p');
+    expect(sentence).toBe('The text appears to be in German. Only English and Turkish are supported; if the text is in one of them, choose it under Language and check again.');
+    expect(await page.textContent('#error')).toContain(german.body.error.request_id);
+    expect(await page.textContent('#error')).not.toContain('{');
+
+    // Over the limit: the counter says so and nothing is sent.
+    let sent = 0;
+    const count = (request: Request) => {
+      if (request.url().endsWith('/v1/detect')) sent++;
+    };
+    page.on('request', count);
+    await page.fill('#text', 'a'.repeat(50_001));
+    expect(await page.textContent('#counter')).toBe('50,001 / 50,000 characters: 1 over the limit');
+    expect(await page.getAttribute('#text', 'aria-invalid')).toBe('true');
+    await page.click('#check');
+    expect(await page.textContent('#error p')).toBe('The text is 50,001 characters long; this server accepts at most 50,000. Shorten it or check it in parts.');
+    expect(sent).toBe(0);
+    page.off('request', count);
+
+    // 429: a key allowed one check per window; the second one waits for the Retry-After figure.
+    const limited = await service.newKey({ rateLimitMax: 1 });
+    await page.evaluate((value) => (globalThis as Dom).localStorage.setItem('textdetect.apiKey', value), limited);
+    expect((await checkText(page, ENGLISH_TEXT)).status).toBe(200);
+    const tooMany = await checkText(page, ENGLISH_TEXT);
+    expect(tooMany.status).toBe(429);
+    const wait = tooMany.body.error.retry_after as number;
+    await page.waitForSelector('#error:not([hidden])');
+    expect(await page.textContent('#error p')).toBe(`Too many checks with this key for now. Wait ${wait} second${wait === 1 ? '' : 's'} and try again.`);
+    expect(await page.isDisabled('#check')).toBe(true);
+    expect(await page.textContent('#check .btn-label')).toMatch(/^Try again in \d+ s$/);
+    await page.evaluate((value) => (globalThis as Dom).localStorage.setItem('textdetect.apiKey', value), key);
+    await page.close();
+  });
+
+  it('a bad key gets a sentence and the key form; Forget key removes it from the browser', async () => {
+    const page = await openPage();
+    await page.click('#forget-key');
+    expect(await page.evaluate(() => (globalThis as Dom).localStorage.getItem('textdetect.apiKey'))).toBeNull();
+    await expect(page.isVisible('#key-card')).resolves.toBe(true);
+    const badKey = `sk_test_${'Z'.repeat(32)}`;
+    await page.fill('#api-key', badKey);
+    await page.click('#key-form button[type="submit"]');
+    const answer = await checkText(page, ENGLISH_TEXT);
+    expect(answer.status).toBe(401);
+    expectCleanRequest(answer.request, ENGLISH_TEXT);
+    await page.waitForSelector('#error:not([hidden])');
+    expect(await page.textContent('#error p')).toBe('Your API key was refused: This API key is not valid. Enter a valid key to check texts.');
+    await expect(page.isVisible('#key-card')).resolves.toBe(true);
+    expect(await page.evaluate(() => (globalThis as Dom).document.activeElement?.id)).toBe('api-key');
+    expect(page.url()).not.toContain(badKey);
+    expect(service.rawLogs()).not.toContain(badKey);
+    await page.screenshot({ path: join(shots, 'playground-bad-key.png'), fullPage: true });
+
+    // Saving a good key again clears the way.
+    await page.fill('#api-key', key);
+    await page.click('#key-form button[type="submit"]');
+    expect((await checkText(page, ENGLISH_TEXT)).status).toBe(200);
+    await page.close();
+  });
+
+  it('fits a phone: one column, no sideways scrolling, the result scrolled into view', async () => {
+    const page = await openPage({ width: 390, height: 844 });
+    await checkText(page, MIXED_TEXT);
+    await page.waitForSelector('#result[data-state="done"]');
+    await page.waitForFunction(() => {
+      const { document, window } = globalThis as Dom;
+      return document.getElementById('result').getBoundingClientRect().top < window.innerHeight;
+    });
+    const layout = await page.evaluate(() => {
+      const { document, window } = globalThis as Dom;
+      const box = (id: string) => document.getElementById(id).getBoundingClientRect();
+      const input = document.querySelector('.input-card').getBoundingClientRect();
+      return {
+        scrollWidth: document.documentElement.scrollWidth,
+        width: window.innerWidth,
+        sameColumn: Math.abs(input.left - box('result').left) < 1 && box('result').top > input.bottom,
+        buttonShare: box('check').width / input.width,
+        textareaWidth: box('text').width,
+      };
+    });
+    expect(layout.scrollWidth).toBeLessThanOrEqual(layout.width);
+    expect(layout.sameColumn).toBe(true);
+    expect(layout.buttonShare).toBeGreaterThan(0.8);
+    expect(layout.textareaWidth).toBeGreaterThan(300);
+    await page.screenshot({ path: join(shots, 'playground-phone.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('with PLAYGROUND off, the browser gets a 404', async () => {
+    const off = await startTestService({ playground: false, shutdownTimeoutMs: 1000 });
+    try {
+      const page = await browser.context.newPage();
+      const response = await page.goto(`${off.url}/`);
+      expect(response?.status()).toBe(404);
+      expect(await page.textContent('body')).toContain('not_found');
+      await page.close();
+    } finally {
+      await off.stop();
+    }
+  });
+
+  it('the page made no request outside this service and broke no policy', () => {
+    expect(foreignRequests).toEqual([]);
+    expect(pageProblems.filter((p) => !/status of (401|404|422|429)/.test(p))).toEqual([]);
+  });
+});
+
+// Where there is no browser, the report says why these tests did not run.
+if (!HAS_CHROMIUM) {
+  describe('web page in headless Chromium', () => {
+    it.skip(NO_CHROMIUM_MESSAGE, () => undefined);
+  });
+}
