@@ -172,6 +172,7 @@ export function languageLabel(code: string): string {
 export interface ExcludedCounts {
   codeBlocks: number;
   mentions: number;
+  links?: number;
 }
 
 function plural(n: number, one: string, many: string): string {
@@ -180,13 +181,15 @@ function plural(n: number, one: string, many: string): string {
 
 /**
  * One sentence for the reply when parts of the message were not scored, e.g. "Not scored: 1 code
- * block and 2 mentions (names and code are not prose)."; undefined when nothing was left out.
+ * block and 2 mentions (…)"; undefined when nothing was left out. Emoji are left out silently.
  */
 export function excludedNote(excluded: ExcludedCounts | undefined): string | undefined {
   if (!excluded) return undefined;
   const parts: string[] = [];
   if (excluded.codeBlocks > 0) parts.push(plural(excluded.codeBlocks, 'code block', 'code blocks'));
   if (excluded.mentions > 0) parts.push(plural(excluded.mentions, 'mention', 'mentions'));
+  if ((excluded.links ?? 0) > 0) parts.push(plural(excluded.links ?? 0, 'web address', 'web addresses'));
   if (parts.length === 0) return undefined;
-  return `Not scored: ${parts.join(' and ')} (code and names are not the author's prose).`;
+  const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+  return `Not scored: ${list} (code, names and addresses are not the author's prose).`;
 }

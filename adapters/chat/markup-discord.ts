@@ -10,7 +10,9 @@ import {
   dateStyles,
   finishRendering,
   markCodeBlock,
+  markBareUrls,
   markEmoji,
+  markLink,
   markMention,
   markPlainHandles,
   relativeTime,
@@ -67,7 +69,7 @@ function renderMentions(text: string, names: DiscordNames): string {
     .replace(/<id:(?:browse|customize|guide|linked-roles)(?::\d+)?>/g, (m) => markMention(m.slice(4, -1)))
     // Masked links show their label; `<https://…>` (a link without preview) shows the address.
     .replace(/\[([^\]\n]+)\]\(<?(?:https?:\/\/|mailto:)[^)\s]+>?(?:\s+"[^"]*")?\)/g, '$1')
-    .replace(/<((?:https?:\/\/|mailto:)[^>\s]+)>/g, (_m, url: string) => url.replace(/^mailto:/, ''));
+    .replace(/<((?:https?:\/\/|mailto:)[^>\s]+)>/g, (_m, url: string) => markLink(url.replace(/^mailto:/, '')));
 }
 
 /** Line-level markup: headings, subtext, quotes, list bullets. Numbers of ordered lists stay. */
@@ -112,7 +114,7 @@ function withoutInlineMarks(text: string): string {
 }
 
 function renderProse(text: string, names: DiscordNames): string {
-  return markPlainHandles(withoutInlineMarks(renderLines(renderMentions(text, names))));
+  return markBareUrls(markPlainHandles(withoutInlineMarks(renderLines(renderMentions(text, names)))));
 }
 
 /** Discord markdown as words; `names` supplies display names for mentions. */

@@ -11,7 +11,9 @@ import {
   finishRendering,
   joinRendered,
   markCodeBlock,
+  markBareUrls,
   markEmoji,
+  markLink,
   markMention,
   markPlainHandles,
   relativeTime,
@@ -102,8 +104,8 @@ async function renderToken(inner: string, names: SlackNameResolver): Promise<str
     }
     return label ?? '';
   }
-  // A link: its label when it has one, else the address as shown (mailto: dropped).
-  return label || target.replace(/^mailto:/, '');
+  // A link: its label when it has one, else the address, shown but not scored (mailto: dropped).
+  return label || markLink(target.replace(/^mailto:/, ''));
 }
 
 /** `*bold*`, `_italic_`, `~strike~`: marks open after a boundary and close before one, as Slack parses them. */
@@ -129,7 +131,7 @@ async function renderProse(text: string, names: SlackNameResolver): Promise<stri
   const unquoted = text.replace(/^(?:&gt;&gt;&gt;|&gt;)[ \t]?/gm, '');
   const parts: string[] = [];
   let last = 0;
-  const styled = (s: string): string => markPlainHandles(decodeSlackEntities(withoutFormatting(s).replace(EMOJI_CODE, (code) => markEmoji(code))));
+  const styled = (s: string): string => markBareUrls(markPlainHandles(decodeSlackEntities(withoutFormatting(s).replace(EMOJI_CODE, (code) => markEmoji(code)))));
   for (const match of unquoted.matchAll(/<([^<>\n]+)>/g)) {
     const index = match.index ?? 0;
     parts.push(styled(unquoted.slice(last, index)));
@@ -183,7 +185,7 @@ async function markInline(elements: unknown[], names: SlackNameResolver): Promis
         out += withoutReservedCharacters(str(el.text));
         break;
       case 'link':
-        out += withoutReservedCharacters(str(el.text) || str(el.url).replace(/^mailto:/, ''));
+        out += str(el.text) ? withoutReservedCharacters(str(el.text)) : markLink(str(el.url).replace(/^mailto:/, ''));
         break;
       case 'user':
         out += await userMention(str(el.user_id), names);

@@ -4,7 +4,7 @@
  *
  * A renderer writes one string in which the spans a reader sees but the detector must not score are
  * wrapped in private-use marks: mentions (a name is not the author's prose, and "@Ada" alone made
- * the language look Indonesian), emoji, and code blocks (code is not prose; its score would mean
+ * the language look Indonesian), emoji, bare web addresses, and code blocks (code is not prose; its score would mean
  * nothing). `finishRendering` then yields both views from that one string, so they cannot drift:
  * `readable` keeps those spans, `text` (what is scored) leaves them out, and `excluded` counts them
  * for the reply.
@@ -17,6 +17,8 @@ const CODE_OPEN = '\uE002';
 const CODE_CLOSE = '\uE003';
 const EMOJI_OPEN = '\uE004';
 const EMOJI_CLOSE = '\uE005';
+const LINK_OPEN = '\uE006';
+const LINK_CLOSE = '\uE007';
 /** Every private-use character the renderers use as a mark or placeholder. */
 const RESERVED = /[\uE000-\uE0FF]/g;
 
@@ -27,6 +29,8 @@ export interface ExcludedParts {
   mentions: number;
   /** Emoji written as shortcodes or custom emoji. */
   emoji: number;
+  /** Bare web addresses (a link with a label is scored as its label). */
+  links: number;
 }
 
 export interface RenderedText {
@@ -50,6 +54,19 @@ export function markMention(shown: string): string {
 /** A code block: shown on its own lines, never scored. */
 export function markCodeBlock(code: string): string {
   return `\n${CODE_OPEN}${code.replace(RESERVED, '')}${CODE_CLOSE}\n`;
+}
+
+/** A bare address (`https://…`): shown, never scored; an address is not prose and sways the language guess. */
+export function markLink(url: string): string {
+  return `${LINK_OPEN}${url.replace(RESERVED, '')}${LINK_CLOSE}`;
+}
+
+/** Addresses written out in prose (`see https://x.y/z.`), trailing punctuation left outside. */
+export function markBareUrls(text: string): string {
+  return text.replace(/(^|[\s(<\[])((?:https?:\/\/|www\.)[^\s<>\uE000-\uE0FF]+)/g, (_m, before: string, url: string) => {
+    const trailing = /[.,;:!?)\]'"]+$/.exec(url)?.[0] ?? '';
+    return `${before}${markLink(url.slice(0, url.length - trailing.length))}${trailing}`;
+  });
 }
 
 /** An emoji (`:tada:`); shown, never scored. */
@@ -96,12 +113,14 @@ export function finishRendering(marked: string): RenderedText {
     codeBlocks: count(marked, CODE_OPEN),
     mentions: count(marked, MENTION_OPEN),
     emoji: count(marked, EMOJI_OPEN),
+    links: count(marked, LINK_OPEN),
   };
   const readable = normalizeText(marked.replace(RESERVED, ''));
   const scored = marked
     .replace(new RegExp(`${CODE_OPEN}[^${CODE_CLOSE}]*${CODE_CLOSE}`, 'g'), '')
     .replace(new RegExp(`${MENTION_OPEN}[^${MENTION_CLOSE}]*${MENTION_CLOSE}`, 'g'), REMOVED)
-    .replace(new RegExp(`${EMOJI_OPEN}[^${EMOJI_CLOSE}]*${EMOJI_CLOSE}`, 'g'), REMOVED);
+    .replace(new RegExp(`${EMOJI_OPEN}[^${EMOJI_CLOSE}]*${EMOJI_CLOSE}`, 'g'), REMOVED)
+    .replace(new RegExp(`${LINK_OPEN}[^${LINK_CLOSE}]*${LINK_CLOSE}`, 'g'), REMOVED);
   const text = normalizeText(withoutBullets(closeGaps(scored).replace(RESERVED, '')));
   return { text, readable, excluded };
 }
@@ -116,6 +135,7 @@ export function joinRendered(parts: readonly RenderedText[]): RenderedText {
       codeBlocks: kept.reduce((n, p) => n + p.excluded.codeBlocks, 0),
       mentions: kept.reduce((n, p) => n + p.excluded.mentions, 0),
       emoji: kept.reduce((n, p) => n + p.excluded.emoji, 0),
+      links: kept.reduce((n, p) => n + p.excluded.links, 0),
     },
   };
 }

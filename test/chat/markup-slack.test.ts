@@ -24,7 +24,7 @@ const MRKDWN: { name: string; input: string; text: string; readable: string; cod
   { name: 'channel with and without name', input: 'see <#C1> and <#C2|random> today', text: 'see and today', readable: 'see #general and #random today', mentions: 2 },
   { name: 'usergroup with handle, lookup and neither', input: '<!subteam^S2|@leads> <!subteam^S1> <!subteam^S3> please review', text: 'please review', readable: '@leads @mods @group please review', mentions: 3 },
   { name: 'broadcasts', input: '<!here> <!channel> lunch is ready', text: 'lunch is ready', readable: '@here @channel lunch is ready', mentions: 2 },
-  { name: 'links: label, bare, mailto', input: 'read <https://example.com|the docs>, <https://x.org/a?b=1&amp;c=2> or <mailto:a@b.co|mail me>', text: 'read the docs, https://x.org/a?b=1&c=2 or mail me', readable: 'read the docs, https://x.org/a?b=1&c=2 or mail me' },
+  { name: 'links: label scored, bare address shown only, mailto', input: 'read <https://example.com|the docs>, <https://x.org/a?b=1&amp;c=2> or <mailto:a@b.co|mail me>', text: 'read the docs, or mail me', readable: 'read the docs, https://x.org/a?b=1&c=2 or mail me' },
   { name: 'entities decoded once, &amp; last', input: 'if a &lt; b &amp;&amp; c &gt; d &amp;lt;', text: 'if a < b && c > d &lt;', readable: 'if a < b && c > d &lt;' },
   { name: 'code block left out and counted', input: 'Run this:\n```\nrm -rf /tmp/x\n```\nthen report back', text: 'Run this:\n\nthen report back', readable: 'Run this:\n\nrm -rf /tmp/x\n\nthen report back', code: 1 },
   { name: 'block quotes', input: '&gt; quoted *words*\n&gt;&gt;&gt; all the rest', text: 'quoted words\nall the rest', readable: 'quoted words\nall the rest' },
@@ -133,7 +133,7 @@ describe('Slack rich text', () => {
     const r = await renderRichTextBlock(block);
     expect(r.readable).toBe('Meeting Tuesday, February 18th, 2014 at 2:39 PM for @group and @design-team :wave::skin-tone-3:\n\nconst x = 1;\nquoted');
     expect(r.text).toBe('Meeting Tuesday, February 18th, 2014 at 2:39 PM for and\n\nquoted');
-    expect(r.excluded).toEqual({ codeBlocks: 1, mentions: 2, emoji: 1 });
+    expect(r.excluded).toEqual({ codeBlocks: 1, mentions: 2, emoji: 1, links: 0 });
   });
 
   it('does not decode entities in rich text, which Slack does not escape', async () => {

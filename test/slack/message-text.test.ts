@@ -105,7 +105,7 @@ describe('plain text and rich text of one message', () => {
     const r = await renderSlackMessage({ blocks: [{ type: 'rich_text', elements: TWINS[2]!.elements }] }, names);
     expect(r.readable).toBe('Thanks @Ada for posting in #general :tada: cc @mods — notes at the Q3 page');
     expect(r.text).toBe('Thanks for posting in cc — notes at the Q3 page');
-    expect(r.excluded).toEqual({ codeBlocks: 0, mentions: 3, emoji: 1 });
+    expect(r.excluded).toEqual({ codeBlocks: 0, mentions: 3, emoji: 1, links: 0 });
   });
 });
 
