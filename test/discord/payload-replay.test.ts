@@ -161,6 +161,15 @@ describe('markup, end to end through discord.js', () => {
     expect(edit.body.embeds[0].description).toContain("Not scored: 1 code block and 1 mention (code, names and addresses are not the author's prose).");
   });
 
+  it('"@Ada test" is scored as "test": a result with the short-text warning, not a language error', async () => {
+    const payload = chatInputDetect(place, user(snowflake(), 'moderator'), { text: `<@${snowflake()}> test`, mode: 'general' });
+    fake.sendInteraction(payload);
+    const edit = await editOf(payload);
+    expect(sent.at(-1)?.text).toBe('test');
+    expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+    expect(edit.body.embeds[0].description).toContain('⚠️ This text is short');
+  });
+
   it('a /detect text that is only a mention is refused with a sentence, not sent', async () => {
     const before = sent.length;
     const payload = chatInputDetect(place, user(snowflake(), 'moderator'), { text: `<@${snowflake()}>`, mode: 'general' });
