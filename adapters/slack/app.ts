@@ -4,12 +4,12 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { App, HTTPReceiver, LogLevel, type Logger as BoltLogger, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
+import { App, HTTPReceiver, LogLevel, SocketModeReceiver, type Logger as BoltLogger, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
 import type { SlackAppConfig } from './config.ts';
 import { createDedupStore, dedupKey, type DedupStore } from './dedup.ts';
-import { listenerErrorHandler, receiverErrorOptions } from './error-handling.ts';
+import { listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
 import { registerDetectCommand } from './listeners/detect-command.ts';
 import { registerDetailsAction } from './listeners/details-action.ts';
 import { registerMessageShortcut } from './listeners/detect-message-shortcut.ts';
@@ -102,7 +102,16 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     // The error handler gets the request body, to log which request failed and tell its user.
     extendedErrorHandler: true,
     ...(socketMode
-      ? { socketMode: true, appToken: config.appToken }
+      ? {
+          // A receiver of our own (not `socketMode: true`) to pass its error handler.
+          receiver: new SocketModeReceiver({
+            appToken: config.appToken ?? '',
+            logger: boltLogger(deps.logger),
+            // What Bolt passes when it builds this receiver itself: the Web API address for apps.connections.open.
+            installerOptions: { clientOptions },
+            ...socketModeErrorOptions(logger),
+          }),
+        }
       : {
           receiver: new HTTPReceiver({
             signingSecret: config.signingSecret ?? '',

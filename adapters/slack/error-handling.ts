@@ -9,7 +9,7 @@
  * signature check still get 401: they are not from Slack. A signed body that is neither JSON nor a
  * form cannot be parsed at all and keeps Bolt's 400.
  */
-import type { HTTPReceiverOptions } from '@slack/bolt';
+import type { HTTPReceiverOptions, SocketModeReceiverOptions } from '@slack/bolt';
 import type { Logger } from 'pino';
 
 export const UNREADABLE_REQUEST_REPLY =
@@ -107,6 +107,19 @@ export function receiverErrorOptions(
     processEventErrorHandler: async ({ error, response }) => {
       logger.error({ ...errorFields(error), acked: response.headersSent }, 'a Slack request failed before its listener answered; acknowledged with 200');
       // true: Bolt sends the 200 (unless a listener already did).
+      return true;
+    },
+  };
+}
+
+/**
+ * Socket Mode: a request that failed before its listener acknowledged it is logged and its envelope
+ * acknowledged (Bolt's default leaves it unacknowledged, so Slack retries it and shows an error).
+ */
+export function socketModeErrorOptions(logger: Logger): Pick<SocketModeReceiverOptions, 'processEventErrorHandler'> {
+  return {
+    processEventErrorHandler: async ({ error, event }) => {
+      logger.error({ ...requestFields(event.body), ...errorFields(error) }, 'a Slack request failed before its listener answered; envelope acknowledged');
       return true;
     },
   };
