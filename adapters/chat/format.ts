@@ -69,14 +69,40 @@ export interface ResultSummary {
   lowConfidence: boolean;
   /** Sentences to quote, already truncated for display. */
   highlights: { text: string; percent: string }[];
-  warningText: string | undefined;
+  /** The engine's warning codes, as it sent them. */
+  warningCodes: string[];
+  /** One sentence per warning the engine gave, in its order; empty when it gave none. */
+  warningLines: string[];
 }
 
-export const SHORT_TEXT_WARNING =
-  'This text is short (under about 40 words), so the score is a weak guess: do not act on it alone.';
+/**
+ * What each engine warning means to a moderator. Only the engine knows why a result is weak, so the
+ * bots say what it reported and never guess a reason (a low confidence alone is no warning: the
+ * verdict "Mixed or uncertain" already says so). Codes added to the engine later fall back to
+ * `unknownWarningSentence` until they are worded here.
+ */
+export const WARNING_SENTENCES: Readonly<Record<string, string>> = {
+  short_text: 'This text is short (under about 40 words), so the score is a weak guess: do not act on it alone.',
+  out_of_domain: 'This text is unlike the texts the detector was trained on, so the score is less reliable than usual.',
+  language_uncertain: 'The language of this text was hard to tell, so the score may be off: re-check with the language set if you know it.',
+  language_fallback: 'The detector could not settle the language and scored the text as the closest supported one, so the score may be off.',
+  mode_fallback: 'The detector has no calibration for this mode in this language and used the general one, so the score is less precise.',
+  mixed_language: 'This text mixes languages, so the score is less reliable than usual.',
+};
+
+/** For a code the bots do not know yet: still shown, never dropped. */
+export function unknownWarningSentence(code: string): string {
+  const shown = code.replace(/[^\w.-]/g, '').slice(0, 40) || 'unknown';
+  return `The detector flagged this result (${shown}), so treat the score with extra care.`;
+}
+
+export function warningSentence(code: string): string {
+  return Object.hasOwn(WARNING_SENTENCES, code) ? WARNING_SENTENCES[code]! : unknownWarningSentence(code);
+}
 
 export function summarizeResult(result: DetectResponse, highlightChars = 280): ResultSummary {
-  const lowConfidence = result.confidence === 'low' || result.warnings.includes('short_text');
+  const warningCodes = [...new Set((Array.isArray(result.warnings) ? result.warnings : []).filter((w): w is string => typeof w === 'string' && w !== ''))];
+  const lowConfidence = result.confidence === 'low' || warningCodes.includes('short_text');
   return {
     verdict: result.verdict,
     headline: `${VERDICT_EMOJI[result.verdict]} ${verdictLabel(result.verdict)}`,
@@ -91,7 +117,8 @@ export function summarizeResult(result: DetectResponse, highlightChars = 280): R
       text: truncate(s.text.trim(), highlightChars),
       percent: formatPercent(s.ai_probability),
     })),
-    warningText: lowConfidence ? SHORT_TEXT_WARNING : undefined,
+    warningCodes,
+    warningLines: warningCodes.map(warningSentence),
   };
 }
 
@@ -102,7 +129,7 @@ export function otherModes(mode: Mode): Mode[] {
 
 /** One plain line for notifications, logs and fallbacks, e.g. `🔴 Likely AI-written: 87% AI-like (general, en)`. */
 export function oneLineSummary(summary: ResultSummary): string {
-  const warning = summary.lowConfidence ? ' (low confidence: short text)' : '';
+  const warning = summary.lowConfidence ? ` (low confidence${summary.warningCodes.includes('short_text') ? ': short text' : ''})` : '';
   return `${summary.headline}: ${summary.percent} AI-like (${summary.mode}, ${summary.language})${warning}`;
 }
 
@@ -139,4 +166,30 @@ const LANGUAGE_NAMES: Record<string, string> = { en: 'English', tr: 'Turkish' };
 /** `en` → `English`; unknown codes are shown as given. */
 export function languageLabel(code: string): string {
   return LANGUAGE_NAMES[code] ?? code;
+}
+
+/** What was left out of the score, as the counts a renderer reports (adapters/chat/markup.ts). */
+export interface ExcludedCounts {
+  codeBlocks: number;
+  mentions: number;
+  links?: number;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * One sentence for the reply when parts of the message were not scored, e.g. "Not scored: 1 code
+ * block and 2 mentions (…)"; undefined when nothing was left out. Emoji are left out silently.
+ */
+export function excludedNote(excluded: ExcludedCounts | undefined): string | undefined {
+  if (!excluded) return undefined;
+  const parts: string[] = [];
+  if (excluded.codeBlocks > 0) parts.push(plural(excluded.codeBlocks, 'code block', 'code blocks'));
+  if (excluded.mentions > 0) parts.push(plural(excluded.mentions, 'mention', 'mentions'));
+  if ((excluded.links ?? 0) > 0) parts.push(plural(excluded.links ?? 0, 'web address', 'web addresses'));
+  if (parts.length === 0) return undefined;
+  const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+  return `Not scored: ${list} (code, names and addresses are not the author's prose).`;
 }

@@ -12,6 +12,7 @@ import { deferAnswer, interactionFields, type BotContext, type DetectionApi } fr
 import { CHECK_MESSAGE_COMMAND, DETECT_COMMAND } from './commands.ts';
 import { DEFAULT_SETTINGS, type DiscordBotSettings } from './config.ts';
 import { describeDiscordError } from './discord-errors.ts';
+import { guardGatewayDispatch, type GatewayGuard } from './gateway-guard.ts';
 import { handleCheckMessage } from './handlers/check-message.ts';
 import { handleDetectCommand } from './handlers/detect-command.ts';
 import { handleRecheckButton, isRecheckButton } from './handlers/recheck-button.ts';
@@ -34,6 +35,8 @@ export interface DiscordBotOptions {
 export interface DiscordBot {
   readonly client: Client;
   readonly context: BotContext;
+  /** Skips gateway dispatches discord.js cannot read (see gateway-guard.ts); knows the last interaction id. */
+  readonly gateway: GatewayGuard;
   /** Logs in and resolves once the gateway session is ready. */
   start(): Promise<void>;
   /** Cancels pending checks, closes the gateway connection and forgets remembered texts. */
@@ -79,6 +82,7 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
     signal: shutdown.signal,
   };
 
+  const gateway = guardGatewayDispatch(client, logger);
   client.on(Events.InteractionCreate, (interaction) => {
     routeInteraction(context, interaction).catch((err: unknown) => {
       logger.error({ interactionId: interaction.id, err: describeDiscordError(err) }, 'interaction handler failed');
@@ -99,6 +103,7 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
   return {
     client,
     context,
+    gateway,
     async start() {
       const ready = once(client, Events.ClientReady);
       // If login throws, `ready` is never awaited; a later 'error' event must not become an unhandled rejection.

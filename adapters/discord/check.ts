@@ -14,6 +14,7 @@ import {
 } from '../../src/client/errors.ts';
 import type { DetectRequest, DetectResponse, Language, Mode } from '../../src/contract.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
+import type { ExcludedCounts } from '../chat/format.ts';
 import { prepareTextForDetection } from '../chat/message-text.ts';
 import type { DiscordBotSettings } from './config.ts';
 import { describeDiscordError } from './discord-errors.ts';
@@ -93,6 +94,8 @@ export interface CheckRequest {
   key?: string | undefined;
   /** What started the check, for logs: `detect`, `message`, `recheck`. */
   trigger: string;
+  /** What the markup renderer left out of the score, noted in the reply. */
+  excluded?: ExcludedCounts | undefined;
 }
 
 /** Failures where the same request may succeed later, so the reply offers "Try again". */
@@ -161,7 +164,9 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
     'check done',
   );
   await editAnswer(ctx, interaction, {
-    embeds: [resultEmbed(result, { languageGiven: request.language !== undefined, segments: request.segments, source: request.source })],
+    embeds: [
+      resultEmbed(result, { languageGiven: request.language !== undefined, segments: request.segments, source: request.source, excluded: request.excluded }),
+    ],
     components: recheckButtons(key, result.mode),
   });
   await recordInModLog(ctx, interaction, request, { result });

@@ -5,6 +5,7 @@
 import pino from 'pino';
 import { DiscordjsError, DiscordjsErrorCodes } from 'discord.js';
 import { connectDetectionBackend, type DetectionBackend } from '../chat/backend.ts';
+import { installProcessGuards } from '../chat/process-guard.ts';
 import { createDiscordBot, type DiscordBot } from './bot.ts';
 import { inviteUrl } from './commands.ts';
 import { readBotSettings, readToken } from './config.ts';
@@ -40,6 +41,8 @@ async function main(): Promise<number> {
 
   let backend: DetectionBackend | undefined;
   let bot: DiscordBot | undefined;
+  // One bad payload or handler must not end every check in flight: log it with the interaction at hand.
+  installProcessGuards(logger, () => ({ lastInteractionId: bot?.gateway.lastInteractionId() }));
   const stop = async (signal: string): Promise<void> => {
     logger.info({ signal }, 'shutting down');
     await bot?.stop().catch((err: unknown) => logger.warn({ err }, 'error while closing the Discord connection'));

@@ -7,6 +7,8 @@
  * so this reads both shapes through one structural view.
  */
 import { EmptyTextError } from '../chat/errors.ts';
+import { joinRendered, type RenderedText } from '../chat/markup.ts';
+import { renderDiscordMarkdown, type DiscordNames } from '../chat/markup-discord.ts';
 
 /** The fields read here; both discord.js's `Message` and the API's message object fit it. */
 export interface MessageLike {
@@ -21,6 +23,47 @@ export interface MessageLike {
   /** discord.js: `messageSnapshots` (Collection of snapshots); API: `message_snapshots` (array of `{ message }`). */
   messageSnapshots?: { values(): Iterable<unknown>; size: number } | null;
   message_snapshots?: readonly { message?: unknown }[] | null;
+  /** API: an array of users (with `member.nick` in guilds); discord.js: a MessageMentions. */
+  mentions?: unknown;
+}
+
+type Named = { id?: unknown; username?: unknown; global_name?: unknown; globalName?: unknown; displayName?: unknown; nickname?: unknown; name?: unknown; member?: { nick?: unknown } | null };
+
+function nameOf(entry: Named | undefined): string | undefined {
+  if (!entry) return undefined;
+  for (const v of [entry.member?.nick, entry.nickname, entry.displayName, entry.global_name, entry.globalName, entry.username, entry.name]) {
+    if (typeof v === 'string' && v.trim()) return v.trim();
+  }
+  return undefined;
+}
+
+/** Entries of an array or of a discord.js Collection (a Map), keyed by id. */
+function byId(source: unknown): Map<string, Named> {
+  const out = new Map<string, Named>();
+  if (Array.isArray(source)) {
+    for (const e of source) if (e && typeof e === 'object' && typeof (e as Named).id === 'string') out.set((e as Named).id as string, e as Named);
+  } else if (source instanceof Map) {
+    for (const [id, e] of source) if (typeof id === 'string' && e && typeof e === 'object') out.set(id, e as Named);
+  }
+  return out;
+}
+
+/**
+ * Display names for the mentions in a message, from the message itself: the API object lists the
+ * mentioned users (with their server nickname), discord.js's `Message` has `mentions.members`,
+ * `.users`, `.roles` and `.channels`. Anything else renders as a neutral placeholder.
+ */
+export function mentionNames(message: MessageLike): DiscordNames {
+  const m = message.mentions as { users?: unknown; members?: unknown; roles?: unknown; channels?: unknown } | unknown[] | null | undefined;
+  const users = Array.isArray(m) ? byId(m) : byId(m?.users);
+  const members = Array.isArray(m) ? new Map<string, Named>() : byId(m?.members);
+  const roles = Array.isArray(m) ? new Map<string, Named>() : byId(m?.roles);
+  const channels = Array.isArray(m) ? new Map<string, Named>() : byId(m?.channels);
+  return {
+    user: (id) => nameOf(members.get(id)) ?? nameOf(users.get(id)),
+    role: (id) => nameOf(roles.get(id)),
+    channel: (id) => nameOf(channels.get(id)),
+  };
 }
 
 function countOf(value: readonly unknown[] | { size: number } | null | undefined): number {
@@ -29,25 +72,27 @@ function countOf(value: readonly unknown[] | { size: number } | null | undefined
 }
 
 interface Parts {
-  texts: string[];
+  texts: RenderedText[];
   attachments: number;
   embeds: number;
 }
 
 function collect(message: MessageLike, parts: Parts): void {
-  if (message.content?.trim()) parts.texts.push(message.content);
+  const names = mentionNames(message);
+  if (message.content?.trim()) parts.texts.push(renderDiscordMarkdown(message.content, names));
   for (const embed of message.embeds ?? []) {
     parts.embeds += 1;
-    if (embed.description?.trim()) parts.texts.push(embed.description);
+    if (embed.description?.trim()) parts.texts.push(renderDiscordMarkdown(embed.description, names));
   }
   parts.attachments += countOf(message.attachments) + countOf(message.stickers) + countOf(message.sticker_items);
 }
 
 /**
- * The text to check, paragraphs separated by blank lines. Throws `EmptyTextError` with a sentence
- * that says *why* there is nothing to check (attachments only, embeds without text, or nothing).
+ * The words of a message as its readers see them (markup rendered, see adapters/chat/markup-discord.ts),
+ * with what was left out of the score. Throws `EmptyTextError` with a sentence that says *why* there
+ * is nothing to check (attachments only, embeds without text, only code or mentions, or nothing).
  */
-export function textOfMessage(message: MessageLike): string {
+export function readMessage(message: MessageLike): RenderedText {
   const parts: Parts = { texts: [], attachments: 0, embeds: 0 };
   collect(message, parts);
   const snapshots: unknown[] = message.messageSnapshots
@@ -57,8 +102,13 @@ export function textOfMessage(message: MessageLike): string {
     if (snapshot && typeof snapshot === 'object') collect(snapshot as MessageLike, parts);
   }
 
-  const text = parts.texts.join('\n\n').trim();
-  if (text) return text;
+  const rendered = joinRendered(parts.texts);
+  if (rendered.text) return rendered;
+  if (rendered.readable) {
+    throw new EmptyTextError(
+      'That message has only code blocks, mentions or emoji, and none of them is prose the detector can score.',
+    );
+  }
   if (parts.attachments > 0) {
     throw new EmptyTextError(
       'That message has only attachments (files, images or stickers) and no text. The bot checks text only: paste any text from the file into /detect.',
@@ -68,6 +118,11 @@ export function textOfMessage(message: MessageLike): string {
     throw new EmptyTextError('That message has only embeds without any description text, so there is nothing to check.');
   }
   throw new EmptyTextError('That message has no text to check.');
+}
+
+/** The text that is scored for a message; see `readMessage`. */
+export function textOfMessage(message: MessageLike): string {
+  return readMessage(message).text;
 }
 
 /** `https://discord.com/channels/<guild or @me>/<channel>/<message>`: the link Discord's "Copy Message Link" gives. */

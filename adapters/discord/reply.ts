@@ -4,7 +4,7 @@
  */
 import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
 import type { DetectResponse, Mode } from '../../src/contract.ts';
-import { VERDICT_COLOURS, languageLabel, modeLabel, otherModes, summarizeResult, truncate } from '../chat/format.ts';
+import { VERDICT_COLOURS, languageLabel, modeLabel, otherModes, summarizeResult, truncate, excludedNote, type ExcludedCounts } from '../chat/format.ts';
 import { recheckCustomId } from './commands.ts';
 import type { CheckSource } from './recheck-store.ts';
 
@@ -21,12 +21,16 @@ export interface ResultContext {
   /** Whether per-sentence scores were asked for. */
   segments: boolean;
   source: CheckSource;
+  /** What the markup renderer left out of the score, for a note under the verdict. */
+  excluded?: ExcludedCounts | undefined;
 }
 
 export function resultEmbed(result: DetectResponse, context: ResultContext): APIEmbed {
   const summary = summarizeResult(result, 300);
   const lines = [`${summary.bar} **${summary.percent}** probability that an AI wrote it`];
-  if (summary.warningText) lines.push('', `⚠️ ${summary.warningText}`);
+  const note = excludedNote(context.excluded);
+  if (note) lines.push('', note);
+  if (summary.warningLines.length > 0) lines.push('', ...summary.warningLines.map((line) => `⚠️ ${line}`));
 
   const fields: NonNullable<APIEmbed['fields']> = [
     { name: 'Mode', value: modeLabel(summary.mode), inline: true },

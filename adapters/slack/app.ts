@@ -4,11 +4,12 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { App, LogLevel, type Logger as BoltLogger, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
+import { App, HTTPReceiver, LogLevel, SocketModeReceiver, type Logger as BoltLogger, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
 import type { SlackAppConfig } from './config.ts';
 import { createDedupStore, dedupKey, type DedupStore } from './dedup.ts';
+import { listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
 import { registerDetectCommand } from './listeners/detect-command.ts';
 import { registerDetailsAction } from './listeners/details-action.ts';
 import { registerMessageShortcut } from './listeners/detect-message-shortcut.ts';
@@ -98,23 +99,39 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     clientOptions,
     // auth.test once at start (below) rather than inside the first request's 3 s ack budget.
     deferInitialization: true,
+    // The error handler gets the request body, to log which request failed and tell its user.
+    extendedErrorHandler: true,
     ...(socketMode
-      ? { socketMode: true, appToken: config.appToken }
+      ? {
+          // A receiver of our own (not `socketMode: true`) to pass its error handler.
+          receiver: new SocketModeReceiver({
+            appToken: config.appToken ?? '',
+            logger: boltLogger(deps.logger),
+            // What Bolt passes when it builds this receiver itself: the Web API address for apps.connections.open.
+            installerOptions: { clientOptions },
+            ...socketModeErrorOptions(logger),
+          }),
+        }
       : {
-          signingSecret: config.signingSecret,
-          endpoints: EVENTS_PATH,
-          processBeforeResponse: false,
-          // For load balancers and uptime checks; it reveals nothing but liveness.
-          customRoutes: [
-            {
-              path: '/healthz',
-              method: ['GET'],
-              handler: (_req: IncomingMessage, res: ServerResponse) => {
-                res.writeHead(200, { 'content-type': 'application/json' });
-                res.end('{"ok":true}');
+          receiver: new HTTPReceiver({
+            signingSecret: config.signingSecret ?? '',
+            endpoints: EVENTS_PATH,
+            processBeforeResponse: false,
+            logger: boltLogger(deps.logger),
+            // Bad payloads: logged and answered 200, not 404/500 (error-handling.ts).
+            ...receiverErrorOptions(logger, config.slackApiUrl),
+            // For load balancers and uptime checks; it reveals nothing but liveness.
+            customRoutes: [
+              {
+                path: '/healthz',
+                method: ['GET'],
+                handler: (_req: IncomingMessage, res: ServerResponse) => {
+                  res.writeHead(200, { 'content-type': 'application/json' });
+                  res.end('{"ok":true}');
+                },
               },
-            },
-          ],
+            ],
+          }),
         }),
   });
 
@@ -125,9 +142,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   registerMessageShortcut(app, ctx);
   registerRecheckAction(app, ctx);
   registerDetailsAction(app, ctx);
-  app.error(async (err) => {
-    logger.error({ err_name: err.name, code: (err as { code?: unknown }).code }, 'unhandled error in a Slack listener');
-  });
+  app.error(listenerErrorHandler(logger, config.slackApiUrl));
 
   try {
     await app.init();

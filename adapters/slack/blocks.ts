@@ -6,6 +6,7 @@
 import type { types as SlackTypes } from '@slack/bolt';
 import type { DetectResponse, Mode } from '../../src/contract.ts';
 import {
+  excludedNote,
   languageLabel,
   modeLabel,
   oneLineSummary,
@@ -14,6 +15,7 @@ import {
   summarizeResult,
   type ResultSummary,
 } from '../chat/format.ts';
+import type { ExcludedCounts } from '../chat/format.ts';
 import { LIMITS } from './block-limits.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
@@ -90,9 +92,13 @@ export function decodeButtonValue(value: string | undefined): ButtonPayload | un
 }
 
 /** Where the checked text came from, for the line under the verdict. */
-export type CheckSource =
+export type CheckSource = (
   | { kind: 'message'; authorId?: string | undefined; permalink?: string | undefined }
-  | { kind: 'text'; words: number };
+  | { kind: 'text'; words: number }
+) & {
+  /** What the markup renderer left out of the score (code blocks, mentions), for the note under the verdict. */
+  excluded?: ExcludedCounts | undefined;
+};
 
 export interface ResultMessageInput {
   result: DetectResponse;
@@ -139,9 +145,11 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
   if (input.recheckedFrom && input.recheckedFrom !== summary.mode) {
     contextElements.push(mrkdwn(`Re-checked in *${summary.mode}* mode (was ${input.recheckedFrom})`));
   }
+  const note = excludedNote(input.source.excluded);
+  if (note) contextElements.push(mrkdwn(escapeMrkdwn(note)));
   blocks.push({ type: 'context', block_id: 'source', elements: contextElements });
-  if (summary.warningText) {
-    blocks.push({ type: 'section', block_id: 'warning', text: mrkdwn(`:warning: ${summary.warningText}`) });
+  if (summary.warningLines.length > 0) {
+    blocks.push({ type: 'section', block_id: 'warning', text: mrkdwn(warningMarkup(summary)) });
   }
   if (summary.highlights.length > 0) {
     // Three quotes of at most ~900 escaped characters each keep the section under 3000.
@@ -176,6 +184,11 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
     ],
   });
   return { text: `${oneLineSummary(summary)}. Request id: ${summary.requestId}`, blocks };
+}
+
+/** One `:warning:` line per warning the engine gave. */
+function warningMarkup(summary: ResultSummary): string {
+  return summary.warningLines.map((line) => `:warning: ${escapeMrkdwn(line)}`).join('\n');
 }
 
 /** Markup strings built here are short by construction; this only guards against absurd ids. */
@@ -236,7 +249,7 @@ export function buildDetailsModal(result: DetectResponse): ModalView {
     },
     { type: 'context', block_id: 'meta', elements: [mrkdwn(metaLine(summary))] },
   ];
-  if (summary.warningText) head.push({ type: 'context', block_id: 'warning', elements: [mrkdwn(`:warning: ${summary.warningText}`)] });
+  if (summary.warningLines.length > 0) head.push({ type: 'context', block_id: 'warning', elements: [mrkdwn(warningMarkup(summary))] });
   head.push({ type: 'divider', block_id: 'divider' });
 
   const lines = segmentLines(result.segments).map(

@@ -4,6 +4,7 @@
  */
 import pino from 'pino';
 import { connectDetectionBackend } from '../chat/backend.ts';
+import { installProcessGuards } from '../chat/process-guard.ts';
 import { startSlackApp } from './app.ts';
 import { loadSlackConfig, SlackConfigError } from './config.ts';
 
@@ -19,6 +20,8 @@ async function main(): Promise<number> {
     throw err;
   }
   const logger = pino({ name: 'textdetect-slack', level: config.logLevel });
+  // A listener error Bolt does not catch must not end every check in flight (docs/slack.md).
+  installProcessGuards(logger);
   const backend = await connectDetectionBackend(process.env, { logger, userAgent: 'textdetect-slack/0.1' });
   let running;
   try {

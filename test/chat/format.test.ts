@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { languageLabel, modeLabel, oneLineSummary, otherModes, segmentLines, summarizeResult } from '../../adapters/chat/format.ts';
+import {
+  excludedNote,
+  languageLabel,
+  modeLabel,
+  oneLineSummary,
+  otherModes,
+  segmentLines,
+  summarizeResult,
+  unknownWarningSentence,
+  warningSentence,
+  WARNING_SENTENCES,
+} from '../../adapters/chat/format.ts';
 import type { DetectResponse } from '../../src/client/types.ts';
 
 const result: DetectResponse = {
@@ -34,5 +45,40 @@ describe('format additions', () => {
       { index: 1, percent: '1%', bar: '░░░░░', text: 'First sentence here.', ai_probability: 0.004 },
       { index: 2, percent: '90%', bar: '█████', text: 'Second one.', ai_probability: 0.9 },
     ]);
+  });
+});
+
+describe('warnings', () => {
+  const long = (over: Partial<DetectResponse>): DetectResponse => ({ ...result, confidence: 'low', verdict: 'mixed', warnings: [], ...over });
+
+  it('shows no guessed reason when the engine gave none (a long text with low confidence)', () => {
+    const summary = summarizeResult(long({}));
+    expect(summary.lowConfidence).toBe(true);
+    expect(summary.warningLines).toEqual([]);
+    expect(oneLineSummary(summary)).toBe('🟡 Mixed or uncertain: 20% AI-like (general, tr) (low confidence)');
+  });
+
+  it('gives one sentence per engine warning, in its order, and a sentence for codes not known yet', () => {
+    const summary = summarizeResult(long({ warnings: ['language_uncertain', 'out_of_domain', 'brand_new_code', 'language_uncertain'] }));
+    expect(summary.warningCodes).toEqual(['language_uncertain', 'out_of_domain', 'brand_new_code']);
+    expect(summary.warningLines).toEqual([
+      warningSentence('language_uncertain'),
+      warningSentence('out_of_domain'),
+      'The detector flagged this result (brand_new_code), so treat the score with extra care.',
+    ]);
+    expect(warningSentence('short_text')).toMatch(/^This text is short \(under about 40 words\)/);
+  });
+
+  it('has a sentence for every code it knows, and never echoes markup from an unknown code', () => {
+    for (const [code, sentence] of Object.entries(WARNING_SENTENCES)) expect(warningSentence(code)).toBe(sentence);
+    expect(unknownWarningSentence('<@U1>*x*')).toBe('The detector flagged this result (U1x), so treat the score with extra care.');
+  });
+
+  it('notes what was left out of the score', () => {
+    expect(excludedNote({ codeBlocks: 1, mentions: 2 })).toBe("Not scored: 1 code block and 2 mentions (code, names and addresses are not the author's prose).");
+    expect(excludedNote({ codeBlocks: 0, mentions: 1, links: 3 })).toBe("Not scored: 1 mention and 3 web addresses (code, names and addresses are not the author's prose).");
+    expect(excludedNote({ codeBlocks: 2, mentions: 1, links: 1 })).toBe("Not scored: 2 code blocks, 1 mention and 1 web address (code, names and addresses are not the author's prose).");
+    expect(excludedNote({ codeBlocks: 0, mentions: 0 })).toBeUndefined();
+    expect(excludedNote(undefined)).toBeUndefined();
   });
 });

@@ -119,11 +119,12 @@ describe('slash command /detect', () => {
     expect(h.proxy.detectCalls).toBe(before);
   });
 
-  it('renders entities and escaped mentions in the command text as words', async () => {
+  it('renders entities and links in the command text as words, leaving escaped mentions out of the score', async () => {
     const cmd = slashCommandBody(h, `Tom &amp; Jerry met <@U0AUTHOR|ada> in <#C0GENERAL|general> and read <https://example.com|the report>. ${LONG_TEXT}`);
     await postToApp(h, cmd.body);
     await h.slack.waitFor(responseFor(cmd.responseUrl));
-    expect(h.proxy.detectBodies.at(-1)?.text).toBe(`Tom & Jerry met @ada in #general and read the report. ${LONG_TEXT}`);
+    expect(h.proxy.detectBodies.at(-1)?.text).toBe(`Tom & Jerry met in and read the report. ${LONG_TEXT}`);
+    expect(JSON.stringify((await h.slack.waitFor(responseFor(cmd.responseUrl))).args.blocks)).toContain('Not scored: 2 mentions');
   });
 });
 
@@ -264,7 +265,8 @@ describe('message shortcut "Check for AI text"', () => {
     expect(blockText(reply)).toMatch(/Request id: `req_/);
     expect(h.proxy.detectCalls).toBe(before + 1);
     expect(h.proxy.detectBodies.at(-1)?.text).toBe(
-      `Hi @Ada Lovelace, see the report & #general. ${LONG_TEXT}\n\nAttached note <draft> from @Grace.`,
+      // Mentions are names, not the author's prose: left out of the score (adapters/chat/markup.ts).
+      `Hi, see the report &. ${LONG_TEXT}\n\nAttached note <draft> from.`,
     );
     const audit = await h.slack.waitFor((c) => c.method === 'chat.postMessage' && String(c.args.text).includes('1700000300'));
     expect(String(audit.args.text)).toContain('|a message> by Ada Lovelace (U0AUTHOR) in <#C0GENERAL>');

@@ -30,6 +30,8 @@ export interface Harness {
 export interface HarnessOptions {
   env?: Record<string, string>;
   rateLimitMax?: number;
+  /** The app's logger (silent by default), for tests that check what gets logged. */
+  appLogger?: pino.Logger;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -68,7 +70,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...options.env,
   });
-  const app = await startSlackApp(config, { detector: backend.client, logger });
+  const app = await startSlackApp(config, { detector: backend.client, logger: options.appLogger ?? logger });
   return {
     service,
     proxy,

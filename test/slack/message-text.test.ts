@@ -1,11 +1,16 @@
+/**
+ * Whole Slack messages as the shortcut reads them, and the promise that the plain `text` and the
+ * rich-text blocks of one message give the same words.
+ *
+ * Rich-text payloads follow the examples of Slack's Block Kit reference (docs.slack.dev/reference/
+ * block-kit/blocks/rich-text-block and the rich_text_list / rich_text_section element pages: "My
+ * favorite Slack features (in no particular order): Huddles, Canvas, Developing with Block Kit",
+ * the styled "Hello there, I am a basic rich text block!" section, the quote and preformatted
+ * examples). Their `text` twins are what Slack's composer writes beside such blocks in a message
+ * event (mrkdwn: `*bold*`, `_italic_`, `~strike~`, `• ` bullets, `<@U…>`, `:emoji:`).
+ */
 import { describe, expect, it } from 'vitest';
-import {
-  decodeSlackEntities,
-  extractSlackMessageText,
-  renderRichTextBlock,
-  renderSlackMrkdwn,
-  type NameResolver,
-} from '../../adapters/slack/message-text.ts';
+import { extractSlackMessageText, renderSlackMessage, type NameResolver } from '../../adapters/slack/message-text.ts';
 
 const names: NameResolver = {
   user: async (id) => ({ U1: 'Ada', U2: 'Grace' })[id],
@@ -13,92 +18,144 @@ const names: NameResolver = {
   usergroup: async (id) => ({ S1: 'mods' })[id],
 };
 
-describe('Slack mrkdwn', () => {
-  it('decodes the three entities Slack escapes, &amp; last', () => {
-    expect(decodeSlackEntities('a &lt;b&gt; &amp; c &amp;lt;')).toBe('a <b> & c &lt;');
+const text = (t: string, style?: Record<string, boolean>) => ({ type: 'text', text: t, ...(style ? { style } : {}) });
+const section = (...elements: unknown[]) => ({ type: 'rich_text_section', elements });
+
+/** Messages as Slack delivers them: the same words as `text` (mrkdwn) and as rich-text `blocks`. */
+const TWINS: { name: string; text: string; elements: unknown[] }[] = [
+  {
+    name: 'Slack docs: rich text list',
+    text: 'My favorite Slack features (in no particular order):\n• Huddles\n• Canvas\n• Developing with Block Kit',
+    elements: [
+      section(text('My favorite Slack features (in no particular order):')),
+      { type: 'rich_text_list', style: 'bullet', indent: 0, border: 0, elements: [section(text('Huddles')), section(text('Canvas')), section(text('Developing with Block Kit'))] },
+    ],
+  },
+  {
+    name: 'Slack docs: styled section',
+    text: 'Hello there, *I am a basic rich text block!* _with italics_ ~and strike~ and `code`',
+    elements: [
+      section(
+        text('Hello there, '),
+        text('I am a basic rich text block!', { bold: true }),
+        text(' '),
+        text('with italics', { italic: true }),
+        text(' '),
+        text('and strike', { strike: true }),
+        text(' and '),
+        text('code', { code: true }),
+      ),
+    ],
+  },
+  {
+    name: 'mentions, channel, group, emoji and a link',
+    text: 'Thanks <@U1> for posting in <#C1> :tada: cc <!subteam^S1> — notes at <https://example.com/q3|the Q3 page>',
+    elements: [
+      section(
+        text('Thanks '),
+        { type: 'user', user_id: 'U1' },
+        text(' for posting in '),
+        { type: 'channel', channel_id: 'C1' },
+        text(' '),
+        { type: 'emoji', name: 'tada', unicode: '1f389' },
+        text(' cc '),
+        { type: 'usergroup', usergroup_id: 'S1' },
+        text(' — notes at '),
+        { type: 'link', url: 'https://example.com/q3', text: 'the Q3 page' },
+      ),
+    ],
+  },
+  {
+    name: 'Slack docs: quote, preformatted and ordered list',
+    text: '&gt; What we learned this quarter\n```npm run deploy```\n1. Write it down\n2. Share it',
+    elements: [
+      { type: 'rich_text_quote', elements: [text('What we learned this quarter')] },
+      { type: 'rich_text_preformatted', border: 0, elements: [text('npm run deploy')] },
+      { type: 'rich_text_list', style: 'ordered', indent: 0, elements: [section(text('Write it down')), section(text('Share it'))] },
+    ],
+  },
+  {
+    name: 'nested ordered list',
+    text: '1. Plan\n    a. design\n    b. review\n2. Build',
+    elements: [
+      { type: 'rich_text_list', style: 'ordered', indent: 0, elements: [section(text('Plan'))] },
+      { type: 'rich_text_list', style: 'ordered', indent: 1, elements: [section(text('design')), section(text('review'))] },
+      { type: 'rich_text_list', style: 'ordered', indent: 0, elements: [section(text('Build'))] },
+    ],
+  },
+];
+
+describe('plain text and rich text of one message', () => {
+  for (const twin of TWINS) {
+    it(`give the same words: ${twin.name}`, async () => {
+      const fromText = await renderSlackMessage({ text: twin.text }, names);
+      const fromBlocks = await renderSlackMessage({ text: twin.text, blocks: [{ type: 'rich_text', block_id: 'b1', elements: twin.elements }] }, names);
+      expect(fromBlocks.text).toBe(fromText.text);
+      expect(fromBlocks.excluded).toEqual(fromText.excluded);
+      expect(fromBlocks.text).not.toMatch(/[*_~`<>]|:tada:/);
+    });
+  }
+
+  it('scores the words only: the styled section', async () => {
+    const r = await renderSlackMessage({ text: TWINS[1]!.text }, names);
+    expect(r.text).toBe('Hello there, I am a basic rich text block! with italics and strike and code');
   });
 
-  it('renders mentions, channels, links and special commands as words', async () => {
-    const text =
-      'Hi <@U1>, <@U9|bob> and <@U404>: see <#C1>, <#C2|random>, <https://example.com|the docs>, <https://x.org/a?b=1&amp;c=2> and <mailto:a@b.co|mail me>. <!here> <!subteam^S1> <!subteam^S2|@leads> <!date^1392734382^{date}|Feb 18, 2014>';
-    expect(await renderSlackMrkdwn(text, names)).toBe(
-      'Hi @Ada, @bob and @someone: see #general, #random, the docs, https://x.org/a?b=1&c=2 and mail me. @here @mods @leads Feb 18, 2014',
-    );
-  });
-
-  it('works without a resolver and survives one that throws', async () => {
-    expect(await renderSlackMrkdwn('<@U1> in <#C1>')).toBe('@someone in #a-channel');
-    expect(await renderSlackMrkdwn('<@U1>', { user: async () => Promise.reject(new Error('missing_scope')) })).toBe('@someone');
-  });
-
-  it('leaves literal angle brackets that were escaped alone', async () => {
-    expect(await renderSlackMrkdwn('if a &lt; b &amp;&amp; c &gt; d', names)).toBe('if a < b && c > d');
-  });
-});
-
-describe('rich text', () => {
-  it('walks sections, lists, quotes and preformatted blocks', async () => {
-    const block = {
-      type: 'rich_text',
-      elements: [
-        { type: 'rich_text_section', elements: [{ type: 'text', text: 'Intro with ' }, { type: 'emoji', name: 'wave', unicode: '1f44b' }, { type: 'text', text: ' and ' }, { type: 'usergroup', usergroup_id: 'S1' }, { type: 'broadcast', range: 'channel' }, { type: 'text', text: '\n' }] },
-        { type: 'rich_text_list', style: 'ordered', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'first' }] }, { type: 'rich_text_section', elements: [{ type: 'text', text: 'second' }] }] },
-        { type: 'rich_text_list', style: 'bullet', elements: [{ type: 'rich_text_section', elements: [{ type: 'link', url: 'https://a.b' }] }] },
-        { type: 'rich_text_quote', elements: [{ type: 'text', text: 'quoted words' }] },
-        { type: 'rich_text_preformatted', elements: [{ type: 'text', text: 'const x = 1;' }] },
-        { type: 'rich_text_section', elements: [{ type: 'emoji', name: 'custom_party' }, { type: 'date', timestamp: 1, format: '{date}', fallback: 'Jan 1' }] },
-      ],
-    };
-    expect(await renderRichTextBlock(block, names)).toBe(
-      'Intro with 👋 and @mods@channel\n1. first\n2. second\n• https://a.b\nquoted words\nconst x = 1;\n:custom_party:Jan 1',
-    );
-  });
-
-  it('does not decode entities in rich text, which Slack does not escape', async () => {
-    const block = { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'a &amp; b' }] }] };
-    expect(await renderRichTextBlock(block)).toBe('a &amp; b');
+  it('leaves names out of the score but shows them to readers', async () => {
+    const r = await renderSlackMessage({ blocks: [{ type: 'rich_text', elements: TWINS[2]!.elements }] }, names);
+    expect(r.readable).toBe('Thanks @Ada for posting in #general :tada: cc @mods — notes at the Q3 page');
+    expect(r.text).toBe('Thanks for posting in cc — notes at the Q3 page');
+    expect(r.excluded).toEqual({ codeBlocks: 0, mentions: 3, emoji: 1, links: 0 });
   });
 });
 
 describe('whole messages', () => {
-  it('prefers rich text over the duplicate plain text, and appends attachments', async () => {
-    const text = await extractSlackMessageText(
+  it('appends attachments after the message text', async () => {
+    const scored = await extractSlackMessageText(
       {
-        text: 'Hello <@U1>',
-        blocks: [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Hello ' }, { type: 'user', user_id: 'U1' }] }] }],
+        text: 'Hello <@U1>, the summary',
         attachments: [
-          { pretext: 'Forwarded:', title: 'Q3 report', text: 'Revenue &gt; plan', fields: [{ title: 'Owner', value: '<@U2>' }], fallback: 'ignored' },
+          { pretext: 'Forwarded:', title: 'Q3 report', text: 'Revenue &gt; plan', fields: [{ title: 'Owner', value: 'Finance team' }], fallback: 'ignored' },
           { fallback: 'Only a fallback here' },
         ],
       },
       names,
     );
-    expect(text).toBe('Hello @Ada\n\nForwarded:\nQ3 report\nRevenue > plan\nOwner\n@Grace\n\nOnly a fallback here');
+    expect(scored).toBe('Hello, the summary\n\nForwarded:\nQ3 report\nRevenue > plan\nOwner\nFinance team\n\nOnly a fallback here');
   });
 
-  it('falls back to the text of messages without blocks, and to layout blocks of bot messages', async () => {
-    expect(await extractSlackMessageText({ text: 'Plain &amp; simple' })).toBe('Plain & simple');
-    expect(
-      await extractSlackMessageText({
-        text: 'fallback',
-        blocks: [
-          { type: 'header', text: { type: 'plain_text', text: 'Weekly update' } },
-          { type: 'section', text: { type: 'mrkdwn', text: 'Shipped &amp; tested' }, fields: [{ type: 'plain_text', text: 'On time' }] },
-          { type: 'context', elements: [{ type: 'mrkdwn', text: 'by <@U1>' }] },
-        ],
-      }, names),
-    ).toBe('Weekly update\n\nShipped & tested\nOn time\n\nby @Ada');
+  // Block Kit Builder's "Approval" template (Slack's docs), as a bot would post it.
+  it('reads Block Kit layout messages, with *Type:* field labels as form labels', async () => {
+    const r = await renderSlackMessage({
+      text: 'fallback',
+      blocks: [
+        { type: 'header', text: { type: 'plain_text', text: 'New request' } },
+        { type: 'section', text: { type: 'mrkdwn', text: 'You have a new request:\n*<https://example.com|Fred Enriquez - Time Off request>*' } },
+        {
+          type: 'section',
+          fields: [
+            { type: 'mrkdwn', text: '*Type:*\nPaid time off' },
+            { type: 'mrkdwn', text: '*When:*\nAug 10-Aug 13' },
+          ],
+        },
+        { type: 'context', elements: [{ type: 'mrkdwn', text: 'by <@U1>' }] },
+      ],
+    });
+    expect(r.text).toBe('New request\n\nYou have a new request:\nFred Enriquez - Time Off request\n\nType: Paid time off\nWhen: Aug 10-Aug 13\n\nby');
   });
 
-  it('returns an empty string for a message with nothing to read', async () => {
+  it('returns an empty text for a message with nothing to read, or only code', async () => {
     expect(await extractSlackMessageText({ text: '', blocks: [], attachments: [{ image_url: 'https://x/y.png' }] })).toBe('');
+    const onlyCode = await renderSlackMessage({ text: '```SELECT 1;```' });
+    expect(onlyCode.text).toBe('');
+    expect(onlyCode.excluded.codeBlocks).toBe(1);
   });
 
   it('reads a shared message carried as an attachment with blocks', async () => {
-    const text = await extractSlackMessageText({
+    const scored = await extractSlackMessageText({
       text: '',
-      attachments: [{ blocks: [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Shared words' }] }] }] }],
+      attachments: [{ blocks: [{ type: 'rich_text', elements: [section(text('Shared words'))] }] }],
     });
-    expect(text).toBe('Shared words');
+    expect(scored).toBe('Shared words');
   });
 });

@@ -5,7 +5,8 @@
 import type { MessageContextMenuCommandInteraction } from 'discord.js';
 import { describeDetectError, errorCode } from '../../chat/errors.ts';
 import { answerProblem, deferAnswer, runCheck, type BotContext } from '../check.ts';
-import { messageLink, textOfMessage, type MessageLike } from '../message-text.ts';
+import type { RenderedText } from '../../chat/markup.ts';
+import { messageLink, readMessage, type MessageLike } from '../message-text.ts';
 
 export async function handleCheckMessage(ctx: BotContext, interaction: MessageContextMenuCommandInteraction): Promise<void> {
   if (!(await deferAnswer(ctx, interaction))) return;
@@ -15,16 +16,17 @@ export async function handleCheckMessage(ctx: BotContext, interaction: MessageCo
     channelId?: string;
     channel_id?: string;
   };
-  let text: string;
+  let rendered: RenderedText;
   try {
-    text = textOfMessage(message);
+    rendered = readMessage(message);
   } catch (err) {
     await answerProblem(ctx, interaction, describeDetectError(err), errorCode(err));
     return;
   }
   const channelId = message.channelId ?? message.channel_id ?? interaction.channelId ?? '';
   await runCheck(ctx, interaction, {
-    text,
+    text: rendered.text,
+    excluded: rendered.excluded,
     mode: ctx.settings.messageMode,
     language: undefined,
     segments: ctx.settings.messageSegments,

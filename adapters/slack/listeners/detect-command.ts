@@ -3,6 +3,7 @@
  * checked and answered ephemerally through the command's response_url.
  */
 import type { App } from '@slack/bolt';
+import { countWords } from '../../chat/message-text.ts';
 import { helpLines, parseDetectCommand } from '../../chat/modes.ts';
 import { buildErrorMessage, buildHelpMessage, buildResultMessage } from '../blocks.ts';
 import { createNameResolver, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
@@ -23,7 +24,7 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
     await ack();
 
     // Command text arrives with Slack's entity escaping and, when the command escapes them, <@U…> tokens.
-    const text = await renderSlackMrkdwn(parsed.text, createNameResolver(client, ctx.names));
+    const rendered = await renderSlackMrkdwn(parsed.text, createNameResolver(client, ctx.names));
     const outcome = await runCheck(ctx, {
       kind: 'command',
       teamId: command.team_id,
@@ -31,7 +32,8 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
       channelId: command.channel_id,
       mode: parsed.mode,
       client,
-      rawText: text,
+      rawText: rendered.text,
+      source: { kind: 'text', words: countWords(rendered.text), excluded: rendered.excluded },
     });
     const reply = outcome.ok
       ? buildResultMessage({ result: outcome.result, checkId: outcome.record.checkId, source: outcome.record.source, text: outcome.record.text })

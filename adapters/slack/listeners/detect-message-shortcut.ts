@@ -7,7 +7,7 @@ import type { App, MessageShortcut, RespondFn, webApi } from '@slack/bolt';
 import { buildErrorMessage, buildResultMessage, type SlackMessage } from '../blocks.ts';
 import { createNameResolver, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
 import { defaultModeFor } from '../config.ts';
-import { extractSlackMessageText } from '../message-text.ts';
+import { renderSlackMessage } from '../message-text.ts';
 
 export const MESSAGE_SHORTCUT_CALLBACK_ID = 'detect_message';
 export const MESSAGE_SHORTCUT_NAME = 'Check for AI text';
@@ -64,8 +64,8 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
     // A reply in a thread is answered in that thread; a top-level message in the channel.
     const threadTs = message.thread_ts && message.thread_ts !== ts ? message.thread_ts : undefined;
 
-    const [text, permalink] = await Promise.all([
-      extractSlackMessageText(message, createNameResolver(client, ctx.names)),
+    const [rendered, permalink] = await Promise.all([
+      renderSlackMessage(message, createNameResolver(client, ctx.names)),
       client.chat
         .getPermalink({ channel, message_ts: ts })
         .then((r) => r.permalink)
@@ -78,8 +78,8 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
       channelId: channel,
       mode: defaultModeFor(ctx.config, teamId),
       client,
-      rawText: text,
-      source: { kind: 'message', authorId: message.user, permalink },
+      rawText: rendered.text,
+      source: { kind: 'message', authorId: message.user, permalink, excluded: rendered.excluded },
       permalink,
       messageAuthorId: message.user,
     });

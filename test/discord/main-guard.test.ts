@@ -1,0 +1,72 @@
+/**
+ * `npm run discord` as a process, fed Discord's documented slash-command example (no
+ * `entitlements`, see documented-payloads.ts) and an interaction discord.js cannot read: the process
+ * answers both, logs the unreadable one with its interaction id, and goes on answering /detect.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { slashCommandExample } from './documented-payloads.ts';
+import { FakeDiscord, snowflake } from './fake-discord.ts';
+import { chatInputDetect, user } from './payloads.ts';
+
+const APP_ID = snowflake();
+const TOKEN = 'main-guard-bot-token.secret-part';
+const TEXT =
+  'The committee met twice in March to review the budget. Several members asked why the travel line had doubled, ' +
+  'and the treasurer explained that two conferences had moved from online to in person. After a long discussion the ' +
+  'members agreed to cap travel at last year’s level and revisit the question in the autumn.';
+
+let fake: FakeDiscord;
+let child: ChildProcess | undefined;
+let output = '';
+
+beforeAll(async () => {
+  fake = await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN });
+});
+
+afterAll(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  await fake?.close();
+});
+
+it('survives the documented example and an unreadable interaction, and keeps answering', async () => {
+  const env: NodeJS.ProcessEnv = { ...process.env, DISCORD_TOKEN: TOKEN, DISCORD_API_URL: fake.apiUrl, LOG_LEVEL: 'info' };
+  delete env.DETECT_API_URL;
+  delete env.DETECT_API_KEY;
+  child = spawn(process.execPath, ['--import', 'tsx', 'adapters/discord/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+  await Promise.race([
+    fake.waitForReady(),
+    exited.then((code) => {
+      throw new Error(`bot exited (${code}) before identifying:\n${output}`);
+    }),
+  ]);
+
+  const documented = { ...slashCommandExample(), token: `A_UNIQUE_TOKEN-${snowflake()}` } as { id: string; token: string };
+  fake.sendInteraction(documented);
+  const deferred = await fake.waitForRequest((r) => r.method === 'POST' && r.path === `/interactions/${documented.id}/${documented.token}/callback`);
+  expect(deferred.body.type).toBe(5);
+
+  const broken: Record<string, unknown> = { ...slashCommandExample(), id: snowflake(), token: `broken-${snowflake()}`, application_id: APP_ID };
+  delete broken.member;
+  fake.sendInteraction(broken as { id: string; token: string });
+  const answered = await fake.waitForRequest((r) => r.method === 'POST' && r.path === `/interactions/${broken.id}/${broken.token}/callback`);
+  expect(answered.body.type).toBe(4);
+
+  const place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
+  const payload = chatInputDetect(place, user(), { text: TEXT, mode: 'general' });
+  fake.sendInteraction(payload);
+  const edit = await fake.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), 20_000);
+  expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+  expect(child.exitCode).toBeNull();
+
+  const lines = output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  expect(lines.find((l) => l.interactionId === broken.id)).toMatchObject({ level: 50, event: 'INTERACTION_CREATE', err: { name: 'TypeError' } });
+  expect(output).not.toContain(String(broken.token));
+  expect(output).not.toContain('secret-part');
+
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+}, 60_000);
