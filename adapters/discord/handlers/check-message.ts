@@ -4,11 +4,22 @@
  */
 import type { MessageContextMenuCommandInteraction } from 'discord.js';
 import { describeDetectError, errorCode } from '../../chat/errors.ts';
-import { answerProblem, deferAnswer, runCheck, type BotContext } from '../check.ts';
+import { answerProblem, deferAnswer, guildSettings, runCheck, type BotContext } from '../check.ts';
 import { messageLink, textOfMessage, type MessageLike } from '../message-text.ts';
+import { mayCheckMessages } from './settings-command.ts';
 
 export async function handleCheckMessage(ctx: BotContext, interaction: MessageContextMenuCommandInteraction): Promise<void> {
   if (!(await deferAnswer(ctx, interaction))) return;
+  const serverSettings = await guildSettings(ctx, interaction.guildId);
+  if (!mayCheckMessages(interaction, serverSettings.checkerId)) {
+    await answerProblem(
+      ctx,
+      interaction,
+      `In this server only members with <@&${serverSettings.checkerId}> may run "Check for AI text" (set with /detect-settings checker-role).`,
+      'checker_role_required',
+    );
+    return;
+  }
   // A `Message` when the channel is cached, the raw API object otherwise; both fit MessageLike.
   const message = interaction.targetMessage as unknown as MessageLike & {
     author?: { id: string } | null;
@@ -25,7 +36,7 @@ export async function handleCheckMessage(ctx: BotContext, interaction: MessageCo
   const channelId = message.channelId ?? message.channel_id ?? interaction.channelId ?? '';
   await runCheck(ctx, interaction, {
     text,
-    mode: ctx.settings.messageMode,
+    mode: serverSettings.defaultMode ?? ctx.settings.messageMode,
     language: undefined,
     segments: ctx.settings.messageSegments,
     source: {
