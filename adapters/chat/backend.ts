@@ -65,7 +65,7 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
  *   in-process service only.
  * - `DETECT_QUEUE_MAX_WAIT_MS` (default 20000): longest a check waits in the queue for its turn
  *   before the moderator is told to try again.
- * - `DETECT_QUEUE_CONCURRENCY` (default 2): checks on the wire at once, across instances.
+ * - `DETECT_QUEUE_CONCURRENCY` (default 8): checks on the wire at once, across instances.
  * - `DETECT_QUEUE_RATE` (e.g. `600/1m`): the API key's budget, to pace calls to it; unset → the
  *   in-process service's own limit, or (remote) pacing by the service's 429 answers alone.
  * - `REDIS_URL` (unset): shares the queue (budget, positions, 429 pauses) between bot instances,
@@ -79,7 +79,7 @@ export async function connectDetectionBackend(
   const maxRetries = positiveInt(env, 'DETECT_MAX_RETRIES', 2);
   const maxRateLimitWaitMs = positiveInt(env, 'DETECT_MAX_RATE_LIMIT_WAIT_MS', 10_000);
   const queueMaxWaitMs = positiveInt(env, 'DETECT_QUEUE_MAX_WAIT_MS', 20_000);
-  const queueConcurrency = Math.max(1, positiveInt(env, 'DETECT_QUEUE_CONCURRENCY', 2));
+  const queueConcurrency = Math.max(1, positiveInt(env, 'DETECT_QUEUE_CONCURRENCY', 8));
   const configuredRate = parseQueueRate(env.DETECT_QUEUE_RATE);
   const redisUrl = env.REDIS_URL?.trim() || undefined;
   // The client's own limiter stays off: pacing, order and the wait bound belong to the bots' queue,

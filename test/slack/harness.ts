@@ -65,10 +65,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     SLACK_HOST: '127.0.0.1',
     SLACK_API_URL: slack.apiUrl,
     SLACK_AUDIT_CHANNEL: 'C0AUDIT',
+    // State in this harness's own folder (SQLite), unless REDIS_URL makes it Redis.
+    DATA_DIR: join(dir, 'data'),
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...options.env,
   });
-  const app = await startSlackApp(config, { detector: backend.client, logger });
+  const app = await startSlackApp(config, { detector: backend.detector, logger });
   return {
     service,
     proxy,
