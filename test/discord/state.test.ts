@@ -54,6 +54,8 @@ interface BotUnderTest {
   bot: DiscordBot;
   backend: DetectionBackend;
   place: Place;
+  /** Texts in the order the bot handed them to the queue. */
+  taken: string[];
 }
 
 async function startBot(state: StoreLocation, fake?: FakeDiscord, env: Record<string, string> = {}, place?: Place): Promise<BotUnderTest> {
@@ -62,9 +64,16 @@ async function startBot(state: StoreLocation, fake?: FakeDiscord, env: Record<st
     { DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_MAX_RETRIES: '0', ...(state.redisUrl ? { REDIS_URL: state.redisUrl } : {}), ...env },
     { logger: pino({ level: 'silent' }) },
   );
-  const bot = createDiscordBot({ token: TOKEN, detect: backend.detector, settings: { apiUrl: discord.apiUrl, state } });
+  const taken: string[] = [];
+  const detect = {
+    detect: (request: Parameters<DetectionBackend['detector']['detect']>[0], options?: Parameters<DetectionBackend['detector']['detect']>[1]) => {
+      taken.push(request.text);
+      return backend.detector.detect(request, options);
+    },
+  };
+  const bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: discord.apiUrl, state } });
   await bot.start();
-  return { fake: discord, bot, backend, place: place ?? { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() } };
+  return { fake: discord, bot, backend, taken, place: place ?? { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() } };
 }
 
 async function stopBot(b: BotUnderTest | undefined, closeFake = true): Promise<void> {
@@ -281,10 +290,9 @@ describe('a burst of 30 checks against a key limited to 10 per 5 s', () => {
     // Order: the bot takes a check when its deferral is done (discord.js finishes those in its own
     // order); from then on the queue keeps the order: the service first sees the checks in the order
     // they were taken, up to the queue's concurrency (8 on the wire at once).
-    const takenOrder = exchanges
-      .map((x, i) => ({ n: i + 1, at: x.callback.at }))
-      .sort((x, y) => x.at - y.at)
-      .map((x) => x.n);
+    const takenOrder = b.taken.map((text) => Number(/^Check number (\d+)\./.exec(text)?.[1]));
+    expect(takenOrder).toHaveLength(30);
+    const askedDisplacement = Math.max(...takenOrder.map((n, i) => Math.abs(n - 1 - i)));
     const firstSeen: number[] = [];
     for (const body of proxy.detectBodies.slice(firstCall)) {
       const n = Number(/^Check number (\d+)\./.exec(body.text)?.[1]);
@@ -292,12 +300,12 @@ describe('a burst of 30 checks against a key limited to 10 per 5 s', () => {
     }
     expect(firstSeen).toHaveLength(30);
     firstSeen.forEach((n, index) => expect(Math.abs(takenOrder.indexOf(n) - index)).toBeLessThan(8));
-    const ordered = firstSeen.filter((n, i) => takenOrder[i] === n).length;
+    const queueDisplacement = Math.max(...firstSeen.map((n, i) => Math.abs(takenOrder.indexOf(n) - i)));
 
     console.info(
       `[measure] Discord burst, 30 checks, key 10/5 s: deferral p50 ${percentile(deferrals, 50)} ms, p99 ${percentile(deferrals, 99)} ms; ` +
         `answer p50 ${percentile(answers, 50)} ms, p99 ${percentile(answers, 99)} ms, all 30 in ${total} ms; ` +
-        `${notices.length} queued notices; ${ordered}/30 reached the service in exactly the order the bot took them; 0 refused`,
+        `${notices.length} queued notices; taken at most ${askedDisplacement} places from the order sent, reached the service at most ${queueDisplacement} places from the order taken; 0 refused`,
     );
   }, 60_000);
 });

@@ -81,8 +81,8 @@ describe('burst of 30 checks against a key limited to 10 per 5 s', () => {
     expect(firstSeen).toHaveLength(30);
     expect(taken).toHaveLength(30);
     firstSeen.forEach((n, index) => expect(Math.abs(taken.indexOf(n) - index)).toBeLessThan(8));
-    const exact = firstSeen.filter((n, i) => taken[i] === n).length;
-    const asked = taken.filter((n, i) => n === i + 1).length;
+    const queueDisplacement = Math.max(...firstSeen.map((n, i) => Math.abs(taken.indexOf(n) - i)));
+    const askedDisplacement = Math.max(...taken.map((n, i) => Math.abs(n - 1 - i)));
     // 30 checks at 10 per 5 s need three windows: the last answers come after about 10 s, well within the 20 s bound.
     const waits = replies.map((r) => r.at - sent).sort((a, b) => a - b);
     expect(waits.at(-1)!).toBeGreaterThan(4_000);
@@ -90,7 +90,7 @@ describe('burst of 30 checks against a key limited to 10 per 5 s', () => {
     console.info(
       `[measure] Slack burst, 30 /detect, key 10/5 s: ack p50 ${percentile(acks, 50).toFixed(1)} ms, p99 ${percentile(acks, 99).toFixed(1)} ms; ` +
         `answer p50 ${percentile(waits, 50)} ms, p99 ${percentile(waits, 99)} ms, all 30 in ${total} ms; ` +
-        `${notices.length} queued notices; ${asked}/30 queued in exactly the order sent, ${exact}/30 reached the service in exactly the queued position; 0 refused`,
+        `${notices.length} queued notices; queued at most ${askedDisplacement} places from the order sent, reached the service at most ${queueDisplacement} places from the order queued; 0 refused`,
     );
   }, 60_000);
 });
