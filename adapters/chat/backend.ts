@@ -4,19 +4,36 @@
  * loopback port, with a sandbox key of their own, so a workspace can try a bot with nothing but
  * chat-platform credentials.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { DetectClient } from '../../src/client/index.ts';
+import { DetectClient, type DetectCallOptions } from '../../src/client/index.ts';
+import type { DetectRequest, DetectResponse } from '../../src/client/types.ts';
+import { DetectionQueue, parseQueueRate, type QueueRate } from './queue.ts';
+
+/** Options of one queued detection call. */
+export interface QueuedCallOptions extends DetectCallOptions {
+  /** Told the check's place in the queue while it waits (1 = next). */
+  onQueued?: ((position: number) => unknown) | undefined;
+  /** Told how long the check waited for its turn, when it starts. */
+  onStart?: ((waitedMs: number) => void) | undefined;
+}
+
+/** What the bots call: detection through the shared queue. */
+export interface QueuedDetector {
+  detect(request: DetectRequest, options?: QueuedCallOptions): Promise<DetectResponse>;
+}
 
 export interface DetectionBackend {
+  /** The bots' way in: every call waits its turn in `queue` (see adapters/chat/queue.ts). */
+  detector: QueuedDetector;
+  queue: DetectionQueue;
+  /** The client underneath, unqueued (for tools and tests that want the raw service answers). */
   client: DetectClient;
   /** Base URL of the service being called (the in-process one's loopback address when it was started here). */
   apiUrl: string;
   /** True when the service runs inside this process. */
   embedded: boolean;
-  /** Closes the client, and the in-process service and its temporary key file when there is one. */
+  /** Closes the queue, the client, and the in-process service and its temporary key file when there is one. */
   close(): Promise<void>;
 }
 
@@ -44,8 +61,15 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
  *   them, so the default is modest.
  * - `DETECT_MAX_RATE_LIMIT_WAIT_MS` (default 10000): a 429 asking to wait longer than this fails at
  *   once with "try again in N s" instead of keeping a moderator waiting.
- * - `DETECT_MAX_TEXT_CHARS` (default 50000), `MODEL_PATH` (engine default), `REDIS_URL` (unset):
- *   passed to the in-process service only.
+ * - `DETECT_MAX_TEXT_CHARS` (default 50000), `MODEL_PATH` (engine default): passed to the
+ *   in-process service only.
+ * - `DETECT_QUEUE_MAX_WAIT_MS` (default 20000): longest a check waits in the queue for its turn
+ *   before the moderator is told to try again.
+ * - `DETECT_QUEUE_CONCURRENCY` (default 8): checks on the wire at once, across instances.
+ * - `DETECT_QUEUE_RATE` (e.g. `600/1m`): the API key's budget, to pace calls to it; unset → the
+ *   in-process service's own limit, or (remote) pacing by the service's 429 answers alone.
+ * - `REDIS_URL` (unset): shares the queue (budget, positions, 429 pauses) between bot instances,
+ *   and is passed to the in-process service.
  */
 export async function connectDetectionBackend(
   env: NodeJS.ProcessEnv = process.env,
@@ -54,11 +78,36 @@ export async function connectDetectionBackend(
   const timeoutMs = positiveInt(env, 'DETECT_TIMEOUT_MS', 10_000);
   const maxRetries = positiveInt(env, 'DETECT_MAX_RETRIES', 2);
   const maxRateLimitWaitMs = positiveInt(env, 'DETECT_MAX_RATE_LIMIT_WAIT_MS', 10_000);
-  // No client-side pacing: a paced call would sit silently in a queue until the window reopens,
-  // while a moderator is better served by an immediate "try again in N s" from the server's 429.
+  const queueMaxWaitMs = positiveInt(env, 'DETECT_QUEUE_MAX_WAIT_MS', 20_000);
+  const queueConcurrency = Math.max(1, positiveInt(env, 'DETECT_QUEUE_CONCURRENCY', 8));
+  const configuredRate = parseQueueRate(env.DETECT_QUEUE_RATE);
+  const redisUrl = env.REDIS_URL?.trim() || undefined;
+  // The client's own limiter stays off: pacing, order and the wait bound belong to the bots' queue,
+  // which knows each check's position; the client still honours a 429's pause within one call.
   const common = { timeoutMs, maxRetries, maxRateLimitWaitMs, limiter: false as const, logger: options.logger, userAgent: options.userAgent };
   const logger = options.logger;
   const apiUrl = env.DETECT_API_URL?.trim();
+
+  const queued = (client: DetectClient, url: string, key: string, rate: QueueRate | undefined): Pick<DetectionBackend, 'detector' | 'queue'> => {
+    const queue = new DetectionQueue({
+      // Instances calling the same service with the same key share one budget; the key itself never reaches Redis.
+      id: `textdetect:bots:queue:${createHash('sha256').update(`${url}\n${key}`).digest('hex').slice(0, 24)}`,
+      maxConcurrent: queueConcurrency,
+      rate,
+      maxWaitMs: queueMaxWaitMs,
+      redisUrl,
+      logger,
+    });
+    const detector: QueuedDetector = {
+      async detect(request, callOptions = {}) {
+        const { onQueued, onStart, ...clientOptions } = callOptions;
+        const { value, waitedMs } = await queue.run(() => client.detect(request, clientOptions), { onQueued, signal: clientOptions.signal });
+        onStart?.(waitedMs);
+        return value;
+      },
+    };
+    return { queue, detector };
+  };
 
   if (apiUrl) {
     const apiKey = env.DETECT_API_KEY?.trim();
@@ -71,58 +120,61 @@ export async function connectDetectionBackend(
       throw new Error(`DETECT_API_URL="${apiUrl}" is not a valid URL (expected e.g. https://detect.example.com).`);
     }
     const client = new DetectClient({ ...common, apiKey, baseUrl: apiUrl });
+    const { queue, detector } = queued(client, apiUrl, apiKey, configuredRate);
     return {
+      detector,
+      queue,
       client,
       apiUrl,
       embedded: false,
       async close() {
-        await client.close();
+        try {
+          await queue.close();
+        } finally {
+          await client.close();
+        }
       },
     };
   }
 
   // Imported lazily: a bot pointed at a remote service never loads the engine and its model.
-  const [{ startService }, { createApiKey }] = await Promise.all([
-    import('../../src/service/index.ts'),
-    import('../../src/service/keys.ts'),
-  ]);
-  const dir = await mkdtemp(join(tmpdir(), 'textdetect-bot-'));
-  const apiKeysFile = join(dir, 'keys.json');
-  let service: Awaited<ReturnType<typeof startService>> | undefined;
-  try {
-    const { key } = await createApiKey(apiKeysFile, { name: 'chat-bot (in-process)', environment: 'sandbox' });
-    service = await startService({
+  const { startService, defaultConfig, parseDuration } = await import('../../src/service/index.ts');
+  const service = await startService(
+    {
       host: '127.0.0.1',
       port: 0,
-      environment: 'sandbox',
-      apiKeysFile,
       maxTextChars: positiveInt(env, 'DETECT_MAX_TEXT_CHARS', 50_000),
       ...(env.MODEL_PATH?.trim() ? { modelPath: env.MODEL_PATH.trim() } : {}),
-      ...(env.REDIS_URL ? { redisUrl: env.REDIS_URL } : {}),
+      ...(redisUrl ? { redisUrl } : {}),
       ...(logger ? { logger } : {}),
-    });
-    const started = service;
-    const client = new DetectClient({ ...common, apiKey: key, baseUrl: started.url });
-    logger?.info({ apiUrl: started.url }, 'started the detection service in-process (DETECT_API_URL unset)');
+    },
+    { sandboxKey: { name: 'chat-bot (in-process)' } },
+  );
+  try {
+    const key = service.sandboxKey as string;
+    const client = new DetectClient({ ...common, apiKey: key, baseUrl: service.url });
+    // The in-process service's limit is known: its default per-key budget.
+    const defaults = defaultConfig();
+    const rate = configuredRate ?? { max: defaults.rateLimitMax, intervalMs: parseDuration(defaults.rateLimitWindow) ?? 60_000 };
+    const { queue, detector } = queued(client, service.url, key, rate);
+    logger?.info({ apiUrl: service.url }, 'started the detection service in-process (DETECT_API_URL unset)');
     return {
+      detector,
+      queue,
       client,
-      apiUrl: started.url,
+      apiUrl: service.url,
       embedded: true,
       async close() {
         try {
+          await queue.close();
           await client.close();
         } finally {
-          try {
-            await started.close();
-          } finally {
-            await rm(dir, { recursive: true, force: true });
-          }
+          await service.close();
         }
       },
     };
   } catch (err) {
-    await service?.close().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
+    await service.close().catch(() => undefined);
     throw err;
   }
 }

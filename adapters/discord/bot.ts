@@ -9,13 +9,15 @@ import { Client, Events, GatewayIntentBits, RESTEvents, type Interaction } from 
 import { once } from 'node:events';
 import pino, { type Logger } from 'pino';
 import { deferAnswer, interactionFields, type BotContext, type DetectionApi } from './check.ts';
-import { CHECK_MESSAGE_COMMAND, DETECT_COMMAND } from './commands.ts';
+import { openChatStore, type ChatStore } from '../chat/store/index.ts';
+import { CHECK_MESSAGE_COMMAND, DETECT_COMMAND, SETTINGS_COMMAND } from './commands.ts';
 import { DEFAULT_SETTINGS, type DiscordBotSettings } from './config.ts';
 import { describeDiscordError } from './discord-errors.ts';
 import { guardGatewayDispatch, type GatewayGuard } from './gateway-guard.ts';
 import { handleCheckMessage } from './handlers/check-message.ts';
 import { handleDetectCommand } from './handlers/detect-command.ts';
 import { handleRecheckButton, isRecheckButton } from './handlers/recheck-button.ts';
+import { handleSettingsCommand } from './handlers/settings-command.ts';
 import { ModLog } from './modlog.ts';
 import { RecheckStore } from './recheck-store.ts';
 
@@ -30,6 +32,8 @@ export interface DiscordBotOptions {
   settings?: Partial<DiscordBotSettings> | undefined;
   /** Structured logger; silent when omitted. */
   logger?: Logger | undefined;
+  /** State store to use instead of opening one from `settings.state`; the bot then does not close it. */
+  store?: ChatStore | undefined;
 }
 
 export interface DiscordBot {
@@ -39,13 +43,14 @@ export interface DiscordBot {
   readonly gateway: GatewayGuard;
   /** Logs in and resolves once the gateway session is ready. */
   start(): Promise<void>;
-  /** Cancels pending checks, closes the gateway connection and forgets remembered texts. */
+  /** Cancels pending checks, closes the gateway connection and the state store it opened. */
   stop(): Promise<void>;
 }
 
 async function routeInteraction(ctx: BotContext, interaction: Interaction): Promise<void> {
   if (interaction.isChatInputCommand()) {
     if (interaction.commandName === DETECT_COMMAND) return handleDetectCommand(ctx, interaction);
+    if (interaction.commandName === SETTINGS_COMMAND) return handleSettingsCommand(ctx, interaction);
   } else if (interaction.isMessageContextMenuCommand()) {
     if (interaction.commandName === CHECK_MESSAGE_COMMAND) return handleCheckMessage(ctx, interaction);
   } else if (interaction.isButton()) {
@@ -73,12 +78,14 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
     allowedMentions: { parse: [] },
   });
   const shutdown = new AbortController();
+  const state = options.store ?? openChatStore(settings.state, logger);
   const context: BotContext = {
     detect: options.detect,
     settings,
-    store: new RecheckStore({ ttlMs: settings.recheckTtlMs, maxEntries: settings.recheckMaxEntries }),
+    store: new RecheckStore(state, { ttlMs: settings.recheckTtlMs }),
+    state,
     logger,
-    modLog: settings.modLogChannelId ? new ModLog(client.rest, settings.modLogChannelId, logger) : undefined,
+    modLog: new ModLog(client.rest, logger),
     signal: shutdown.signal,
   };
 
@@ -116,6 +123,7 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
           applicationId: client.application?.id,
           guilds: client.guilds.cache.size,
           modLog: settings.modLogChannelId ?? null,
+          state: state.kind,
           ephemeral: settings.ephemeral,
         },
         'discord bot ready',
@@ -124,7 +132,7 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
     async stop() {
       shutdown.abort();
       await client.destroy();
-      context.store.clear();
+      if (!options.store) await state.close();
     },
   };
 }

@@ -16,6 +16,7 @@ import type { DetectRequest, DetectResponse, Language, Mode } from '../../src/co
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import type { ExcludedCounts } from '../chat/format.ts';
 import { prepareTextForDetection } from '../chat/message-text.ts';
+import type { ChatStore, ScopeSettings } from '../chat/store/index.ts';
 import type { DiscordBotSettings } from './config.ts';
 import { describeDiscordError } from './discord-errors.ts';
 import type { ModLog, ModLogEntry } from './modlog.ts';
@@ -24,7 +25,16 @@ import { problemEmbed, recheckButtons, resultEmbed } from './reply.ts';
 
 /** The part of the detection client the bot uses (`DetectClient` from src/client fits it). */
 export interface DetectionApi {
-  detect(request: DetectRequest, options?: { requestId?: string; signal?: AbortSignal }): Promise<DetectResponse>;
+  detect(
+    request: DetectRequest,
+    options?: {
+      requestId?: string;
+      signal?: AbortSignal;
+      /** Called while the check waits in the bots' queue (see adapters/chat/queue.ts). */
+      onQueued?: (position: number) => unknown;
+      onStart?: (waitedMs: number) => void;
+    },
+  ): Promise<DetectResponse>;
 }
 
 /** Everything a handler needs, built once by the bot. */
@@ -32,10 +42,23 @@ export interface BotContext {
   detect: DetectionApi;
   settings: DiscordBotSettings;
   store: RecheckStore;
+  /** Re-check texts and per-server settings; SQLite or Redis (adapters/chat/store/). */
+  state: ChatStore;
   logger: Logger;
-  modLog: ModLog | undefined;
+  modLog: ModLog;
   /** Aborted when the bot shuts down, so pending calls end instead of holding the process open. */
   signal: AbortSignal;
+}
+
+/** A server's `/detect-settings`; empty in DMs, and when the store cannot answer (defaults apply then). */
+export async function guildSettings(ctx: BotContext, guildId: string | null | undefined): Promise<ScopeSettings> {
+  if (!guildId) return {};
+  try {
+    return await ctx.state.getSettings(`discord:${guildId}`);
+  } catch (err) {
+    ctx.logger.warn({ guildId, err: (err as Error).message }, 'could not read the server settings; using the defaults');
+    return {};
+  }
 }
 
 /** Log fields that identify an interaction without its token or any text. */
@@ -98,6 +121,11 @@ export interface CheckRequest {
   excluded?: ExcludedCounts | undefined;
 }
 
+/** What a moderator sees while their check waits for its turn. */
+export function queuedNotice(position: number): string {
+  return `⏳ Queued (position ${position}): other checks are ahead of this one; the answer follows as soon as the detection service has room.`;
+}
+
 /** Failures where the same request may succeed later, so the reply offers "Try again". */
 function isTransient(err: unknown): boolean {
   return err instanceof RateLimitError || err instanceof ServerError || err instanceof TimeoutError || err instanceof ConnectionError;
@@ -114,15 +142,22 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
     return;
   }
 
-  const key =
-    request.key ??
-    ctx.store.remember({
-      text,
-      language: request.language,
-      segments: request.segments,
-      source: request.source,
-      ownerId: interaction.user.id,
-    });
+  let key: string;
+  try {
+    key =
+      request.key ??
+      (await ctx.store.remember({
+        text,
+        language: request.language,
+        segments: request.segments,
+        source: request.source,
+        ownerId: interaction.user.id,
+      }));
+  } catch (err) {
+    ctx.logger.error({ ...fields, err: (err as Error).message }, 'could not store the check for its buttons');
+    await answerProblem(ctx, interaction, 'The bot could not save this check (its state store is unavailable). Try again in a minute.', 'state_unavailable');
+    return;
+  }
 
   // Sent as X-Request-Id: the service logs it as caller_request_id, so bot and service logs can be
   // joined even for calls that never got a req_ id (service unreachable).
@@ -130,6 +165,9 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
   const started = performance.now();
   const deadline = AbortSignal.timeout(ctx.settings.checkDeadlineMs);
   let result: DetectResponse;
+  let queueWaitMs: number | undefined;
+  // Once a "queued" notice replaced the placeholder, the final answer must clear it.
+  let announced = false;
   try {
     result = await ctx.detect.detect(
       {
@@ -138,7 +176,17 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
         segments: request.segments,
         ...(request.language ? { language: request.language } : {}),
       },
-      { requestId: callerRequestId, signal: AbortSignal.any([ctx.signal, deadline]) },
+      {
+        requestId: callerRequestId,
+        signal: AbortSignal.any([ctx.signal, deadline]),
+        onQueued: async (position) => {
+          announced = true;
+          await editAnswer(ctx, interaction, { content: queuedNotice(position) });
+        },
+        onStart: (waitedMs) => {
+          queueWaitMs = waitedMs;
+        },
+      },
     );
   } catch (caught) {
     // Our own deadline surfaces from the client as an abort; to the moderator it is a timeout.
@@ -152,6 +200,7 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
     if (code === 'internal_error') ctx.logger.error({ ...fields, callerRequestId, ms, err }, 'check failed inside the bot');
     else ctx.logger.warn({ ...fields, callerRequestId, ms, code, requestId }, 'check failed');
     await editAnswer(ctx, interaction, {
+      ...(announced ? { content: '' } : {}),
       embeds: [problemEmbed(describeDetectError(err))],
       components: isTransient(err) ? recheckButtons(key, request.mode, { retry: true }) : [],
     });
@@ -160,10 +209,11 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
   }
 
   ctx.logger.info(
-    { ...fields, callerRequestId, ms: Math.round(performance.now() - started), requestId: result.request_id, verdict: result.verdict },
+    { ...fields, callerRequestId, ms: Math.round(performance.now() - started), queueWaitMs, requestId: result.request_id, verdict: result.verdict },
     'check done',
   );
   await editAnswer(ctx, interaction, {
+    ...(announced ? { content: '' } : {}),
     embeds: [
       resultEmbed(result, { languageGiven: request.language !== undefined, segments: request.segments, source: request.source, excluded: request.excluded }),
     ],
@@ -180,7 +230,9 @@ async function recordInModLog(
   outcome: ModLogEntry['outcome'],
 ): Promise<void> {
   if (request.source.kind !== 'message') return;
-  await ctx.modLog?.record({
+  const channelId = (await guildSettings(ctx, interaction.guildId)).auditChannelId ?? ctx.settings.modLogChannelId;
+  if (!channelId) return;
+  await ctx.modLog.record(channelId, {
     userId: interaction.user.id,
     link: request.source.link,
     authorId: request.source.authorId,

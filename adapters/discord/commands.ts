@@ -4,6 +4,7 @@
  */
 import {
   ApplicationCommandType,
+  ChannelType,
   ApplicationIntegrationType,
   ContextMenuCommandBuilder,
   InteractionContextType,
@@ -15,6 +16,20 @@ import type { Mode } from '../../src/contract.ts';
 import { CHAT_MODES, modeLabel } from '../chat/format.ts';
 
 export const DETECT_COMMAND = 'detect';
+/** Server settings, for members with Manage Server. */
+export const SETTINGS_COMMAND = 'detect-settings';
+export const SETTINGS_SUBCOMMANDS = {
+  show: 'show',
+  mode: 'mode',
+  modlog: 'modlog',
+  checkerRole: 'checker-role',
+} as const;
+export const SETTINGS_OPTIONS = { mode: 'mode', channel: 'channel', role: 'role' } as const;
+/** The `mode` choice that removes the server's own default. */
+export const BOT_DEFAULT_CHOICE = 'bot-default';
+/** Channels a mod log can be posted in (text-like, where the bot can send plain messages). */
+export const MODLOG_CHANNEL_TYPES = [ChannelType.GuildText, ChannelType.GuildAnnouncement] as const;
+
 /** Shown in the message's "Apps" menu; context-menu names may contain spaces and capitals. */
 export const CHECK_MESSAGE_COMMAND = 'Check for AI text';
 
@@ -123,7 +138,42 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
     .setIntegrationTypes(ApplicationIntegrationType.GuildInstall)
     .setDefaultMemberPermissions(options.checkMessagePermission);
 
-  return [detect.toJSON(), checkMessage.toJSON()];
+  const settings = new SlashCommandBuilder()
+    .setName(SETTINGS_COMMAND)
+    .setDescription('Server settings of the AI-text checks (Manage Server only)')
+    .setContexts(InteractionContextType.Guild)
+    .setIntegrationTypes(ApplicationIntegrationType.GuildInstall)
+    // The handler checks Manage Server again: admins can widen a command's audience in Integrations.
+    .setDefaultMemberPermissions(PermissionFlagsBits.ManageGuild.toString())
+    .addSubcommand((c) => c.setName(SETTINGS_SUBCOMMANDS.show).setDescription('Show this server’s settings'))
+    .addSubcommand((c) =>
+      c
+        .setName(SETTINGS_SUBCOMMANDS.mode)
+        .setDescription('Mode of "Check for AI text" in this server')
+        .addStringOption((o) =>
+          o
+            .setName(SETTINGS_OPTIONS.mode)
+            .setDescription('Kind of text most checked messages are')
+            .setRequired(true)
+            .addChoices(...CHAT_MODES.map((m) => ({ name: modeLabel(m), value: m })), { name: 'Bot default', value: BOT_DEFAULT_CHOICE }),
+        ),
+    )
+    .addSubcommand((c) =>
+      c
+        .setName(SETTINGS_SUBCOMMANDS.modlog)
+        .setDescription('Channel that gets a line per message check; leave empty for the bot default')
+        .addChannelOption((o) =>
+          o.setName(SETTINGS_OPTIONS.channel).setDescription('Text channel the bot can post in').addChannelTypes(...MODLOG_CHANNEL_TYPES),
+        ),
+    )
+    .addSubcommand((c) =>
+      c
+        .setName(SETTINGS_SUBCOMMANDS.checkerRole)
+        .setDescription('Role allowed to run "Check for AI text"; leave empty to allow everyone who has the command')
+        .addRoleOption((o) => o.setName(SETTINGS_OPTIONS.role).setDescription('Members with this role may check messages')),
+    );
+
+  return [detect.toJSON(), checkMessage.toJSON(), settings.toJSON()];
 }
 
 /**

@@ -5,24 +5,25 @@
 import type { Mode } from '../../src/contract.ts';
 import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
+import { storeLocationFromEnv, type StoreLocation } from '../chat/store/index.ts';
 
 export const DEFAULT_DISCORD_API_URL = 'https://discord.com/api';
 
 export interface DiscordBotSettings {
   /** Base of Discord's REST API, without the `/v10` version suffix (discord.js adds it). */
   apiUrl: string;
-  /** Channel that receives an audit line per message check; undefined disables the mod log. */
+  /** Channel that receives an audit line per message check, unless a server set its own with `/detect-settings modlog`; undefined disables the mod log. */
   modLogChannelId: string | undefined;
   /** Answer only the person who asked (Discord's ephemeral replies); default true. */
   ephemeral: boolean;
-  /** Mode of a "Check for AI text" run (the menu has no options); default `general`. */
+  /** Mode of a "Check for AI text" run (the menu has no options) unless a server set its own; default `general`. */
   messageMode: Mode;
   /** Ask for per-sentence scores on message checks, to quote the most AI-like sentences; default true. */
   messageSegments: boolean;
   /** How long the text behind re-check buttons is remembered, in ms; default 30 minutes. */
   recheckTtlMs: number;
-  /** How many texts are remembered for re-checks at most (oldest forgotten first); default 500. */
-  recheckMaxEntries: number;
+  /** Where the bot keeps its state (re-check texts, per-server settings); see adapters/chat/store/. */
+  state: StoreLocation;
   /** Longest text sent to the service (UTF-16 units); default 50,000, the service's own default. */
   maxTextChars: number;
   /**
@@ -40,7 +41,7 @@ export const DEFAULT_SETTINGS: DiscordBotSettings = {
   messageMode: 'general',
   messageSegments: true,
   recheckTtlMs: 30 * 60_000,
-  recheckMaxEntries: 500,
+  state: {},
   maxTextChars: DEFAULT_MAX_TEXT_CHARS,
   checkDeadlineMs: 60_000,
 };
@@ -99,9 +100,7 @@ export function readBotSettings(env: NodeJS.ProcessEnv = process.env): DiscordBo
     messageSegments: parseBoolean(env.DISCORD_MESSAGE_SEGMENTS, 'DISCORD_MESSAGE_SEGMENTS', DEFAULT_SETTINGS.messageSegments),
     recheckTtlMs:
       positiveNumber(env.DISCORD_RECHECK_TTL_MINUTES, 'DISCORD_RECHECK_TTL_MINUTES', DEFAULT_SETTINGS.recheckTtlMs / 60_000) * 60_000,
-    recheckMaxEntries: Math.floor(
-      positiveNumber(env.DISCORD_RECHECK_MAX_ENTRIES, 'DISCORD_RECHECK_MAX_ENTRIES', DEFAULT_SETTINGS.recheckMaxEntries),
-    ),
+    state: storeLocationFromEnv(env),
     maxTextChars: Math.floor(positiveNumber(env.DETECT_MAX_TEXT_CHARS, 'DETECT_MAX_TEXT_CHARS', DEFAULT_SETTINGS.maxTextChars)),
     checkDeadlineMs:
       positiveNumber(env.DISCORD_CHECK_DEADLINE_SECONDS, 'DISCORD_CHECK_DEADLINE_SECONDS', DEFAULT_SETTINGS.checkDeadlineMs / 1000) * 1000,

@@ -54,7 +54,7 @@ async function main(): Promise<number> {
 
   try {
     backend = await connectDetectionBackend(process.env, { logger });
-    bot = createDiscordBot({ token, detect: backend.client, settings, logger });
+    bot = createDiscordBot({ token, detect: backend.detector, settings, logger });
     await bot.start();
   } catch (err) {
     process.stderr.write(`Could not start the Discord bot: ${explainStartFailure(err)}\n`);

@@ -31,32 +31,27 @@ export function modLogLine(entry: ModLogEntry): string {
   return `${who}: check failed (${entry.outcome.errorCode})${id}`;
 }
 
+/** Posts mod-log lines; the channel is chosen per check (the server's `/detect-settings modlog`, else DISCORD_MODLOG_CHANNEL_ID). */
 export class ModLog {
   readonly #rest: REST;
-  readonly #channelId: string;
   readonly #logger: Logger;
 
-  constructor(rest: REST, channelId: string, logger: Logger) {
+  constructor(rest: REST, logger: Logger) {
     this.#rest = rest;
-    this.#channelId = channelId;
     this.#logger = logger;
   }
 
-  get channelId(): string {
-    return this.#channelId;
-  }
-
   /** Posts the line; a failure is logged, never shown to the moderator (their answer matters more). */
-  async record(entry: ModLogEntry): Promise<void> {
+  async record(channelId: string, entry: ModLogEntry): Promise<void> {
     try {
-      await this.#rest.post(Routes.channelMessages(this.#channelId), {
+      await this.#rest.post(Routes.channelMessages(channelId), {
         // Mentions render as names but must not ping the moderator or the message's author.
         body: { content: modLogLine(entry), allowed_mentions: { parse: [] } },
       });
     } catch (err) {
       this.#logger.warn(
-        { err: describeDiscordError(err), channelId: this.#channelId },
-        'could not post to the mod-log channel: check DISCORD_MODLOG_CHANNEL_ID and that the bot can View Channel and Send Messages there',
+        { err: describeDiscordError(err), channelId },
+        'could not post to the mod-log channel: check /detect-settings modlog (or DISCORD_MODLOG_CHANNEL_ID) and that the bot can View Channel and Send Messages there',
       );
     }
   }

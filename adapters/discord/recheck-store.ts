@@ -1,11 +1,13 @@
 /**
  * The texts behind re-check buttons. A button press carries only its custom id (100 characters at
  * most), and without the privileged Message Content intent the bot cannot fetch the message again,
- * so the text is remembered here, in memory only: never written to disk or to Redis, forgotten after
- * a TTL or on restart (the button then says so).
+ * so the text is kept in the bots' state store (SQLite, or Redis shared by every instance; see
+ * adapters/chat/store/) for as long as the button works and no longer: it survives a restart and
+ * reaches whichever instance receives the click, and is never logged.
  */
 import { randomBytes } from 'node:crypto';
 import type { Language } from '../../src/contract.ts';
+import type { ChatStore } from '../chat/store/index.ts';
 
 /** Where a checked text came from, for the embed and the mod log. */
 export type CheckSource =
@@ -24,63 +26,34 @@ export interface RememberedCheck {
 
 export interface RecheckStoreOptions {
   ttlMs: number;
-  maxEntries: number;
-  /** Injected clock for tests of expiry. */
-  now?: () => number;
 }
 
+const ID_PREFIX = 'discord:recheck:';
+
 export class RecheckStore {
-  readonly #entries = new Map<string, { value: RememberedCheck; expiresAt: number }>();
+  readonly #store: ChatStore;
   readonly #ttlMs: number;
-  readonly #maxEntries: number;
-  readonly #now: () => number;
 
-  constructor(options: RecheckStoreOptions) {
+  constructor(store: ChatStore, options: RecheckStoreOptions) {
+    this.#store = store;
     this.#ttlMs = options.ttlMs;
-    this.#maxEntries = Math.max(1, options.maxEntries);
-    this.#now = options.now ?? Date.now;
-  }
-
-  get size(): number {
-    return this.#entries.size;
   }
 
   /** Remembers a check and returns its key (16 random bytes, base64url: unguessable, 22 characters). */
-  remember(value: RememberedCheck): string {
-    this.#sweep();
-    // A Map iterates in insertion order, so the first key is the oldest entry.
-    while (this.#entries.size >= this.#maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done) break;
-      this.#entries.delete(oldest.value);
-    }
+  async remember(value: RememberedCheck): Promise<string> {
     const key = randomBytes(16).toString('base64url');
-    this.#entries.set(key, { value, expiresAt: this.#now() + this.#ttlMs });
+    await this.#store.saveCheck(ID_PREFIX + key, value, this.#ttlMs);
     return key;
   }
 
   /** The remembered check, its lifetime renewed (a moderator comparing modes keeps it alive); undefined once forgotten. */
-  recall(key: string): RememberedCheck | undefined {
-    const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= this.#now()) {
-      this.#entries.delete(key);
-      return undefined;
-    }
-    this.#entries.delete(key);
-    entry.expiresAt = this.#now() + this.#ttlMs;
-    this.#entries.set(key, entry);
-    return entry.value;
+  async recall(key: string): Promise<RememberedCheck | undefined> {
+    const value = await this.#store.loadCheck(ID_PREFIX + key, this.#ttlMs);
+    return isRememberedCheck(value) ? value : undefined;
   }
+}
 
-  clear(): void {
-    this.#entries.clear();
-  }
-
-  #sweep(): void {
-    const now = this.#now();
-    for (const [key, entry] of this.#entries) {
-      if (entry.expiresAt <= now) this.#entries.delete(key);
-    }
-  }
+function isRememberedCheck(value: unknown): value is RememberedCheck {
+  const v = value as Partial<RememberedCheck> | undefined;
+  return typeof v === 'object' && v !== null && typeof v.text === 'string' && typeof v.ownerId === 'string' && typeof v.source === 'object';
 }

@@ -8,12 +8,14 @@ import { App, HTTPReceiver, LogLevel, SocketModeReceiver, type Logger as BoltLog
 import type { Logger } from 'pino';
 import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
 import type { SlackAppConfig } from './config.ts';
-import { createDedupStore, dedupKey, type DedupStore } from './dedup.ts';
+import { openChatStore, type ChatStore } from '../chat/store/index.ts';
+import { dedupKey, type DedupStore } from './dedup.ts';
 import { listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
 import { registerDetectCommand } from './listeners/detect-command.ts';
 import { registerDetailsAction } from './listeners/details-action.ts';
 import { registerMessageShortcut } from './listeners/detect-message-shortcut.ts';
 import { registerRecheckAction } from './listeners/recheck-action.ts';
+import { registerSettingsCommand } from './listeners/settings-command.ts';
 
 /** On stop, checks already acknowledged get this long to post their replies. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -22,8 +24,8 @@ export interface SlackAppDeps {
   /** Where texts are checked: a DetectClient (see adapters/chat/backend.ts). */
   detector: Detector;
   logger: Logger;
-  /** Replaces the Redis/memory store chosen from `config.redisUrl`. */
-  dedup?: DedupStore | undefined;
+  /** Replaces the state store opened from `config.redisUrl`/`config.dataDir`; the app then does not close it. */
+  store?: ChatStore | undefined;
 }
 
 export interface RunningSlackApp {
@@ -66,7 +68,16 @@ function dedupMiddleware(store: DedupStore, ttlMs: number, logger: Logger, infli
   return async (args) => {
     const { body, next, context } = args;
     const key = dedupKey(body as unknown as Record<string, unknown>);
-    if (key && !(await store.claim(key, ttlMs))) {
+    let first = true;
+    if (key) {
+      try {
+        first = await store.claim(`slack:${key}`, ttlMs);
+      } catch (err) {
+        // Running a check twice is better than dropping a moderator's request.
+        logger.warn({ err: (err as Error).message }, 'retry de-duplication unavailable; request taken');
+      }
+    }
+    if (!first) {
       logger.info({ retry_num: context.retryNum, retry_reason: context.retryReason }, 'duplicate Slack request dropped');
       const ack = (args as { ack?: (response?: unknown) => Promise<void> }).ack;
       if (ack) await ack();
@@ -84,8 +95,8 @@ function dedupMiddleware(store: DedupStore, ttlMs: number, logger: Logger, infli
 
 export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps): Promise<RunningSlackApp> {
   const logger = deps.logger.child({ component: 'slack' });
-  const dedup = deps.dedup ?? createDedupStore(config.redisUrl, logger);
-  const ownsDedup = deps.dedup === undefined;
+  const state = deps.store ?? openChatStore({ redisUrl: config.redisUrl, dataDir: config.dataDir }, logger);
+  const ownsState = deps.store === undefined;
   const clientOptions = {
     slackApiUrl: config.slackApiUrl,
     // Web API calls happen after the ack, but a moderator is still waiting: a few quick retries, not the default 10 over 30 min.
@@ -135,19 +146,20 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
         }),
   });
 
-  const ctx: SlackAppContext = { config, detector: deps.detector, logger, results: new ResultCache(config.resultTtlMs), names: new Map() };
+  const ctx: SlackAppContext = { config, detector: deps.detector, logger, results: new ResultCache(state, config.resultTtlMs), state, names: new Map() };
   const inflight = new Set<Promise<void>>();
-  app.use(dedupMiddleware(dedup, config.dedupTtlMs, logger, inflight));
+  app.use(dedupMiddleware(state, config.dedupTtlMs, logger, inflight));
   registerDetectCommand(app, ctx);
   registerMessageShortcut(app, ctx);
   registerRecheckAction(app, ctx);
   registerDetailsAction(app, ctx);
+  registerSettingsCommand(app, ctx);
   app.error(listenerErrorHandler(logger, config.slackApiUrl));
 
   try {
     await app.init();
   } catch (err) {
-    if (ownsDedup) await dedup.close();
+    if (ownsState) await state.close();
     const slackError = (err as { data?: { error?: unknown } }).data?.error;
     throw new Error(
       typeof slackError === 'string'
@@ -184,8 +196,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
         clearTimeout(timer);
       }
     } finally {
-      ctx.results.clear();
-      if (ownsDedup) await dedup.close();
+      if (ownsState) await state.close();
     }
   };
   return {

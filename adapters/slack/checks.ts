@@ -6,19 +6,20 @@
 import { randomBytes } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { DetectCallOptions } from '../../src/client/index.ts';
+import type { QueuedCallOptions } from '../chat/backend.ts';
 import type { DetectRequest, DetectResponse, Mode } from '../../src/contract.ts';
+import type { ChatStore, ScopeSettings } from '../chat/store/index.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import { countWords, prepareTextForDetection } from '../chat/message-text.ts';
 import { buildAuditMessage, type AuditEntry, type CheckSource } from './blocks.ts';
-import { auditChannelFor, type SlackAppConfig } from './config.ts';
+import { auditChannelFor, defaultModeFor, type SlackAppConfig } from './config.ts';
 import type { NameResolver } from './message-text.ts';
 
 type WebClient = webApi.WebClient;
 
-/** The part of DetectClient the app uses. */
+/** What the app detects with: the backend's queued detector (a bare DetectClient fits too, without queue notices). */
 export interface Detector {
-  detect(request: DetectRequest, options?: DetectCallOptions): Promise<DetectResponse>;
+  detect(request: DetectRequest, options?: QueuedCallOptions): Promise<DetectResponse>;
 }
 
 /** A check the buttons of its reply can come back to. */
@@ -26,55 +27,61 @@ export interface CheckRecord {
   checkId: string;
   teamId: string | undefined;
   userId: string;
-  /** The prepared text; kept in memory only, never logged or written anywhere. */
+  /** The prepared text; kept in the state store only while the buttons work, never logged. */
   text: string;
   source: CheckSource;
   channelId: string | undefined;
   permalink: string | undefined;
   messageAuthorId: string | undefined;
   results: Partial<Record<Mode, DetectResponse>>;
-  expiresAt: number;
 }
 
 /**
- * Recent checks by id, in process memory with a TTL and a size bound. Texts stay out of Redis and
- * logs on purpose; a click that outlives the record falls back to the text carried in the button.
+ * Recent checks by id, in the bots' state store (SQLite, or Redis shared by every instance) for
+ * `ttlMs` after their last use: a restart or another instance behind the load balancer still finds
+ * them. A click that outlives the record falls back to the text carried in the button.
  */
 export class ResultCache {
-  private readonly records = new Map<string, CheckRecord>();
   constructor(
+    private readonly store: ChatStore,
     private readonly ttlMs: number,
-    private readonly maxEntries = 2_000,
   ) {}
 
-  create(init: Omit<CheckRecord, 'checkId' | 'results' | 'expiresAt'>): CheckRecord {
-    const record: CheckRecord = { ...init, checkId: randomBytes(9).toString('base64url'), results: {}, expiresAt: Date.now() + this.ttlMs };
-    this.records.set(record.checkId, record);
-    this.evict();
+  async create(init: Omit<CheckRecord, 'checkId' | 'results'>): Promise<CheckRecord> {
+    const record: CheckRecord = { ...init, checkId: randomBytes(9).toString('base64url'), results: {} };
+    await this.save(record);
     return record;
   }
 
-  get(checkId: string): CheckRecord | undefined {
-    const record = this.records.get(checkId);
-    if (!record) return undefined;
-    if (record.expiresAt <= Date.now()) {
-      this.records.delete(checkId);
-      return undefined;
-    }
-    return record;
+  async save(record: CheckRecord): Promise<void> {
+    await this.store.saveCheck(`slack:check:${record.checkId}`, record, this.ttlMs);
   }
 
-  private evict(): void {
-    const now = Date.now();
-    for (const [id, record] of this.records) {
-      if (this.records.size <= this.maxEntries && record.expiresAt > now) break;
-      this.records.delete(id);
-    }
+  async get(checkId: string): Promise<CheckRecord | undefined> {
+    const value = (await this.store.loadCheck(`slack:check:${checkId}`, this.ttlMs)) as CheckRecord | undefined;
+    return value && typeof value.text === 'string' && typeof value.checkId === 'string' ? value : undefined;
   }
+}
 
-  clear(): void {
-    this.records.clear();
+/** A workspace's `/detect-settings`; empty when the store cannot answer (the environment's defaults apply). */
+export async function teamSettings(ctx: SlackAppContext, teamId: string | undefined): Promise<ScopeSettings> {
+  if (!teamId) return {};
+  try {
+    return await ctx.state.getSettings(`slack:${teamId}`);
+  } catch (err) {
+    ctx.logger.warn({ team: teamId, err: (err as Error).message }, 'could not read the workspace settings; using the defaults');
+    return {};
   }
+}
+
+/** The mode of a check that names none: the workspace's setting, else the environment's. */
+export async function teamDefaultMode(ctx: SlackAppContext, teamId: string | undefined): Promise<Mode> {
+  return (await teamSettings(ctx, teamId)).defaultMode ?? defaultModeFor(ctx.config, teamId);
+}
+
+/** What a moderator sees while their check waits for its turn. */
+export function queuedNotice(position: number): string {
+  return `⏳ Queued (position ${position}): other checks are ahead of this one; the result follows as soon as the detection service has room.`;
 }
 
 export type NameCache = Map<string, { name: string | undefined; until: number }>;
@@ -84,6 +91,8 @@ export interface SlackAppContext {
   detector: Detector;
   logger: Logger;
   results: ResultCache;
+  /** The state store behind `results`, settings and retry de-duplication. */
+  state: ChatStore;
   /** Display names of users and channels, shared by every listener (see createNameResolver). */
   names: NameCache;
 }
@@ -102,6 +111,8 @@ export interface CheckRequest {
   source?: CheckSource | undefined;
   permalink?: string | undefined;
   messageAuthorId?: string | undefined;
+  /** Told the check's queue position while it waits (the listener shows it to the moderator). */
+  onQueued?: ((position: number) => unknown) | undefined;
 }
 
 export type CheckOutcome =
@@ -118,7 +129,7 @@ export async function runCheck(ctx: SlackAppContext, req: CheckRequest): Promise
     if (!record) {
       const text = prepareTextForDetection(req.rawText ?? '', ctx.config.maxTextChars);
       words = countWords(text);
-      record = ctx.results.create({
+      record = await ctx.results.create({
         teamId: req.teamId,
         userId: req.userId,
         text,
@@ -128,14 +139,30 @@ export async function runCheck(ctx: SlackAppContext, req: CheckRequest): Promise
         messageAuthorId: req.messageAuthorId,
       });
     }
-    const result = await ctx.detector.detect({ text: record.text, mode: req.mode, segments: true });
+    let queueWaitMs: number | undefined;
+    const result = await ctx.detector.detect(
+      { text: record.text, mode: req.mode, segments: true },
+      {
+        onQueued: req.onQueued,
+        onStart: (waitedMs) => {
+          queueWaitMs = waitedMs;
+        },
+      },
+    );
     record.results[req.mode] = result;
+    try {
+      await ctx.results.save(record);
+    } catch (err) {
+      // The answer matters more than its buttons; a button later says the result expired.
+      log.warn({ err: (err as Error).message }, 'could not store the result for its buttons');
+    }
     log.info(
       {
         request_id: result.request_id,
         verdict: result.verdict,
         confidence: result.confidence,
         chars: record.text.length,
+        queue_wait_ms: queueWaitMs,
         duration_ms: Math.round(performance.now() - started),
       },
       'check done',
@@ -161,7 +188,7 @@ async function audit(
   req: CheckRequest,
   info: { record?: CheckRecord | undefined; result?: DetectResponse; errorCode?: string; requestId?: string | undefined; words?: number | undefined },
 ): Promise<void> {
-  const channel = auditChannelFor(ctx.config, req.teamId);
+  const channel = (await teamSettings(ctx, req.teamId)).auditChannelId ?? auditChannelFor(ctx.config, req.teamId);
   if (!channel) return;
   const record = info.record;
   const authorId = record?.messageAuthorId ?? req.messageAuthorId;

@@ -35,8 +35,10 @@ export interface SlackAppConfig {
   resultTtlMs: number;
   /** Longest text sent for detection, in UTF-16 units; should equal the service's MAX_TEXT_CHARS. Env `DETECT_MAX_TEXT_CHARS`; default 50000. */
   maxTextChars: number;
-  /** Redis URL shared by replicas for retry de-duplication. Env `REDIS_URL`; default unset (process memory). */
+  /** Redis URL shared by replicas for the state store (results for buttons, settings, retry de-duplication). Env `REDIS_URL`; default unset (SQLite). */
   redisUrl: string | undefined;
+  /** Folder of the SQLite state store when `REDIS_URL` is unset. Env `DATA_DIR`; default `./data`. */
+  dataDir: string | undefined;
   /** pino level. Env `LOG_LEVEL`; default `info`. */
   logLevel: string;
 }
@@ -118,6 +120,7 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
     resultTtlMs: intSetting(env, 'SLACK_RESULT_TTL_MS', 3_600_000, 1),
     maxTextChars: intSetting(env, 'DETECT_MAX_TEXT_CHARS', DEFAULT_MAX_TEXT_CHARS, 1),
     redisUrl: env.REDIS_URL?.trim() || undefined,
+    dataDir: env.DATA_DIR?.trim() || undefined,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
   };
 }

@@ -25,7 +25,7 @@ async function main(): Promise<number> {
   const backend = await connectDetectionBackend(process.env, { logger, userAgent: 'textdetect-slack/0.1' });
   let running;
   try {
-    running = await startSlackApp(config, { detector: backend.client, logger });
+    running = await startSlackApp(config, { detector: backend.detector, logger });
   } catch (err) {
     logger.error({ err: (err as Error).message }, 'the Slack app could not start');
     await backend.close();

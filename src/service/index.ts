@@ -2,6 +2,9 @@
  * The detection service: `startService(config)` loads the engine, opens the key store, connects
  * Redis when configured and listens; `close()` shuts down gracefully.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
@@ -10,7 +13,7 @@ import { defaultConfig, loadConfigFromEnv, resolveConfig } from './config.ts';
 import type { ServiceConfig } from './config.ts';
 import { createEngineHost } from './engine.ts';
 import type { EngineHost } from './engine.ts';
-import { KeyStore } from './keys.ts';
+import { createApiKey, KeyStore } from './keys.ts';
 import { createRedisCounters } from './ratelimit.ts';
 import type { RedisCounters } from './ratelimit.ts';
 
@@ -26,6 +29,17 @@ export interface RunningService {
   close(): Promise<void>;
   /** Engine state, for callers that started with `waitForEngine: false`. */
   engine: EngineHost;
+  /** The key made by `startService(…, { sandboxKey })`; undefined otherwise. */
+  sandboxKey: string | undefined;
+}
+
+export interface StartOptions {
+  /**
+   * For a service embedded in another program (the chat bots without DETECT_API_URL): issue a sandbox
+   * key with this name in a temporary key file that lives as long as the service, and use that file
+   * as `apiKeysFile`. The key is returned as `sandboxKey`.
+   */
+  sandboxKey?: { name: string } | undefined;
 }
 
 export function createLogger(level: ServiceConfig['logLevel']): Logger {
@@ -42,7 +56,27 @@ export function createLogger(level: ServiceConfig['logLevel']): Logger {
  * Starts the service. Options not given come from `defaultConfig()` (not from the environment;
  * use `startService(loadConfigFromEnv())` for that, as `npm start` does).
  */
-export async function startService(config: Partial<ServiceConfig> = {}): Promise<RunningService> {
+export async function startService(config: Partial<ServiceConfig> = {}, options: StartOptions = {}): Promise<RunningService> {
+  if (!options.sandboxKey) return start(config, undefined);
+  const dir = await mkdtemp(join(tmpdir(), 'textdetect-embedded-'));
+  const removeDir = () => rm(dir, { recursive: true, force: true });
+  try {
+    const apiKeysFile = join(dir, 'keys.json');
+    const { key } = await createApiKey(apiKeysFile, { name: options.sandboxKey.name, environment: 'sandbox' });
+    const running = await start({ ...config, environment: 'sandbox', apiKeysFile }, key);
+    const closeService = running.close;
+    let closed: Promise<void> | undefined;
+    return {
+      ...running,
+      close: () => (closed ??= closeService().finally(removeDir)),
+    };
+  } catch (err) {
+    await removeDir();
+    throw err;
+  }
+}
+
+async function start(config: Partial<ServiceConfig>, sandboxKey: string | undefined): Promise<RunningService> {
   const merged: ServiceConfig = { ...defaultConfig(), ...stripUndefined(config) };
   const resolved = resolveConfig(merged);
   const logger = resolved.logger ?? createLogger(resolved.logLevel);
@@ -115,7 +149,7 @@ export async function startService(config: Partial<ServiceConfig> = {}): Promise
     return closed;
   };
 
-  return { url, app, close, engine };
+  return { url, app, close, engine, sandboxKey };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

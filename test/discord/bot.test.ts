@@ -76,7 +76,7 @@ beforeAll(async () => {
       return current.detect(request, options);
     },
   };
-  bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: fake.apiUrl, modLogChannelId: MODLOG_CHANNEL } });
+  bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: fake.apiUrl, modLogChannelId: MODLOG_CHANNEL, state: { dataDir: join(keysDir, 'state') } } });
   await bot.start();
 }, 60_000);
 

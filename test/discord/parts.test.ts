@@ -1,5 +1,9 @@
 /** The bot's pure parts: message text extraction, the re-check memory, the embed's limits, settings. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SqliteChatStore } from '../../adapters/chat/store/index.ts';
 import { parseRecheckCustomId, recheckCustomId } from '../../adapters/discord/commands.ts';
 import { readBotSettings } from '../../adapters/discord/config.ts';
 import { textOfMessage } from '../../adapters/discord/message-text.ts';
@@ -43,28 +47,25 @@ describe('textOfMessage', () => {
 describe('RecheckStore', () => {
   const entry: RememberedCheck = { text: 't', language: undefined, segments: false, source: { kind: 'text' }, ownerId: 'u' };
 
-  it('forgets after the TTL, and a recall renews the lifetime', () => {
+  it('forgets after the TTL, and a recall renews the lifetime (real SQLite, injected clock)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'discord-recheck-'));
     let now = 0;
-    const store = new RecheckStore({ ttlMs: 1000, maxEntries: 10, now: () => now });
-    const key = store.remember(entry);
-    expect(key).toMatch(/^[\w-]{22}$/);
-    now = 900;
-    expect(store.recall(key)).toEqual(entry);
-    now = 1800; // 900 ms after the renewal
-    expect(store.recall(key)).toEqual(entry);
-    now = 2900;
-    expect(store.recall(key)).toBeUndefined();
-    expect(store.size).toBe(0);
-  });
-
-  it('drops the oldest entry beyond maxEntries', () => {
-    const store = new RecheckStore({ ttlMs: 60_000, maxEntries: 2 });
-    const a = store.remember(entry);
-    const b = store.remember(entry);
-    const c = store.remember(entry);
-    expect(store.recall(a)).toBeUndefined();
-    expect(store.recall(b)).toBeDefined();
-    expect(store.recall(c)).toBeDefined();
+    const state = new SqliteChatStore(dir, { now: () => now });
+    try {
+      const store = new RecheckStore(state, { ttlMs: 1000 });
+      const key = await store.remember(entry);
+      expect(key).toMatch(/^[\w-]{22}$/);
+      now = 900;
+      expect(await store.recall(key)).toEqual(entry);
+      now = 1800; // 900 ms after the renewal
+      expect(await store.recall(key)).toEqual(entry);
+      now = 2900;
+      expect(await store.recall(key)).toBeUndefined();
+      expect(await store.recall('not-a-key')).toBeUndefined();
+    } finally {
+      await state.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

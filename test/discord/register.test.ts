@@ -25,8 +25,8 @@ function capture() {
 
 /** What Discord must receive: checked field by field, not just "equals buildCommands()". */
 function expectCommandJson(body: any[], checkPermission: string | null): void {
-  expect(body).toHaveLength(2);
-  const [detect, menu] = body;
+  expect(body).toHaveLength(3);
+  const [detect, menu, settings] = body;
   expect(detect).toMatchObject({
     name: 'detect',
     type: 1,
@@ -65,6 +65,14 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     integration_types: [0],
     default_member_permissions: checkPermission,
   });
+  // Manage Server (1 << 5) only, in servers only; one subcommand per setting.
+  expect(settings).toMatchObject({ name: 'detect-settings', type: 1, default_member_permissions: '32', contexts: [0], integration_types: [0] });
+  expect(settings.options.map((o: { name: string; type: number }) => `${o.name}:${o.type}`)).toEqual(['show:1', 'mode:1', 'modlog:1', 'checker-role:1']);
+  const [, mode, modlog, role] = settings.options;
+  expect(mode.options[0]).toMatchObject({ name: 'mode', type: 3, required: true });
+  expect(mode.options[0].choices.map((c: { value: string }) => c.value)).toEqual(['general', 'academic', 'financial', 'legal', 'bot-default']);
+  expect(modlog.options[0]).toMatchObject({ name: 'channel', type: 7, required: false, channel_types: [0, 5] });
+  expect(role.options[0]).toMatchObject({ name: 'role', type: 8, required: false });
 }
 
 describe('discord:register', () => {
@@ -89,7 +97,7 @@ describe('discord:register', () => {
     const put = await fake.waitForRequest((r) => r.method === 'PUT' && r.path === `/applications/${APP_ID}/guilds/${guildId}/commands`);
     expect(put.headers.authorization).toBe(`Bot ${TOKEN}`);
     expectCommandJson(put.body, '8192');
-    expect(c.out[0]).toBe(`Registered 2 commands (/detect, "Check for AI text") in server ${guildId}; they are usable there now.`);
+    expect(c.out[0]).toBe(`Registered 3 commands (/detect, "Check for AI text", /detect-settings) in server ${guildId}; they are usable there now.`);
     expect(c.out[1]).toBe(
       `Invite link (scopes bot + applications.commands): https://discord.com/oauth2/authorize?client_id=${APP_ID}&scope=bot+applications.commands&permissions=3072`,
     );
@@ -105,7 +113,7 @@ describe('discord:register', () => {
     expect(code).toBe(0);
     const put = await fake.waitForRequest((r) => r.method === 'PUT' && r.path === `/applications/${APP_ID}/commands`);
     expectCommandJson(put.body, ((1n << 40n) | (1n << 13n)).toString());
-    expect(c.out[0]).toMatch(/^Registered 2 commands \(\/detect, "Check for AI text"\) globally/);
+    expect(c.out[0]).toMatch(/^Registered 3 commands \(\/detect, "Check for AI text", \/detect-settings\) globally/);
   });
 
   it('explains a refused token (exit 3) and a bad setting (exit 2)', async () => {

@@ -215,7 +215,14 @@ describe('ack under load', () => {
       const acks = results.map((r) => r.elapsedMs).sort((a, b) => a - b);
       expect(results.every((r) => r.status === 200)).toBe(true);
       expect(acks.at(-1)).toBeLessThan(3000);
-      const replies = await Promise.all(cmds.map((c) => h.slack.waitFor(responseFor(c.responseUrl), 20_000)));
+      // Beyond the queue's concurrency a check waits its turn: first a "queued" notice, then the result replacing it.
+      const replies = await Promise.all(
+        cmds.map((c) => h.slack.waitFor((call) => responseFor(c.responseUrl)(call) && !String(call.args.text).startsWith('⏳'), 20_000)),
+      );
+      const notices = h.slack.calls.filter((call) => call.method === 'response_url' && String(call.args.text).startsWith('⏳ Queued (position '));
+      const noticed = new Set(notices.map((n) => n.responseId));
+      expect(noticed.size).toBeGreaterThan(0);
+      expect([...noticed].sort()).toEqual(replies.filter((r) => r.args.replace_original === true).map((r) => r.responseId).sort());
       const lat = replies.map((r) => r.at - sent).sort((a, b) => a - b);
       console.info(
         `[measure] 10 concurrent /detect, 2 s service: ack median ${acks[4]!.toFixed(1)} ms, max ${acks.at(-1)!.toFixed(1)} ms; replies after ${lat[0]}–${lat.at(-1)} ms`,

@@ -1,5 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dedupKey, MemoryDedupStore, RedisDedupStore } from '../../adapters/slack/dedup.ts';
+import { RedisChatStore, SqliteChatStore } from '../../adapters/chat/store/index.ts';
+import { dedupKey } from '../../adapters/slack/dedup.ts';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis.ts';
 
 describe('dedupKey', () => {
@@ -11,25 +15,28 @@ describe('dedupKey', () => {
   });
 });
 
-describe('MemoryDedupStore', () => {
-  it('claims once per key until the TTL passes', async () => {
-    const store = new MemoryDedupStore();
-    expect(await store.claim('a', 50)).toBe(true);
-    expect(await store.claim('a', 50)).toBe(false);
-    expect(await store.claim('b', 50)).toBe(true);
-    await new Promise((r) => setTimeout(r, 70));
-    expect(await store.claim('a', 50)).toBe(true);
-  });
-
-  it('stays bounded under many unique keys', async () => {
-    const store = new MemoryDedupStore(100);
-    for (let i = 0; i < 1000; i++) await store.claim(`k${i}`, 60_000);
-    expect(await store.claim('k999', 60_000)).toBe(false);
-    expect(await store.claim('k0', 60_000)).toBe(true);
+describe('retry de-duplication in the SQLite store (default)', () => {
+  it('claims once per key until the TTL passes, also across two processes on one file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'slack-dedup-'));
+    let now = 1_000;
+    const a = new SqliteChatStore(dir, { now: () => now });
+    const b = new SqliteChatStore(dir, { now: () => now });
+    try {
+      expect(await a.claim('T1:t:x', 50)).toBe(true);
+      expect(await a.claim('T1:t:x', 50)).toBe(false);
+      expect(await b.claim('T1:t:x', 50)).toBe(false);
+      expect(await b.claim('T1:t:y', 50)).toBe(true);
+      now += 60;
+      expect(await b.claim('T1:t:x', 50)).toBe(true);
+    } finally {
+      await a.close();
+      await b.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
-describe('RedisDedupStore', () => {
+describe('retry de-duplication in the Redis store', () => {
   let own: RedisServerHandle | undefined;
   afterAll(async () => {
     await own?.stop();
@@ -38,8 +45,8 @@ describe('RedisDedupStore', () => {
   it('shares claims between stores (replicas) on the same Redis', async () => {
     const url = process.env.REDIS_URL!;
     const prefix = `test:dedup:${Date.now()}:`;
-    const a = new RedisDedupStore(url, undefined, prefix);
-    const b = new RedisDedupStore(url, undefined, prefix);
+    const a = new RedisChatStore(url, { prefix });
+    const b = new RedisChatStore(url, { prefix });
     try {
       expect(await a.claim('T1:t:x', 5_000)).toBe(true);
       expect(await b.claim('T1:t:x', 5_000)).toBe(false);
@@ -52,7 +59,7 @@ describe('RedisDedupStore', () => {
 
   it('falls back to process memory when Redis is down, still dropping repeats', async () => {
     own = await startRedisServer();
-    const store = new RedisDedupStore(own.url);
+    const store = new RedisChatStore(own.url);
     try {
       await new Promise((r) => setTimeout(r, 100));
       await own.stop();

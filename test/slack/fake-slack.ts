@@ -28,6 +28,10 @@ export interface FakeSlackOptions {
   channels?: Record<string, string>;
   /** WebSocket URL that apps.connections.open hands out (Socket Mode). */
   socketUrl?: string;
+  /** Users users.info reports as workspace admins (`is_admin: true`). */
+  admins?: string[];
+  /** User groups (subteam id → member ids) for usergroups.users.list. */
+  usergroups?: Record<string, string[]>;
 }
 
 const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata']);
@@ -173,11 +177,18 @@ export class FakeSlack {
       }
       case 'users.info': {
         const name = this.options.users?.[String(args.user)];
-        return name ? { ok: true, user: { id: args.user, name: name.toLowerCase(), profile: { display_name: name } } } : { ok: false, error: 'user_not_found' };
+        const isAdmin = this.options.admins?.includes(String(args.user)) ?? false;
+        return name
+          ? { ok: true, user: { id: args.user, name: name.toLowerCase(), is_admin: isAdmin, is_owner: false, profile: { display_name: name } } }
+          : { ok: false, error: 'user_not_found' };
       }
       case 'conversations.info': {
         const name = this.options.channels?.[String(args.channel)];
         return name ? { ok: true, channel: { id: args.channel, name } } : { ok: false, error: 'channel_not_found' };
+      }
+      case 'usergroups.users.list': {
+        const members = this.options.usergroups?.[String(args.usergroup)];
+        return members ? { ok: true, users: members } : { ok: false, error: 'no_such_subteam' };
       }
       default:
         return { ok: false, error: 'unknown_method' };

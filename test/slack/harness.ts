@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { connectDetectionBackend, type DetectionBackend } from '../../adapters/chat/backend.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
-import { loadSlackConfig } from '../../adapters/slack/config.ts';
+import { loadSlackConfig, type SlackAppConfig } from '../../adapters/slack/config.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
-import { FakeSlack, signSlackRequest, triggerId } from './fake-slack.ts';
+import { FakeSlack, signSlackRequest, triggerId, type FakeSlackOptions } from './fake-slack.ts';
 import { DetectProxy } from './proxy.ts';
 
 export const BOT_TOKEN = 'xoxb-0000-test-token';
@@ -23,6 +23,8 @@ export interface Harness {
   slack: FakeSlack;
   backend: DetectionBackend;
   app: RunningSlackApp;
+  /** The app's configuration, to start another instance of it (restart, second replica). */
+  config: SlackAppConfig;
   eventsUrl: string;
   close(): Promise<void>;
 }
@@ -32,6 +34,12 @@ export interface HarnessOptions {
   rateLimitMax?: number;
   /** The app's logger (silent by default), for tests that check what gets logged. */
   appLogger?: pino.Logger;
+  /** Length of the service's rate-limit window (default the service's own). */
+  rateLimitWindow?: string;
+  /** Extra fake-Slack options (admins, user groups); merged over the defaults. */
+  slack?: Partial<FakeSlackOptions>;
+  /** Extra backend variables (DETECT_QUEUE_*), merged over the harness's. */
+  backendEnv?: Record<string, string>;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -45,6 +53,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     environment: 'sandbox',
     apiKeysFile,
     rateLimitMax: options.rateLimitMax ?? 1000,
+    ...(options.rateLimitWindow ? { rateLimitWindow: options.rateLimitWindow } : {}),
     logger,
   });
   const proxy = new DetectProxy(service.url);
@@ -54,10 +63,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     channelsWithoutBot: ['CNOBOT'],
     users: { U0AUTHOR: 'Ada Lovelace', U0MOD: 'Grace' },
     channels: { C0GENERAL: 'general' },
+    ...options.slack,
   });
   await slack.start();
   const backend = await connectDetectionBackend(
-    { DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_TIMEOUT_MS: '15000', DETECT_MAX_RETRIES: '0' },
+    { DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_TIMEOUT_MS: '15000', DETECT_MAX_RETRIES: '0', ...options.backendEnv },
     { logger },
   );
   const config = loadSlackConfig({
@@ -67,16 +77,19 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     SLACK_HOST: '127.0.0.1',
     SLACK_API_URL: slack.apiUrl,
     SLACK_AUDIT_CHANNEL: 'C0AUDIT',
+    // State in this harness's own folder (SQLite), unless REDIS_URL makes it Redis.
+    DATA_DIR: join(dir, 'data'),
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...options.env,
   });
-  const app = await startSlackApp(config, { detector: backend.client, logger: options.appLogger ?? logger });
+  const app = await startSlackApp(config, { detector: backend.detector, logger: options.appLogger ?? logger });
   return {
     service,
     proxy,
     slack,
     backend,
     app,
+    config,
     eventsUrl: app.eventsUrl!,
     async close() {
       await app.stop();

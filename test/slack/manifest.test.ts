@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { loadSlackConfig } from '../../adapters/slack/config.ts';
+import { SETTINGS_COMMAND } from '../../adapters/slack/settings.ts';
 import { MESSAGE_SHORTCUT_CALLBACK_ID, MESSAGE_SHORTCUT_NAME } from '../../adapters/slack/listeners/detect-message-shortcut.ts';
 
 describe('adapters/slack/manifest.yml', () => {
@@ -12,7 +13,8 @@ describe('adapters/slack/manifest.yml', () => {
     expect(manifest).toMatch(new RegExp(`^\\s+- name: ${MESSAGE_SHORTCUT_NAME}\\n\\s+type: message\\n\\s+callback_id: ${MESSAGE_SHORTCUT_CALLBACK_ID}$`, 'm'));
     expect(manifest).toMatch(/^\s+interactivity:\n\s+is_enabled: true\n\s+request_url: https:\/\/\S+\/slack\/events$/m);
     const scopes = [...manifest.matchAll(/^\s+- ([a-z]+:[a-z.]+|commands)$/gm)].map((m) => m[1]);
-    expect(scopes).toEqual(['commands', 'chat:write', 'users:read', 'channels:read', 'groups:read']);
+    expect(scopes).toEqual(['commands', 'chat:write', 'users:read', 'channels:read', 'groups:read', 'usergroups:read']);
+    expect(manifest).toMatch(new RegExp(`^\\s+- command: ${SETTINGS_COMMAND}\\n(\\s+\\S.*\\n)*?\\s+should_escape: true$`, 'm'));
     // Tabs are invalid YAML indentation.
     expect(manifest).not.toContain('\t');
   });

@@ -60,8 +60,8 @@ beforeAll(async () => {
   slack = new FakeSlack({ botToken: BOT_TOKEN, socketUrl: `ws://127.0.0.1:${port}/link` });
   await slack.start();
   backend = await connectDetectionBackend({ DETECT_API_URL: proxy.url, DETECT_API_KEY: key });
-  const config = loadSlackConfig({ SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_APP_TOKEN: 'xapp-1-A0TEST-1-secret', SLACK_API_URL: slack.apiUrl });
-  app = await startSlackApp(config, { detector: backend.client, logger: pino({ level: 'silent' }) });
+  const config = loadSlackConfig({ SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_APP_TOKEN: 'xapp-1-A0TEST-1-secret', SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'data') });
+  app = await startSlackApp(config, { detector: backend.detector, logger: pino({ level: 'silent' }) });
 });
 
 afterAll(async () => {

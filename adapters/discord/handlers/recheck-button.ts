@@ -12,13 +12,20 @@ export async function handleRecheckButton(ctx: BotContext, interaction: ButtonIn
   const parsed = parseRecheckCustomId(interaction.customId);
   if (!parsed) return;
   if (!(await deferAnswer(ctx, interaction))) return;
-  const remembered = ctx.store.recall(parsed.key);
+  let remembered;
+  try {
+    remembered = await ctx.store.recall(parsed.key);
+  } catch (err) {
+    ctx.logger.error({ interactionId: interaction.id, err: (err as Error).message }, 'could not read the remembered check');
+    await answerProblem(ctx, interaction, 'The bot could not read this check back (its state store is unavailable). Try again in a minute.', 'state_unavailable');
+    return;
+  }
   if (!remembered) {
     const minutes = Math.round(ctx.settings.recheckTtlMs / 60_000);
     await answerProblem(
       ctx,
       interaction,
-      `This button has expired: the bot remembers a checked text for ${minutes} minutes and forgets it when it restarts. Run the check again.`,
+      `This button has expired: the bot remembers a checked text for ${minutes} minutes after its last use. Run the check again.`,
       'recheck_expired',
     );
     return;

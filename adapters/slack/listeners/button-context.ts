@@ -1,6 +1,7 @@
 /**
- * What the result buttons share: finding the check a click refers to (in the result cache, or
- * rebuilt from the text the button carries once the cache has forgotten it).
+ * What the result buttons share: finding the check a click refers to (in the state store, which
+ * survives restarts and is shared by instances on one Redis, or rebuilt from the text the button
+ * carries once the store has forgotten it).
  */
 import type { BlockAction, ButtonAction } from '@slack/bolt';
 import { isMode } from '../../chat/modes.ts';
@@ -20,17 +21,22 @@ export interface ButtonClick {
 export const EXPIRED_MESSAGE =
   'This result is too old for its buttons to work (the bot keeps results for a limited time, and the text was too long to keep in the button). Run the check again.';
 
-export function readButtonClick(ctx: SlackAppContext, body: BlockAction<ButtonAction>, action: ButtonAction): ButtonClick | undefined {
+export async function readButtonClick(ctx: SlackAppContext, body: BlockAction<ButtonAction>, action: ButtonAction): Promise<ButtonClick | undefined> {
   const payload = decodeButtonValue(action.value);
   if (!payload || !isMode(payload.m)) return undefined;
   const teamId = body.team?.id ?? body.user.team_id;
   const userId = body.user.id;
   const channelId = body.channel?.id;
-  let record = ctx.results.get(payload.c);
+  let record: CheckRecord | undefined;
+  try {
+    record = await ctx.results.get(payload.c);
+  } catch (err) {
+    ctx.logger.warn({ err: (err as Error).message }, 'could not read the stored result; using the text the button carries');
+  }
   // A check belongs to the moderator who ran it; anyone else gets a fresh record from the button's text.
   if (record && (record.userId !== userId || record.teamId !== teamId)) record = undefined;
   if (!record && payload.t !== undefined) {
-    record = ctx.results.create({
+    record = await ctx.results.create({
       teamId,
       userId,
       text: payload.t,
@@ -44,7 +50,12 @@ export function readButtonClick(ctx: SlackAppContext, body: BlockAction<ButtonAc
 }
 
 /** The detection a button asks for: the clicked mode, on the text of the check it belongs to. */
-export function checkRequestForClick(click: ButtonClick, kind: CheckRequest['kind'], client: CheckRequest['client']): CheckRequest {
+export function checkRequestForClick(
+  click: ButtonClick,
+  kind: CheckRequest['kind'],
+  client: CheckRequest['client'],
+  onQueued?: CheckRequest['onQueued'],
+): CheckRequest {
   return {
     kind,
     teamId: click.teamId,
@@ -53,5 +64,6 @@ export function checkRequestForClick(click: ButtonClick, kind: CheckRequest['kin
     mode: click.payload.m,
     client,
     record: click.record,
+    onQueued,
   };
 }

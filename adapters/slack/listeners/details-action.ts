@@ -11,7 +11,7 @@ import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick } from './button
 export function registerDetailsAction(app: App, ctx: SlackAppContext): void {
   app.action<BlockAction<ButtonAction>>(ACTION_SHOW_DETAILS, async ({ ack, body, action, client }) => {
     await ack();
-    const click = readButtonClick(ctx, body, action);
+    const click = await readButtonClick(ctx, body, action);
     if (!click) {
       ctx.logger.warn({ action_id: action.action_id }, 'unreadable details button value');
       return;

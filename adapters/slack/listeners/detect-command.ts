@@ -6,14 +6,13 @@ import type { App } from '@slack/bolt';
 import { countWords } from '../../chat/message-text.ts';
 import { helpLines, parseDetectCommand } from '../../chat/modes.ts';
 import { buildErrorMessage, buildHelpMessage, buildResultMessage } from '../blocks.ts';
-import { createNameResolver, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
-import { defaultModeFor } from '../config.ts';
+import { createNameResolver, queuedNotice, runCheck, slackErrorCode, teamDefaultMode, type SlackAppContext } from '../checks.ts';
 import { renderSlackMrkdwn } from '../message-text.ts';
 import { MESSAGE_SHORTCUT_NAME } from './detect-message-shortcut.ts';
 
 export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
   app.command(ctx.config.command, async ({ command, ack, respond, client }) => {
-    const defaultMode = defaultModeFor(ctx.config, command.team_id);
+    const defaultMode = await teamDefaultMode(ctx, command.team_id);
     const parsed = parseDetectCommand(command.text ?? '', defaultMode);
     if (parsed.kind === 'help') {
       // Help needs no detection, so it rides on the ack itself.
@@ -25,7 +24,13 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
 
     // Command text arrives with Slack's entity escaping and, when the command escapes them, <@U…> tokens.
     const rendered = await renderSlackMrkdwn(parsed.text, createNameResolver(client, ctx.names));
+    // While the check waits in the queue the moderator sees its position; the result then replaces that notice.
+    let announced = false;
     const outcome = await runCheck(ctx, {
+      onQueued: async (position) => {
+        announced = true;
+        await respond({ response_type: 'ephemeral', replace_original: false, text: queuedNotice(position) });
+      },
       kind: 'command',
       teamId: command.team_id,
       userId: command.user_id,
@@ -39,7 +44,7 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
       ? buildResultMessage({ result: outcome.result, checkId: outcome.record.checkId, source: outcome.record.source, text: outcome.record.text })
       : buildErrorMessage(outcome.message);
     try {
-      await respond({ response_type: 'ephemeral', replace_original: false, text: reply.text, blocks: reply.blocks });
+      await respond({ response_type: 'ephemeral', replace_original: announced, text: reply.text, blocks: reply.blocks });
     } catch (err) {
       ctx.logger.error({ slack_error: slackErrorCode(err), team: command.team_id, user: command.user_id }, 'could not answer /detect through response_url');
     }

@@ -4,13 +4,13 @@
  */
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { ACTION_RECHECK_PREFIX, buildErrorMessage, buildResultMessage } from '../blocks.ts';
-import { runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
+import { queuedNotice, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
 import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
 
 export function registerRecheckAction(app: App, ctx: SlackAppContext): void {
   app.action<BlockAction<ButtonAction>>(new RegExp(`^${ACTION_RECHECK_PREFIX}`), async ({ ack, body, action, respond, client }) => {
     await ack();
-    const click = readButtonClick(ctx, body, action);
+    const click = await readButtonClick(ctx, body, action);
     if (!click) {
       ctx.logger.warn({ action_id: action.action_id }, 'unreadable re-check button value');
       return;
@@ -24,7 +24,12 @@ export function registerRecheckAction(app: App, ctx: SlackAppContext): void {
       // Same text, same mode: the engine is deterministic, so a cached result is the answer.
       const outcome = cached
         ? ({ ok: true, record: click.record, result: cached } as const)
-        : await runCheck(ctx, checkRequestForClick(click, 'recheck', client));
+        : await runCheck(
+            ctx,
+            checkRequestForClick(click, 'recheck', client, (position) =>
+              respond({ response_type: 'ephemeral', replace_original: true, text: queuedNotice(position) }),
+            ),
+          );
       reply = outcome.ok
         ? buildResultMessage({
             result: outcome.result,

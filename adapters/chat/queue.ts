@@ -1,0 +1,333 @@
+/**
+ * The queue in front of every detection call the bots make. A burst of moderators waits its turn
+ * instead of being refused: calls start in the order they were asked, paced to the API key's budget,
+ * and only a call still waiting after `maxWaitMs` is given up with "try again in N s".
+ *
+ * With Redis, every bot instance on the same URL and key shares one bottleneck budget, one list of
+ * waiting checks (so "position N" counts the checks of all instances) and one 429 pause.
+ */
+import { randomUUID } from 'node:crypto';
+import Bottleneck from 'bottleneck';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { RateLimitError } from '../../src/client/errors.ts';
+
+export interface QueueRate {
+  /** Calls allowed per `intervalMs` (the key's rate limit). */
+  max: number;
+  intervalMs: number;
+}
+
+export interface DetectionQueueOptions {
+  /** Name of the shared budget; instances with the same id (and Redis) share it. */
+  id: string;
+  /** Calls on the wire at once, across instances. */
+  maxConcurrent: number;
+  /** The key's budget; without it calls are paced by the service's 429 answers alone. */
+  rate?: QueueRate | undefined;
+  /** Longest a check waits for its turn before the moderator is told to try again. */
+  maxWaitMs: number;
+  redisUrl?: string | undefined;
+  logger?: Logger | undefined;
+  /** A check still waiting after this long is announced as queued (so instant checks show no "queued" flicker). */
+  announceAfterMs?: number | undefined;
+  /** While a check waits, its position is re-announced this often when it changed. */
+  reannounceEveryMs?: number | undefined;
+}
+
+export interface QueueCallOptions {
+  /** Told the check's position (1 = next) while it waits; errors thrown here are ignored. */
+  onQueued?: ((position: number) => unknown) | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface QueuedResult<T> {
+  value: T;
+  /** Time from asking to starting, in ms (pauses after a 429 included). */
+  waitedMs: number;
+}
+
+/** Thrown when a check waited `maxWaitMs` without its turn: the moderator's "try again in N s". */
+export class QueueWaitExceededError extends RateLimitError {
+  override name = 'QueueWaitExceededError';
+}
+
+interface Ticket {
+  id: string;
+  askedAt: number;
+  started: boolean;
+  abandoned: boolean;
+}
+
+export class DetectionQueue {
+  readonly #options: Required<Pick<DetectionQueueOptions, 'maxWaitMs' | 'announceAfterMs' | 'reannounceEveryMs'>> & DetectionQueueOptions;
+  readonly #bottleneck: Bottleneck;
+  readonly #redis: Redis | undefined;
+  readonly #connection: Bottleneck.IORedisConnection | undefined;
+  /** Waiting tickets of this process, in order; the shared list lives in Redis when clustered. */
+  readonly #waiting: Ticket[] = [];
+  #pausedUntil = 0;
+
+  constructor(options: DetectionQueueOptions) {
+    this.#options = { announceAfterMs: 300, reannounceEveryMs: 2_000, ...options };
+    const warn = (err: unknown): void => options.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'detection queue error');
+    if (options.redisUrl) {
+      this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+      let lastLogged = 0;
+      this.#redis.on('error', (err: unknown) => {
+        if (Date.now() - lastLogged < 10_000) return;
+        lastLogged = Date.now();
+        warn(err);
+      });
+      this.#connection = new Bottleneck.IORedisConnection({ client: this.#redis });
+      this.#connection.on('error', warn);
+    }
+    const rate = options.rate;
+    this.#bottleneck = new Bottleneck({
+      id: options.id,
+      maxConcurrent: options.maxConcurrent,
+      ...(rate
+        ? {
+            // Even pacing: the service counts a fixed window, and a burst of `max` at the start of
+            // ours could straddle two of its windows.
+            minTime: Math.ceil(rate.intervalMs / rate.max),
+            reservoir: rate.max,
+            reservoirRefreshAmount: rate.max,
+            reservoirRefreshInterval: rate.intervalMs,
+          }
+        : {}),
+      ...(this.#connection
+        ? { datastore: 'ioredis', connection: this.#connection, clearDatastore: false, timeout: 600_000, heartbeatInterval: 250 }
+        : {}),
+    } as Bottleneck.ConstructorOptions);
+    this.#bottleneck.on('error', warn);
+  }
+
+  get clustered(): boolean {
+    return this.#connection !== undefined;
+  }
+
+  /**
+   * Runs `call` when its turn comes. A RateLimitError from the call (the service said 429) pauses
+   * every queued check, here and in the other instances, and the call is tried again after the
+   * pause as long as the wait stays within `maxWaitMs`.
+   */
+  async run<T>(call: () => Promise<T>, options: QueueCallOptions = {}): Promise<QueuedResult<T>> {
+    const ticket: Ticket = { id: randomUUID(), askedAt: Date.now(), started: false, abandoned: false };
+    await this.#enter(ticket);
+    const announcer = this.#announce(ticket, options.onQueued);
+    let giveUp: NodeJS.Timeout | undefined;
+    try {
+      const scheduled = this.#bottleneck.schedule(async () => {
+        if (ticket.abandoned) return { skipped: true as const };
+        ticket.started = true;
+        await this.#leave(ticket);
+        return { skipped: false as const, value: await this.#attempt(call, ticket, options.signal) };
+      });
+      scheduled.catch(() => undefined);
+      const timedOut = new Promise<never>((_, reject) => {
+        giveUp = setTimeout(() => {
+          if (ticket.started) return;
+          ticket.abandoned = true;
+          void this.#leave(ticket);
+          void this.#retryEstimate().then((retryAfterMs) =>
+            reject(
+              new QueueWaitExceededError(`The check waited ${this.#options.maxWaitMs} ms in the queue without its turn.`, {
+                code: 'queue_wait_exceeded',
+                retryAfterMs,
+              }),
+            ),
+          );
+        }, this.#options.maxWaitMs);
+      });
+      const aborted = options.signal
+        ? new Promise<never>((_, reject) => {
+            const signal = options.signal as AbortSignal;
+            const onAbort = (): void => {
+              if (!ticket.started) {
+                ticket.abandoned = true;
+                void this.#leave(ticket);
+              }
+              reject(signal.reason);
+            };
+            if (signal.aborted) onAbort();
+            else signal.addEventListener('abort', onAbort, { once: true });
+          })
+        : new Promise<never>(() => undefined);
+      const outcome = await Promise.race([scheduled, timedOut, aborted]);
+      if (outcome.skipped) throw new Error('unreachable: a skipped ticket never resolves its caller');
+      return { value: outcome.value.value, waitedMs: outcome.value.waitedMs };
+    } finally {
+      clearTimeout(giveUp);
+      announcer.stop();
+    }
+  }
+
+  /** 1 for the next check to start; counts the checks of every instance when clustered. */
+  async position(ticketId: string): Promise<number | undefined> {
+    if (this.#redis) {
+      const rank = await this.#redis.zrank(this.#waitingKey, ticketId);
+      return rank === null ? undefined : rank + 1;
+    }
+    const index = this.#waiting.findIndex((t) => t.id === ticketId);
+    return index < 0 ? undefined : index + 1;
+  }
+
+  async close(): Promise<void> {
+    await bounded(this.#bottleneck.stop({ dropWaitingJobs: true }), 2_000);
+    await bounded(this.#bottleneck.disconnect(true), 2_000);
+    if (this.#connection) await bounded(this.#connection.disconnect(true), 2_000);
+    this.#redis?.disconnect();
+  }
+
+  get #waitingKey(): string {
+    return `${this.#options.id}:waiting`;
+  }
+
+  get #pauseKey(): string {
+    return `${this.#options.id}:pause`;
+  }
+
+  async #enter(ticket: Ticket): Promise<void> {
+    if (!this.#redis) {
+      this.#waiting.push(ticket);
+      return;
+    }
+    // Entries of an instance that died while its checks waited would hold positions forever; they
+    // are dropped once older than any check may wait.
+    const staleBefore = ticket.askedAt - this.#options.maxWaitMs - 60_000;
+    await this.#redis
+      .multi()
+      .zremrangebyscore(this.#waitingKey, '-inf', staleBefore)
+      .zadd(this.#waitingKey, ticket.askedAt, ticket.id)
+      .pexpire(this.#waitingKey, this.#options.maxWaitMs + 60_000)
+      .exec()
+      .catch(() => undefined);
+  }
+
+  async #leave(ticket: Ticket): Promise<void> {
+    const index = this.#waiting.indexOf(ticket);
+    if (index >= 0) this.#waiting.splice(index, 1);
+    if (this.#redis) await this.#redis.zrem(this.#waitingKey, ticket.id).catch(() => undefined);
+  }
+
+  async #attempt<T>(call: () => Promise<T>, ticket: Ticket, signal: AbortSignal | undefined): Promise<{ value: T; waitedMs: number }> {
+    for (;;) {
+      const pause = await this.#pauseRemaining();
+      if (pause > 0) {
+        if (Date.now() + pause - ticket.askedAt > this.#options.maxWaitMs) {
+          throw new QueueWaitExceededError('The service asked to pause longer than a check may wait.', { code: 'queue_wait_exceeded', retryAfterMs: pause });
+        }
+        await sleep(pause, signal);
+        continue;
+      }
+      const waitedMs = Date.now() - ticket.askedAt;
+      try {
+        return { value: await call(), waitedMs };
+      } catch (err) {
+        if (!(err instanceof RateLimitError) || err instanceof QueueWaitExceededError) throw err;
+        const wait = Math.max(1, err.retryAfterMs);
+        if (Date.now() + wait - ticket.askedAt > this.#options.maxWaitMs) throw err;
+        this.#options.logger?.info({ retryAfterMs: wait }, 'service rate limit reached; queued checks pause');
+        await this.#pauseFor(wait);
+      }
+    }
+  }
+
+  async #pauseFor(ms: number): Promise<void> {
+    this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + ms);
+    if (!this.#redis) return;
+    try {
+      const current = await this.#redis.pttl(this.#pauseKey);
+      if (current < ms) await this.#redis.set(this.#pauseKey, '1', 'PX', Math.ceil(ms));
+    } catch {
+      // The local pause still holds this instance back.
+    }
+  }
+
+  async #pauseRemaining(): Promise<number> {
+    let wait = this.#pausedUntil - Date.now();
+    if (this.#redis) {
+      const shared = await this.#redis.pttl(this.#pauseKey).catch(() => -2);
+      if (shared > wait) wait = shared;
+    }
+    return Math.max(0, wait);
+  }
+
+  /** When a refused check could be tried again: after the pause, or after the checks ahead of it drain. */
+  async #retryEstimate(): Promise<number> {
+    const pause = await this.#pauseRemaining();
+    const rate = this.#options.rate;
+    const backlog = this.#redis ? await this.#redis.zcard(this.#waitingKey).catch(() => 0) : this.#waiting.length;
+    const drain = rate ? Math.ceil((backlog * rate.intervalMs) / rate.max) : 0;
+    return Math.max(pause, drain, 1_000);
+  }
+
+  #announce(ticket: Ticket, onQueued: QueueCallOptions['onQueued']): { stop(): void } {
+    if (!onQueued) return { stop: () => undefined };
+    let last: number | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const tick = async (): Promise<void> => {
+      if (stopped || ticket.started || ticket.abandoned) return;
+      const position = await this.position(ticket.id).catch(() => undefined);
+      if (stopped || ticket.started || position === undefined) return;
+      if (position !== last) {
+        last = position;
+        try {
+          await onQueued(position);
+        } catch {
+          // A failed "queued" notice must not cost the check itself.
+        }
+      }
+      if (!stopped) timer = setTimeout(() => void tick(), this.#options.reannounceEveryMs);
+    };
+    timer = setTimeout(() => void tick(), this.#options.announceAfterMs);
+    return {
+      stop() {
+        stopped = true;
+        clearTimeout(timer);
+      },
+    };
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+async function bounded(promise: unknown, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.resolve(promise).catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
+/** Reads `DETECT_QUEUE_RATE` (`10/5s`, `600/1m`, `60/60000ms`); undefined when unset. */
+export function parseQueueRate(raw: string | undefined, variable = 'DETECT_QUEUE_RATE'): QueueRate | undefined {
+  const value = raw?.trim();
+  if (!value) return undefined;
+  const match = /^(\d+)\s*\/\s*(\d+)?\s*(ms|s|m|h)$/i.exec(value);
+  const max = Number(match?.[1]);
+  const count = Number(match?.[2] ?? 1);
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(match?.[3] ?? '').toLowerCase() as 'ms' | 's' | 'm' | 'h'];
+  if (!match || !(max > 0) || !(count > 0) || !unit) {
+    throw new Error(`${variable}="${raw}" must be calls per window, such as 10/5s or 600/1m (the API key's rate limit).`);
+  }
+  return { max, intervalMs: count * unit };
+}

@@ -1,0 +1,87 @@
+/**
+ * The bots' detection queue at its bound, through connectDetectionBackend against the real service
+ * (behind the slowing proxy): a check that cannot get its turn within DETECT_QUEUE_MAX_WAIT_MS, or
+ * that the service would make wait longer than that, gets "try again in N s"; one that can, waits.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDetectionBackend } from '../../adapters/chat/backend.ts';
+import { describeDetectError } from '../../adapters/chat/errors.ts';
+import { parseQueueRate, QueueWaitExceededError } from '../../adapters/chat/queue.ts';
+import { RateLimitError } from '../../src/client/errors.ts';
+import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
+import { DetectProxy } from '../slack/proxy.ts';
+
+const TEXT =
+  'The harbour master kept a logbook of every boat that came in late, and by October it was mostly our names, written in a hand that got angrier each week.';
+
+let dir: string;
+let service: RunningService;
+let proxy: DetectProxy;
+let key: string;
+let tightKey: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'chat-queue-'));
+  const file = join(dir, 'keys.json');
+  key = (await createApiKey(file, { name: 'queue' })).key;
+  tightKey = (await createApiKey(file, { name: 'queue-tight', rateLimitMax: 1 })).key;
+  service = await startService({ host: '127.0.0.1', port: 0, apiKeysFile: file, rateLimitMax: 1000, rateLimitWindow: '1 minute', logger: pino({ level: 'silent' }) });
+  proxy = new DetectProxy(service.url);
+  await proxy.start();
+});
+
+afterAll(async () => {
+  await proxy?.stop();
+  await service?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('DETECT_QUEUE_MAX_WAIT_MS', () => {
+  it('a check that cannot start within the bound is told to try again; the one ahead is answered', async () => {
+    const backend = await connectDetectionBackend({ DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_QUEUE_CONCURRENCY: '1', DETECT_QUEUE_MAX_WAIT_MS: '400' });
+    proxy.delayMs = 1500;
+    try {
+      const positions: number[] = [];
+      const first = backend.detector.detect({ text: TEXT });
+      const started = performance.now();
+      const second = backend.detector.detect({ text: TEXT }, { onQueued: (p) => positions.push(p) }).catch((err: unknown) => err);
+      const err = await second;
+      expect(err).toBeInstanceOf(QueueWaitExceededError);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(380);
+      expect(performance.now() - started).toBeLessThan(1400);
+      expect(positions).toEqual([1]);
+      expect(describeDetectError(err)).toMatch(/^The detection service is busy \(rate limit reached\)\. Try again in \d+ s\./);
+      expect((await first).request_id).toMatch(/^req_/);
+    } finally {
+      proxy.delayMs = 0;
+      await backend.close();
+    }
+  });
+
+  it('a 429 asking for less than the bound is waited out; one asking for more is passed on at once', async () => {
+    const backend = await connectDetectionBackend({ DETECT_API_URL: proxy.url, DETECT_API_KEY: tightKey, DETECT_MAX_RETRIES: '0', DETECT_QUEUE_MAX_WAIT_MS: '2000' });
+    try {
+      await backend.detector.detect({ text: TEXT });
+      const started = performance.now();
+      const err = await backend.detector.detect({ text: TEXT }).catch((e: unknown) => e);
+      // The key's window is a minute: far past the 2 s bound, so no waiting.
+      expect(err).toBeInstanceOf(RateLimitError);
+      expect(performance.now() - started).toBeLessThan(1500);
+      expect(describeDetectError(err)).toMatch(/Try again in \d+ s\./);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('reads DETECT_QUEUE_RATE, refusing what is not calls per window', () => {
+    expect(parseQueueRate('10/5s')).toEqual({ max: 10, intervalMs: 5000 });
+    expect(parseQueueRate('600/1m')).toEqual({ max: 600, intervalMs: 60_000 });
+    expect(parseQueueRate('60/ms')).toEqual({ max: 60, intervalMs: 1 });
+    expect(parseQueueRate(undefined)).toBeUndefined();
+    expect(() => parseQueueRate('fast')).toThrow('DETECT_QUEUE_RATE="fast" must be calls per window, such as 10/5s or 600/1m');
+  });
+});
