@@ -19,7 +19,7 @@ describe('configuration', () => {
     expect(read.size).toBeGreaterThan(10);
     const example = await envExample();
     for (const name of read) expect(Object.keys(example), name).toContain(name);
-    const fromExample = loadConfigFromEnv({ ...example, DETECT_WORKERS: '0', HOME: '/home/someone' });
+    const fromExample = loadConfigFromEnv({ ...example, DETECT_WORKERS: '0', PLAYGROUND: '0', HOME: '/home/someone' });
     const defaults = defaultConfig({ HOME: '/home/someone' });
     expect({ ...fromExample, apiKeysFile: '', rateLimitWindow: 0 }).toEqual({ ...defaults, apiKeysFile: '', rateLimitWindow: 0 });
     expect(parseDuration(fromExample.rateLimitWindow)).toBe(parseDuration(defaults.rateLimitWindow));
