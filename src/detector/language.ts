@@ -131,13 +131,21 @@ export function identifyLanguage(fullText: string): LanguageGuess {
     const mask = STOPMASK.get(w);
     if (mask !== undefined) for (let b = 0; b < LANGS.length; b++) if (mask & (1 << b)) evidence[b]!++;
     // ğ, ı, ş are frequent in Turkish and absent from the other languages listed; ä and ß are German.
-    if (/[ğış]/u.test(w)) evidence[BIT_TR]!++;
-    else if (/[äß]/u.test(w)) evidence[BIT_DE]!++;
-    for (const ch of w) {
-      if (!RE_LETTER.test(ch)) continue;
-      latinLetters++;
-      if (ch.charCodeAt(0) > 0x7f) nonAsciiLetters++;
+    let nonAscii = 0;
+    let tr = false;
+    let de = false;
+    for (let i = 0; i < w.length; i++) {
+      const c = w.charCodeAt(i);
+      if (c <= 0x7f) continue;
+      nonAscii++;
+      if (c === 0x11f || c === 0x131 || c === 0x15f) tr = true;
+      else if (c === 0xe4 || c === 0xdf) de = true;
     }
+    if (tr) evidence[BIT_TR]!++;
+    else if (de) evidence[BIT_DE]!++;
+    // Words are letters and apostrophes only (see evidenceWords).
+    latinLetters += w.length;
+    nonAsciiLetters += nonAscii;
   }
   const bestOf = (supported: boolean): [string, number] => {
     let best = '';

@@ -95,12 +95,13 @@ describe.skipIf(!existsSync(EXTRA_DEV))('extra-dev slice', () => {
     expect(m.auroc).toBeGreaterThan(EXTRA_FLOORS.auroc);
     expect(m.tpr).toBeGreaterThan(EXTRA_FLOORS.tpr);
     expect(m.fpr).toBeLessThanOrEqual(EXTRA_FLOORS.fpr);
-    // No human source may see more than 2 of its humans (in this half slice) called likely_ai.
+    // No human source may see more than 1 of its humans (≤ 53 per source in this slice) called likely_ai.
     for (const source of new Set(items.map((x) => x.source))) {
       const humans = items.filter((x) => x.source === source && x.y === 0);
-      expect(humans.filter((x) => x.flagged).length, source).toBeLessThanOrEqual(2);
+      expect(humans.filter((x) => x.flagged).length, source).toBeLessThanOrEqual(1);
     }
   });
 });
 
-const EXTRA_FLOORS = { auroc: 0.9, tpr: 0.25, fpr: 0.01 };
+/** td1-0ad3ce9c5312 on this slice: AUROC 0.912, AI likely_ai 0.356, human likely_ai 0 of 289 (no source above 0). */
+const EXTRA_FLOORS = { auroc: 0.89, tpr: 0.3, fpr: 0.01 };
