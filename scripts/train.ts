@@ -649,19 +649,26 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
     }
     log(`${kind}-out trees done`);
   }
-  // Probabilities and verdicts of each group under calibration fitted without it.
+  // Probabilities and verdicts of each group under calibration and an out-of-domain check fitted
+  // without it, with the engine's rules (under 40 words never likely_ai; out of domain needs 0.95).
   const prob = new Array<number>(docs.length);
   const flagged = new Array<boolean>(docs.length);
+  const outOfDomain = new Array<boolean>(docs.length).fill(false);
   for (const g of groups) {
     const rest = docs.map((_, i) => i).filter((i) => keys[i] !== g);
     const cal = fitCalibration(rest.map((i) => docs[i]!), rest.map((i) => margin[i]!));
+    const ood = fitOod(rest.map((i) => docs[i]!), rest.map((i) => feats[i]!));
     docs.forEach((d, i) => {
       if (keys[i] !== g) return;
       const c = cal[groupKey(d.row.language, d.row.mode)] ?? cal[groupKey(d.row.language, '*')] ?? cal['*:*']!;
+      const o = ood[d.row.language];
+      outOfDomain[i] = o !== undefined && (oodScore(feats[i]!.dense, o) > o.threshold || d.words > o.maxWords);
       prob[i] = calibrateForLength(margin[i]!, c, d.words);
-      flagged[i] = prob[i]! >= aiThresholdFor(c, d.words) && d.words >= 40;
+      const threshold = Math.max(aiThresholdFor(c, d.words), outOfDomain[i] ? 0.95 : 0);
+      flagged[i] = prob[i]! >= threshold && d.words >= 40;
     });
   }
+  const oodShare = (idx: number[]): number => idx.filter((i) => outOfDomain[i]).length / Math.max(1, idx.length);
   const item = (i: number): Scored => ({ p: prob[i]!, y: docs[i]!.y, flagged: flagged[i]! });
   const results: Array<Record<string, unknown>> = [];
   const rowsOut: Array<[string, ReturnType<typeof metricRow>]> = [];
@@ -670,7 +677,8 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
       const idx = docs.map((_, i) => i).filter((i) => keys[i] === g);
       const m = metricRow(idx.map(item));
       rowsOut.push([g, m]);
-      results.push({ source: g, ...m });
+      results.push({ source: g, ...m, outOfDomain: oodShare(idx) });
+      console.log(`  ${g}: ${(100 * oodShare(idx)).toFixed(1)}% of its texts out of domain (human ${(100 * oodShare(idx.filter((i) => docs[i]!.y === 0))).toFixed(1)}%)`);
     }
   } else {
     const humans = docs.map((_, i) => i).filter((i) => docs[i]!.y === 0);
