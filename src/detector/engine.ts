@@ -88,7 +88,8 @@ export class TextDetector implements Detector {
       // below that, pull the score towards 0.5 in proportion to the missing words.
       if (f.words < MIN_CALIBRATED_WORDS) p = 0.5 + (p - 0.5) * (f.words / MIN_CALIBRATED_WORDS);
     }
-    p = Math.min(1, Math.max(0, p));
+    // Verdicts are read off the probability as reported, so the two never disagree by rounding.
+    p = round4(Math.min(1, Math.max(0, p)));
     let aiThreshold = aiThresholdFor(calib, f.words);
     let humanThreshold = calib.humanThreshold;
     const ood = this.m.oodScore(f, language);
@@ -114,7 +115,7 @@ export class TextDetector implements Detector {
 
     const docLogit = logit(p);
     const segments = options.segments ? this.segments(text, norm.text, norm.map, language, calib, docLogit) : [];
-    return { ai_probability: round4(p), mode, language, verdict, confidence, segments, warnings, model: this.model };
+    return { ai_probability: p, mode, language, verdict, confidence, segments, warnings, model: this.model };
   }
 
   private segments(
