@@ -6,9 +6,13 @@
  *   --out PATH     artifact path (default models/detector.bin; written atomically)
  *   --folds N      cross-fitting folds (default 4)
  *   --seed N       seed of every random choice (default 1)
- *   --logo         instead of training the artifact, run leave-one-generator-out: for each
- *                  generator, train without its texts and report AUROC of its dev texts against
- *                  all dev human texts (writes models/logo.json)
+ *   --corpora a,b  corpora to train on (`<name>-train.jsonl`) and report on (`<name>-dev.jsonl`);
+ *                  default corpus,extra
+ *   --loso         instead of training the artifact, leave-one-source-out over train: every source
+ *                  held out in turn (LMs, classifier, trees and thresholds fitted without it);
+ *                  prints AUROC and likely_ai rates per source, writes models/loso.json
+ *   --logo         the same per generator family (writes models/logo.json)
+ *   --source-max-fpr X  per-source cap on the share of held-out human texts called likely_ai (default 0.01)
  *   --data DIR     corpus directory (default ../shared/data relative to the repository root)
  *   --dry-run      train and report without writing the artifact
  *   --aug X        share of training texts that also get a perturbed copy (typos, deleted
@@ -34,11 +38,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deleteArticles, misspell } from '../src/detector/attacks.ts';
 import { writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
-import { TextDetector, aiThresholdFor } from '../src/detector/engine.ts';
+import { TextDetector, aiThresholdFor, calibrateForLength } from '../src/detector/engine.ts';
 import { DENSE_DIM, DENSE_NAMES, HASH_BITS, extractFeatures, isWordToken, tokenIds, tokenize, type FeatureVector, type LMContext } from '../src/detector/features.ts';
 import { BigramLM, buildBigramLM, buildCrossMoments, type BigramArrays } from '../src/detector/lm.ts';
 import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
-import { LoadedModel, calibrate, linearScore, sigmoid, stackedInput, type LinearWeights } from '../src/detector/model.ts';
+import { LoadedModel, linearScore, oodScore, stackedInput, type LinearWeights } from '../src/detector/model.ts';
 import { forestMargin, trainForest, type Forest, type GBDTOptions } from '../src/detector/gbdt.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { buildPosLM, suffixTag, tagSequence, type PosLMArrays, type PosTagger } from '../src/detector/pos.ts';
@@ -59,6 +63,9 @@ const FOLDS = Number(arg('--folds') ?? 4);
 const SEED = Number(arg('--seed') ?? 1);
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const LOGO = process.argv.includes('--logo');
+const LOSO = process.argv.includes('--loso');
+/** The corpora trained on (`<name>-train.jsonl`) and reported on (`<name>-dev.jsonl`). */
+const TRAIN_FILES = (arg('--corpora') ?? 'corpus,extra').split(',').filter(Boolean);
 
 const LM_OPTS = { discount: 0.75, minCount: Number(arg('--lm-min-count') ?? 2), unigramK: 0.1 };
 const VOCAB_MAX = 65536;
@@ -86,12 +93,12 @@ const TARGET_FPR = 0.01;
 /** `likely_ai` must also mean "more likely than not, by a margin", even where 1% FPR would allow less. */
 const MIN_AI_THRESHOLD = 0.7;
 /** Per-source cap on the share of human texts flagged (checked on out-of-fold scores). */
-const SOURCE_MAX_FPR = 0.05;
+const SOURCE_MAX_FPR = Number(arg('--source-max-fpr') ?? 0.01);
 const SOURCE_GUARD_MIN = 20;
 /** Exponent of the per-source balancing of sample weights (0 = none, 1 = every cell weighs the same in total). */
 const BALANCE = Number(arg('--balance') ?? 0.5);
 /** Word counts where a new threshold band starts (length-grouped thresholds); --no-length-bands disables. */
-const LENGTH_BANDS = process.argv.includes('--no-length-bands') ? [] : [80];
+const LENGTH_BANDS = process.argv.includes('--no-length-bands') ? [] : [40, 80];
 const BAND_MIN_HUMANS = 50;
 const USE_SOURCE_GUARD = !process.argv.includes('--no-source-guard');
 /**
@@ -245,6 +252,10 @@ function groupKey(language: string, mode: string): string {
   return `${language}:${mode}`;
 }
 
+/** Word-count bands [min, max) with their own Platt scaling (fitted per language on short texts). */
+const PLATT_BANDS: Array<[number, number]> = [[0, 40], [40, 60]];
+const PLATT_BAND_MIN = 30;
+
 function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibration> {
   const groups = new Map<string, number[]>();
   const add = (key: string, i: number): void => {
@@ -257,6 +268,23 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
     add(groupKey(d.row.language, '*'), i);
     add('*:*', i);
   });
+  // Short texts: one Platt scaling per language and length band, shared by that language's modes
+  // (no mode has enough short texts of its own).
+  const bandPlatt = new Map<string, NonNullable<GroupCalibration['plattByLength']>>();
+  for (const [key, idx] of groups) {
+    if (!key.endsWith(':*')) continue;
+    const list: NonNullable<GroupCalibration['plattByLength']> = [];
+    for (const [lo, hi] of PLATT_BANDS) {
+      const members = idx.filter((i) => docs[i]!.words >= lo && docs[i]!.words < hi);
+      const y = members.map((i) => docs[i]!.y);
+      const nAi = y.filter((v) => v === 1).length;
+      const nHuman = y.length - nAi;
+      if (nAi < PLATT_BAND_MIN || nHuman < PLATT_BAND_MIN) continue;
+      const { a, b } = fitPlatt(members.map((i) => oof[i]!), y);
+      list.push({ minWords: lo, maxWords: hi, a, b, nHuman, nAi });
+    }
+    bandPlatt.set(key.slice(0, key.indexOf(':')), list);
+  }
   const out: Record<string, GroupCalibration> = {};
   for (const [key, idx] of [...groups.entries()].sort()) {
     const s = idx.map((i) => oof[i]!);
@@ -265,11 +293,14 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
     const nHuman = y.length - nAi;
     if (nAi < 30 || nHuman < 30) continue;
     const { a, b } = fitPlatt(s, y);
+    const language = key.slice(0, key.indexOf(':'));
+    const plattByLength = bandPlatt.get(language) ?? [];
+    const base: GroupCalibration = { a, b, aiThreshold: 1, humanThreshold: 0.5, nHuman, nAi, ...(plattByLength.length ? { plattByLength } : {}) };
     const humans = idx.filter((i) => docs[i]!.y === 0);
     const threshold = (members: number[]): number => {
-      const probs = members.map((i) => sigmoid(a * oof[i]! + b));
+      const probs = members.map((i) => calibrateForLength(oof[i]!, base, docs[i]!.words));
       // Guard against the perplexity trap: besides 1% FPR over all of them, no single human
-      // source (with enough texts to tell) may see more than 5% of its texts flagged.
+      // source (with enough texts to tell) may see more than SOURCE_MAX_FPR of its texts flagged.
       let sourceGuard = 0;
       const bySource = new Map<string, number[]>();
       members.forEach((i, j) => {
@@ -290,7 +321,32 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
         bands.push({ minWords: edges[e]!, threshold: members.length >= BAND_MIN_HUMANS ? threshold(members) : aiThreshold, nHuman: members.length });
       }
     }
-    out[key] = { a, b, aiThreshold, ...(bands.length ? { aiThresholdByLength: bands } : {}), humanThreshold: Math.min(0.5, aiThreshold), nHuman, nAi };
+    out[key] = { ...base, aiThreshold, ...(bands.length ? { aiThresholdByLength: bands } : {}), humanThreshold: Math.min(0.5, aiThreshold) };
+  }
+  return out;
+}
+
+/** Dense features that describe register (fluency under the human LM, sentence shape, punctuation), not authorship. */
+const OOD_FEATURES = [
+  'lmH_mean', 'lmH_std', 'uniH_mean', 'ctx_gain', 'sent_len_log', 'sent_len_cv', 'word_len_mean', 'word_len_std', 'mattr',
+  'p_comma', 'p_semicolon', 'p_colon', 'p_question', 'p_exclaim', 'p_quote', 'p_paren', 'p_hyphen', 'p_number', 'function_words', 'rep_bigram',
+];
+const OOD_CLIP = 8;
+/** Share of training texts of a language that its out-of-domain threshold lets through. */
+const OOD_QUANTILE = 0.995;
+const OOD_MAX_WORDS = 3500;
+
+function fitOod(docs: Doc[], feats: FeatureVector[]): NonNullable<ArtifactHeader['ood']> {
+  const idx = OOD_FEATURES.map((n) => DENSE_NAMES.indexOf(n as (typeof DENSE_NAMES)[number]));
+  const out: NonNullable<ArtifactHeader['ood']> = {};
+  for (const language of [...new Set(docs.map((d) => d.row.language))].sort()) {
+    const rows = docs.map((d, i) => [d, feats[i]!] as const).filter(([d]) => d.row.language === language && !d.aug).map(([, f]) => f.dense);
+    const mean = idx.map((k) => rows.reduce((a, r) => a + r[k]!, 0) / rows.length);
+    const std = idx.map((k, j) => Math.sqrt(rows.reduce((a, r) => a + (r[k]! - mean[j]!) ** 2, 0) / rows.length) || 1);
+    const o = { features: idx, mean, std, clip: OOD_CLIP, threshold: 0, maxWords: OOD_MAX_WORDS };
+    const scores = rows.map((r) => oodScore(r, o)).sort((a, b) => a - b);
+    o.threshold = scores[Math.min(scores.length - 1, Math.floor(OOD_QUANTILE * scores.length))]!;
+    out[language] = o;
   }
   return out;
 }
@@ -365,6 +421,8 @@ interface Fitted {
   oof: number[];
   mean: Float64Array;
   std: Float64Array;
+  /** Cross-fitted features of the training docs. */
+  feats: FeatureVector[];
 }
 
 /** LMs (cross-fitted), linear model, stacked trees; used for the artifact and for every LOGO round. */
@@ -401,12 +459,13 @@ function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
     for (let i = 0; i < oof.length; i++) oof[i] = oofTree[i]!;
     log(`trees done (${GB_OPTS.trees} × depth ${GB_OPTS.depth})`);
   }
-  return { final, weights, forest, oof, mean, std };
+  return { final, weights, forest, oof, mean, std, feats };
 }
 
 async function main(): Promise<void> {
-  const trainRows = readJsonl<CorpusRow>(join(DATA, 'corpus-train.jsonl'));
-  const devRows = readJsonl<CorpusRow>(join(DATA, 'corpus-dev.jsonl'));
+  const trainRows = TRAIN_FILES.flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}-train.jsonl`)));
+  const devSets = TRAIN_FILES.map((f) => [f, readJsonl<CorpusRow>(join(DATA, `${f}-dev.jsonl`))] as const);
+  const devRows = devSets.flatMap(([, rows]) => rows);
   log(`read ${trainRows.length} train, ${devRows.length} dev texts from ${DATA}`);
   const brownTexts = loadBrown();
   const brownTokens = brownTexts.map((t) => tokenize(lowerForFeatures(normalize(t).text, 'en')));
@@ -438,21 +497,22 @@ async function main(): Promise<void> {
   log(`part-of-speech tagger: ${TAGGER.nTags - 1} tags, lexicon ${tables.lexicon.size} words, ${tables.suffix.size} endings`);
   log(`vocabulary ${vocab.size} tokens; Brown ${brownIds.reduce((a, b) => a + b.length, 0)} tokens`);
 
-  if (LOGO) {
-    await runLogo(train, dev, brownIds, vocab);
+  if (LOGO || LOSO) {
+    await runGroupOut(LOSO ? 'source' : 'generator', train, brownIds, vocab);
     return;
   }
 
-  const { final, weights, forest, oof, mean, std } = fitModel(train, brownIds, vocab);
+  const { final, weights, forest, oof, mean, std, feats } = fitModel(train, brownIds, vocab);
   // Calibration and thresholds from the original texts only: the perturbed copies are not a sample of real input.
   const nOrig = trainPrep.length;
   const calibration = fitCalibration(train.slice(0, nOrig), oof.slice(0, nOrig));
+  const ood = fitOod(train, feats);
   log('final classifier and calibration done');
 
   // Out-of-fold report on train (what calibration and thresholds were fitted on).
   const oofItems = train.slice(0, nOrig).map((d, i) => {
     const c = calibration[groupKey(d.row.language, d.row.mode)] ?? calibration[groupKey(d.row.language, '*')]!;
-    const p = calibrate(oof[i]!, c);
+    const p = calibrateForLength(oof[i]!, c, d.words);
     return { p, y: d.y, flagged: p >= aiThresholdFor(c, d.words), row: d.row };
   });
   console.log('\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor 0.7):');
@@ -466,7 +526,7 @@ async function main(): Promise<void> {
   const arrays = modelArrays({ final, weights, forest });
   const hash = createHash('sha256');
   for (const a of Object.values(arrays)) hash.update(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
-  hash.update(JSON.stringify({ calibration, vocabList, mean: [...mean], std: [...std], bias: weights.bias, forest: forest?.base ?? null }));
+  hash.update(JSON.stringify({ calibration, ood, vocabList, mean: [...mean], std: [...std], bias: weights.bias, forest: forest?.base ?? null }));
   const version = `td1-${hash.digest('hex').slice(0, 12)}`;
   const header: Omit<ArtifactHeader, 'arrays'> = {
     format: 'textdetect-model',
@@ -478,6 +538,7 @@ async function main(): Promise<void> {
     bias: weights.bias,
     ...(forest ? { forest: { depth: forest.depth, nTrees: forest.nTrees, nFeatures: forest.nFeatures, base: forest.base } } : {}),
     calibration,
+    ood,
     pos: { tags: TAG_NAMES, suffix: TAGGER_SUFFIX, defaultTag: TAGGER.defaultTag },
     training: {
       train: trainRows.length,
@@ -496,7 +557,10 @@ async function main(): Promise<void> {
   const model = new LoadedModel({ ...header, arrays: {} } as ArtifactHeader, arrays);
   const detector = new TextDetector(model);
   const { items, unsupported, wrongLanguage } = evaluate(detector, devRows);
+  const setOf = new Map<string, string>();
+  for (const [name, rows] of devSets) for (const r of rows) setOf.set(r.id, `${name}-dev`);
   for (const [title, by] of [
+    ['set', (r: CorpusRow) => setOf.get(r.id) ?? '?'],
     ['source', (r: CorpusRow) => `${r.source}/${r.mode}`],
     ['mode', (r: CorpusRow) => `${r.language}:${r.mode}`],
     ['generator', (r: CorpusRow) => r.generator],
@@ -514,36 +578,125 @@ async function main(): Promise<void> {
   log(`wrote ${OUT} (${version})`);
 }
 
-/** Leave-one-generator-out: the classifier and the AI LM never see the held-out generator. */
-async function runLogo(train: Doc[], dev: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Promise<void> {
-  const generators = [...new Set(train.filter((d) => d.y === 1).map((d) => d.row.generator))].sort();
-  const results: Array<{ generator: string; auroc: number; aurocSameSource: number; tprAt1: number; nAi: number; nHuman: number; sources: string[] }> = [];
-  for (const g of generators) {
-    const sub = train.filter((d) => d.y === 0 || d.row.generator !== g);
-    const fitted = fitModel(sub, brownIds, vocab);
-    const model = new LoadedModel(
-      {
-        format: 'textdetect-model', formatVersion: 1, version: `logo-${g}`, hashBits: HASH_BITS, vocab: [...vocab.keys()],
-        dense: { names: [...DENSE_NAMES], mean: [...fitted.mean], std: [...fitted.std] }, bias: fitted.weights.bias,
-        ...(fitted.forest ? { forest: { depth: fitted.forest.depth, nTrees: fitted.forest.nTrees, nFeatures: fitted.forest.nFeatures, base: fitted.forest.base } } : {}),
-        calibration: {}, pos: { tags: TAG_NAMES, suffix: TAGGER_SUFFIX, defaultTag: TAGGER.defaultTag }, training: {}, arrays: {},
-      },
-      modelArrays(fitted),
-    );
-    const evalDocs = dev.filter((d) => d.y === 0 || d.row.generator === g);
-    const scores = evalDocs.map((d) => model.rawLogit(model.features(d.lower, d.row.language)));
-    // Compare against the human texts of the same sources only as well as against all humans.
-    const sources = [...new Set(evalDocs.filter((d) => d.y === 1).map((d) => d.row.source))].sort();
-    const items = evalDocs.map((d, i) => ({ p: scores[i]!, y: d.y, flagged: false }));
-    const m = metricRow(items);
-    const sameSrc = evalDocs.map((d, i) => ({ d, s: scores[i]! })).filter(({ d }) => sources.includes(d.row.source));
-    const ms = metricRow(sameSrc.map(({ d, s }) => ({ p: s, y: d.y, flagged: false })));
-    results.push({ generator: g, auroc: m.auroc, aurocSameSource: ms.auroc, tprAt1: m.tprAt1, nAi: m.nAi, nHuman: m.nHuman, sources });
-    console.log(`LOGO ${g.padEnd(28)} AUROC vs all dev humans ${m.auroc.toFixed(3)}  vs same-source humans ${ms.auroc.toFixed(3)}  TPR@1%FPR ${m.tprAt1.toFixed(3)}  (ai ${m.nAi}, human ${m.nHuman}; ${sources.join(', ')})`);
-    log(`LOGO ${g} done`);
+/**
+ * The generator "family" held out together in --logo: a base model with all its prompts, attacks
+ * and post-edits (DetectRL's `gpt-3.5-turbo + DIPPER paraphrase` is still gpt-3.5-turbo text), so a
+ * held-out family is really unseen.
+ */
+export function generatorFamily(generator: string): string {
+  const g = generator.toLowerCase();
+  if (g.startsWith('human ') && g.includes('edit of ai text')) return 'human-edited AI text (MixSet)';
+  if (g.includes('claude')) return 'claude-instant';
+  if (g.startsWith('gpt-4o')) return 'gpt-4o';
+  if (g.startsWith('gpt-4')) return 'gpt-4';
+  if (g.startsWith('gpt-3.5') || g.startsWith('chatgpt')) return 'gpt-3.5-turbo / ChatGPT';
+  if (g.startsWith('text-davinci')) return 'text-davinci-003';
+  if (g.startsWith('davinci')) return 'davinci (GPT-3 base)';
+  if (g.startsWith('llama-2')) return 'llama-2';
+  if (g.includes('llama-3')) return 'llama-3';
+  if (g.includes('gpt-2')) return 'gpt-2 (fine-tuned)';
+  if (g === 'dolly' || g === 'stablelm' || g === 'chatglm') return 'Dolly / StableLM / ChatGLM';
+  return generator;
+}
+
+/**
+ * Leave-one-group-out (--loso: each source; --logo: each generator family) over train of both
+ * corpora, with the shipped pipeline's settings. One pass per group would cost a full training
+ * each, so the rounds share work (documented in docs/detector.md):
+ * 1. a text's LM features come from LMs built without its group (for --logo the human texts are
+ *    spread over 4 hash groups of their own, so they are held out too);
+ * 2. the linear model of round g is trained on the other groups and scores g;
+ * 3. the trees of round g are trained on the other groups, whose stacked linear logit comes from
+ *    their own round (a model that did see g's labels: the one shortcut taken), and score g;
+ * 4. calibration and thresholds are fitted, exactly as for the artifact, on the other groups'
+ *    held-out scores, and applied to g.
+ * Nothing of g reaches its own round's LMs, classifier, trees or thresholds.
+ */
+async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Promise<void> {
+  const docs = train.filter((d) => !d.aug);
+  const groupOf = (d: Doc): string => (kind === 'source' ? d.row.source : d.y === 1 ? generatorFamily(d.row.generator) : `human#${stableHash(d.row.id) % 4}`);
+  const keys = docs.map(groupOf);
+  const groups = [...new Set(keys)].sort();
+  const feats: FeatureVector[] = new Array(docs.length);
+  for (const g of groups) {
+    const rest = docs.filter((_, i) => keys[i] !== g);
+    const ctx = lmContext(vocab, buildLMs(rest.filter((d) => d.y === 0), rest.filter((d) => d.y === 1), vocab.size, brownIds));
+    docs.forEach((d, i) => {
+      if (keys[i] === g) feats[i] = extractFeatures(d.lower, d.row.language, ctx);
+    });
   }
-  const path = join(ROOT, 'models/logo.json');
-  writeFileSync(path, `${JSON.stringify({ seed: SEED, folds: FOLDS, results }, null, 2)}\n`);
+  for (const f of feats) for (const k of DROP) f.dense[k] = 0;
+  log(`${kind}-out features: ${groups.length} groups`);
+  const { mean, std } = standardiser(feats);
+  const rows = makeRows(docs, feats, mean, std);
+  const logit = new Array<number>(docs.length);
+  for (const g of groups) {
+    const w = trainLogistic(rows.filter((_, i) => keys[i] !== g), mean, std, LR_OPTS);
+    docs.forEach((_, i) => {
+      if (keys[i] === g) logit[i] = linearScore(feats[i]!, w);
+    });
+  }
+  log(`${kind}-out linear rounds done`);
+  const margin = [...logit];
+  if (USE_TREES) {
+    const xs = docs.map((_, i) => stackedInput(feats[i]!, logit[i]!));
+    for (const g of groups) {
+      const idx = docs.map((_, i) => i).filter((i) => keys[i] !== g);
+      const forest = trainForest(idx.map((i) => xs[i]!), idx.map((i) => docs[i]!.y), idx.map((i) => rows[i]!.w), GB_OPTS);
+      docs.forEach((_, i) => {
+        if (keys[i] === g) margin[i] = forestMargin(forest, xs[i]!);
+      });
+    }
+    log(`${kind}-out trees done`);
+  }
+  // Probabilities and verdicts of each group under calibration and an out-of-domain check fitted
+  // without it, with the engine's rules (under 40 words never likely_ai; out of domain needs 0.95).
+  const prob = new Array<number>(docs.length);
+  const flagged = new Array<boolean>(docs.length);
+  const outOfDomain = new Array<boolean>(docs.length).fill(false);
+  for (const g of groups) {
+    const rest = docs.map((_, i) => i).filter((i) => keys[i] !== g);
+    const cal = fitCalibration(rest.map((i) => docs[i]!), rest.map((i) => margin[i]!));
+    const ood = fitOod(rest.map((i) => docs[i]!), rest.map((i) => feats[i]!));
+    docs.forEach((d, i) => {
+      if (keys[i] !== g) return;
+      const c = cal[groupKey(d.row.language, d.row.mode)] ?? cal[groupKey(d.row.language, '*')] ?? cal['*:*']!;
+      const o = ood[d.row.language];
+      outOfDomain[i] = o !== undefined && (oodScore(feats[i]!.dense, o) > o.threshold || d.words > o.maxWords);
+      prob[i] = calibrateForLength(margin[i]!, c, d.words);
+      const threshold = Math.max(aiThresholdFor(c, d.words), outOfDomain[i] ? 0.95 : 0);
+      flagged[i] = prob[i]! >= threshold && d.words >= 40;
+    });
+  }
+  const oodShare = (idx: number[]): number => idx.filter((i) => outOfDomain[i]).length / Math.max(1, idx.length);
+  const item = (i: number): Scored => ({ p: prob[i]!, y: docs[i]!.y, flagged: flagged[i]! });
+  const results: Array<Record<string, unknown>> = [];
+  const rowsOut: Array<[string, ReturnType<typeof metricRow>]> = [];
+  if (kind === 'source') {
+    for (const g of groups) {
+      const idx = docs.map((_, i) => i).filter((i) => keys[i] === g);
+      const m = metricRow(idx.map(item));
+      rowsOut.push([g, m]);
+      results.push({ source: g, ...m, outOfDomain: oodShare(idx) });
+      console.log(`  ${g}: ${(100 * oodShare(idx)).toFixed(1)}% of its texts out of domain (human ${(100 * oodShare(idx.filter((i) => docs[i]!.y === 0))).toFixed(1)}%)`);
+    }
+  } else {
+    const humans = docs.map((_, i) => i).filter((i) => docs[i]!.y === 0);
+    for (const g of groups.filter((x) => !x.startsWith('human#'))) {
+      const ai = docs.map((_, i) => i).filter((i) => keys[i] === g);
+      const sources = new Set(ai.map((i) => docs[i]!.row.source));
+      const m = metricRow([...humans, ...ai].map(item));
+      const same = metricRow([...humans.filter((i) => sources.has(docs[i]!.row.source)), ...ai].map(item));
+      rowsOut.push([g, { ...m, auroc: m.auroc }]);
+      results.push({ generator: g, sources: [...sources].sort(), ...m, aurocSameSourceHumans: same.auroc, fprSameSourceHumans: same.fpr });
+      console.log(`  ${g}: AUROC vs same-source humans ${same.auroc.toFixed(3)} (${[...sources].sort().join(', ')})`);
+    }
+  }
+  rowsOut.unshift(['all', metricRow(docs.map((_, i) => item(i)))]);
+  console.log(`\nLeave-one-${kind}-out on train (corpus + extra), ${groups.length} rounds${kind === 'generator' ? '; each family\'s AI texts against all human texts, each scored by the round that held it out' : ''}:`);
+  console.log(formatTable(rowsOut, process.argv.includes('--markdown'), kind));
+  const path = join(ROOT, `models/${kind === 'source' ? 'loso' : 'logo'}.json`);
+  writeFileSync(path, `${JSON.stringify({ seed: SEED, trees: USE_TREES ? GB_OPTS.trees : 0, results }, null, 2)}\n`);
   log(`wrote ${path}`);
 }
 

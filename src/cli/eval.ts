@@ -8,16 +8,20 @@
  * unsupported language are counted and left out of the metrics.
  */
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { countWords } from '../detector/engine.ts';
 import { createDetector, MODES, UnsupportedLanguageError, type Mode } from '../detector/index.ts';
 import { formatTable, metricRow, type MetricRow, type Scored } from '../detector/metrics.ts';
 
-const GROUPINGS = ['source', 'mode', 'language', 'generator'] as const;
+const GROUPINGS = ['source', 'mode', 'language', 'generator', 'length', 'file'] as const;
 type Grouping = (typeof GROUPINGS)[number];
 
-const USAGE = `Usage: textdetect eval --input FILE.jsonl [--by source|mode|language|generator] [--markdown] [--model PATH] [--trust-language]
+const USAGE = `Usage: textdetect eval --input FILE.jsonl[,FILE2.jsonl…] [--by source|mode|language|generator|length|file] [--markdown] [--model PATH] [--trust-language]
 
 Each input line is a JSON object {"text": "...", "label": "human"|"ai", "mode"?: ${MODES.join('|')}, "language"?: "en"|"tr", "source"?, "generator"?}.
-Prints n, AUROC, TPR at 1% FPR, TPR/FPR at the verdict threshold and ECE, overall and per group.`;
+Prints n, AUROC, TPR at 1% FPR, TPR/FPR at the verdict threshold (TPR = AI texts called likely_ai,
+FPR = human texts called likely_ai) and ECE, overall and per group. --by length groups by words
+(15-40, 40-80, 80-150, 150+; as the engine counts them); --by file by input file.`;
 
 interface Options {
   input: string;
@@ -60,6 +64,24 @@ interface Line {
   groups: Record<Grouping, string>;
 }
 
+/** Length bands of the eval report, by the engine's word count. */
+const LENGTH_BANDS: Array<[number, string]> = [[150, '150+'], [80, '80-150'], [40, '40-80'], [15, '15-40'], [0, '<15']];
+
+function lengthBand(text: string, language: 'en' | 'tr' | undefined): string {
+  const words = countWords(text, language ?? 'en');
+  return LENGTH_BANDS.find(([min]) => words >= min)![1];
+}
+
+function parseFiles(paths: string): Line[] | string {
+  const out: Line[] = [];
+  for (const path of paths.split(',').filter(Boolean)) {
+    const lines = parseLines(path);
+    if (typeof lines === 'string') return lines;
+    out.push(...lines);
+  }
+  return out;
+}
+
 function parseLines(path: string): Line[] | string {
   let raw: string;
   try {
@@ -95,6 +117,8 @@ function parseLines(path: string): Line[] | string {
         mode: `${language ?? '?'}:${mode}`,
         language: language ?? '?',
         generator: typeof obj.generator === 'string' ? obj.generator : label === 'human' ? 'human' : '(unknown)',
+        length: lengthBand(obj.text, language),
+        file: basename(path),
       },
     });
   }
@@ -108,7 +132,7 @@ export async function run(argv: string[]): Promise<number> {
     console.error(USAGE);
     return opts ? 2 : 0;
   }
-  const lines = parseLines(opts.input);
+  const lines = parseFiles(opts.input);
   if (typeof lines === 'string') {
     console.error(lines);
     return 2;
@@ -123,11 +147,13 @@ export async function run(argv: string[]): Promise<number> {
   const scored: Array<Scored & { line: Line }> = [];
   let unsupported = 0;
   let wrongLanguage = 0;
+  const warningCounts = new Map<string, number>();
   for (const line of lines) {
     try {
       const r = detector.detect(line.text, { mode: line.mode, ...(opts.trustLanguage && line.language ? { language: line.language } : {}) });
       if (line.language && r.language !== line.language) wrongLanguage++;
       scored.push({ p: r.ai_probability, y: line.y, flagged: r.verdict === 'likely_ai', line });
+      for (const w of r.warnings) warningCounts.set(w, (warningCounts.get(w) ?? 0) + 1);
     } catch (err) {
       if (err instanceof UnsupportedLanguageError) unsupported++;
       else throw err;
@@ -135,6 +161,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const out: string[] = [];
   out.push(`model ${detector.model}; ${lines.length} lines, ${scored.length} scored, ${unsupported} in an unsupported language, ${wrongLanguage} identified as another supported language`);
+  if (warningCounts.size > 0) out.push(`warnings: ${[...warningCounts.entries()].sort().map(([w, n]) => `${w} ${n}`).join(', ')}`);
   out.push('');
   out.push(formatTable([['all', metricRow(scored)]], opts.markdown, 'overall'));
   for (const g of opts.by) {

@@ -25,6 +25,12 @@ export interface GroupCalibration {
    * texts are where plain human writing (formulaic answers) looks most AI-like, so they get their own.
    */
   aiThresholdByLength?: Array<{ minWords: number; threshold: number; nHuman: number }>;
+  /**
+   * Platt scaling for short texts (fitted on the short held-out texts of the whole language):
+   * a text with `minWords` ≤ words < `maxWords` uses this instead of `a`, `b`, so a 20-word
+   * tweet gets the probability that 20-word texts earn, not the one 300-word texts do.
+   */
+  plattByLength?: Array<{ minWords: number; maxWords: number; a: number; b: number; nHuman: number; nAi: number }>;
   /** `likely_human` when p < this. */
   humanThreshold: number;
   /** Human and AI texts the calibration was fitted on. */
@@ -45,6 +51,12 @@ export interface ArtifactHeader {
   forest?: { depth: number; nTrees: number; nFeatures: number; base: number };
   /** Keyed `language:mode`; `language:*` is the fallback for modes without data. */
   calibration: Record<string, GroupCalibration>;
+  /**
+   * Out-of-domain check per language: mean squared z-score (clipped at ±`clip`) of the listed dense
+   * features against the training texts of that language; above `threshold` (a high percentile of
+   * the training texts' own values) or over `maxWords` words, the text is out of domain.
+   */
+  ood?: Record<string, { features: number[]; mean: number[]; std: number[]; clip: number; threshold: number; maxWords: number }>;
   /** Part-of-speech tagger: tag names (id 0 is the text start), word endings → tag id, the unknown-word tag. */
   pos?: { tags: string[]; suffix: Array<[string, number]>; defaultTag: number };
   /** Free-form training facts (data sizes, options, dev metrics) for humans reading the file. */

@@ -3,6 +3,7 @@
  * per-(language, mode) calibration → verdict; optionally the same per sentence.
  */
 import type { GroupCalibration } from './artifact.ts';
+import { isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize } from './normalize.ts';
@@ -25,6 +26,11 @@ import {
 export const SHORT_TEXT_WORDS = 40;
 /** From this many words (and a clear score) a result may be `confidence: "high"`. */
 const HIGH_CONFIDENCE_WORDS = 120;
+/** Shortest texts the length-banded calibration was fitted on (tweets and chat lines of 15+ words). */
+const MIN_CALIBRATED_WORDS = 15;
+/** Out-of-domain texts: `likely_ai` only from this probability, `likely_human` only under the other. */
+const OOD_AI_THRESHOLD = 0.95;
+const OOD_HUMAN_THRESHOLD = 0.2;
 /** Pseudo-length (words) of the document prior that a sentence's own score is blended with. */
 const SEGMENT_PRIOR_WORDS = 20;
 
@@ -59,40 +65,57 @@ export class TextDetector implements Detector {
       throw new RangeError(`Unknown language "${String(options.language)}"; expected one of ${LANGUAGES.join(', ')}.`);
     }
     const norm = normalize(text);
+    const warnings: DetectionWarning[] = [];
     let language: Language;
     if (options.language) {
       language = options.language;
     } else {
       const guess = identifyLanguage(norm.text);
-      if (!guess.supported) throw new UnsupportedLanguageError(guess.language);
+      if (guess.certain && !guess.supported) throw new UnsupportedLanguageError(guess.language);
       language = guess.language as Language;
+      if (!guess.certain) warnings.push('language_uncertain');
     }
     const calib = this.m.calibrationFor(language, mode);
+    const fallback = !this.m.hasOwnCalibration(language, mode);
+    if (fallback) warnings.push('calibration_fallback');
     const lower = lowerForFeatures(norm.text, language);
     const f = this.m.features(lower, language);
-    let p = calibrate(this.m.rawLogit(f), calib);
-    const warnings: DetectionWarning[] = [];
+    let p = calibrateForLength(this.m.rawLogit(f), calib, f.words);
     const short = f.words < SHORT_TEXT_WORDS;
     if (short) {
-      // Calibration was fitted on texts of 40+ words; below that, pull the score towards 0.5 in
-      // proportion to the missing length instead of returning a confident-looking guess.
       warnings.push('short_text');
-      const keep = f.words / SHORT_TEXT_WORDS;
-      p = 0.5 + (p - 0.5) * keep;
+      // Length-banded calibration starts at 15 words (the shortest texts it was fitted on);
+      // below that, pull the score towards 0.5 in proportion to the missing words.
+      if (f.words < MIN_CALIBRATED_WORDS) p = 0.5 + (p - 0.5) * (f.words / MIN_CALIBRATED_WORDS);
     }
-    p = Math.min(1, Math.max(0, p));
-    const aiThreshold = aiThresholdFor(calib, f.words);
-    let verdict = verdictOf(p, aiThreshold, calib.humanThreshold);
-    // A short text is never reported as likely AI: too little evidence to act on.
-    if (short && verdict === 'likely_ai') verdict = 'mixed';
+    // Verdicts are read off the probability as reported, so the two never disagree by rounding.
+    p = round4(Math.min(1, Math.max(0, p)));
+    let aiThreshold = aiThresholdFor(calib, f.words);
+    let humanThreshold = calib.humanThreshold;
+    const ood = this.m.oodScore(f, language);
+    const outOfDomain = ood !== undefined && (ood.score > ood.threshold || f.words > ood.maxWords);
+    if (outOfDomain) {
+      // Unlike anything calibrated on: the thresholds were never checked on such text, so only a
+      // clear score gets a verdict.
+      warnings.push('out_of_domain');
+      aiThreshold = Math.max(aiThreshold, OOD_AI_THRESHOLD);
+      humanThreshold = Math.min(humanThreshold, OOD_HUMAN_THRESHOLD);
+    }
+    const languageUncertain = warnings.includes('language_uncertain');
+    let verdict = verdictOf(p, aiThreshold, humanThreshold);
+    // A short text, or one whose language is a guess, is never reported as likely AI: too little
+    // evidence to act on (the warnings say which).
+    if ((short || languageUncertain) && verdict === 'likely_ai') verdict = 'mixed';
+    // Say why an AI-leaning probability did not become likely_ai when nothing else above does.
+    if (verdict === 'mixed' && p >= 0.5 && !short && !languageUncertain && !outOfDomain) warnings.push('strict_threshold');
     let confidence: Confidence;
-    if (short || verdict === 'mixed') confidence = 'low';
-    else if (f.words >= HIGH_CONFIDENCE_WORDS && (p >= Math.max(aiThreshold, 0.9) || p <= 0.1)) confidence = 'high';
+    if (short || verdict === 'mixed' || languageUncertain) confidence = 'low';
+    else if (!outOfDomain && !fallback && f.words >= HIGH_CONFIDENCE_WORDS && (p >= Math.max(aiThreshold, 0.9) || p <= 0.1)) confidence = 'high';
     else confidence = 'medium';
 
     const docLogit = logit(p);
     const segments = options.segments ? this.segments(text, norm.text, norm.map, language, calib, docLogit) : [];
-    return { ai_probability: round4(p), mode, language, verdict, confidence, segments, warnings, model: this.model };
+    return { ai_probability: p, mode, language, verdict, confidence, segments, warnings, model: this.model };
   }
 
   private segments(
@@ -162,6 +185,19 @@ function sentenceRanges(text: string, language: Language): Array<[number, number
     base = end;
   }
   return out;
+}
+
+/** Words of a text as the engine counts them (word tokens of the normalised text; the length rules use this). */
+export function countWords(text: string, language: Language): number {
+  return tokenize(lowerForFeatures(normalize(text).text, language)).filter(isWordToken).length;
+}
+
+/** Calibrated probability: the length band's Platt scaling for short texts, else the group's. */
+export function calibrateForLength(rawLogit: number, calib: GroupCalibration, words: number): number {
+  for (const band of calib.plattByLength ?? []) {
+    if (words >= band.minWords && words < band.maxWords) return sigmoid(band.a * rawLogit + band.b);
+  }
+  return calibrate(rawLogit, calib);
 }
 
 /** The `likely_ai` threshold for a text of `words` words. */

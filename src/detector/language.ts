@@ -3,8 +3,14 @@
  * (a German text scored with the English model would get a meaningless probability).
  *
  * Works on the normalised text: script counts first (Cyrillic, Arabic, CJK, ... are refused
- * outright), then for Latin text the rate of each language's commonest function words plus the
- * letters only Turkish uses (ğ, ı, ş, İ).
+ * outright), then for Latin text the function words of each language plus the letters only one
+ * of the languages uses (ğ, ı, ş for Turkish; ä, ß for German), counted as *evidence*, one unit
+ * per word. What carries no evidence about the language is left out before counting: URLs, e-mail
+ * addresses, @mentions, #hashtags, code (fenced or inline blocks and identifier-like tokens) and
+ * names (capitalised words that do not start a sentence). Without enough evidence the guess is
+ * `certain: false`, and the engine scores the text as the requested or default language with a
+ * `language_uncertain` warning instead of refusing it: `@Ada test` is not Indonesian, whatever
+ * `ada` means there.
  */
 import type { Language } from './types.ts';
 
@@ -12,7 +18,7 @@ import type { Language } from './types.ts';
 const STOPWORDS: Record<string, string> = {
   en: 'the of and to a in is that it for was on are as with be by this have from or at not but an they which we you his her their has were been had there would will can all if more one its so what about also than into these them when some other should could our may such only who he she i my me do does did',
   tr: 've bir bu da de için ile çok ama gibi daha olarak ben bana beni benim ne mi mı mu mü o ki en her kadar sonra değil var yok olan oldu olduğu olduğunu şu diye ya veya hem ancak çünkü fakat tarafından bize biz siz sizin onun ise artık hiç bile şey hala hâlâ hesabıma hesabımdan',
-  de: 'der die und den das ist nicht ein eine sich mit dem des auf für von zu im auch als sie es wird werden bei oder nach aus wie noch über ich wir durch sind hat einem einer',
+  de: 'der die und den das ist nicht ein eine sich mit dem des auf für von zu im auch als sie es wird werden bei oder nach aus wie noch über ich wir durch sind hat einem einer am zum zur vom wurde wurden bis seit unter zwischen gegen eines dass',
   fr: 'le la les et des du un une est pas que qui dans pour sur au aux avec ce il elle ne se sont par plus mais nous vous ou été cette leur',
   es: 'el la los las y de que en un una es por con para del se no al lo como más pero sus le ya o este fue ha está son muy también',
   it: 'il di che la le è e per un una non sono con del della dei gli si al ha come ma più anche questo nel alla',
@@ -22,11 +28,14 @@ const STOPWORDS: Record<string, string> = {
 };
 
 const LANGS = Object.keys(STOPWORDS);
+const SUPPORTED = new Set(['en', 'tr']);
 /** Word → bit mask of the languages whose list contains it (one lookup per word for all languages). */
 const STOPMASK = new Map<string, number>();
 LANGS.forEach((lang, bit) => {
   for (const w of STOPWORDS[lang]!.split(' ')) STOPMASK.set(w, (STOPMASK.get(w) ?? 0) | (1 << bit));
 });
+const BIT_TR = LANGS.indexOf('tr');
+const BIT_DE = LANGS.indexOf('de');
 
 const SCRIPTS: Array<[string, RegExp]> = [
   ['cyrillic', /\p{Script=Cyrillic}/u],
@@ -44,32 +53,140 @@ export interface LanguageGuess {
   /** `en`, `tr`, or the code/script of an unsupported language (`de`, `cyrillic`, `unknown`, ...). */
   language: string;
   supported: boolean;
+  /**
+   * Whether there was enough evidence to decide. When false, `language` is only a leaning (a
+   * supported one, or `en` when nothing leans anywhere) and the caller should say so.
+   */
+  certain: boolean;
 }
 
-const RE_LETTER = /\p{L}/u;
-const RE_WORD = /\p{L}+(?:'\p{L}+)*/gu;
+/** Units of evidence (function words, words with a language's own letters) needed to decide. */
+export const MIN_EVIDENCE = 3;
+/** The winner must have this many times the evidence of the best language on the other side (supported vs not). */
+const MIN_MARGIN = 1.5;
 
+const RE_LETTER = /\p{L}/u;
 /** Identification looks at most this many characters (from the start): plenty, and bounded in cost. */
 const SAMPLE_CHARS = 3000;
 
+/** What says nothing about the language: fenced/inline code, URLs, e-mail addresses, @mentions, #hashtags. */
+const RE_NOISE = /```[\s\S]*?(?:```|$)|`[^`\n]*`|\b(?:https?:\/\/|www\.)\S+|\S+@\S+\.\S+|[@#][\p{L}\p{N}_.-]+/gu;
+/** Whitespace-separated chunk → its word and the punctuation around it. */
+const RE_CHUNK = /\S+/gu;
+const RE_WORD_CORE = /^[("'“‘«¿¡]*(\p{L}+(?:['’]\p{L}+)*)([.,;:!?)"'”’»…]*)$/u;
+const RE_SENTENCE_END = /[.!?…:]["'”’»)]*$/u;
+
+/** Words of a text that can carry evidence, lower-cased; names and code-like tokens dropped. */
+export function evidenceWords(text: string): string[] {
+  const cleaned = text.replace(RE_NOISE, ' ');
+  const chunks = [...cleaned.matchAll(RE_CHUNK)].map((m) => m[0]);
+  // In a text written mostly in capitals (a shouted post, a case-swapping tool) capitals say
+  // nothing about names.
+  let capitals = 0;
+  for (const chunk of chunks) if (/^[("'“‘«¿¡]*\p{Lu}/u.test(chunk)) capitals++;
+  const namesByCase = capitals <= 0.5 * chunks.length;
+  const out: string[] = [];
+  let sentenceStart = true;
+  for (const chunk of chunks) {
+    const core = RE_WORD_CORE.exec(chunk);
+    const endsSentence = RE_SENTENCE_END.test(chunk) || /^[-–—•*>]+$/.test(chunk);
+    if (core) {
+      const word = core[1]!;
+      const first = word.codePointAt(0)!;
+      const ch = String.fromCodePoint(first);
+      const capital = ch !== ch.toLowerCase();
+      // A capitalised word inside a sentence is a name (or a title word): it tells nothing about
+      // the language around it. At a sentence start it is an ordinary word.
+      if (!capital || sentenceStart || !namesByCase) out.push(lowerWord(word));
+    }
+    // Anything else (digits, code such as foo_bar(), x=1, a.b.c, emoji) is skipped.
+    sentenceStart = endsSentence;
+  }
+  return out;
+}
+
+function lowerWord(word: string): string {
+  let w = word.toLowerCase().replace(/’/g, "'");
+  // İ lower-cases to i + U+0307 outside Turkish rules; fold it back.
+  if (w.includes('\u0307')) w = w.replace(/\u0307/g, '');
+  return w;
+}
+
 export function identifyLanguage(fullText: string): LanguageGuess {
   const text = fullText.length > SAMPLE_CHARS ? fullText.slice(0, SAMPLE_CHARS) : fullText;
+  const scripts = scriptCounts(text.replace(RE_NOISE, ' '));
+  if (scripts.other > scripts.latin && scripts.other >= MIN_EVIDENCE) {
+    // A non-Latin script is clear evidence by itself (a few letters of it are not).
+    let best = 'unknown';
+    let bestCount = 0;
+    for (const [name, count] of scripts.byScript) if (count > bestCount) [best, bestCount] = [name, count];
+    return { language: best, supported: false, certain: true };
+  }
+
+  const words = evidenceWords(text);
+  const evidence = new Array<number>(LANGS.length).fill(0);
+  let latinLetters = 0;
+  let nonAsciiLetters = 0;
+  for (const w of words) {
+    const mask = STOPMASK.get(w);
+    if (mask !== undefined) for (let b = 0; b < LANGS.length; b++) if (mask & (1 << b)) evidence[b]!++;
+    // ğ, ı, ş are frequent in Turkish and absent from the other languages listed; ä and ß are German.
+    let nonAscii = 0;
+    let tr = false;
+    let de = false;
+    for (let i = 0; i < w.length; i++) {
+      const c = w.charCodeAt(i);
+      if (c <= 0x7f) continue;
+      nonAscii++;
+      if (c === 0x11f || c === 0x131 || c === 0x15f) tr = true;
+      else if (c === 0xe4 || c === 0xdf) de = true;
+    }
+    if (tr) evidence[BIT_TR]!++;
+    else if (de) evidence[BIT_DE]!++;
+    // Words are letters and apostrophes only (see evidenceWords).
+    latinLetters += w.length;
+    nonAsciiLetters += nonAscii;
+  }
+  const bestOf = (supported: boolean): [string, number] => {
+    let best = '';
+    let count = -1;
+    LANGS.forEach((lang, b) => {
+      if (SUPPORTED.has(lang) === supported && evidence[b]! > count) [best, count] = [lang, evidence[b]!];
+    });
+    return [best, count];
+  };
+  const [sup, supEv] = bestOf(true);
+  const [uns, unsEv] = bestOf(false);
+  const nWords = words.length;
+  if (supEv >= MIN_EVIDENCE && supEv >= MIN_MARGIN * unsEv && (nWords < 15 || supEv / nWords >= 0.08)) {
+    return { language: sup, supported: true, certain: true };
+  }
+  if (unsEv >= MIN_EVIDENCE && unsEv >= MIN_MARGIN * supEv && (nWords < 15 || unsEv / nWords >= 0.08)) {
+    return { language: uns, supported: false, certain: true };
+  }
+  if (nWords >= 15) {
+    // Citation lists, tables and name lists have few function words; plain-ASCII Latin text is
+    // then taken as English, anything with a real share of other Latin letters is refused.
+    if (nonAsciiLetters <= 0.02 * latinLetters && supEv >= unsEv) return { language: 'en', supported: true, certain: true };
+    if (Math.max(supEv, unsEv) < MIN_EVIDENCE && nonAsciiLetters > 0.02 * latinLetters) return { language: 'unknown', supported: false, certain: true };
+  }
+  // Too little evidence to decide: lean towards a supported language if anything points there.
+  const leaning = supEv > 0 && supEv >= unsEv ? sup : 'en';
+  return { language: leaning, supported: true, certain: false };
+}
+
+function scriptCounts(text: string): { latin: number; other: number; byScript: Map<string, number> } {
   let latin = 0;
-  let asciiLatin = 0;
   let other = 0;
-  let trLetters = 0;
-  const scriptCounts = new Map<string, number>();
+  const byScript = new Map<string, number>();
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) {
       latin++;
-      asciiLatin++;
       continue;
     }
     if (c < 0x80 || (c >= 0xdc00 && c <= 0xdfff)) continue;
-    const cp = text.codePointAt(i)!;
-    const ch = String.fromCodePoint(cp);
-    if (ch === 'ğ' || ch === 'Ğ' || ch === 'ı' || ch === 'İ' || ch === 'ş' || ch === 'Ş') trLetters++;
+    const ch = String.fromCodePoint(text.codePointAt(i)!);
     if (!RE_LETTER.test(ch)) continue;
     if (c < 0x250 || (c >= 0x1e00 && c <= 0x1eff)) {
       latin++;
@@ -78,53 +195,12 @@ export function identifyLanguage(fullText: string): LanguageGuess {
     other++;
     for (const [name, re] of SCRIPTS) {
       if (re.test(ch)) {
-        scriptCounts.set(name, (scriptCounts.get(name) ?? 0) + 1);
+        byScript.set(name, (byScript.get(name) ?? 0) + 1);
         break;
       }
     }
   }
-  if (latin === 0 && other === 0) return { language: 'unknown', supported: false };
-  if (other > latin) {
-    let best = 'unknown';
-    let bestCount = 0;
-    for (const [name, count] of scriptCounts) if (count > bestCount) [best, bestCount] = [name, count];
-    return { language: best, supported: false };
-  }
-
-  // Plain lower-casing (fast for ASCII text); İ becomes i + U+0307, folded back to i.
-  let lowered = text.toLowerCase();
-  if (lowered.includes('\u0307')) lowered = lowered.replace(/\u0307/g, '');
-  const lowerWords = lowered.match(RE_WORD) ?? [];
-  const hitCounts = new Array<number>(LANGS.length).fill(0);
-  for (const w of lowerWords) {
-    const mask = STOPMASK.get(w);
-    if (mask === undefined) continue;
-    for (let b = 0; b < LANGS.length; b++) if (mask & (1 << b)) hitCounts[b]!++;
-  }
-  const hits = new Map<string, number>(LANGS.map((l, b) => [l, hitCounts[b]!]));
-  const lowerEn = lowerWords;
-  const nWords = Math.max(1, lowerEn.length);
-  const trLetterRate = trLetters / Math.max(1, latin);
-  const score = (lang: string): number => {
-    const base = (hits.get(lang) ?? 0) / nWords;
-    // ğ, ı, ş are about 5% of Turkish letters and absent from English; a strong cue even in short texts.
-    return lang === 'tr' ? base + 3 * trLetterRate : base;
-  };
-  let best = 'en';
-  for (const lang of LANGS) if (score(lang) > score(best)) best = lang;
-  const bestScore = score(best);
-  if (nWords >= 15 && bestScore < 0.08) {
-    // Citation lists, tables and name lists have few function words; plain-ASCII Latin text is
-    // then taken as English, anything with a real share of other Latin letters is refused.
-    const nonAscii = latin - asciiLatin;
-    if (nonAscii <= 0.02 * latin) return { language: 'en', supported: true };
-    return { language: 'unknown', supported: false };
-  }
-  if (bestScore === 0) {
-    // Too short to tell by function words: Turkish letters decide, otherwise assume English.
-    return { language: trLetters > 0 ? 'tr' : 'en', supported: true };
-  }
-  return { language: best, supported: best === 'en' || best === 'tr' };
+  return { latin, other, byScript };
 }
 
 export function isLanguage(value: string): value is Language {

@@ -146,4 +146,26 @@ export class LoadedModel {
     if (!found) throw new Error(`Model ${this.version} has no calibration for ${language}/${mode}.`);
     return found;
   }
+
+  /** Whether `language:mode` had its own calibration data (else a fallback is used). */
+  hasOwnCalibration(language: Language, mode: Mode): boolean {
+    return this.header.calibration[`${language}:${mode}`] !== undefined;
+  }
+
+  /** The out-of-domain score of a feature vector (0 when the artifact has no check for the language). */
+  oodScore(f: FeatureVector, language: Language): { score: number; threshold: number; maxWords: number } | undefined {
+    const o = this.header.ood?.[language];
+    if (!o) return undefined;
+    return { score: oodScore(f.dense, o), threshold: o.threshold, maxWords: o.maxWords };
+  }
+}
+
+/** Mean squared clipped z-score of the chosen dense features (training and run time share this). */
+export function oodScore(dense: ArrayLike<number>, o: { features: number[]; mean: number[]; std: number[]; clip: number }): number {
+  let s = 0;
+  for (let j = 0; j < o.features.length; j++) {
+    const z = Math.max(-o.clip, Math.min(o.clip, (dense[o.features[j]!]! - o.mean[j]!) / o.std[j]!));
+    s += z * z;
+  }
+  return s / Math.max(1, o.features.length);
 }

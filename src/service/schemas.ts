@@ -65,7 +65,12 @@ export const detectResponseSchema = {
     model: { type: 'string', description: 'Version id of the engine\'s model.' },
     verdict: { type: 'string', enum: [...VERDICTS], description: 'Reading of `ai_probability` against the mode\'s thresholds.' },
     confidence: { type: 'string', enum: [...CONFIDENCES] },
-    warnings: { type: 'array', items: { type: 'string' }, description: 'e.g. `short_text` for texts under ~40 words.' },
+    warnings: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'Why the verdict was held back or deserves less trust: `short_text` (under 40 words), `strict_threshold` (AI-leaning, below the likely_ai bar of this mode and length), `out_of_domain` (unlike the calibration texts: wider uncertain band), `language_uncertain` (too few words to tell the language; scored as the requested or default one), `calibration_fallback` (no calibration data for this mode in this language). New codes may be added.',
+    },
   },
 } as const;
 

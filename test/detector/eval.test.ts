@@ -5,6 +5,7 @@ import { createDetector } from '../../src/detector/index.ts';
 import { auroc, ece, metricRow, tprAtFpr } from '../../src/detector/metrics.ts';
 
 const DEV = fileURLToPath(new URL('../../../shared/data/corpus-dev.jsonl', import.meta.url));
+const EXTRA_DEV = fileURLToPath(new URL('../../../shared/data/extra-dev.jsonl', import.meta.url));
 
 describe('metrics', () => {
   it('computes AUROC with ties, TPR at FPR and ECE', () => {
@@ -68,3 +69,39 @@ describe.skipIf(!existsSync(DEV))('dev slice', () => {
     expect(wins / total).toBeGreaterThan(0.8);
   });
 });
+
+// Everyday text (extra-dev: reviews, posts, tweets, L2R rewrites, Turkish satire), every 2nd line:
+// floors a little under the shipped model's figures on this slice, so a regression fails CI.
+describe.skipIf(!existsSync(EXTRA_DEV))('extra-dev slice', () => {
+  if (!existsSync(EXTRA_DEV)) console.warn(`extra-dev slice skipped: ${EXTRA_DEV} is absent (the shared data folder sits beside the repository in CI).`);
+  it('keeps AUROC, the AI detection rate and the false-positive rate per source within bounds', async () => {
+    const detector = await createDetector();
+    const rows = readFileSync(EXTRA_DEV, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .filter((_, i) => i % 2 === 0)
+      .map((l) => JSON.parse(l) as { text: string; label: string; source: string; mode: 'academic' | 'financial' | 'legal' | 'general' });
+    const items: Array<{ p: number; y: 0 | 1; flagged: boolean; source: string }> = [];
+    for (const r of rows) {
+      try {
+        const d = detector.detect(r.text, { mode: r.mode });
+        items.push({ p: d.ai_probability, y: r.label === 'ai' ? 1 : 0, flagged: d.verdict === 'likely_ai', source: r.source });
+      } catch {
+        // unsupported-language lines are not part of the metric
+      }
+    }
+    expect(items.length).toBeGreaterThan(500);
+    const m = metricRow(items);
+    expect(m.auroc).toBeGreaterThan(EXTRA_FLOORS.auroc);
+    expect(m.tpr).toBeGreaterThan(EXTRA_FLOORS.tpr);
+    expect(m.fpr).toBeLessThanOrEqual(EXTRA_FLOORS.fpr);
+    // No human source may see more than 1 of its humans (≤ 53 per source in this slice) called likely_ai.
+    for (const source of new Set(items.map((x) => x.source))) {
+      const humans = items.filter((x) => x.source === source && x.y === 0);
+      expect(humans.filter((x) => x.flagged).length, source).toBeLessThanOrEqual(1);
+    }
+  });
+});
+
+/** td1-0ad3ce9c5312 on this slice: AUROC 0.912, AI likely_ai 0.356, human likely_ai 0 of 289 (no source above 0). */
+const EXTRA_FLOORS = { auroc: 0.89, tpr: 0.3, fpr: 0.01 };
