@@ -160,6 +160,28 @@ function hasUnreadBody(request: FastifyRequest): boolean {
   return announced && !request.raw.complete;
 }
 
+/** How long the rest of a refused request's body may take to arrive before the connection is cut. */
+const REFUSED_BODY_GRACE_MS = 250;
+
+/**
+ * For a request refused before its body was read (401, 404, 429…): after the answer Node drains the
+ * body to reuse the connection, and would keep reading whatever a slow client trickles until its
+ * own timeouts fire (about a minute). A body that is already here or arrives at once keeps the
+ * keep-alive connection (an SDK retrying after a 429 should not pay a reconnect); one still
+ * trickling in after a short grace gets the connection closed.
+ */
+function closeIfBodyLingers(request: FastifyRequest, reply: FastifyReply): void {
+  const req = request.raw;
+  reply.raw.once('finish', () => {
+    if (req.complete) return;
+    const timer = setTimeout(() => {
+      if (!req.complete) req.socket.destroy();
+    }, REFUSED_BODY_GRACE_MS);
+    timer.unref();
+    req.once('end', () => clearTimeout(timer));
+  });
+}
+
 function hasLoneSurrogate(text: string): boolean {
   return !(text as string & { isWellFormed(): boolean }).isWellFormed();
 }
@@ -248,9 +270,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (error.options.headers) reply.headers(error.options.headers);
     if (error.statusCode >= 500 && error.statusCode !== 503) reply.header('Cache-Control', 'no-store');
     // The rest of an oversized or stalled body is not worth reading: close instead of draining it.
-    // The same goes for a body refused before it was read (401, 404, 429…): Node would otherwise
-    // keep the connection open, reading whatever a slow client trickles, until its timeouts fire.
-    if (error.code === 'payload_too_large' || error.code === 'request_timeout' || hasUnreadBody(request)) reply.header('Connection', 'close');
+    if (error.code === 'payload_too_large' || error.code === 'request_timeout') reply.header('Connection', 'close');
+    else if (hasUnreadBody(request)) closeIfBodyLingers(request, reply);
     return reply.code(error.statusCode).type('application/json; charset=utf-8').send(envelope(error, request.id));
   }
 
