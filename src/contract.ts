@@ -20,6 +20,25 @@ export type Verdict = (typeof VERDICTS)[number];
 export const CONFIDENCES = ['low', 'medium', 'high'] as const;
 export type Confidence = (typeof CONFIDENCES)[number];
 
+/**
+ * Codes the engine puts in `warnings`, each saying why a verdict was held back or deserves less
+ * trust. Clients must accept codes added later; `WARNING_MESSAGES` has one line a person reads for each.
+ */
+export const WARNING_CODES = ['short_text', 'strict_threshold', 'out_of_domain', 'language_uncertain', 'calibration_fallback'] as const;
+export type WarningCode = (typeof WARNING_CODES)[number];
+
+export const WARNING_MESSAGES: Readonly<Record<WarningCode, string>> = {
+  short_text: 'Under 40 words: too little text for a firm answer, so the verdict is never likely_ai and confidence is low.',
+  strict_threshold:
+    'The probability leans AI, but is below the likely_ai threshold of this mode and text length, which is set so that at most 1% of human texts are flagged.',
+  out_of_domain:
+    'The text is unlike the texts the detector was calibrated on (style statistics or length), so the uncertain band is wider and the verdict more cautious.',
+  language_uncertain:
+    'Too few words to tell the language (names, links, mentions and code are ignored); the text was scored as the requested or default language.',
+  calibration_fallback:
+    "There is no calibration data for this mode in this language; the language's general calibration was used, so confidence is at most medium.",
+};
+
 export interface DetectRequest {
   /** The text to check: non-blank, at most the server's MAX_TEXT_CHARS (default 50,000). */
   text: string;

@@ -2,7 +2,7 @@
  * What the Slack and Discord bots say about a result, independent of either platform's markup.
  * Each bot turns a `ResultSummary` into Block Kit or an embed; the wording lives here once.
  */
-import type { DetectResponse, Mode, Segment, Verdict } from '../../src/contract.ts';
+import type { DetectResponse, Mode, Segment, Verdict, WarningCode } from '../../src/contract.ts';
 
 export const CHAT_MODES: readonly Mode[] = ['general', 'academic', 'financial', 'legal'];
 
@@ -81,13 +81,12 @@ export interface ResultSummary {
  * verdict "Mixed or uncertain" already says so). Codes added to the engine later fall back to
  * `unknownWarningSentence` until they are worded here.
  */
-export const WARNING_SENTENCES: Readonly<Record<string, string>> = {
+export const WARNING_SENTENCES: Readonly<Record<WarningCode, string>> = {
   short_text: 'This text is short (under about 40 words), so the score is a weak guess: do not act on it alone.',
+  strict_threshold: 'The score leans AI but stays under the bar set so that at most 1 in 100 human texts is flagged, so the verdict is held back.',
   out_of_domain: 'This text is unlike the texts the detector was trained on, so the score is less reliable than usual.',
   language_uncertain: 'The language of this text was hard to tell, so the score may be off: re-check with the language set if you know it.',
-  language_fallback: 'The detector could not settle the language and scored the text as the closest supported one, so the score may be off.',
-  mode_fallback: 'The detector has no calibration for this mode in this language and used the general one, so the score is less precise.',
-  mixed_language: 'This text mixes languages, so the score is less reliable than usual.',
+  calibration_fallback: 'The detector has no calibration for this mode in this language and used the language\'s general one, so the score is less precise.',
 };
 
 /** For a code the bots do not know yet: still shown, never dropped. */
@@ -97,7 +96,7 @@ export function unknownWarningSentence(code: string): string {
 }
 
 export function warningSentence(code: string): string {
-  return Object.hasOwn(WARNING_SENTENCES, code) ? WARNING_SENTENCES[code]! : unknownWarningSentence(code);
+  return Object.hasOwn(WARNING_SENTENCES, code) ? WARNING_SENTENCES[code as WarningCode] : unknownWarningSentence(code);
 }
 
 export function summarizeResult(result: DetectResponse, highlightChars = 280): ResultSummary {

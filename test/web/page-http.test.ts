@@ -2,6 +2,7 @@
  * The web page as HTTP sees it (no browser needed): headers, caching, the server's settings in the
  * page, PLAYGROUND off, and the page's wording fed with real error answers of the real service.
  */
+import { WARNING_CODES } from '../../src/contract.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODES } from '../../src/detector/types.ts';
 import { ConfigError, loadConfigFromEnv } from '../../src/service/config.ts';
@@ -147,7 +148,7 @@ describe('web page over HTTP', () => {
   });
 
   it('every warning gets a sentence, including codes the page does not know', () => {
-    for (const code of ['short_text', 'out_of_domain', 'language_uncertain']) {
+    for (const code of WARNING_CODES) {
       const sentence = wording.warningSentence(code);
       expect(sentence).not.toContain(code);
       expect(sentence).toMatch(/^[A-Z].*\.$/);

@@ -44,6 +44,10 @@ const WARNINGS = {
     'The text does not look like the kind of text this mode was calibrated on, so the score is less reliable. Try another mode if one fits better.',
   language_uncertain:
     'The language could not be identified with certainty, so the text was scored as the language shown. If that is wrong, choose the language and check again.',
+  strict_threshold:
+    'The score leans AI, but stays under the bar that is set so that at most 1 in 100 human texts is flagged, so the verdict is held back.',
+  calibration_fallback:
+    'There is no calibration for this mode in this language yet, so the language’s general calibration was used and the score is less precise.',
 };
 
 /**
