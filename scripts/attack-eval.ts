@@ -33,7 +33,14 @@ const MARKDOWN = process.argv.includes('--markdown');
 const ONLY = arg('--only')?.split(',');
 const modelPath = arg('--model');
 
-interface Row { id: string; text: string; label: 'human' | 'ai'; mode: Mode; language: 'en' | 'tr'; source: string }
+interface Row {
+  id: string;
+  text: string;
+  label: 'human' | 'ai';
+  mode: Mode;
+  language: 'en' | 'tr';
+  source: string;
+}
 const rows = readFileSync(join(DATA, 'corpus-dev.jsonl'), 'utf8')
   .split('\n')
   .filter((l) => l.trim() !== '')
@@ -41,7 +48,11 @@ const rows = readFileSync(join(DATA, 'corpus-dev.jsonl'), 'utf8')
 
 const detector: Detector = await createDetector(modelPath ? { model: modelPath } : {});
 
-interface Score { p: number; flagged: boolean; group: string }
+interface Score {
+  p: number;
+  flagged: boolean;
+  group: string;
+}
 /** Scores a text as `textdetect eval` does; undefined when the engine refuses its language. */
 function score(text: string, row: Row): Score | undefined {
   try {
@@ -55,7 +66,8 @@ function score(text: string, row: Row): Score | undefined {
 
 // Human donors for the inserted-passage attack: another human text of the same language and mode.
 const humansBy = new Map<string, Row[]>();
-for (const r of rows) if (r.label === 'human') humansBy.set(`${r.language}:${r.mode}`, [...(humansBy.get(`${r.language}:${r.mode}`) ?? []), r]);
+for (const r of rows)
+  if (r.label === 'human') humansBy.set(`${r.language}:${r.mode}`, [...(humansBy.get(`${r.language}:${r.mode}`) ?? []), r]);
 function donorFor(row: Row): string | undefined {
   const pool = (humansBy.get(`${row.language}:${row.mode}`) ?? []).filter((h) => h.id !== row.id);
   return pool.length ? pool[stableHash(`donor:${row.id}`) % pool.length]!.text : undefined;
@@ -102,7 +114,10 @@ function run(name: string, description: string, attack: Attack | undefined, norm
     push(aiItems, c.group, y === 1 ? { p: a.p, y, flagged: a.flagged, dp } : { p: c.p, y, flagged: c.flagged, dp: 0 });
     push(humanItems, c.group, y === 0 ? { p: a.p, y, flagged: a.flagged, dp } : { p: c.p, y, flagged: c.flagged, dp: 0 });
   });
-  const summarise = (m: Map<string, Array<Scored & { dp: number }>>, side: 0 | 1): Map<string, ReturnType<typeof metricRow> & { dp: number }> => {
+  const summarise = (
+    m: Map<string, Array<Scored & { dp: number }>>,
+    side: 0 | 1,
+  ): Map<string, ReturnType<typeof metricRow> & { dp: number }> => {
     const out = new Map<string, ReturnType<typeof metricRow> & { dp: number }>();
     for (const [g, items] of [...m.entries()].sort((x, y) => (x[0] === 'all' ? -1 : y[0] === 'all' ? 1 : x[0] < y[0] ? -1 : 1))) {
       const own = items.filter((it) => it.y === side);
@@ -139,7 +154,17 @@ console.log(
     results.map((r) => {
       const a = r.aiSide.get('all')!;
       const h = r.humanSide.get('all')!;
-      return [r.name, f3(a.auroc), f3(a.tpr), f3(a.tprAt1), sgn(a.dp), f3(h.fpr), sgn(h.dp), r.normalised ? f3(r.maxAbsDelta) : '', String(r.refused)];
+      return [
+        r.name,
+        f3(a.auroc),
+        f3(a.tpr),
+        f3(a.tprAt1),
+        sgn(a.dp),
+        f3(h.fpr),
+        sgn(h.dp),
+        r.normalised ? f3(r.maxAbsDelta) : '',
+        String(r.refused),
+      ];
     }),
   ),
 );
@@ -159,5 +184,6 @@ console.log(
   ),
 );
 console.log('\nAttacks:');
-for (const r of results.slice(1)) console.log(`  ${r.name.padEnd(14)} ${r.description}${r.normalised ? ' (normalised by the engine: max abs Δp must be 0)' : ''}`);
+for (const r of results.slice(1))
+  console.log(`  ${r.name.padEnd(14)} ${r.description}${r.normalised ? ' (normalised by the engine: max abs Δp must be 0)' : ''}`);
 console.error(`[attack-eval] ${((performance.now() - t0) / 1000).toFixed(1)} s`);

@@ -125,14 +125,16 @@ const items: DetectRequest[] = Array.from({ length: requests }, (_, i) => texts[
 
 process.stderr.write(
   `bench-client: ${requests} detections, server limit ${limit} per ${windowMs / 1000} s, ${baseUrl}` +
-    `${values.redis ? ' (clustered limiter)' : ''}; expected ≈ ${((requests / limit) * windowMs / 60_000).toFixed(1)} min\n`,
+    `${values.redis ? ' (clustered limiter)' : ''}; expected ≈ ${(((requests / limit) * windowMs) / 60_000).toFixed(1)} min\n`,
 );
 const started = performance.now();
 const results = await client.detectMany(items, {
   onProgress: ({ done, total, failed }) => {
     if (done % 100 === 0 || done === total) {
       const s = (performance.now() - started) / 1000;
-      process.stderr.write(`  ${done}/${total} in ${s.toFixed(1)} s (${((done / s) * 60).toFixed(0)}/min)${failed ? `, ${failed} failed` : ''}\n`);
+      process.stderr.write(
+        `  ${done}/${total} in ${s.toFixed(1)} s (${((done / s) * 60).toFixed(0)}/min)${failed ? `, ${failed} failed` : ''}\n`,
+      );
     }
   },
 });

@@ -20,7 +20,11 @@ const ITER = Number(arg('--iterations') ?? 3000);
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const modelPath = arg('--model');
 
-interface Row { text: string; mode: Mode; language: 'en' | 'tr' }
+interface Row {
+  text: string;
+  mode: Mode;
+  language: 'en' | 'tr';
+}
 const rows = readFileSync(join(DATA, 'corpus-dev.jsonl'), 'utf8')
   .split('\n')
   .filter(Boolean)
@@ -73,7 +77,11 @@ const rssMb = process.resourceUsage().maxRSS / 1024;
 
 console.log(`model ${detector.model}`);
 console.log(`load time                 ${loadMs.toFixed(0)} ms`);
-console.log(`detect 300 words          p50 ${plain.p50.toFixed(3)} ms   p99 ${plain.p99.toFixed(3)} ms   (${texts300.length} distinct texts, ${ITER} calls)`);
+console.log(
+  `detect 300 words          p50 ${plain.p50.toFixed(3)} ms   p99 ${plain.p99.toFixed(3)} ms   (${texts300.length} distinct texts, ${ITER} calls)`,
+);
 console.log(`detect 300 words+segments p50 ${withSeg.p50.toFixed(3)} ms   p99 ${withSeg.p99.toFixed(3)} ms`);
-console.log(`throughput (dev corpus)   ${(bytes / 1e6 / secs).toFixed(2)} MB/s   (${rows.length} texts, ${(bytes / 1e6).toFixed(2)} MB in ${secs.toFixed(2)} s)`);
+console.log(
+  `throughput (dev corpus)   ${(bytes / 1e6 / secs).toFixed(2)} MB/s   (${rows.length} texts, ${(bytes / 1e6).toFixed(2)} MB in ${secs.toFixed(2)} s)`,
+);
 console.log(`peak RSS                  ${rssMb.toFixed(0)} MB`);

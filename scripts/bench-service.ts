@@ -120,7 +120,11 @@ function startChild(
 ): Promise<{ child: ChildProcess; url: string; output: () => string; startupMs: number }> {
   const started = performance.now();
   const loader = build === 'tsx' ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, ...argv], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...loader, ...argv], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
@@ -142,7 +146,17 @@ function startChild(
 async function serveBare(): Promise<void> {
   const { default: Fastify } = await import('fastify');
   const app = Fastify();
-  const fixed = { ai_probability: 0.5, mode: 'general', language: 'en', segments: [], request_id: 'req_00000000000000000000000000', model: 'bare', verdict: 'mixed', confidence: 'low', warnings: [] };
+  const fixed = {
+    ai_probability: 0.5,
+    mode: 'general',
+    language: 'en',
+    segments: [],
+    request_id: 'req_00000000000000000000000000',
+    model: 'bare',
+    verdict: 'mixed',
+    confidence: 'low',
+    warnings: [],
+  };
   app.post('/bare', async () => fixed);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
@@ -224,13 +238,19 @@ async function main(): Promise<void> {
       await new Promise((r) => bare.child.once('exit', r));
     });
 
-    console.log(`textdetect service bench — ${duration} s per run, ${textsPerSize} different texts per size, DETECT_WORKERS=${args.url ? '(external server)' : args.workers ?? process.env.DETECT_WORKERS ?? `default (${Math.min(availableParallelism(), 4)})`}, ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `textdetect service bench — ${duration} s per run, ${textsPerSize} different texts per size, DETECT_WORKERS=${args.url ? '(external server)' : (args.workers ?? process.env.DETECT_WORKERS ?? `default (${Math.min(availableParallelism(), 4)})`)}, ${cpus().length} CPUs, load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     console.log(`service ${serviceUrl}${tsxUrl ? ` (compiled), ${tsxUrl} (tsx)` : ''}, bare fastify ${bare.url}`);
     if (startups.length) console.log(`service start-up to listening (workers loaded): ${startups.join(', ')}`);
     if (!args.url) {
       const compiledCli = cliStartupMs('compiled', 5);
       const tsxCli = cliStartupMs('tsx', 5);
-      console.log(`textdetect --help, median of 5: compiled ${fmt(compiledCli)} ms, tsx ${fmt(tsxCli)} ms (compiled/tsx time ${(compiledCli / tsxCli).toFixed(2)})`);
+      console.log(
+        `textdetect --help, median of 5: compiled ${fmt(compiledCli)} ms, tsx ${fmt(tsxCli)} ms (compiled/tsx time ${(compiledCli / tsxCli).toFixed(2)})`,
+      );
     }
     console.log('');
 
@@ -240,9 +260,25 @@ async function main(): Promise<void> {
     for (const connections of connectionCounts) {
       // Warm up the bare server (JIT) before measuring it.
       await autocannon({ url: `${bare.url}/bare`, connections, duration: 1, method: 'POST' });
-      const result = await autocannon({ url: `${bare.url}/bare`, connections, duration, requests: [{ method: 'POST', path: '/bare', headers, body: '{"text":"x"}' }] });
+      const result = await autocannon({
+        url: `${bare.url}/bare`,
+        connections,
+        duration,
+        requests: [{ method: 'POST', path: '/bare', headers, body: '{"text":"x"}' }],
+      });
       bareResults.set(connections, result);
-      rows.push(['bare fastify', String(connections), fmt(result.requests.average), fmt(result.latency.p50, 1), fmt(result.latency.p99, 1), '1.00', '', '', '', String(result.non2xx + result.errors + result.timeouts)]);
+      rows.push([
+        'bare fastify',
+        String(connections),
+        fmt(result.requests.average),
+        fmt(result.latency.p50, 1),
+        fmt(result.latency.p99, 1),
+        '1.00',
+        '',
+        '',
+        '',
+        String(result.non2xx + result.errors + result.timeouts),
+      ]);
     }
     for (const words of wordCounts) {
       const texts = buildTexts(sentences, words, textsPerSize);
@@ -262,7 +298,8 @@ async function main(): Promise<void> {
           tsxResult = tsxUrl ? await measure(tsxUrl) : undefined;
         }
         const ratio = result.requests.average / (bareResults.get(connections)?.requests.average ?? Number.NaN);
-        const errors = result.non2xx + result.errors + result.timeouts + (tsxResult ? tsxResult.non2xx + tsxResult.errors + tsxResult.timeouts : 0);
+        const errors =
+          result.non2xx + result.errors + result.timeouts + (tsxResult ? tsxResult.non2xx + tsxResult.errors + tsxResult.timeouts : 0);
         rows.push([
           `detect ${words} words`,
           String(connections),
@@ -283,8 +320,13 @@ async function main(): Promise<void> {
     console.log(line(header));
     console.log(`|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
     for (const row of rows) console.log(line(row));
-    console.log('\n"req/s", "p50/p99 ms", "vs bare": the compiled service (dist/, as npm start runs it); "vs bare" = its req/s / the bare fastify route\'s at the same connection count.');
-    if (tsxUrl) console.log('"tsx …": the same service from its sources through tsx, measured right after (or before) it; "compiled/tsx" = req/s ratio.');
+    console.log(
+      '\n"req/s", "p50/p99 ms", "vs bare": the compiled service (dist/, as npm start runs it); "vs bare" = its req/s / the bare fastify route\'s at the same connection count.',
+    );
+    if (tsxUrl)
+      console.log(
+        '"tsx …": the same service from its sources through tsx, measured right after (or before) it; "compiled/tsx" = req/s ratio.',
+      );
   } finally {
     for (const step of cleanup.reverse()) await step();
   }

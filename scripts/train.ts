@@ -39,7 +39,17 @@ import { fileURLToPath } from 'node:url';
 import { deleteArticles, misspell } from '../src/detector/attacks.ts';
 import { writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
 import { TextDetector, aiThresholdFor, calibrateForLength } from '../src/detector/engine.ts';
-import { DENSE_DIM, DENSE_NAMES, HASH_BITS, extractFeatures, isWordToken, tokenIds, tokenize, type FeatureVector, type LMContext } from '../src/detector/features.ts';
+import {
+  DENSE_DIM,
+  DENSE_NAMES,
+  HASH_BITS,
+  extractFeatures,
+  isWordToken,
+  tokenIds,
+  tokenize,
+  type FeatureVector,
+  type LMContext,
+} from '../src/detector/features.ts';
 import { BigramLM, buildBigramLM, buildCrossMoments, type BigramArrays } from '../src/detector/lm.ts';
 import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
 import { LoadedModel, linearScore, oodScore, stackedInput, type LinearWeights } from '../src/detector/model.ts';
@@ -47,8 +57,19 @@ import { forestMargin, trainForest, type Forest, type GBDTOptions } from '../src
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { buildPosLM, suffixTag, tagSequence, type PosLMArrays, type PosTagger } from '../src/detector/pos.ts';
 import {
-  buildTaggerTables, buildVocab, fitPlatt, loadBrown, loadBrownTagged, readJsonl, rng, stableHash, thresholdAtFpr, trainLogistic,
-  type CorpusRow, type LROptions, type TrainRow,
+  buildTaggerTables,
+  buildVocab,
+  fitPlatt,
+  loadBrown,
+  loadBrownTagged,
+  readJsonl,
+  rng,
+  stableHash,
+  thresholdAtFpr,
+  trainLogistic,
+  type CorpusRow,
+  type LROptions,
+  type TrainRow,
 } from '../src/detector/training.ts';
 import { UnsupportedLanguageError } from '../src/detector/types.ts';
 
@@ -148,7 +169,15 @@ function prepare(rows: CorpusRow[]): Array<Omit<Doc, 'ids' | 'tags'>> {
 function prepareOne(row: CorpusRow, text: string, aug = false): Omit<Doc, 'ids' | 'tags'> {
   const lower = lowerForFeatures(normalize(text).text, row.language);
   const tokens = tokenize(lower);
-  return { row, lower, tokens, words: tokens.filter(isWordToken).length, fold: stableHash(row.id) % FOLDS, y: row.label === 'ai' ? 1 : 0, ...(aug ? { aug } : {}) };
+  return {
+    row,
+    lower,
+    tokens,
+    words: tokens.filter(isWordToken).length,
+    fold: stableHash(row.id) % FOLDS,
+    y: row.label === 'ai' ? 1 : 0,
+    ...(aug ? { aug } : {}),
+  };
 }
 
 /**
@@ -181,17 +210,33 @@ interface LMSet {
 
 function buildLMs(humanDocs: Doc[], aiDocs: Doc[], vocabSize: number, brownIds: Uint16Array[]): LMSet {
   const human = buildBigramLM([...brownIds, ...humanDocs.map((d) => d.ids)], vocabSize, LM_OPTS);
-  const ai = buildBigramLM(aiDocs.map((d) => d.ids), vocabSize, LM_OPTS);
+  const ai = buildBigramLM(
+    aiDocs.map((d) => d.ids),
+    vocabSize,
+    LM_OPTS,
+  );
   const nTags = TAGGER.nTags;
   return {
-    human, ai, cross: buildCrossMoments(ai, human),
+    human,
+    ai,
+    cross: buildCrossMoments(ai, human),
     posHuman: buildPosLM([...BROWN_TAGS, ...humanDocs.map((d) => d.tags)], nTags, POS_OPTS),
-    posAi: buildPosLM(aiDocs.map((d) => d.tags), nTags, POS_OPTS),
+    posAi: buildPosLM(
+      aiDocs.map((d) => d.tags),
+      nTags,
+      POS_OPTS,
+    ),
   };
 }
 
 function lmContext(vocab: Map<string, number>, a: LMSet): LMContext {
-  return { vocab, human: new BigramLM(a.human), ai: new BigramLM(a.ai), cross: a.cross, pos: { tagger: TAGGER, human: a.posHuman, ai: a.posAi } };
+  return {
+    vocab,
+    human: new BigramLM(a.human),
+    ai: new BigramLM(a.ai),
+    cross: a.cross,
+    pos: { tagger: TAGGER, human: a.posHuman, ai: a.posAi },
+  };
 }
 
 /** Cross-fitted features for the training docs plus final LMs (on all training docs). */
@@ -206,16 +251,24 @@ function crossFit(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
     });
   }
   const orig = train.filter((d) => !d.aug);
-  const final = buildLMs(orig.filter((d) => d.y === 0), orig.filter((d) => d.y === 1), vocab.size, brownIds);
+  const final = buildLMs(
+    orig.filter((d) => d.y === 0),
+    orig.filter((d) => d.y === 1),
+    vocab.size,
+    brownIds,
+  );
   return { feats, final };
 }
 
 /** --drop a,b: dense features held at 0 in training (ablation: the model then cannot use them). */
-const DROP = (arg('--drop') ?? '').split(',').filter(Boolean).map((n) => {
-  const k = DENSE_NAMES.indexOf(n as (typeof DENSE_NAMES)[number]);
-  if (k < 0) throw new Error(`--drop: unknown dense feature ${n}`);
-  return k;
-});
+const DROP = (arg('--drop') ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((n) => {
+    const k = DENSE_NAMES.indexOf(n as (typeof DENSE_NAMES)[number]);
+    if (k < 0) throw new Error(`--drop: unknown dense feature ${n}`);
+    return k;
+  });
 
 function standardiser(feats: FeatureVector[]): { mean: Float64Array; std: Float64Array } {
   const mean = new Float64Array(DENSE_DIM);
@@ -253,7 +306,10 @@ function groupKey(language: string, mode: string): string {
 }
 
 /** Word-count bands [min, max) with their own Platt scaling (fitted per language on short texts). */
-const PLATT_BANDS: Array<[number, number]> = [[0, 40], [40, 60]];
+const PLATT_BANDS: Array<[number, number]> = [
+  [0, 40],
+  [40, 60],
+];
 const PLATT_BAND_MIN = 30;
 
 function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibration> {
@@ -280,7 +336,10 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
       const nAi = y.filter((v) => v === 1).length;
       const nHuman = y.length - nAi;
       if (nAi < PLATT_BAND_MIN || nHuman < PLATT_BAND_MIN) continue;
-      const { a, b } = fitPlatt(members.map((i) => oof[i]!), y);
+      const { a, b } = fitPlatt(
+        members.map((i) => oof[i]!),
+        y,
+      );
       list.push({ minWords: lo, maxWords: hi, a, b, nHuman, nAi });
     }
     bandPlatt.set(key.slice(0, key.indexOf(':')), list);
@@ -295,7 +354,15 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
     const { a, b } = fitPlatt(s, y);
     const language = key.slice(0, key.indexOf(':'));
     const plattByLength = bandPlatt.get(language) ?? [];
-    const base: GroupCalibration = { a, b, aiThreshold: 1, humanThreshold: 0.5, nHuman, nAi, ...(plattByLength.length ? { plattByLength } : {}) };
+    const base: GroupCalibration = {
+      a,
+      b,
+      aiThreshold: 1,
+      humanThreshold: 0.5,
+      nHuman,
+      nAi,
+      ...(plattByLength.length ? { plattByLength } : {}),
+    };
     const humans = idx.filter((i) => docs[i]!.y === 0);
     const threshold = (members: number[]): number => {
       const probs = members.map((i) => calibrateForLength(oof[i]!, base, docs[i]!.words));
@@ -308,7 +375,8 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
         list.push(probs[j]!);
         bySource.set(docs[i]!.row.source, list);
       });
-      for (const ps of bySource.values()) if (ps.length >= SOURCE_GUARD_MIN) sourceGuard = Math.max(sourceGuard, thresholdAtFpr(ps, SOURCE_MAX_FPR));
+      for (const ps of bySource.values())
+        if (ps.length >= SOURCE_GUARD_MIN) sourceGuard = Math.max(sourceGuard, thresholdAtFpr(ps, SOURCE_MAX_FPR));
       return Math.max(MIN_AI_THRESHOLD, thresholdAtFpr(probs, TARGET_FPR), USE_SOURCE_GUARD ? sourceGuard : 0);
     };
     const aiThreshold = threshold(humans);
@@ -318,18 +386,45 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
       for (let e = 0; e + 1 < edges.length; e++) {
         const members = humans.filter((i) => docs[i]!.words >= edges[e]! && docs[i]!.words < edges[e + 1]!);
         // Too few human texts in a band to place a 1% threshold: the band keeps the all-length one.
-        bands.push({ minWords: edges[e]!, threshold: members.length >= BAND_MIN_HUMANS ? threshold(members) : aiThreshold, nHuman: members.length });
+        bands.push({
+          minWords: edges[e]!,
+          threshold: members.length >= BAND_MIN_HUMANS ? threshold(members) : aiThreshold,
+          nHuman: members.length,
+        });
       }
     }
-    out[key] = { ...base, aiThreshold, ...(bands.length ? { aiThresholdByLength: bands } : {}), humanThreshold: Math.min(0.5, aiThreshold) };
+    out[key] = {
+      ...base,
+      aiThreshold,
+      ...(bands.length ? { aiThresholdByLength: bands } : {}),
+      humanThreshold: Math.min(0.5, aiThreshold),
+    };
   }
   return out;
 }
 
 /** Dense features that describe register (fluency under the human LM, sentence shape, punctuation), not authorship. */
 const OOD_FEATURES = [
-  'lmH_mean', 'lmH_std', 'uniH_mean', 'ctx_gain', 'sent_len_log', 'sent_len_cv', 'word_len_mean', 'word_len_std', 'mattr',
-  'p_comma', 'p_semicolon', 'p_colon', 'p_question', 'p_exclaim', 'p_quote', 'p_paren', 'p_hyphen', 'p_number', 'function_words', 'rep_bigram',
+  'lmH_mean',
+  'lmH_std',
+  'uniH_mean',
+  'ctx_gain',
+  'sent_len_log',
+  'sent_len_cv',
+  'word_len_mean',
+  'word_len_std',
+  'mattr',
+  'p_comma',
+  'p_semicolon',
+  'p_colon',
+  'p_question',
+  'p_exclaim',
+  'p_quote',
+  'p_paren',
+  'p_hyphen',
+  'p_number',
+  'function_words',
+  'rep_bigram',
 ];
 const OOD_CLIP = 8;
 /** Share of training texts of a language that its out-of-domain threshold lets through. */
@@ -340,7 +435,10 @@ function fitOod(docs: Doc[], feats: FeatureVector[]): NonNullable<ArtifactHeader
   const idx = OOD_FEATURES.map((n) => DENSE_NAMES.indexOf(n as (typeof DENSE_NAMES)[number]));
   const out: NonNullable<ArtifactHeader['ood']> = {};
   for (const language of [...new Set(docs.map((d) => d.row.language))].sort()) {
-    const rows = docs.map((d, i) => [d, feats[i]!] as const).filter(([d]) => d.row.language === language && !d.aug).map(([, f]) => f.dense);
+    const rows = docs
+      .map((d, i) => [d, feats[i]!] as const)
+      .filter(([d]) => d.row.language === language && !d.aug)
+      .map(([, f]) => f.dense);
     const mean = idx.map((k) => rows.reduce((a, r) => a + r[k]!, 0) / rows.length);
     const std = idx.map((k, j) => Math.sqrt(rows.reduce((a, r) => a + (r[k]! - mean[j]!) ** 2, 0) / rows.length) || 1);
     const o = { features: idx, mean, std, clip: OOD_CLIP, threshold: 0, maxWords: OOD_MAX_WORDS };
@@ -387,7 +485,10 @@ function modelArrays(f: Pick<Fitted, 'final' | 'weights' | 'forest'>): Record<st
   };
 }
 
-function evaluate(detector: TextDetector, rows: CorpusRow[]): { items: Array<Scored & { row: CorpusRow }>; unsupported: number; wrongLanguage: number } {
+function evaluate(
+  detector: TextDetector,
+  rows: CorpusRow[],
+): { items: Array<Scored & { row: CorpusRow }>; unsupported: number; wrongLanguage: number } {
   const items: Array<Scored & { row: CorpusRow }> = [];
   let unsupported = 0;
   let wrongLanguage = 0;
@@ -404,13 +505,19 @@ function evaluate(detector: TextDetector, rows: CorpusRow[]): { items: Array<Sco
   return { items, unsupported, wrongLanguage };
 }
 
-function groupTable(items: Array<Scored & { row: CorpusRow }>, by: (r: CorpusRow) => string): Array<[string, ReturnType<typeof metricRow>]> {
+function groupTable(
+  items: Array<Scored & { row: CorpusRow }>,
+  by: (r: CorpusRow) => string,
+): Array<[string, ReturnType<typeof metricRow>]> {
   const groups = new Map<string, Scored[]>();
   for (const it of items) {
     const k = by(it.row);
     groups.set(k, [...(groups.get(k) ?? []), it]);
   }
-  return [['all', metricRow(items)], ...[...groups.entries()].sort().map(([k, v]) => [k, metricRow(v)] as [string, ReturnType<typeof metricRow>])];
+  return [
+    ['all', metricRow(items)],
+    ...[...groups.entries()].sort().map(([k, v]) => [k, metricRow(v)] as [string, ReturnType<typeof metricRow>]),
+  ];
 }
 
 interface Fitted {
@@ -434,7 +541,12 @@ function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
   const rows = makeRows(train, feats, mean, std);
   const oof = new Array<number>(train.length);
   for (let k = 0; k < FOLDS; k++) {
-    const w = trainLogistic(rows.filter((_, i) => train[i]!.fold !== k), mean, std, { ...LR_OPTS, seed: SEED + k });
+    const w = trainLogistic(
+      rows.filter((_, i) => train[i]!.fold !== k),
+      mean,
+      std,
+      { ...LR_OPTS, seed: SEED + k },
+    );
     train.forEach((d, i) => {
       if (d.fold === k) oof[i] = linearScore(feats[i]!, w);
     });
@@ -450,7 +562,12 @@ function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
     const oofTree = new Array<number>(train.length);
     for (let k = 0; k < FOLDS; k++) {
       const idx = train.map((_, i) => i).filter((i) => train[i]!.fold !== k);
-      const fk = trainForest(idx.map((i) => xs[i]!), idx.map((i) => ys[i]!), idx.map((i) => ws[i]!), GB_OPTS);
+      const fk = trainForest(
+        idx.map((i) => xs[i]!),
+        idx.map((i) => ys[i]!),
+        idx.map((i) => ws[i]!),
+        GB_OPTS,
+      );
       train.forEach((d, i) => {
         if (d.fold === k) oofTree[i] = forestMargin(fk, xs[i]!);
       });
@@ -493,7 +610,7 @@ async function main(): Promise<void> {
     return { ...d, ids, tags: tagSequence(d.tokens, ids, TAGGER) };
   };
   const train: Doc[] = [...trainPrep, ...augment(trainPrep)].map(withIds);
-  const dev: Doc[] = devPrep.map(withIds);
+  const _dev: Doc[] = devPrep.map(withIds);
   log(`part-of-speech tagger: ${TAGGER.nTags - 1} tags, lexicon ${tables.lexicon.size} words, ${tables.suffix.size} endings`);
   log(`vocabulary ${vocab.size} tokens; Brown ${brownIds.reduce((a, b) => a + b.length, 0)} tokens`);
 
@@ -517,16 +634,28 @@ async function main(): Promise<void> {
   });
   console.log('\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor 0.7):');
   for (const [k, c] of Object.entries(calibration)) {
-    const bands = (c.aiThresholdByLength ?? []).map((t) => `${t.minWords}+ words: ${t.threshold.toFixed(3)} (${t.nHuman} human)`).join('; ');
-    console.log(`  ${k.padEnd(13)} a=${c.a.toFixed(3)} b=${c.b.toFixed(3)} likely_ai>=${c.aiThreshold.toFixed(3)} [${bands}] likely_human<${c.humanThreshold.toFixed(3)} (human ${c.nHuman}, ai ${c.nAi})`);
+    const bands = (c.aiThresholdByLength ?? [])
+      .map((t) => `${t.minWords}+ words: ${t.threshold.toFixed(3)} (${t.nHuman} human)`)
+      .join('; ');
+    console.log(
+      `  ${k.padEnd(13)} a=${c.a.toFixed(3)} b=${c.b.toFixed(3)} likely_ai>=${c.aiThreshold.toFixed(3)} [${bands}] likely_human<${c.humanThreshold.toFixed(3)} (human ${c.nHuman}, ai ${c.nAi})`,
+    );
   }
   console.log('\nTrain, out-of-fold (calibration set), by source:');
-  console.log(formatTable(groupTable(oofItems, (r) => `${r.source}/${r.mode}`), false, 'source'));
+  console.log(
+    formatTable(
+      groupTable(oofItems, (r) => `${r.source}/${r.mode}`),
+      false,
+      'source',
+    ),
+  );
 
   const arrays = modelArrays({ final, weights, forest });
   const hash = createHash('sha256');
   for (const a of Object.values(arrays)) hash.update(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
-  hash.update(JSON.stringify({ calibration, ood, vocabList, mean: [...mean], std: [...std], bias: weights.bias, forest: forest?.base ?? null }));
+  hash.update(
+    JSON.stringify({ calibration, ood, vocabList, mean: [...mean], std: [...std], bias: weights.bias, forest: forest?.base ?? null }),
+  );
   const version = `td1-${hash.digest('hex').slice(0, 12)}`;
   const header: Omit<ArtifactHeader, 'arrays'> = {
     format: 'textdetect-model',
@@ -551,7 +680,14 @@ async function main(): Promise<void> {
       classifier: LR_OPTS,
       trees: USE_TREES ? GB_OPTS : null,
       targetFpr: TARGET_FPR,
-      augmentation: { share: AUG_FRAC, weight: AUG_WEIGHT, labels: AUG_LABELS, maxTypoRate: AUG_MAX_RATE, articles: AUG_ARTICLES, copies: train.length - nOrig },
+      augmentation: {
+        share: AUG_FRAC,
+        weight: AUG_WEIGHT,
+        labels: AUG_LABELS,
+        maxTypoRate: AUG_MAX_RATE,
+        articles: AUG_ARTICLES,
+        copies: train.length - nOrig,
+      },
     },
   };
   const model = new LoadedModel({ ...header, arrays: {} } as ArtifactHeader, arrays);
@@ -614,13 +750,22 @@ export function generatorFamily(generator: string): string {
  */
 async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Promise<void> {
   const docs = train.filter((d) => !d.aug);
-  const groupOf = (d: Doc): string => (kind === 'source' ? d.row.source : d.y === 1 ? generatorFamily(d.row.generator) : `human#${stableHash(d.row.id) % 4}`);
+  const groupOf = (d: Doc): string =>
+    kind === 'source' ? d.row.source : d.y === 1 ? generatorFamily(d.row.generator) : `human#${stableHash(d.row.id) % 4}`;
   const keys = docs.map(groupOf);
   const groups = [...new Set(keys)].sort();
   const feats: FeatureVector[] = new Array(docs.length);
   for (const g of groups) {
     const rest = docs.filter((_, i) => keys[i] !== g);
-    const ctx = lmContext(vocab, buildLMs(rest.filter((d) => d.y === 0), rest.filter((d) => d.y === 1), vocab.size, brownIds));
+    const ctx = lmContext(
+      vocab,
+      buildLMs(
+        rest.filter((d) => d.y === 0),
+        rest.filter((d) => d.y === 1),
+        vocab.size,
+        brownIds,
+      ),
+    );
     docs.forEach((d, i) => {
       if (keys[i] === g) feats[i] = extractFeatures(d.lower, d.row.language, ctx);
     });
@@ -631,7 +776,12 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
   const rows = makeRows(docs, feats, mean, std);
   const logit = new Array<number>(docs.length);
   for (const g of groups) {
-    const w = trainLogistic(rows.filter((_, i) => keys[i] !== g), mean, std, LR_OPTS);
+    const w = trainLogistic(
+      rows.filter((_, i) => keys[i] !== g),
+      mean,
+      std,
+      LR_OPTS,
+    );
     docs.forEach((_, i) => {
       if (keys[i] === g) logit[i] = linearScore(feats[i]!, w);
     });
@@ -642,7 +792,12 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
     const xs = docs.map((_, i) => stackedInput(feats[i]!, logit[i]!));
     for (const g of groups) {
       const idx = docs.map((_, i) => i).filter((i) => keys[i] !== g);
-      const forest = trainForest(idx.map((i) => xs[i]!), idx.map((i) => docs[i]!.y), idx.map((i) => rows[i]!.w), GB_OPTS);
+      const forest = trainForest(
+        idx.map((i) => xs[i]!),
+        idx.map((i) => docs[i]!.y),
+        idx.map((i) => rows[i]!.w),
+        GB_OPTS,
+      );
       docs.forEach((_, i) => {
         if (keys[i] === g) margin[i] = forestMargin(forest, xs[i]!);
       });
@@ -656,8 +811,14 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
   const outOfDomain = new Array<boolean>(docs.length).fill(false);
   for (const g of groups) {
     const rest = docs.map((_, i) => i).filter((i) => keys[i] !== g);
-    const cal = fitCalibration(rest.map((i) => docs[i]!), rest.map((i) => margin[i]!));
-    const ood = fitOod(rest.map((i) => docs[i]!), rest.map((i) => feats[i]!));
+    const cal = fitCalibration(
+      rest.map((i) => docs[i]!),
+      rest.map((i) => margin[i]!),
+    );
+    const ood = fitOod(
+      rest.map((i) => docs[i]!),
+      rest.map((i) => feats[i]!),
+    );
     docs.forEach((d, i) => {
       if (keys[i] !== g) return;
       const c = cal[groupKey(d.row.language, d.row.mode)] ?? cal[groupKey(d.row.language, '*')] ?? cal['*:*']!;
@@ -678,7 +839,9 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
       const m = metricRow(idx.map(item));
       rowsOut.push([g, m]);
       results.push({ source: g, ...m, outOfDomain: oodShare(idx) });
-      console.log(`  ${g}: ${(100 * oodShare(idx)).toFixed(1)}% of its texts out of domain (human ${(100 * oodShare(idx.filter((i) => docs[i]!.y === 0))).toFixed(1)}%)`);
+      console.log(
+        `  ${g}: ${(100 * oodShare(idx)).toFixed(1)}% of its texts out of domain (human ${(100 * oodShare(idx.filter((i) => docs[i]!.y === 0))).toFixed(1)}%)`,
+      );
     }
   } else {
     const humans = docs.map((_, i) => i).filter((i) => docs[i]!.y === 0);
@@ -693,7 +856,9 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
     }
   }
   rowsOut.unshift(['all', metricRow(docs.map((_, i) => item(i)))]);
-  console.log(`\nLeave-one-${kind}-out on train (corpus + extra), ${groups.length} rounds${kind === 'generator' ? '; each family\'s AI texts against all human texts, each scored by the round that held it out' : ''}:`);
+  console.log(
+    `\nLeave-one-${kind}-out on train (corpus + extra), ${groups.length} rounds${kind === 'generator' ? "; each family's AI texts against all human texts, each scored by the round that held it out" : ''}:`,
+  );
   console.log(formatTable(rowsOut, process.argv.includes('--markdown'), kind));
   const path = join(ROOT, `models/${kind === 'source' ? 'loso' : 'logo'}.json`);
   writeFileSync(path, `${JSON.stringify({ seed: SEED, trees: USE_TREES ? GB_OPTS.trees : 0, results }, null, 2)}\n`);

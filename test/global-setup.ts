@@ -14,4 +14,3 @@ export async function setup(): Promise<void> {
 export async function teardown(): Promise<void> {
   await owned?.stop();
 }
-

@@ -84,11 +84,23 @@ export async function connectDetectionBackend(
   const redisUrl = env.REDIS_URL?.trim() || undefined;
   // The client's own limiter stays off: pacing, order and the wait bound belong to the bots' queue,
   // which knows each check's position; the client still honours a 429's pause within one call.
-  const common = { timeoutMs, maxRetries, maxRateLimitWaitMs, limiter: false as const, logger: options.logger, userAgent: options.userAgent };
+  const common = {
+    timeoutMs,
+    maxRetries,
+    maxRateLimitWaitMs,
+    limiter: false as const,
+    logger: options.logger,
+    userAgent: options.userAgent,
+  };
   const logger = options.logger;
   const apiUrl = env.DETECT_API_URL?.trim();
 
-  const queued = (client: DetectClient, url: string, key: string, rate: QueueRate | undefined): Pick<DetectionBackend, 'detector' | 'queue'> => {
+  const queued = (
+    client: DetectClient,
+    url: string,
+    key: string,
+    rate: QueueRate | undefined,
+  ): Pick<DetectionBackend, 'detector' | 'queue'> => {
     const queue = new DetectionQueue({
       // Instances calling the same service with the same key share one budget; the key itself never reaches Redis.
       id: `textdetect:bots:queue:${createHash('sha256').update(`${url}\n${key}`).digest('hex').slice(0, 24)}`,
@@ -101,7 +113,10 @@ export async function connectDetectionBackend(
     const detector: QueuedDetector = {
       async detect(request, callOptions = {}) {
         const { onQueued, onStart, ...clientOptions } = callOptions;
-        const { value, waitedMs } = await queue.run(() => client.detect(request, clientOptions), { onQueued, signal: clientOptions.signal });
+        const { value, waitedMs } = await queue.run(() => client.detect(request, clientOptions), {
+          onQueued,
+          signal: clientOptions.signal,
+        });
         onStart?.(waitedMs);
         return value;
       },

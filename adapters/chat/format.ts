@@ -54,7 +54,7 @@ export function mostAiLikeSentences(segments: readonly Segment[], count = 3): Se
 export function truncate(text: string, max: number): string {
   const chars = Array.from(text);
   if (chars.length <= max) return text;
-  return chars.slice(0, Math.max(0, max - 1)).join('') + '…';
+  return `${chars.slice(0, Math.max(0, max - 1)).join('')}…`;
 }
 
 export interface ResultSummary {
@@ -83,10 +83,12 @@ export interface ResultSummary {
  */
 export const WARNING_SENTENCES: Readonly<Record<WarningCode, string>> = {
   short_text: 'This text is short (under about 40 words), so the score is a weak guess: do not act on it alone.',
-  strict_threshold: 'The score leans AI but stays under the bar set so that at most 1 in 100 human texts is flagged, so the verdict is held back.',
+  strict_threshold:
+    'The score leans AI but stays under the bar set so that at most 1 in 100 human texts is flagged, so the verdict is held back.',
   out_of_domain: 'This text is unlike the texts the detector was trained on, so the score is less reliable than usual.',
   language_uncertain: 'The language of this text was hard to tell, so the score may be off: re-check with the language set if you know it.',
-  calibration_fallback: 'The detector has no calibration for this mode in this language and used the language\'s general one, so the score is less precise.',
+  calibration_fallback:
+    "The detector has no calibration for this mode in this language and used the language's general one, so the score is less precise.",
 };
 
 /** For a code the bots do not know yet: still shown, never dropped. */
@@ -100,7 +102,9 @@ export function warningSentence(code: string): string {
 }
 
 export function summarizeResult(result: DetectResponse, highlightChars = 280): ResultSummary {
-  const warningCodes = [...new Set((Array.isArray(result.warnings) ? result.warnings : []).filter((w): w is string => typeof w === 'string' && w !== ''))];
+  const warningCodes = [
+    ...new Set((Array.isArray(result.warnings) ? result.warnings : []).filter((w): w is string => typeof w === 'string' && w !== '')),
+  ];
   const lowConfidence = result.confidence === 'low' || warningCodes.includes('short_text');
   return {
     verdict: result.verdict,

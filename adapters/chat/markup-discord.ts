@@ -59,17 +59,21 @@ function restoreEscapes(text: string): string {
 }
 
 function renderMentions(text: string, names: DiscordNames): string {
-  return text
-    .replace(/<a?:(\w{2,32}):\d{15,21}>/g, (_m, name: string) => markEmoji(`:${name}:`))
-    .replace(/<t:(-?\d{1,13})(?::([tTdDfFR]))?>/g, (_m, seconds: string, style: string | undefined) => renderDiscordTimestamp(seconds, style))
-    .replace(/<@!?(\d{15,21})>/g, (_m, id: string) => markMention(`@${names.user?.(id) ?? 'someone'}`))
-    .replace(/<@&(\d{15,21})>/g, (_m, id: string) => markMention(`@${names.role?.(id) ?? 'role'}`))
-    .replace(/<#(\d{15,21})>/g, (_m, id: string) => markMention(`#${names.channel?.(id) ?? 'channel'}`))
-    .replace(/<\/([\w -]{1,100}):\d{15,21}>/g, (_m, command: string) => `/${command}`)
-    .replace(/<id:(?:browse|customize|guide|linked-roles)(?::\d+)?>/g, (m) => markMention(m.slice(4, -1)))
-    // Masked links show their label; `<https://…>` (a link without preview) shows the address.
-    .replace(/\[([^\]\n]+)\]\(<?(?:https?:\/\/|mailto:)[^)\s]+>?(?:\s+"[^"]*")?\)/g, '$1')
-    .replace(/<((?:https?:\/\/|mailto:)[^>\s]+)>/g, (_m, url: string) => markLink(url.replace(/^mailto:/, '')));
+  return (
+    text
+      .replace(/<a?:(\w{2,32}):\d{15,21}>/g, (_m, name: string) => markEmoji(`:${name}:`))
+      .replace(/<t:(-?\d{1,13})(?::([tTdDfFR]))?>/g, (_m, seconds: string, style: string | undefined) =>
+        renderDiscordTimestamp(seconds, style),
+      )
+      .replace(/<@!?(\d{15,21})>/g, (_m, id: string) => markMention(`@${names.user?.(id) ?? 'someone'}`))
+      .replace(/<@&(\d{15,21})>/g, (_m, id: string) => markMention(`@${names.role?.(id) ?? 'role'}`))
+      .replace(/<#(\d{15,21})>/g, (_m, id: string) => markMention(`#${names.channel?.(id) ?? 'channel'}`))
+      .replace(/<\/([\w -]{1,100}):\d{15,21}>/g, (_m, command: string) => `/${command}`)
+      .replace(/<id:(?:browse|customize|guide|linked-roles)(?::\d+)?>/g, (m) => markMention(m.slice(4, -1)))
+      // Masked links show their label; `<https://…>` (a link without preview) shows the address.
+      .replace(/\[([^\]\n]+)\]\(<?(?:https?:\/\/|mailto:)[^)\s]+>?(?:\s+"[^"]*")?\)/g, '$1')
+      .replace(/<((?:https?:\/\/|mailto:)[^>\s]+)>/g, (_m, url: string) => markLink(url.replace(/^mailto:/, '')))
+  );
 }
 
 /** Line-level markup: headings, subtext, quotes, list bullets. Numbers of ordered lists stay. */

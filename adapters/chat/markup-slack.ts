@@ -131,7 +131,8 @@ async function renderProse(text: string, names: SlackNameResolver): Promise<stri
   const unquoted = text.replace(/^(?:&gt;&gt;&gt;|&gt;)[ \t]?/gm, '');
   const parts: string[] = [];
   let last = 0;
-  const styled = (s: string): string => markBareUrls(markPlainHandles(decodeSlackEntities(withoutFormatting(s).replace(EMOJI_CODE, (code) => markEmoji(code)))));
+  const styled = (s: string): string =>
+    markBareUrls(markPlainHandles(decodeSlackEntities(withoutFormatting(s).replace(EMOJI_CODE, (code) => markEmoji(code)))));
   for (const match of unquoted.matchAll(/<([^<>\n]+)>/g)) {
     const index = match.index ?? 0;
     parts.push(styled(unquoted.slice(last, index)));
@@ -227,7 +228,21 @@ function toLetters(n: number): string {
 }
 
 function toRoman(n: number): string {
-  const table: [number, string][] = [[1000, 'm'], [900, 'cm'], [500, 'd'], [400, 'cd'], [100, 'c'], [90, 'xc'], [50, 'l'], [40, 'xl'], [10, 'x'], [9, 'ix'], [5, 'v'], [4, 'iv'], [1, 'i']];
+  const table: [number, string][] = [
+    [1000, 'm'],
+    [900, 'cm'],
+    [500, 'd'],
+    [400, 'cd'],
+    [100, 'c'],
+    [90, 'xc'],
+    [50, 'l'],
+    [40, 'xl'],
+    [10, 'x'],
+    [9, 'ix'],
+    [5, 'v'],
+    [4, 'iv'],
+    [1, 'i'],
+  ];
   let s = '';
   let k = n;
   for (const [value, letters] of table) {
@@ -267,7 +282,9 @@ async function markRichText(block: Json, names: SlackNameResolver): Promise<stri
         for (const item of asArray(child.elements)) {
           if (!isObject(item)) continue;
           n++;
-          items.push(`${'    '.repeat(indent)}${listMarker(ordered, indent, n)} ${(await markInline(asArray(item.elements), names)).trim()}`);
+          items.push(
+            `${'    '.repeat(indent)}${listMarker(ordered, indent, n)} ${(await markInline(asArray(item.elements), names)).trim()}`,
+          );
         }
         counters[indent] = n;
         pieces.push(items.join('\n'));

@@ -63,7 +63,7 @@ export function markLink(url: string): string {
 
 /** Addresses written out in prose (`see https://x.y/z.`), trailing punctuation left outside. */
 export function markBareUrls(text: string): string {
-  return text.replace(/(^|[\s(<\[])((?:https?:\/\/|www\.)[^\s<>\uE000-\uE0FF]+)/g, (_m, before: string, url: string) => {
+  return text.replace(/(^|[\s(<[])((?:https?:\/\/|www\.)[^\s<>\uE000-\uE0FF]+)/g, (_m, before: string, url: string) => {
     const trailing = /[.,;:!?)\]'"]+$/.exec(url)?.[0] ?? '';
     return `${before}${markLink(url.slice(0, url.length - trailing.length))}${trailing}`;
   });
@@ -129,8 +129,14 @@ export function finishRendering(marked: string): RenderedText {
 export function joinRendered(parts: readonly RenderedText[]): RenderedText {
   const kept = parts.filter((p) => p.readable !== '' || p.text !== '');
   return {
-    text: kept.map((p) => p.text).filter(Boolean).join('\n\n'),
-    readable: kept.map((p) => p.readable).filter(Boolean).join('\n\n'),
+    text: kept
+      .map((p) => p.text)
+      .filter(Boolean)
+      .join('\n\n'),
+    readable: kept
+      .map((p) => p.readable)
+      .filter(Boolean)
+      .join('\n\n'),
     excluded: {
       codeBlocks: kept.reduce((n, p) => n + p.excluded.codeBlocks, 0),
       mentions: kept.reduce((n, p) => n + p.excluded.mentions, 0),

@@ -86,9 +86,7 @@ export function helpLines(options: HelpOptions): string[] {
   if (options.messageAction) {
     lines.push(`To check someone’s message, open its “More actions” menu and choose “${options.messageAction}”.`);
   }
-  lines.push(
-    'Only you see the result. Texts under about 40 words get a weak, low-confidence score. English and Turkish are supported.',
-  );
+  lines.push('Only you see the result. Texts under about 40 words get a weak, low-confidence score. English and Turkish are supported.');
   return lines;
 }
 

@@ -11,7 +11,11 @@ import type { Logger } from 'pino';
 function errorFields(err: unknown): Record<string, unknown> {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
-    return { name: err.name, message: err.message.slice(0, 300), ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}) };
+    return {
+      name: err.name,
+      message: err.message.slice(0, 300),
+      ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    };
   }
   return { name: typeof err, message: String(err).slice(0, 300) };
 }

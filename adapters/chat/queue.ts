@@ -70,7 +70,8 @@ export class DetectionQueue {
 
   constructor(options: DetectionQueueOptions) {
     this.#options = { announceAfterMs: 300, reannounceEveryMs: 2_000, ...options };
-    const warn = (err: unknown): void => options.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'detection queue error');
+    const warn = (err: unknown): void =>
+      options.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'detection queue error');
     if (options.redisUrl) {
       this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
       let lastLogged = 0;
@@ -216,7 +217,10 @@ export class DetectionQueue {
       const pause = await this.#pauseRemaining();
       if (pause > 0) {
         if (Date.now() + pause - ticket.askedAt > this.#options.maxWaitMs) {
-          throw new QueueWaitExceededError('The service asked to pause longer than a check may wait.', { code: 'queue_wait_exceeded', retryAfterMs: pause });
+          throw new QueueWaitExceededError('The service asked to pause longer than a check may wait.', {
+            code: 'queue_wait_exceeded',
+            retryAfterMs: pause,
+          });
         }
         await sleep(pause, signal);
         continue;

@@ -6,12 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import type { Logger } from 'pino';
-import {
-  ConnectionError,
-  RateLimitError,
-  ServerError,
-  TimeoutError,
-} from '../../src/client/errors.ts';
+import { ConnectionError, RateLimitError, ServerError, TimeoutError } from '../../src/client/errors.ts';
 import type { DetectRequest, DetectResponse, Language, Mode } from '../../src/contract.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import type { ExcludedCounts } from '../chat/format.ts';
@@ -155,7 +150,12 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
       }));
   } catch (err) {
     ctx.logger.error({ ...fields, err: (err as Error).message }, 'could not store the check for its buttons');
-    await answerProblem(ctx, interaction, 'The bot could not save this check (its state store is unavailable). Try again in a minute.', 'state_unavailable');
+    await answerProblem(
+      ctx,
+      interaction,
+      'The bot could not save this check (its state store is unavailable). Try again in a minute.',
+      'state_unavailable',
+    );
     return;
   }
 
@@ -192,7 +192,11 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
     // Our own deadline surfaces from the client as an abort; to the moderator it is a timeout.
     const err =
       deadline.aborted && !ctx.signal.aborted
-        ? new TimeoutError(`No answer within ${ctx.settings.checkDeadlineMs} ms`, { code: 'timeout', requestId: callerRequestId, cause: caught })
+        ? new TimeoutError(`No answer within ${ctx.settings.checkDeadlineMs} ms`, {
+            code: 'timeout',
+            requestId: callerRequestId,
+            cause: caught,
+          })
         : caught;
     const code = errorCode(err);
     const requestId = (err as { requestId?: string }).requestId;
@@ -209,13 +213,25 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
   }
 
   ctx.logger.info(
-    { ...fields, callerRequestId, ms: Math.round(performance.now() - started), queueWaitMs, requestId: result.request_id, verdict: result.verdict },
+    {
+      ...fields,
+      callerRequestId,
+      ms: Math.round(performance.now() - started),
+      queueWaitMs,
+      requestId: result.request_id,
+      verdict: result.verdict,
+    },
     'check done',
   );
   await editAnswer(ctx, interaction, {
     ...(announced ? { content: '' } : {}),
     embeds: [
-      resultEmbed(result, { languageGiven: request.language !== undefined, segments: request.segments, source: request.source, excluded: request.excluded }),
+      resultEmbed(result, {
+        languageGiven: request.language !== undefined,
+        segments: request.segments,
+        source: request.source,
+        excluded: request.excluded,
+      }),
     ],
     components: recheckButtons(key, result.mode),
   });

@@ -73,11 +73,7 @@ export const DEFAULT_COMMAND_OPTIONS: CommandOptions = {
  * members need all of them), or a decimal bitfield (`0` leaves the command to administrators only).
  * Throws on an unknown name, so a typo stops registration instead of opening a command to everyone.
  */
-export function parsePermissionSetting(
-  value: string | undefined,
-  variable: string,
-  fallback: DefaultPermission,
-): DefaultPermission {
+export function parsePermissionSetting(value: string | undefined, variable: string, fallback: DefaultPermission): DefaultPermission {
   const trimmed = value?.trim();
   if (!trimmed) return fallback;
   if (/^(everyone|none|all)$/i.test(trimmed)) return null;
@@ -126,9 +122,7 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
         .setDescription('Language of the text; detected automatically when left out')
         .addChoices(...LANGUAGE_CHOICES),
     )
-    .addBooleanOption((o) =>
-      o.setName(DETECT_OPTIONS.segments).setDescription('Also show the most AI-like sentences'),
-    );
+    .addBooleanOption((o) => o.setName(DETECT_OPTIONS.segments).setDescription('Also show the most AI-like sentences'));
 
   const checkMessage = new ContextMenuCommandBuilder()
     .setName(CHECK_MESSAGE_COMMAND)
@@ -163,7 +157,10 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
         .setName(SETTINGS_SUBCOMMANDS.modlog)
         .setDescription('Channel that gets a line per message check; leave empty for the bot default')
         .addChannelOption((o) =>
-          o.setName(SETTINGS_OPTIONS.channel).setDescription('Text channel the bot can post in').addChannelTypes(...MODLOG_CHANNEL_TYPES),
+          o
+            .setName(SETTINGS_OPTIONS.channel)
+            .setDescription('Text channel the bot can post in')
+            .addChannelTypes(...MODLOG_CHANNEL_TYPES),
         ),
     )
     .addSubcommand((c) =>

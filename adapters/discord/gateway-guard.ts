@@ -45,7 +45,8 @@ function fillRequiredDefaults(client: Client, packet: Dispatch | undefined): voi
   if (packet?.t !== 'INTERACTION_CREATE' || typeof packet.d !== 'object' || packet.d === null) return;
   const d = packet.d as Record<string, unknown>;
   if (!Array.isArray(d.entitlements)) d.entitlements = [];
-  if (typeof d.authorizing_integration_owners !== 'object' || d.authorizing_integration_owners === null) d.authorizing_integration_owners = {};
+  if (typeof d.authorizing_integration_owners !== 'object' || d.authorizing_integration_owners === null)
+    d.authorizing_integration_owners = {};
   if (typeof d.application_id !== 'string' && client.application) d.application_id = client.application.id;
 }
 
@@ -81,8 +82,16 @@ export function guardGatewayDispatch(client: Client, logger: Logger): GatewayGua
 function answerUnreadable(client: Client, logger: Logger, interaction: { id: string; token: string }): void {
   client.rest
     .post(Routes.interactionCallback(interaction.id, interaction.token), {
-      body: { type: CHANNEL_MESSAGE_WITH_SOURCE, data: { content: UNREADABLE_INTERACTION_REPLY, flags: EPHEMERAL, allowed_mentions: { parse: [] } } },
+      body: {
+        type: CHANNEL_MESSAGE_WITH_SOURCE,
+        data: { content: UNREADABLE_INTERACTION_REPLY, flags: EPHEMERAL, allowed_mentions: { parse: [] } },
+      },
       auth: false,
     })
-    .catch((err: unknown) => logger.warn({ interactionId: interaction.id, err: describeDiscordError(err) }, 'could not tell Discord the interaction was unreadable'));
+    .catch((err: unknown) =>
+      logger.warn(
+        { interactionId: interaction.id, err: describeDiscordError(err) },
+        'could not tell Discord the interaction was unreadable',
+      ),
+    );
 }

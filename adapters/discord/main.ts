@@ -14,7 +14,11 @@ const logger = pino({ level: process.env.LOG_LEVEL?.trim() || 'info' });
 
 /** Exit codes as the CLI's: 2 bad configuration, 3 credentials refused, 5 unreachable or failing. */
 function exitCodeFor(err: unknown): number {
-  if (err instanceof DiscordjsError && (err.code === DiscordjsErrorCodes.TokenInvalid || err.code === DiscordjsErrorCodes.DisallowedIntents)) return 3;
+  if (
+    err instanceof DiscordjsError &&
+    (err.code === DiscordjsErrorCodes.TokenInvalid || err.code === DiscordjsErrorCodes.DisallowedIntents)
+  )
+    return 3;
   return 5;
 }
 

@@ -27,11 +27,28 @@ export interface MessageLike {
   mentions?: unknown;
 }
 
-type Named = { id?: unknown; username?: unknown; global_name?: unknown; globalName?: unknown; displayName?: unknown; nickname?: unknown; name?: unknown; member?: { nick?: unknown } | null };
+type Named = {
+  id?: unknown;
+  username?: unknown;
+  global_name?: unknown;
+  globalName?: unknown;
+  displayName?: unknown;
+  nickname?: unknown;
+  name?: unknown;
+  member?: { nick?: unknown } | null;
+};
 
 function nameOf(entry: Named | undefined): string | undefined {
   if (!entry) return undefined;
-  for (const v of [entry.member?.nick, entry.nickname, entry.displayName, entry.global_name, entry.globalName, entry.username, entry.name]) {
+  for (const v of [
+    entry.member?.nick,
+    entry.nickname,
+    entry.displayName,
+    entry.global_name,
+    entry.globalName,
+    entry.username,
+    entry.name,
+  ]) {
     if (typeof v === 'string' && v.trim()) return v.trim();
   }
   return undefined;
@@ -41,7 +58,8 @@ function nameOf(entry: Named | undefined): string | undefined {
 function byId(source: unknown): Map<string, Named> {
   const out = new Map<string, Named>();
   if (Array.isArray(source)) {
-    for (const e of source) if (e && typeof e === 'object' && typeof (e as Named).id === 'string') out.set((e as Named).id as string, e as Named);
+    for (const e of source)
+      if (e && typeof e === 'object' && typeof (e as Named).id === 'string') out.set((e as Named).id as string, e as Named);
   } else if (source instanceof Map) {
     for (const [id, e] of source) if (typeof id === 'string' && e && typeof e === 'object') out.set(id, e as Named);
   }
@@ -105,9 +123,7 @@ export function readMessage(message: MessageLike): RenderedText {
   const rendered = joinRendered(parts.texts);
   if (rendered.text) return rendered;
   if (rendered.readable) {
-    throw new EmptyTextError(
-      'That message has only code blocks, mentions or emoji, and none of them is prose the detector can score.',
-    );
+    throw new EmptyTextError('That message has only code blocks, mentions or emoji, and none of them is prose the detector can score.');
   }
   if (parts.attachments > 0) {
     throw new EmptyTextError(

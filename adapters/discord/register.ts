@@ -4,14 +4,7 @@
  * A bulk overwrite (PUT) replaces the whole set, so re-running is safe and removes stale commands.
  */
 import { pathToFileURL } from 'node:url';
-import {
-  DiscordAPIError,
-  HTTPError,
-  REST,
-  Routes,
-  type APIApplication,
-  type RESTPutAPIApplicationCommandsResult,
-} from 'discord.js';
+import { DiscordAPIError, HTTPError, REST, Routes, type APIApplication, type RESTPutAPIApplicationCommandsResult } from 'discord.js';
 import { DEFAULT_COMMAND_OPTIONS, buildCommands, inviteUrl, parsePermissionSetting, type CommandOptions } from './commands.ts';
 import { parseApiUrl, parseSnowflake, readToken } from './config.ts';
 
@@ -32,14 +25,22 @@ export function readCommandOptions(env: NodeJS.ProcessEnv): CommandOptions {
       'DISCORD_CHECK_PERMISSION',
       DEFAULT_COMMAND_OPTIONS.checkMessagePermission,
     ),
-    detectPermission: parsePermissionSetting(env.DISCORD_DETECT_PERMISSION, 'DISCORD_DETECT_PERMISSION', DEFAULT_COMMAND_OPTIONS.detectPermission),
+    detectPermission: parsePermissionSetting(
+      env.DISCORD_DETECT_PERMISSION,
+      'DISCORD_DETECT_PERMISSION',
+      DEFAULT_COMMAND_OPTIONS.detectPermission,
+    ),
   };
 }
 
 function explainDiscordFailure(err: unknown, guildId: string | undefined): { code: number; message: string } {
   if (err instanceof DiscordAPIError) {
     if (err.status === 401) {
-      return { code: 3, message: 'Discord refused DISCORD_TOKEN (401). Copy a fresh token from the Developer Portal (your application → Bot → Reset Token).' };
+      return {
+        code: 3,
+        message:
+          'Discord refused DISCORD_TOKEN (401). Copy a fresh token from the Developer Portal (your application → Bot → Reset Token).',
+      };
     }
     if (err.status === 403 || err.code === 50001) {
       return {

@@ -4,7 +4,16 @@
  */
 import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
 import type { DetectResponse, Mode } from '../../src/contract.ts';
-import { VERDICT_COLOURS, languageLabel, modeLabel, otherModes, summarizeResult, truncate, excludedNote, type ExcludedCounts } from '../chat/format.ts';
+import {
+  VERDICT_COLOURS,
+  languageLabel,
+  modeLabel,
+  otherModes,
+  summarizeResult,
+  truncate,
+  excludedNote,
+  type ExcludedCounts,
+} from '../chat/format.ts';
 import { recheckCustomId } from './commands.ts';
 import type { CheckSource } from './recheck-store.ts';
 

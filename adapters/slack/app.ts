@@ -4,7 +4,15 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { App, HTTPReceiver, LogLevel, SocketModeReceiver, type Logger as BoltLogger, type Middleware, type AnyMiddlewareArgs } from '@slack/bolt';
+import {
+  App,
+  HTTPReceiver,
+  LogLevel,
+  SocketModeReceiver,
+  type Logger as BoltLogger,
+  type Middleware,
+  type AnyMiddlewareArgs,
+} from '@slack/bolt';
 import type { Logger } from 'pino';
 import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
 import type { SlackAppConfig } from './config.ts';
@@ -45,7 +53,8 @@ export const EVENTS_PATH = '/slack/events';
 function boltLogger(logger: Logger): BoltLogger {
   const child = logger.child({ component: 'bolt' });
   let level = LogLevel.INFO;
-  const join = (msg: unknown[]): string => msg.map((m) => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m))).join(' ');
+  const join = (msg: unknown[]): string =>
+    msg.map((m) => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m))).join(' ');
   return {
     debug: () => undefined,
     info: (...msg: unknown[]) => child.info(join(msg)),
@@ -146,7 +155,14 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
         }),
   });
 
-  const ctx: SlackAppContext = { config, detector: deps.detector, logger, results: new ResultCache(state, config.resultTtlMs), state, names: new Map() };
+  const ctx: SlackAppContext = {
+    config,
+    detector: deps.detector,
+    logger,
+    results: new ResultCache(state, config.resultTtlMs),
+    state,
+    names: new Map(),
+  };
   const inflight = new Set<Promise<void>>();
   app.use(dedupMiddleware(state, config.dedupTtlMs, logger, inflight));
   registerDetectCommand(app, ctx);

@@ -81,7 +81,7 @@ export function validateBlockKit(blocks: readonly unknown[], surface: Surface = 
         if (block.text !== undefined) checkText(`${where}.text`, block.text, LIMITS.sectionText);
         if (fields) {
           if (fields.length > LIMITS.sectionFields) problems.push(`${where}: ${fields.length} fields > ${LIMITS.sectionFields}`);
-          fields.forEach((f, j) => checkText(`${where}.fields[${j}]`, f, LIMITS.sectionFieldText));
+          for (const [j, f] of fields.entries()) checkText(`${where}.fields[${j}]`, f, LIMITS.sectionFieldText);
         }
         break;
       }
@@ -93,7 +93,7 @@ export function validateBlockKit(blocks: readonly unknown[], surface: Surface = 
         const elements = (block.elements as unknown[] | undefined) ?? [];
         if (elements.length === 0) problems.push(`${where}: no elements`);
         if (elements.length > LIMITS.contextElements) problems.push(`${where}: ${elements.length} elements > ${LIMITS.contextElements}`);
-        elements.forEach((e, j) => checkText(`${where}.elements[${j}]`, e, LIMITS.contextText));
+        for (const [j, e] of elements.entries()) checkText(`${where}.elements[${j}]`, e, LIMITS.contextText);
         break;
       }
       case 'actions': {
@@ -105,7 +105,8 @@ export function validateBlockKit(blocks: readonly unknown[], surface: Surface = 
           if (e.type !== 'button') return;
           checkText(`${at}.text`, e.text, LIMITS.buttonText);
           if ((e.text as TextObject | undefined)?.type !== 'plain_text') problems.push(`${at}: button text must be plain_text`);
-          if (typeof e.value === 'string' && length(e.value) > LIMITS.buttonValue) problems.push(`${at}: value ${length(e.value)} chars > ${LIMITS.buttonValue}`);
+          if (typeof e.value === 'string' && length(e.value) > LIMITS.buttonValue)
+            problems.push(`${at}: value ${length(e.value)} chars > ${LIMITS.buttonValue}`);
           if (typeof e.action_id !== 'string' || length(e.action_id) > LIMITS.actionId) problems.push(`${at}: bad action_id`);
           else if (actionIds.has(e.action_id)) problems.push(`${at}: duplicate action_id ${e.action_id}`);
           else actionIds.add(e.action_id);

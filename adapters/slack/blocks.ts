@@ -137,9 +137,7 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
   blocks.push({
     type: 'section',
     block_id: 'verdict',
-    text: mrkdwn(
-      `*${summary.headline}*\n\`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written`,
-    ),
+    text: mrkdwn(`*${summary.headline}*\n\`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written`),
   });
   const contextElements = [mrkdwn(truncateMarkup(sourceLine(input.source)))];
   if (input.recheckedFrom && input.recheckedFrom !== summary.mode) {
@@ -154,9 +152,7 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
   if (summary.highlights.length > 0) {
     // Three quotes of at most ~900 escaped characters each keep the section under 3000.
     const perQuote = Math.floor((LIMITS.sectionText - 100) / summary.highlights.length) - 20;
-    const quotes = summary.highlights.map(
-      (h) => `> “${escapeAndFit(h.text.replace(/\s+/g, ' '), perQuote)}”  *${h.percent}*`,
-    );
+    const quotes = summary.highlights.map((h) => `> “${escapeAndFit(h.text.replace(/\s+/g, ' '), perQuote)}”  *${h.percent}*`);
     blocks.push({
       type: 'section',
       block_id: 'highlights',
@@ -193,7 +189,11 @@ function warningMarkup(summary: ResultSummary): string {
 
 /** Markup strings built here are short by construction; this only guards against absurd ids. */
 function truncateMarkup(text: string): string {
-  return Array.from(text).length <= LIMITS.contextText ? text : `${Array.from(text).slice(0, LIMITS.contextText - 1).join('')}…`;
+  return Array.from(text).length <= LIMITS.contextText
+    ? text
+    : `${Array.from(text)
+        .slice(0, LIMITS.contextText - 1)
+        .join('')}…`;
 }
 
 /** A failure as a moderator sees it: one sentence, marked as a problem, never a stack. */
@@ -252,9 +252,7 @@ export function buildDetailsModal(result: DetectResponse): ModalView {
   if (summary.warningLines.length > 0) head.push({ type: 'context', block_id: 'warning', elements: [mrkdwn(warningMarkup(summary))] });
   head.push({ type: 'divider', block_id: 'divider' });
 
-  const lines = segmentLines(result.segments).map(
-    (s) => `*${s.index}.* \`${s.bar}\` *${s.percent}*  ${escapeAndFit(s.text, 600)}`,
-  );
+  const lines = segmentLines(result.segments).map((s) => `*${s.index}.* \`${s.bar}\` *${s.percent}*  ${escapeAndFit(s.text, 600)}`);
   if (lines.length === 0) {
     head.push({
       type: 'section',

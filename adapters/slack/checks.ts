@@ -175,7 +175,13 @@ export async function runCheck(ctx: SlackAppContext, req: CheckRequest): Promise
     const rid = typeof requestId === 'string' ? requestId : undefined;
     // Only name, code and status: an error's message could quote the text back.
     log.warn(
-      { err_name: (err as Error)?.name, code, status: (err as { status?: unknown }).status, request_id: rid, duration_ms: Math.round(performance.now() - started) },
+      {
+        err_name: (err as Error)?.name,
+        code,
+        status: (err as { status?: unknown }).status,
+        request_id: rid,
+        duration_ms: Math.round(performance.now() - started),
+      },
       'check failed',
     );
     await audit(ctx, req, { record, errorCode: code, requestId: rid, words });
@@ -186,17 +192,20 @@ export async function runCheck(ctx: SlackAppContext, req: CheckRequest): Promise
 async function audit(
   ctx: SlackAppContext,
   req: CheckRequest,
-  info: { record?: CheckRecord | undefined; result?: DetectResponse; errorCode?: string; requestId?: string | undefined; words?: number | undefined },
+  info: {
+    record?: CheckRecord | undefined;
+    result?: DetectResponse;
+    errorCode?: string;
+    requestId?: string | undefined;
+    words?: number | undefined;
+  },
 ): Promise<void> {
   const channel = (await teamSettings(ctx, req.teamId)).auditChannelId ?? auditChannelFor(ctx.config, req.teamId);
   if (!channel) return;
   const record = info.record;
   const authorId = record?.messageAuthorId ?? req.messageAuthorId;
   const resolver = createNameResolver(req.client, ctx.names);
-  const [userName, messageAuthorName] = await Promise.all([
-    resolver.user?.(req.userId),
-    authorId ? resolver.user?.(authorId) : undefined,
-  ]);
+  const [userName, messageAuthorName] = await Promise.all([resolver.user?.(req.userId), authorId ? resolver.user?.(authorId) : undefined]);
   const message = buildAuditMessage({
     userId: req.userId,
     userName,

@@ -71,14 +71,19 @@ function perTeam<T>(env: NodeJS.ProcessEnv, prefix: string, parse: (value: strin
 function channelSetting(value: string, name: string): string {
   const id = value.trim();
   if (!/^[CGD][A-Z0-9]+$/.test(id)) {
-    throw new SlackConfigError(`${name}="${value}" must be a channel id such as C0123ABCD (channel details → bottom of the About tab), not a name.`);
+    throw new SlackConfigError(
+      `${name}="${value}" must be a channel id such as C0123ABCD (channel details → bottom of the About tab), not a name.`,
+    );
   }
   return id;
 }
 
 export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppConfig {
   const botToken = env.SLACK_BOT_TOKEN?.trim();
-  if (!botToken) throw new SlackConfigError('SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from the app’s “OAuth & Permissions” page.');
+  if (!botToken)
+    throw new SlackConfigError(
+      'SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from the app’s “OAuth & Permissions” page.',
+    );
   const appToken = env.SLACK_APP_TOKEN?.trim() || undefined;
   const signingSecret = env.SLACK_SIGNING_SECRET?.trim() || undefined;
   if (!appToken && !signingSecret) {
@@ -86,7 +91,8 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
       'SLACK_SIGNING_SECRET is not set: copy the Signing Secret from the app’s “Basic Information” page (or set SLACK_APP_TOKEN to use Socket Mode).',
     );
   }
-  if (appToken && !appToken.startsWith('xapp-')) throw new SlackConfigError('SLACK_APP_TOKEN must be an app-level token starting with xapp-.');
+  if (appToken && !appToken.startsWith('xapp-'))
+    throw new SlackConfigError('SLACK_APP_TOKEN must be an app-level token starting with xapp-.');
 
   let slackApiUrl = env.SLACK_API_URL?.trim() || 'https://slack.com/api/';
   try {

@@ -96,7 +96,7 @@ async function tellUser(body: unknown, slackApiUrl: string, logger: Logger): Pro
 /** Receiver options: bad payloads are logged and acknowledged with 200 instead of 404/500. */
 export function receiverErrorOptions(
   logger: Logger,
-  slackApiUrl: string,
+  _slackApiUrl: string,
 ): Pick<HTTPReceiverOptions, 'processEventErrorHandler' | 'unhandledRequestHandler' | 'unhandledRequestTimeoutMillis'> {
   return {
     unhandledRequestTimeoutMillis: UNHANDLED_REQUEST_ACK_MS,
@@ -105,7 +105,10 @@ export function receiverErrorOptions(
       if (!response.headersSent) response.writeHead(200).end();
     },
     processEventErrorHandler: async ({ error, response }) => {
-      logger.error({ ...errorFields(error), acked: response.headersSent }, 'a Slack request failed before its listener answered; acknowledged with 200');
+      logger.error(
+        { ...errorFields(error), acked: response.headersSent },
+        'a Slack request failed before its listener answered; acknowledged with 200',
+      );
       // true: Bolt sends the 200 (unless a listener already did).
       return true;
     },
@@ -119,7 +122,10 @@ export function receiverErrorOptions(
 export function socketModeErrorOptions(logger: Logger): Pick<SocketModeReceiverOptions, 'processEventErrorHandler'> {
   return {
     processEventErrorHandler: async ({ error, event }) => {
-      logger.error({ ...requestFields(event.body), ...errorFields(error) }, 'a Slack request failed before its listener answered; envelope acknowledged');
+      logger.error(
+        { ...requestFields(event.body), ...errorFields(error) },
+        'a Slack request failed before its listener answered; envelope acknowledged',
+      );
       return true;
     },
   };

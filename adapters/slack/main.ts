@@ -31,7 +31,10 @@ async function main(): Promise<number> {
     await backend.close();
     return 1;
   }
-  logger.info({ detect_api: backend.embedded ? 'in-process' : backend.apiUrl, events_url: running.eventsUrl }, 'textdetect Slack app ready');
+  logger.info(
+    { detect_api: backend.embedded ? 'in-process' : backend.apiUrl, events_url: running.eventsUrl },
+    'textdetect Slack app ready',
+  );
 
   const app = running;
   await new Promise<void>((resolve) => {

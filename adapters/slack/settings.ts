@@ -37,24 +37,52 @@ export function parseSettingsCommand(text: string): SettingsCommand {
   if (setting === 'mode') {
     if (RESET.test(value)) return { kind: 'change', patch: { defaultMode: null }, done: 'This workspace now uses the bot’s default mode.' };
     const mode = value.toLowerCase();
-    if (!isMode(mode)) return { kind: 'invalid', problem: `“${value || '(nothing)'}” is not a mode. Use general, academic, financial or legal, or \`default\`.` };
+    if (!isMode(mode))
+      return {
+        kind: 'invalid',
+        problem: `“${value || '(nothing)'}” is not a mode. Use general, academic, financial or legal, or \`default\`.`,
+      };
     return { kind: 'change', patch: { defaultMode: mode as Mode }, done: `Checks that name no mode now use *${mode}*.` };
   }
   if (setting === 'audit' || setting === 'modlog') {
-    if (RESET.test(value)) return { kind: 'change', patch: { auditChannelId: null }, done: 'This workspace’s audit channel was removed; the bot’s default applies.' };
+    if (RESET.test(value))
+      return {
+        kind: 'change',
+        patch: { auditChannelId: null },
+        done: 'This workspace’s audit channel was removed; the bot’s default applies.',
+      };
     const id = /^<#([CG][A-Z0-9]+)(?:\|[^>]*)?>$/.exec(value)?.[1] ?? (/^[CG][A-Z0-9]+$/.test(value) ? value : undefined);
     if (!id) {
-      return { kind: 'invalid', problem: `“${value || '(nothing)'}” is not a channel. Type # and pick the channel, e.g. \`/detect-settings audit #mod-log\`.` };
+      return {
+        kind: 'invalid',
+        problem: `“${value || '(nothing)'}” is not a channel. Type # and pick the channel, e.g. \`/detect-settings audit #mod-log\`.`,
+      };
     }
-    return { kind: 'change', patch: { auditChannelId: id }, done: `Checks are now logged in <#${id}> (invite the bot there with \`/invite @textdetect\` if it is not a member).` };
+    return {
+      kind: 'change',
+      patch: { auditChannelId: id },
+      done: `Checks are now logged in <#${id}> (invite the bot there with \`/invite @textdetect\` if it is not a member).`,
+    };
   }
   if (setting === 'checkers' || setting === 'checker' || setting === 'role') {
-    if (RESET.test(value)) return { kind: 'change', patch: { checkerId: null }, done: 'Everyone in the workspace may run the “Check for AI text” shortcut again.' };
+    if (RESET.test(value))
+      return {
+        kind: 'change',
+        patch: { checkerId: null },
+        done: 'Everyone in the workspace may run the “Check for AI text” shortcut again.',
+      };
     const id = /^<!subteam\^(S[A-Z0-9]+)(?:\|[^>]*)?>$/.exec(value)?.[1] ?? (/^S[A-Z0-9]+$/.test(value) ? value : undefined);
     if (!id) {
-      return { kind: 'invalid', problem: `“${value || '(nothing)'}” is not a user group. Type @ and pick a user group, e.g. \`/detect-settings checkers @moderators\`.` };
+      return {
+        kind: 'invalid',
+        problem: `“${value || '(nothing)'}” is not a user group. Type @ and pick a user group, e.g. \`/detect-settings checkers @moderators\`.`,
+      };
     }
-    return { kind: 'change', patch: { checkerId: id }, done: `Only members of <!subteam^${id}> (and workspace admins) may run the “Check for AI text” shortcut now.` };
+    return {
+      kind: 'change',
+      patch: { checkerId: id },
+      done: `Only members of <!subteam^${id}> (and workspace admins) may run the “Check for AI text” shortcut now.`,
+    };
   }
   return { kind: 'invalid', problem: `“${name}” is not a setting.\n${SETTINGS_USAGE}` };
 }

@@ -70,10 +70,15 @@ export function exitCodeFor(err: unknown): number {
 /** One line for a person: the message, plus the code and request id to quote to support. */
 export function describeError(err: unknown): string {
   if (err instanceof DetectError) {
-    const facts = [err.code, err.status !== undefined ? `HTTP ${err.status}` : undefined, err.requestId ? `request ${err.requestId}` : undefined];
+    const facts = [
+      err.code,
+      err.status !== undefined ? `HTTP ${err.status}` : undefined,
+      err.requestId ? `request ${err.requestId}` : undefined,
+    ];
     // The service's 429 message already says "retry in N s"; saying it twice reads as a glitch.
     const saysWait = /\b(?:retry|try again) in \d+ s\b/i.test(err.message);
-    const wait = err instanceof RateLimitError && err.retryAfterMs > 0 && !saysWait ? ` Try again in ${Math.ceil(err.retryAfterMs / 1000)} s.` : '';
+    const wait =
+      err instanceof RateLimitError && err.retryAfterMs > 0 && !saysWait ? ` Try again in ${Math.ceil(err.retryAfterMs / 1000)} s.` : '';
     return `${err.message}${wait} (${facts.filter(Boolean).join(', ')})`;
   }
   return err instanceof Error ? err.message : String(err);
@@ -127,9 +132,12 @@ export function clientFromFlags(
 ): DetectClient {
   const apiKey = values['api-key'] ?? process.env.TEXTDETECT_API_KEY;
   if (!apiKey) {
-    throw new AuthenticationError('No API key: set TEXTDETECT_API_KEY (or pass --api-key). `textdetect keys create --name NAME` makes one for a local service.', {
-      code: 'missing_api_key',
-    });
+    throw new AuthenticationError(
+      'No API key: set TEXTDETECT_API_KEY (or pass --api-key). `textdetect keys create --name NAME` makes one for a local service.',
+      {
+        code: 'missing_api_key',
+      },
+    );
   }
   return new DetectClient({
     apiKey,
@@ -148,7 +156,10 @@ export function clientFromFlags(
  * Says on stderr why the CLI goes quiet after a 429: once per pause, not once per queued text (a
  * batch that hits the limit has many calls waiting on the same pause).
  */
-export function rateLimitNotice(prefix: string, write: (line: string) => void = (line) => process.stderr.write(line)): (event: { waitMs: number }) => void {
+export function rateLimitNotice(
+  prefix: string,
+  write: (line: string) => void = (line) => process.stderr.write(line),
+): (event: { waitMs: number }) => void {
   let pauseEndsAt = 0;
   return ({ waitMs }) => {
     const endsAt = Date.now() + waitMs;

@@ -65,7 +65,13 @@ interface Line {
 }
 
 /** Length bands of the eval report, by the engine's word count. */
-const LENGTH_BANDS: Array<[number, string]> = [[150, '150+'], [80, '80-150'], [40, '40-80'], [15, '15-40'], [0, '<15']];
+const LENGTH_BANDS: Array<[number, string]> = [
+  [150, '150+'],
+  [80, '80-150'],
+  [40, '40-80'],
+  [15, '15-40'],
+  [0, '<15'],
+];
 
 function lengthBand(text: string, language: 'en' | 'tr' | undefined): string {
   const words = countWords(text, language ?? 'en');
@@ -150,7 +156,10 @@ export async function run(argv: string[]): Promise<number> {
   const warningCounts = new Map<string, number>();
   for (const line of lines) {
     try {
-      const r = detector.detect(line.text, { mode: line.mode, ...(opts.trustLanguage && line.language ? { language: line.language } : {}) });
+      const r = detector.detect(line.text, {
+        mode: line.mode,
+        ...(opts.trustLanguage && line.language ? { language: line.language } : {}),
+      });
       if (line.language && r.language !== line.language) wrongLanguage++;
       scored.push({ p: r.ai_probability, y: line.y, flagged: r.verdict === 'likely_ai', line });
       for (const w of r.warnings) warningCounts.set(w, (warningCounts.get(w) ?? 0) + 1);
@@ -160,8 +169,16 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   const out: string[] = [];
-  out.push(`model ${detector.model}; ${lines.length} lines, ${scored.length} scored, ${unsupported} in an unsupported language, ${wrongLanguage} identified as another supported language`);
-  if (warningCounts.size > 0) out.push(`warnings: ${[...warningCounts.entries()].sort().map(([w, n]) => `${w} ${n}`).join(', ')}`);
+  out.push(
+    `model ${detector.model}; ${lines.length} lines, ${scored.length} scored, ${unsupported} in an unsupported language, ${wrongLanguage} identified as another supported language`,
+  );
+  if (warningCounts.size > 0)
+    out.push(
+      `warnings: ${[...warningCounts.entries()]
+        .sort()
+        .map(([w, n]) => `${w} ${n}`)
+        .join(', ')}`,
+    );
   out.push('');
   out.push(formatTable([['all', metricRow(scored)]], opts.markdown, 'overall'));
   for (const g of opts.by) {

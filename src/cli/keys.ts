@@ -82,7 +82,9 @@ export async function run(argv: string[]): Promise<number> {
         if (values.expires !== undefined && Date.parse(values.expires) <= Date.now()) {
           process.stderr.write('warning: the expiry date is in the past; the key is refused already\n');
         }
-        process.stdout.write(`Created ${env} key ${id} ("${values.name}") in ${file}.\nStore it now: it is not kept in clear and cannot be shown again.\n${key}\n`);
+        process.stdout.write(
+          `Created ${env} key ${id} ("${values.name}") in ${file}.\nStore it now: it is not kept in clear and cannot be shown again.\n${key}\n`,
+        );
         return 0;
       }
       case 'list': {
@@ -96,7 +98,16 @@ export async function run(argv: string[]): Promise<number> {
           process.stdout.write(`No keys in ${file}.\n`);
           return 0;
         }
-        const rows = keys.map((k) => [k.id, k.status, k.environment, k.hint, k.created_at.slice(0, 19) + 'Z', k.expires_at ?? '-', k.rate_limit_max === null ? '-' : String(k.rate_limit_max), k.name]);
+        const rows = keys.map((k) => [
+          k.id,
+          k.status,
+          k.environment,
+          k.hint,
+          `${k.created_at.slice(0, 19)}Z`,
+          k.expires_at ?? '-',
+          k.rate_limit_max === null ? '-' : String(k.rate_limit_max),
+          k.name,
+        ]);
         const header = ['ID', 'STATUS', 'ENV', 'KEY', 'CREATED', 'EXPIRES', 'LIMIT', 'NAME'];
         const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
         const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
@@ -107,7 +118,9 @@ export async function run(argv: string[]): Promise<number> {
         if (positionals.length !== 1) return fail('revoke takes exactly one key id (key_…) or key');
         const revoked = await revokeApiKey(file, positionals[0]!);
         if (!revoked) {
-          process.stderr.write(`textdetect keys: no key "${positionals[0]!.startsWith('sk_') ? `${positionals[0]!.slice(0, 8)}…` : positionals[0]}" in ${file}\n`);
+          process.stderr.write(
+            `textdetect keys: no key "${positionals[0]!.startsWith('sk_') ? `${positionals[0]!.slice(0, 8)}…` : positionals[0]}" in ${file}\n`,
+          );
           return 2;
         }
         process.stdout.write(`Revoked ${revoked.id} ("${revoked.name}") at ${revoked.revoked_at}.\n`);

@@ -241,7 +241,10 @@ async function countLines(path: string): Promise<number | undefined> {
   }
 }
 
-async function* readLines(input: Readable, defaults: { mode: Mode | undefined; language: Language | undefined }): AsyncGenerator<InputLine> {
+async function* readLines(
+  input: Readable,
+  defaults: { mode: Mode | undefined; language: Language | undefined },
+): AsyncGenerator<InputLine> {
   const rl = createInterface({ input, crlfDelay: Infinity });
   let lineNo = 0;
   for await (const raw of rl) {
@@ -256,7 +259,11 @@ function invalid(lineNo: number, id: unknown, code: string, message: string, par
 }
 
 /** Checks one input line; a bad line becomes an error result instead of stopping the run. */
-export function parseLine(raw: string, lineNo: number, defaults: { mode?: Mode | undefined; language?: Language | undefined } = {}): InputLine {
+export function parseLine(
+  raw: string,
+  lineNo: number,
+  defaults: { mode?: Mode | undefined; language?: Language | undefined } = {},
+): InputLine {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -276,7 +283,13 @@ export function parseLine(raw: string, lineNo: number, defaults: { mode?: Mode |
   }
   const language = entry.language ?? defaults.language;
   if (language !== undefined && !(LANGUAGES as readonly unknown[]).includes(language)) {
-    return invalid(lineNo, id, 'invalid_language', `"language" must be one of ${LANGUAGES.join(', ')}; got ${JSON.stringify(language)}.`, 'language');
+    return invalid(
+      lineNo,
+      id,
+      'invalid_language',
+      `"language" must be one of ${LANGUAGES.join(', ')}; got ${JSON.stringify(language)}.`,
+      'language',
+    );
   }
   return {
     lineNo,
@@ -297,7 +310,16 @@ async function scoreThroughApi(client: DetectClient, line: InputLine, signal: Ab
   if (!line.request) return errorLine(line.id, line.problem);
   try {
     const r = await client.detect(line.request, { signal });
-    return { line: { id: line.id, ai_probability: r.ai_probability, mode: r.mode, language: r.language, verdict: r.verdict, request_id: r.request_id } };
+    return {
+      line: {
+        id: line.id,
+        ai_probability: r.ai_probability,
+        mode: r.mode,
+        language: r.language,
+        verdict: r.verdict,
+        request_id: r.request_id,
+      },
+    };
   } catch (err) {
     return errorLine(line.id, err);
   }
@@ -305,7 +327,10 @@ async function scoreThroughApi(client: DetectClient, line: InputLine, signal: Ab
 
 /** The engine's surface this command uses; typed here so the API path never loads the engine. */
 interface LocalDetector {
-  detect(text: string, options?: { mode?: Mode; language?: Language }): { ai_probability: number; mode: Mode; language: Language; verdict: string };
+  detect(
+    text: string,
+    options?: { mode?: Mode; language?: Language },
+  ): { ai_probability: number; mode: Mode; language: Language; verdict: string };
 }
 
 async function loadDetector(model: string | undefined): Promise<LocalDetector> {
@@ -313,7 +338,9 @@ async function loadDetector(model: string | undefined): Promise<LocalDetector> {
   try {
     return await engine.createDetector(model !== undefined ? { model } : {});
   } catch (err) {
-    throw new UsageError(`Cannot load the detection model${model ? ` "${model}"` : ''}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(
+      `Cannot load the detection model${model ? ` "${model}"` : ''}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 

@@ -36,7 +36,9 @@ export function recoverFromRedis7ScriptErrors(connection: Bottleneck.IORedisConn
   if (typeof original !== 'function') {
     // A bottleneck that no longer has this hook has changed its Redis path; fail loudly rather than
     // silently losing the recovery after FLUSHALL or a Redis restart.
-    throw new Error('bottleneck has no IORedisConnection.__scriptArgs__: update src/client/bottleneck-redis7.ts for this bottleneck version.');
+    throw new Error(
+      'bottleneck has no IORedisConnection.__scriptArgs__: update src/client/bottleneck-redis7.ts for this bottleneck version.',
+    );
   }
   hook.__scriptArgs__ = function (this: unknown, name, id, args, cb) {
     return original.call(this, name, id, args, (err, replies) => cb(err == null ? err : stripScriptErrorPrefix(err), replies));

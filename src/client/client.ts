@@ -208,7 +208,9 @@ export class DetectClient {
           max: positive(limiterOptions.max, 'limiter.max'),
           intervalMs: positive(limiterOptions.intervalMs, 'limiter.intervalMs') ?? DEFAULT_INTERVAL_MS,
           // The key is hashed so it never reaches Redis; origin is included because budgets are per server.
-          id: limiterOptions.id ?? `textdetect:${createHash('sha256').update(`${this.origin}${this.path}\n${apiKey}`).digest('hex').slice(0, 24)}`,
+          id:
+            limiterOptions.id ??
+            `textdetect:${createHash('sha256').update(`${this.origin}${this.path}\n${apiKey}`).digest('hex').slice(0, 24)}`,
           idleExpiryMs: positive(limiterOptions.idleExpiryMs, 'limiter.idleExpiryMs') ?? 600_000,
           redisWaitMs: positive(limiterOptions.redisWaitMs, 'limiter.redisWaitMs') ?? 10_000,
         }
@@ -356,7 +358,10 @@ export class DetectClient {
       this.counters.retries++;
       if (outcome.retry === 'backoff') {
         const delay = outcome.delayMs ?? backoffDelay(attempt + 1, this.retryBaseMs, this.retryMaxDelayMs);
-        this.logger.warn({ requestId, attempt, code: error.code, status: error.status, delayMs: Math.round(delay) }, 'textdetect client: retrying');
+        this.logger.warn(
+          { requestId, attempt, code: error.code, status: error.status, delayMs: Math.round(delay) },
+          'textdetect client: retrying',
+        );
         try {
           await sleep(delay, signal);
         } catch (err) {
@@ -429,7 +434,8 @@ export class DetectClient {
       }
 
       const envelope = parseEnvelope(text);
-      const serverRequestId = envelope?.error.request_id ?? headerValue(res.headers, 'request-id') ?? headerValue(res.headers, 'x-request-id') ?? requestId;
+      const serverRequestId =
+        envelope?.error.request_id ?? headerValue(res.headers, 'request-id') ?? headerValue(res.headers, 'x-request-id') ?? requestId;
       if (res.statusCode === 429) {
         this.counters.rateLimited++;
         const waitMs = retryAfterMs(res.headers, envelope) ?? backoffDelay(attempt + 1, this.retryBaseMs, this.retryMaxDelayMs);
@@ -442,7 +448,12 @@ export class DetectClient {
       const error = errorFor(res.statusCode, envelope, serverRequestId, undefined, this.origin);
       if (res.statusCode >= 500) {
         const serverWait = retryAfterMs(res.headers, envelope);
-        return { kind: 'fail', error, retry: 'backoff', delayMs: serverWait !== undefined ? Math.min(serverWait, this.maxRateLimitWaitMs) : undefined };
+        return {
+          kind: 'fail',
+          error,
+          retry: 'backoff',
+          delayMs: serverWait !== undefined ? Math.min(serverWait, this.maxRateLimitWaitMs) : undefined,
+        };
       }
       return { kind: 'fail', error, retry: 'none' };
     } finally {
@@ -473,7 +484,8 @@ export class DetectClient {
       if (reason instanceof AbortedError) return new AbortedError(reason.message, { code: reason.code, requestId, cause: reason });
       return new AbortedError('The call was cancelled by its AbortSignal.', { code: 'aborted', requestId, cause: reason });
     }
-    if (err instanceof RateLimitError) return new RateLimitError(err.message, { code: err.code, retryAfterMs: err.retryAfterMs, requestId });
+    if (err instanceof RateLimitError)
+      return new RateLimitError(err.message, { code: err.code, retryAfterMs: err.retryAfterMs, requestId });
     if (err instanceof DetectError) return err;
     // The limiter only fails when its Redis is unusable.
     return new ConnectionError(
@@ -483,7 +495,13 @@ export class DetectClient {
   }
 }
 
-function errorFor(status: number, envelope: ErrorEnvelope | undefined, requestId: string, waitMs: number | undefined, origin: string): DetectError {
+function errorFor(
+  status: number,
+  envelope: ErrorEnvelope | undefined,
+  requestId: string,
+  waitMs: number | undefined,
+  origin: string,
+): DetectError {
   const code = envelope?.error.code ?? `http_${status}`;
   const message = envelope?.error.message ?? `The server at ${origin} answered HTTP ${status} without an error description.`;
   const init = { status, code, requestId };
@@ -604,7 +622,10 @@ function errorCode(err: unknown): string | undefined {
 function positive(value: number | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isFinite(value) || value <= 0) {
-    throw new InvalidRequestError(`DetectClient option ${name} must be a positive number, got ${String(value)}.`, { code: 'invalid_option', param: name });
+    throw new InvalidRequestError(`DetectClient option ${name} must be a positive number, got ${String(value)}.`, {
+      code: 'invalid_option',
+      param: name,
+    });
   }
   return value;
 }
@@ -612,7 +633,10 @@ function positive(value: number | undefined, name: string): number | undefined {
 function nonNegativeInt(value: number | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isInteger(value) || value < 0) {
-    throw new InvalidRequestError(`DetectClient option ${name} must be a whole number ≥ 0, got ${String(value)}.`, { code: 'invalid_option', param: name });
+    throw new InvalidRequestError(`DetectClient option ${name} must be a whole number ≥ 0, got ${String(value)}.`, {
+      code: 'invalid_option',
+      param: name,
+    });
   }
   return value;
 }

@@ -54,7 +54,6 @@ export interface ScheduleOptions {
 
 const PAUSE_SUFFIX = ':pause';
 
-
 export class RequestLimiter {
   private readonly bottleneck: Bottleneck | undefined;
   private readonly connection: Bottleneck.IORedisConnection | undefined;

@@ -110,7 +110,8 @@ export class TextDetector implements Detector {
     if (verdict === 'mixed' && p >= 0.5 && !short && !languageUncertain && !outOfDomain) warnings.push('strict_threshold');
     let confidence: Confidence;
     if (short || verdict === 'mixed' || languageUncertain) confidence = 'low';
-    else if (!outOfDomain && !fallback && f.words >= HIGH_CONFIDENCE_WORDS && (p >= Math.max(aiThreshold, 0.9) || p <= 0.1)) confidence = 'high';
+    else if (!outOfDomain && !fallback && f.words >= HIGH_CONFIDENCE_WORDS && (p >= Math.max(aiThreshold, 0.9) || p <= 0.1))
+      confidence = 'high';
     else confidence = 'medium';
 
     const docLogit = logit(p);

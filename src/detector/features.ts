@@ -16,14 +16,48 @@ export const HASH_DIM = 1 << HASH_BITS;
 const HASH_MASK = HASH_DIM - 1;
 
 export const DENSE_NAMES = [
-  'lmH_mean', 'lmH_std', 'lmH_p10', 'lmH_p90',
-  'lmA_mean', 'lmA_std', 'lmA_p10', 'lmA_p90',
-  'diff_mean', 'diff_std', 'diff_p10', 'diff_p90',
-  'uniH_mean', 'ctx_gain', 'expected_H', 'fdg_H', 'fdg_A', 'fdg_AH', 'binoculars',
-  'diff_freq', 'diff_rare', 'diff_maxwin',
-  'sent_len_log', 'sent_len_cv', 'sent_len_maxratio', 'word_len_mean', 'word_len_std', 'mattr',
-  'p_comma', 'p_semicolon', 'p_colon', 'p_question', 'p_exclaim', 'p_quote', 'p_paren', 'p_hyphen', 'p_dash', 'p_number',
-  'function_words', 'rep_bigram', 'rep_trigram', 'is_tr',
+  'lmH_mean',
+  'lmH_std',
+  'lmH_p10',
+  'lmH_p90',
+  'lmA_mean',
+  'lmA_std',
+  'lmA_p10',
+  'lmA_p90',
+  'diff_mean',
+  'diff_std',
+  'diff_p10',
+  'diff_p90',
+  'uniH_mean',
+  'ctx_gain',
+  'expected_H',
+  'fdg_H',
+  'fdg_A',
+  'fdg_AH',
+  'binoculars',
+  'diff_freq',
+  'diff_rare',
+  'diff_maxwin',
+  'sent_len_log',
+  'sent_len_cv',
+  'sent_len_maxratio',
+  'word_len_mean',
+  'word_len_std',
+  'mattr',
+  'p_comma',
+  'p_semicolon',
+  'p_colon',
+  'p_question',
+  'p_exclaim',
+  'p_quote',
+  'p_paren',
+  'p_hyphen',
+  'p_dash',
+  'p_number',
+  'function_words',
+  'rep_bigram',
+  'rep_trigram',
+  'is_tr',
   ...POS_FEATURE_NAMES,
 ] as const;
 export const DENSE_DIM = DENSE_NAMES.length;
@@ -54,7 +88,9 @@ export function isWordToken(tok: string): boolean {
 
 const FUNCTION_WORDS: Record<'en' | 'tr', Set<string>> = {
   en: new Set(
-    'the of and to a in is that it for was on are as with be by this have from or at not but an they which we you his her their has were been had there would will can all if more one its so what about also than into these them when some other should could our may such only who he she i my me do does did however therefore moreover furthermore thus while although because'.split(' '),
+    'the of and to a in is that it for was on are as with be by this have from or at not but an they which we you his her their has were been had there would will can all if more one its so what about also than into these them when some other should could our may such only who he she i my me do does did however therefore moreover furthermore thus while although because'.split(
+      ' ',
+    ),
   ),
   tr: new Set(
     've bir bu da de için ile çok ama gibi daha olarak ben bana beni benim ne mi mı mu mü o ki en her kadar sonra değil var yok olan şu diye ya veya hem ancak çünkü fakat tarafından bize biz siz sizin onun ise artık hiç bile şey ayrıca dolayı rağmen'
@@ -158,7 +194,12 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const la = new Float64Array(n);
   const diff = new Float64Array(n);
   let uniSum = 0;
-  let muH = 0, s2H = 0, muA = 0, s2A = 0, muX = 0, s2X = 0;
+  let muH = 0,
+    s2H = 0,
+    muA = 0,
+    s2A = 0,
+    muX = 0,
+    s2X = 0;
   const X = lm.cross;
   const H = lm.human.arrays;
   const A = lm.ai.arrays;
@@ -182,13 +223,28 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const [mH, sH] = meanStd(lh);
   const [mA, sA] = meanStd(la);
   const [mD, sD] = meanStd(diff);
-  const sh = sorted(lh), sa = sorted(la), sd = sorted(diff);
-  let sumH = 0, sumA = 0;
-  for (let i = 0; i < n; i++) { sumH += lh[i]!; sumA += la[i]!; }
+  const sh = sorted(lh),
+    sa = sorted(la),
+    sd = sorted(diff);
+  let sumH = 0,
+    sumA = 0;
+  for (let i = 0; i < n; i++) {
+    sumH += lh[i]!;
+    sumA += la[i]!;
+  }
   let k = 0;
-  dense[k++] = mH; dense[k++] = sH; dense[k++] = quantile(sh, 0.1); dense[k++] = quantile(sh, 0.9);
-  dense[k++] = mA; dense[k++] = sA; dense[k++] = quantile(sa, 0.1); dense[k++] = quantile(sa, 0.9);
-  dense[k++] = mD; dense[k++] = sD; dense[k++] = quantile(sd, 0.1); dense[k++] = quantile(sd, 0.9);
+  dense[k++] = mH;
+  dense[k++] = sH;
+  dense[k++] = quantile(sh, 0.1);
+  dense[k++] = quantile(sh, 0.9);
+  dense[k++] = mA;
+  dense[k++] = sA;
+  dense[k++] = quantile(sa, 0.1);
+  dense[k++] = quantile(sa, 0.9);
+  dense[k++] = mD;
+  dense[k++] = sD;
+  dense[k++] = quantile(sd, 0.1);
+  dense[k++] = quantile(sd, 0.9);
   dense[k++] = uniSum / nn;
   dense[k++] = mH - uniSum / nn;
   dense[k++] = muH / nn;
@@ -202,9 +258,18 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   // The AI−human log-ratio split by the predicted word: the most frequent words (ids are frequency
   // ranks) carry style and syntax; the rest carry topic, which in this corpus differs between
   // sources and so stands in for authorship when a generator is new.
-  let fS = 0, fN = 0, rS = 0, rN = 0;
+  let fS = 0,
+    fN = 0,
+    rS = 0,
+    rN = 0;
   for (let t = 1; t <= n; t++) {
-    if (ids[t]! < FREQ_IDS && ids[t]! !== UNK) { fS += diff[t - 1]!; fN++; } else { rS += diff[t - 1]!; rN++; }
+    if (ids[t]! < FREQ_IDS && ids[t]! !== UNK) {
+      fS += diff[t - 1]!;
+      fN++;
+    } else {
+      rS += diff[t - 1]!;
+      rN++;
+    }
   }
   dense[k++] = fN > 0 ? fS / fN : 0;
   dense[k++] = rN > 0 ? rS / rN : 0;
@@ -229,7 +294,8 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const sentLens: number[] = [];
   let cur = 0;
   let words = 0;
-  let wordLenSum = 0, wordLenSq = 0;
+  let wordLenSum = 0,
+    wordLenSq = 0;
   const punct = new Float64Array(10);
   let fw = 0;
   const fwSet = FUNCTION_WORDS[language];
@@ -247,20 +313,39 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
       continue;
     }
     switch (c) {
-      case 0x2e: case 0x21: case 0x3f: // . ! ?
+      case 0x2e:
+      case 0x21:
+      case 0x3f: // . ! ?
         if (c === 0x3f) punct[3]! += 1;
         if (c === 0x21) punct[4]! += 1;
         if (cur > 0) sentLens.push(cur);
         cur = 0;
         break;
-      case 0x2c: punct[0]! += 1; break;
-      case 0x3b: punct[1]! += 1; break;
-      case 0x3a: punct[2]! += 1; break;
-      case 0x22: punct[5]! += 1; break;
-      case 0x28: case 0x29: punct[6]! += 1; break;
-      case 0x2d: punct[7]! += 1; break;
-      case 0x2013: case 0x2014: punct[8]! += 1; break;
-      default: break;
+      case 0x2c:
+        punct[0]! += 1;
+        break;
+      case 0x3b:
+        punct[1]! += 1;
+        break;
+      case 0x3a:
+        punct[2]! += 1;
+        break;
+      case 0x22:
+        punct[5]! += 1;
+        break;
+      case 0x28:
+      case 0x29:
+        punct[6]! += 1;
+        break;
+      case 0x2d:
+        punct[7]! += 1;
+        break;
+      case 0x2013:
+      case 0x2014:
+        punct[8]! += 1;
+        break;
+      default:
+        break;
     }
   }
   if (cur > 0) sentLens.push(cur);
@@ -312,7 +397,8 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
     let h = 0x811c9dc5;
     for (let j = 0; j < 5 && i + j < L; j++) {
       let c = text.charCodeAt(i + j);
-      if (c >= 0x30 && c <= 0x39) c = 0x30; // digits are content, not style
+      if (c >= 0x30 && c <= 0x39)
+        c = 0x30; // digits are content, not style
       else if (c === 0x0a) c = 0x20;
       h = Math.imul(h ^ c, 0x01000193);
       if (j >= 2) add(mix(h ^ (j * 0x3c6ef372)));
@@ -357,7 +443,8 @@ function repetition(ids: Uint16Array): [number, number] {
   if (n < 4) return [0, 0];
   const bi = new Map<number, number>();
   const tri = new Map<number, number>();
-  let biRep = 0, triRep = 0;
+  let biRep = 0,
+    triRep = 0;
   for (let i = 2; i < n; i++) {
     const b = ids[i - 1]! * 65536 + ids[i]!;
     const cb = bi.get(b) ?? 0;

@@ -71,7 +71,8 @@ export function trainForest(x: Float64Array[], y: number[], w: number[], o: GBDT
     const col = new Uint8Array(n);
     for (let i = 0; i < n; i++) {
       const v = x[i]![f]!;
-      let lo = 0, hi = e.length; // first edge ≥ v → bin index
+      let lo = 0,
+        hi = e.length; // first edge ≥ v → bin index
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
         if (e[mid]! < v) lo = mid + 1;
@@ -81,8 +82,12 @@ export function trainForest(x: Float64Array[], y: number[], w: number[], o: GBDT
     }
     binned.push(col);
   }
-  let sw = 0, sy = 0;
-  for (let i = 0; i < n; i++) { sw += w[i]!; sy += w[i]! * y[i]!; }
+  let sw = 0,
+    sy = 0;
+  for (let i = 0; i < n; i++) {
+    sw += w[i]!;
+    sy += w[i]! * y[i]!;
+  }
   const prior = Math.min(1 - 1e-6, Math.max(1e-6, sy / sw));
   const base = Math.log(prior / (1 - prior));
   const margin = new Float64Array(n).fill(base);
@@ -109,25 +114,42 @@ export function trainForest(x: Float64Array[], y: number[], w: number[], o: GBDT
       const first = (1 << d) - 1;
       const count = 1 << d;
       for (let node = first; node < first + count; node++) {
-        let G = 0, H = 0;
+        let G = 0,
+          H = 0;
         const rows: number[] = [];
-        for (let i = 0; i < n; i++) if (nodeOf[i] === node) { rows.push(i); G += g[i]!; H += h[i]!; }
-        let bestGain = 0, bestF = -1, bestBin = 0;
+        for (let i = 0; i < n; i++)
+          if (nodeOf[i] === node) {
+            rows.push(i);
+            G += g[i]!;
+            H += h[i]!;
+          }
+        let bestGain = 0,
+          bestF = -1,
+          bestBin = 0;
         const parentScore = (G * G) / (H + o.lambda);
         for (let f = 0; f < nf; f++) {
           histG.fill(0);
           histH.fill(0);
           const col = binned[f]!;
-          for (const i of rows) { histG[col[i]!]! += g[i]!; histH[col[i]!]! += h[i]!; }
-          let GL = 0, HL = 0;
+          for (const i of rows) {
+            histG[col[i]!]! += g[i]!;
+            histH[col[i]!]! += h[i]!;
+          }
+          let GL = 0,
+            HL = 0;
           const nEdges = edges[f]!.length;
           for (let b = 0; b < nEdges; b++) {
             GL += histG[b]!;
             HL += histH[b]!;
-            const GR = G - GL, HR = H - HL;
+            const GR = G - GL,
+              HR = H - HL;
             if (HL < o.minChildWeight || HR < o.minChildWeight) continue;
             const gain = (GL * GL) / (HL + o.lambda) + (GR * GR) / (HR + o.lambda) - parentScore;
-            if (gain > bestGain + 1e-12) { bestGain = gain; bestF = f; bestBin = b; }
+            if (gain > bestGain + 1e-12) {
+              bestGain = gain;
+              bestF = f;
+              bestBin = b;
+            }
           }
         }
         const ti = t * internal + node;
@@ -144,7 +166,11 @@ export function trainForest(x: Float64Array[], y: number[], w: number[], o: GBDT
     }
     const LG = new Float64Array(leaves);
     const LH = new Float64Array(leaves);
-    for (let i = 0; i < n; i++) { const l = nodeOf[i]! - internal; LG[l]! += g[i]!; LH[l]! += h[i]!; }
+    for (let i = 0; i < n; i++) {
+      const l = nodeOf[i]! - internal;
+      LG[l]! += g[i]!;
+      LH[l]! += h[i]!;
+    }
     for (let l = 0; l < leaves; l++) leaf[t * leaves + l] = LH[l]! > 0 ? (-LG[l]! / (LH[l]! + o.lambda)) * o.learningRate : 0;
     for (let i = 0; i < n; i++) margin[i]! += leaf[t * leaves + nodeOf[i]! - internal]!;
   }

@@ -168,7 +168,8 @@ export function identifyLanguage(fullText: string): LanguageGuess {
     // Citation lists, tables and name lists have few function words; plain-ASCII Latin text is
     // then taken as English, anything with a real share of other Latin letters is refused.
     if (nonAsciiLetters <= 0.02 * latinLetters && supEv >= unsEv) return { language: 'en', supported: true, certain: true };
-    if (Math.max(supEv, unsEv) < MIN_EVIDENCE && nonAsciiLetters > 0.02 * latinLetters) return { language: 'unknown', supported: false, certain: true };
+    if (Math.max(supEv, unsEv) < MIN_EVIDENCE && nonAsciiLetters > 0.02 * latinLetters)
+      return { language: 'unknown', supported: false, certain: true };
   }
   // Too little evidence to decide: lean towards a supported language if anything points there.
   const leaning = supEv > 0 && supEv >= unsEv ? sup : 'en';

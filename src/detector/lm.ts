@@ -69,7 +69,7 @@ export class BigramLM {
 }
 
 function hashKey(k: number): number {
-  return Math.imul(k ^ (k >>> 15), 0x2c1b3c6d) >>> 12 ^ Math.imul(k, 0x297a2d39);
+  return (Math.imul(k ^ (k >>> 15), 0x2c1b3c6d) >>> 12) ^ Math.imul(k, 0x297a2d39);
 }
 
 /** Options of `buildBigramLM`. */
@@ -200,7 +200,11 @@ export function buildCrossMoments(q: BigramArrays, p: BigramArrays): { mu: Float
     const lgq = q.logGamma[v]!;
     const lgp = p.logGamma[v]!;
     const gq = Math.exp(lgq);
-    let sumE = 0, sumE2 = 0, PS = 0, L1S = 0, L2S = 0;
+    let sumE = 0,
+      sumE2 = 0,
+      PS = 0,
+      L1S = 0,
+      L2S = 0;
     const list = succ.get(v);
     if (list) {
       list.sort((a, b) => a - b);

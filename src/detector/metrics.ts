@@ -35,7 +35,11 @@ export function auroc(scores: ArrayLike<number>, labels: ArrayLike<number>): num
     let j = i;
     while (j + 1 < n && scores[order[j + 1]!] === scores[order[i]!]) j++;
     const rank = (i + j) / 2 + 1; // average rank of ties
-    for (let k = i; k <= j; k++) if (labels[order[k]!] === 1) { nPos++; rankSum += rank; }
+    for (let k = i; k <= j; k++)
+      if (labels[order[k]!] === 1) {
+        nPos++;
+        rankSum += rank;
+      }
     i = j + 1;
   }
   const nNeg = n - nPos;
@@ -77,8 +81,9 @@ export function metricRow(items: Scored[]): MetricRow {
   const y = items.map((x) => x.y);
   const nAi = y.filter((v) => v === 1).length;
   const nHuman = items.length - nAi;
-  let tp = 0, fp = 0;
-  for (const it of items) if (it.flagged) (it.y === 1 ? tp++ : fp++);
+  let tp = 0,
+    fp = 0;
+  for (const it of items) if (it.flagged) it.y === 1 ? tp++ : fp++;
   return {
     n: items.length,
     nHuman,
@@ -99,7 +104,15 @@ function fmt(x: number, digits = 3): string {
 export function formatTable(rows: Array<[string, MetricRow]>, markdown: boolean, groupTitle = 'group'): string {
   const head = [groupTitle, 'n', 'human', 'ai', 'AUROC', 'TPR@1%FPR', 'TPR@verdict', 'FPR@verdict', 'ECE'];
   const body = rows.map(([name, r]) => [
-    name, String(r.n), String(r.nHuman), String(r.nAi), fmt(r.auroc), fmt(r.tprAt1), fmt(r.tpr), fmt(r.fpr), fmt(r.ece),
+    name,
+    String(r.n),
+    String(r.nHuman),
+    String(r.nAi),
+    fmt(r.auroc),
+    fmt(r.tprAt1),
+    fmt(r.tpr),
+    fmt(r.fpr),
+    fmt(r.ece),
   ]);
   if (markdown) {
     const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;

@@ -90,10 +90,12 @@ export class LoadedModel {
     this.header = header;
     this.version = header.version;
     if (header.hashBits !== Math.log2(HASH_DIM) || header.dense.names.length !== DENSE_DIM) {
-      throw new Error(`Model ${header.version} was trained with a different feature layout than this code; retrain with \`npm run train\`.`);
+      throw new Error(
+        `Model ${header.version} was trained with a different feature layout than this code; retrain with \`npm run train\`.`,
+      );
     }
     const vocab = new Map<string, number>();
-    header.vocab.forEach((w, i) => vocab.set(w, i));
+    for (const [i, w] of header.vocab.entries()) vocab.set(w, i);
     this.lm = {
       pos: posContextFrom(header, arrays),
       vocab,

@@ -20,17 +20,71 @@ export interface NormalizedText {
 
 /** Cyrillic and Greek letters that render like Latin ones; used to swap letters inside Latin text. */
 const HOMOGLYPHS: Record<number, string> = {
-  0x0430: 'a', 0x0435: 'e', 0x043e: 'o', 0x0440: 'p', 0x0441: 'c', 0x0443: 'y', 0x0445: 'x',
-  0x0456: 'i', 0x0458: 'j', 0x0455: 's', 0x0501: 'd', 0x04bb: 'h', 0x0261: 'g', 0x051b: 'q', 0x051d: 'w',
-  0x0410: 'A', 0x0412: 'B', 0x0415: 'E', 0x041a: 'K', 0x041c: 'M', 0x041d: 'H', 0x041e: 'O',
-  0x0420: 'P', 0x0421: 'C', 0x0422: 'T', 0x0425: 'X', 0x0406: 'I', 0x0408: 'J', 0x0405: 'S', 0x04c0: 'I',
-  0x03bf: 'o', 0x03bd: 'v', 0x03c1: 'p', 0x0391: 'A', 0x0392: 'B', 0x0395: 'E', 0x0396: 'Z',
-  0x0397: 'H', 0x0399: 'I', 0x039a: 'K', 0x039c: 'M', 0x039d: 'N', 0x039f: 'O', 0x03a1: 'P',
-  0x03a4: 'T', 0x03a5: 'Y', 0x03a7: 'X',
+  0x0430: 'a',
+  0x0435: 'e',
+  0x043e: 'o',
+  0x0440: 'p',
+  0x0441: 'c',
+  0x0443: 'y',
+  0x0445: 'x',
+  0x0456: 'i',
+  0x0458: 'j',
+  0x0455: 's',
+  0x0501: 'd',
+  0x04bb: 'h',
+  0x0261: 'g',
+  0x051b: 'q',
+  0x051d: 'w',
+  0x0410: 'A',
+  0x0412: 'B',
+  0x0415: 'E',
+  0x041a: 'K',
+  0x041c: 'M',
+  0x041d: 'H',
+  0x041e: 'O',
+  0x0420: 'P',
+  0x0421: 'C',
+  0x0422: 'T',
+  0x0425: 'X',
+  0x0406: 'I',
+  0x0408: 'J',
+  0x0405: 'S',
+  0x04c0: 'I',
+  0x03bf: 'o',
+  0x03bd: 'v',
+  0x03c1: 'p',
+  0x0391: 'A',
+  0x0392: 'B',
+  0x0395: 'E',
+  0x0396: 'Z',
+  0x0397: 'H',
+  0x0399: 'I',
+  0x039a: 'K',
+  0x039c: 'M',
+  0x039d: 'N',
+  0x039f: 'O',
+  0x03a1: 'P',
+  0x03a4: 'T',
+  0x03a5: 'Y',
+  0x03a7: 'X',
   // Typographic variants that differ between scrapers and sources rather than between authors.
-  0x2018: "'", 0x2019: "'", 0x201a: "'", 0x201b: "'", 0x2032: "'", 0x02bc: "'",
-  0x201c: '"', 0x201d: '"', 0x201e: '"', 0x201f: '"', 0x2033: '"', 0x00ab: '"', 0x00bb: '"',
-  0x2010: '-', 0x2011: '-', 0x2212: '-', 0x2026: '...',
+  0x2018: "'",
+  0x2019: "'",
+  0x201a: "'",
+  0x201b: "'",
+  0x2032: "'",
+  0x02bc: "'",
+  0x201c: '"',
+  0x201d: '"',
+  0x201e: '"',
+  0x201f: '"',
+  0x2033: '"',
+  0x00ab: '"',
+  0x00bb: '"',
+  0x2010: '-',
+  0x2011: '-',
+  0x2212: '-',
+  0x2026: '...',
 };
 
 const NEWLINES = new Set([0x0a, 0x0b, 0x0c, 0x0d, 0x85, 0x2028, 0x2029]);
@@ -166,6 +220,13 @@ export function lowerForFeatures(text: string, language: 'en' | 'tr'): string {
   // Turkish-aware turns i into I, which Turkish rules would lower to ı, so keeping them apart would
   // let a case swap change the score; the distinction carries little authorship signal.
   // Also "i̇" (i + combining dot, what a root-locale lower-casing makes of İ) becomes i.
-  if (language === 'tr') return text.toLocaleLowerCase('tr').replace(/ı/g, 'i').replace(/(?<=i)\u0307/g, '');
-  return text.replace(/İ/g, 'i').toLowerCase().replace(/(?<=i)\u0307/g, '');
+  if (language === 'tr')
+    return text
+      .toLocaleLowerCase('tr')
+      .replace(/ı/g, 'i')
+      .replace(/(?<=i)\u0307/g, '');
+  return text
+    .replace(/İ/g, 'i')
+    .toLowerCase()
+    .replace(/(?<=i)\u0307/g, '');
 }

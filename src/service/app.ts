@@ -16,7 +16,7 @@ import type { EngineHost } from './engine.ts';
 import { ApiError, envelope, genericError } from './errors.ts';
 import { CALLER_REQUEST_ID_PATTERN, newRequestId } from './ids.ts';
 import type { KeyStore, StoredApiKey } from './keys.ts';
-import { KeyFileError } from './keys.ts';
+import type { KeyFileError } from './keys.ts';
 import { metricsPlugin } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import playground from './playground/index.ts';
@@ -81,7 +81,12 @@ function validationError(error: FastifyError, maxTextChars: number): ApiError {
   switch (first.keyword) {
     case 'additionalProperties': {
       const name = String(params.additionalProperty);
-      return new ApiError(400, 'invalid_request', `Unknown field "${name.slice(0, 100)}"; accepted fields are text, mode, language and segments.`, { param: name.slice(0, 100) });
+      return new ApiError(
+        400,
+        'invalid_request',
+        `Unknown field "${name.slice(0, 100)}"; accepted fields are text, mode, language and segments.`,
+        { param: name.slice(0, 100) },
+      );
     }
     case 'required': {
       const name = String(params.missingProperty);
@@ -97,12 +102,24 @@ function validationError(error: FastifyError, maxTextChars: number): ApiError {
       return new ApiError(400, 'invalid_request', `The field "${field}" must be one of: ${allowed}.`, { param: field ?? '' });
     }
     case 'maxLength':
-      return new ApiError(413, 'text_too_long', `The text is longer than ${maxTextChars} characters; split it and send the parts separately.`, { param: 'text', details: { max_chars: maxTextChars } });
+      return new ApiError(
+        413,
+        'text_too_long',
+        `The text is longer than ${maxTextChars} characters; split it and send the parts separately.`,
+        { param: 'text', details: { max_chars: maxTextChars } },
+      );
     case 'minLength':
     case 'pattern':
-      return new ApiError(400, 'invalid_request', 'The field "text" must contain at least one non-whitespace character.', { param: 'text' });
+      return new ApiError(400, 'invalid_request', 'The field "text" must contain at least one non-whitespace character.', {
+        param: 'text',
+      });
     default:
-      return new ApiError(400, 'invalid_request', `The field "${field ?? 'body'}" is invalid: ${first.message ?? 'does not match the schema'}.`, field && FIELD_NAMES.has(field) ? { param: field } : {});
+      return new ApiError(
+        400,
+        'invalid_request',
+        `The field "${field ?? 'body'}" is invalid: ${first.message ?? 'does not match the schema'}.`,
+        field && FIELD_NAMES.has(field) ? { param: field } : {},
+      );
   }
 }
 
@@ -116,7 +133,9 @@ function toApiError(error: FastifyError | ApiError | Error, config: AppDependenc
     case 'FST_ERR_CTP_INVALID_TYPE':
       return new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with the header Content-Type: application/json.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'payload_too_large', `The request body is larger than ${config.bodyLimitBytes} bytes.`, { details: { max_bytes: config.bodyLimitBytes } });
+      return new ApiError(413, 'payload_too_large', `The request body is larger than ${config.bodyLimitBytes} bytes.`, {
+        details: { max_bytes: config.bodyLimitBytes },
+      });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'invalid_request', 'The body length does not match the Content-Length header.', { param: 'Content-Length' });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -156,7 +175,8 @@ function formatWindow(ms: number): string {
 /** True when the request announced a body that nobody has read yet. */
 function hasUnreadBody(request: FastifyRequest): boolean {
   const headers = request.headers;
-  const announced = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  const announced =
+    headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   return announced && !request.raw.complete;
 }
 
@@ -191,10 +211,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   const clientErrorHandler = function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'HPE_URI_TOO_LONG' ? 414 : 400;
+    const status =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 408
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? 431
+          : err.code === 'HPE_URI_TOO_LONG'
+            ? 414
+            : 400;
     const requestId = newRequestId();
-    const apiError =
-      status === 400 ? new ApiError(400, 'invalid_request', 'The HTTP request is malformed.') : genericError(status);
+    const apiError = status === 400 ? new ApiError(400, 'invalid_request', 'The HTTP request is malformed.') : genericError(status);
     const body = JSON.stringify(envelope(apiError, requestId));
     logger.info({ request_id: requestId, status, code: apiError.code, parser_error: err.code }, 'client error');
     if (!socket.writable) {
@@ -244,7 +270,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   keys.onError = (err, status) => {
     // The message names the file and what is wrong with it, never a key (the file holds digests only).
-    logger.error({ err: { message: err.message, code: (err as KeyFileError).code }, keys: status }, status === 'stale' ? 'API key file unreadable; serving with the last good keys until it is fixed' : 'API key file unreadable');
+    logger.error(
+      { err: { message: err.message, code: (err as KeyFileError).code }, keys: status },
+      status === 'stale' ? 'API key file unreadable; serving with the last good keys until it is fixed' : 'API key file unreadable',
+    );
   };
 
   // Rate limiting: the plugin supplies the counting (memory or Redis); the hook below decides the
@@ -304,19 +333,36 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onRequest', async (request, reply) => {
     const caller = request.headers['x-request-id'];
     const validCaller = typeof caller === 'string' && CALLER_REQUEST_ID_PATTERN.test(caller) ? caller : undefined;
-    request.ctx = { callerRequestId: validCaller, keyId: undefined, mode: undefined, language: undefined, textLength: undefined, errorCode: undefined };
+    request.ctx = {
+      callerRequestId: validCaller,
+      keyId: undefined,
+      mode: undefined,
+      language: undefined,
+      textLength: undefined,
+      errorCode: undefined,
+    };
     setIdHeaders(request, reply);
     if (deps.isClosing()) {
       reply.header('Connection', 'close');
-      throw new ApiError(503, 'not_ready', 'The service is shutting down; retry on another instance or in a moment.', { retryAfter: 1, headers: { 'Retry-After': '1' } });
+      throw new ApiError(503, 'not_ready', 'The service is shutting down; retry on another instance or in a moment.', {
+        retryAfter: 1,
+        headers: { 'Retry-After': '1' },
+      });
     }
     const expectation = request.headers.expect;
     if (expectation !== undefined && expectation.trim().toLowerCase() !== '100-continue') {
-      throw new ApiError(417, 'expectation_failed', `The server does not support "Expect: ${expectation.slice(0, 40)}"; only "Expect: 100-continue" is understood. Send the request without that header.`, { param: 'Expect' });
+      throw new ApiError(
+        417,
+        'expectation_failed',
+        `The server does not support "Expect: ${expectation.slice(0, 40)}"; only "Expect: 100-continue" is understood. Send the request without that header.`,
+        { param: 'Expect' },
+      );
     }
     const badCallerId =
       caller !== undefined && validCaller === undefined
-        ? new ApiError(400, 'invalid_request', 'X-Request-Id must be a UUID such as 0b5f2a62-6f5c-4c1e-9d1e-2a3b4c5d6e7f.', { param: 'X-Request-Id' })
+        ? new ApiError(400, 'invalid_request', 'X-Request-Id must be a UUID such as 0b5f2a62-6f5c-4c1e-9d1e-2a3b4c5d6e7f.', {
+            param: 'X-Request-Id',
+          })
         : undefined;
     const url = request.routeOptions.url ?? '';
     if (!request.is404 && UNLIMITED.has(url)) {
@@ -345,10 +391,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       setRateLimitHeaders(reply, limit.max, limit.remaining, limit.ttlInSeconds);
       if (limit.isExceeded) {
         const seconds = Math.max(1, limit.ttlInSeconds);
-        throw new ApiError(429, 'rate_limited', `Too many requests: the limit is ${limit.max} per ${formatWindow(config.rateLimitWindowMs)}${key ? ' for this key' : ' for unauthenticated requests from this address'}; retry in ${seconds} s.`, {
-          retryAfter: seconds,
-          headers: { 'Retry-After': String(seconds), 'Retry-After-Ms': String(Math.max(0, limit.ttl)) },
-        });
+        throw new ApiError(
+          429,
+          'rate_limited',
+          `Too many requests: the limit is ${limit.max} per ${formatWindow(config.rateLimitWindowMs)}${key ? ' for this key' : ' for unauthenticated requests from this address'}; retry in ${seconds} s.`,
+          {
+            retryAfter: seconds,
+            headers: { 'Retry-After': String(seconds), 'Retry-After-Ms': String(Math.max(0, limit.ttl)) },
+          },
+        );
       }
     }
     if (authFailure) throw authFailure;
@@ -358,10 +409,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity' && encoding.trim() !== '') {
       // A compressed body would otherwise reach the JSON parser as bytes and read as "invalid JSON".
-      throw new ApiError(415, 'unsupported_encoding', `The request body must not be compressed (Content-Encoding: ${encoding.slice(0, 40)}); send it as plain JSON without a Content-Encoding header.`, {
-        param: 'Content-Encoding',
-        headers: { 'Accept-Encoding': 'identity' },
-      });
+      throw new ApiError(
+        415,
+        'unsupported_encoding',
+        `The request body must not be compressed (Content-Encoding: ${encoding.slice(0, 40)}); send it as plain JSON without a Content-Encoding header.`,
+        {
+          param: 'Content-Encoding',
+          headers: { 'Accept-Encoding': 'identity' },
+        },
+      );
     }
   });
 
@@ -369,11 +425,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     const header = request.headers.authorization;
     const challenge = { 'WWW-Authenticate': 'Bearer realm="textdetect"' };
     if (header === undefined || header.trim() === '') {
-      return { failure: new ApiError(401, 'missing_api_key', 'Send your API key in the header Authorization: Bearer <key>.', { headers: challenge }) };
+      return {
+        failure: new ApiError(401, 'missing_api_key', 'Send your API key in the header Authorization: Bearer <key>.', {
+          headers: challenge,
+        }),
+      };
     }
     const match = /^Bearer +(\S+) *$/i.exec(header);
     if (!match) {
-      return { failure: new ApiError(401, 'invalid_api_key', 'The Authorization header must be "Bearer <key>".', { headers: { 'WWW-Authenticate': 'Bearer realm="textdetect", error="invalid_request"' } }) };
+      return {
+        failure: new ApiError(401, 'invalid_api_key', 'The Authorization header must be "Bearer <key>".', {
+          headers: { 'WWW-Authenticate': 'Bearer realm="textdetect", error="invalid_request"' },
+        }),
+      };
     }
     try {
       await keys.refresh();
@@ -383,21 +447,31 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       throw new ApiError(500, 'internal_error', 'The server cannot check API keys right now; try again later and quote the request_id.');
     }
     const invalid = (message: string) =>
-      new ApiError(401, 'invalid_api_key', message, { headers: { 'WWW-Authenticate': 'Bearer realm="textdetect", error="invalid_token"' } });
+      new ApiError(401, 'invalid_api_key', message, {
+        headers: { 'WWW-Authenticate': 'Bearer realm="textdetect", error="invalid_token"' },
+      });
     const result = keys.check(match[1]!);
     if (result.ok) return { key: result.key };
     switch (result.reason) {
       case 'wrong_environment': {
         const accepted = config.environment === 'sandbox' ? 'sk_test_' : 'sk_live_';
         const given = result.keyEnvironment === 'production' ? 'a live (sk_live_)' : 'a test (sk_test_)';
-        return { failure: new ApiError(403, 'wrong_environment', `This is a ${config.environment} server and only accepts ${accepted} keys; you sent ${given} key.`) };
+        return {
+          failure: new ApiError(
+            403,
+            'wrong_environment',
+            `This is a ${config.environment} server and only accepts ${accepted} keys; you sent ${given} key.`,
+          ),
+        };
       }
       case 'revoked':
         return { failure: invalid('This API key has been revoked.') };
       case 'expired':
         return { failure: invalid('This API key has expired.') };
       case 'malformed':
-        return { failure: invalid('This is not a textdetect API key: keys look like sk_test_ or sk_live_ followed by 32 letters and digits.') };
+        return {
+          failure: invalid('This is not a textdetect API key: keys look like sk_test_ or sk_live_ followed by 32 letters and digits.'),
+        };
       default:
         return { failure: invalid('This API key is not valid.') };
     }
@@ -407,7 +481,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     if (!isJsonContentType(request.headers['content-type'])) {
-      done(new ApiError(415, 'unsupported_media_type', 'The body must be JSON encoded as UTF-8 (Content-Type: application/json; charset=utf-8).'), undefined);
+      done(
+        new ApiError(
+          415,
+          'unsupported_media_type',
+          'The body must be JSON encoded as UTF-8 (Content-Type: application/json; charset=utf-8).',
+        ),
+        undefined,
+      );
       return;
     }
     if (body.length === 0) {
@@ -424,7 +505,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       done(null, JSON.parse(body.toString('utf8', start)));
     } catch (err) {
       const position = /position (\d+)/.exec((err as Error).message)?.[1];
-      done(new ApiError(400, 'invalid_json', `The request body is not valid JSON${position ? ` (error at character ${position})` : ''}.`), undefined);
+      done(
+        new ApiError(400, 'invalid_json', `The request body is not valid JSON${position ? ` (error at character ${position})` : ''}.`),
+        undefined,
+      );
     }
   });
 
@@ -494,10 +578,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         throw new ApiError(400, 'invalid_request', 'The field "text" must not contain NUL (\\u0000) characters.', { param: 'text' });
       }
       if (hasLoneSurrogate(text)) {
-        throw new ApiError(400, 'invalid_request', 'The field "text" contains an unpaired UTF-16 surrogate, which is not valid Unicode.', { param: 'text' });
+        throw new ApiError(400, 'invalid_request', 'The field "text" contains an unpaired UTF-16 surrogate, which is not valid Unicode.', {
+          param: 'text',
+        });
       }
       if (engine.state !== 'ready') {
-        throw new ApiError(503, 'not_ready', 'The detection engine is not loaded yet; retry in a few seconds.', { retryAfter: 5, headers: { 'Retry-After': '5' } });
+        throw new ApiError(503, 'not_ready', 'The detection engine is not loaded yet; retry in a few seconds.', {
+          retryAfter: 5,
+          headers: { 'Retry-After': '5' },
+        });
       }
       const options: DetectOptions = { mode, segments };
       if (request.body.language !== undefined) options.language = request.body.language;
@@ -507,10 +596,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       } catch (err) {
         if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
           const detected = (err as UnsupportedLanguageError).detected ?? 'unknown';
-          throw new ApiError(422, 'unsupported_language', `The text appears to be in "${detected}"; only English (en) and Turkish (tr) are supported. If it is one of them, say so with "language".`, {
-            param: 'language',
-            details: { detected_language: detected },
-          });
+          throw new ApiError(
+            422,
+            'unsupported_language',
+            `The text appears to be in "${detected}"; only English (en) and Turkish (tr) are supported. If it is one of them, say so with "language".`,
+            {
+              param: 'language',
+              details: { detected_language: detected },
+            },
+          );
         }
         throw err;
       }
@@ -570,7 +664,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       url,
       exposeHeadRoute: false,
       onRequest: async () => {
-        throw new ApiError(405, 'method_not_allowed', `${url} accepts ${methods.filter((m) => m !== 'HEAD').join(', ')} only.`, { headers: { Allow: methods.join(', ') } });
+        throw new ApiError(405, 'method_not_allowed', `${url} accepts ${methods.filter((m) => m !== 'HEAD').join(', ')} only.`, {
+          headers: { Allow: methods.join(', ') },
+        });
       },
       handler: async () => undefined,
     });

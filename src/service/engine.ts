@@ -55,10 +55,18 @@ function inProcessEngine(modelPath: string | undefined): EngineHost {
   })();
   loaded.catch(() => undefined);
   return {
-    get state() { return state; },
-    get model() { return detector?.model; },
-    get failure() { return failure; },
-    get pending() { return inFlight; },
+    get state() {
+      return state;
+    },
+    get model() {
+      return detector?.model;
+    },
+    get failure() {
+      return failure;
+    },
+    get pending() {
+      return inFlight;
+    },
     loaded,
     async detect(text, options) {
       if (!detector || state !== 'ready') throw new Error('engine not ready');
@@ -121,7 +129,11 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
         pending.delete(message.id);
         busy[index] = Math.max(0, (busy[index] ?? 1) - 1);
         if (message.result) entry.resolve(message.result);
-        else if (message.error && typeof message.error === 'object' && (message.error as { name?: string }).name === 'UnsupportedLanguageError') {
+        else if (
+          message.error &&
+          typeof message.error === 'object' &&
+          (message.error as { name?: string }).name === 'UnsupportedLanguageError'
+        ) {
           const e = message.error as { detected?: string; message: string };
           entry.reject(new UnsupportedLanguageError(e.detected ?? 'unknown', e.message));
         } else entry.reject(new Error((message.error as { message?: string } | undefined)?.message ?? 'engine error'));
@@ -162,10 +174,18 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
   loaded.catch(() => undefined);
 
   return {
-    get state() { return state; },
-    get model() { return model; },
-    get failure() { return failure; },
-    get pending() { return pending.size; },
+    get state() {
+      return state;
+    },
+    get model() {
+      return model;
+    },
+    get failure() {
+      return failure;
+    },
+    get pending() {
+      return pending.size;
+    },
     loaded,
     detect(text, options) {
       if (state !== 'ready') return Promise.reject(new Error('engine not ready'));

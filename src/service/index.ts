@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
-import { defaultConfig, loadConfigFromEnv, resolveConfig } from './config.ts';
+import { defaultConfig, resolveConfig } from './config.ts';
 import type { ServiceConfig } from './config.ts';
 import { createEngineHost } from './engine.ts';
 import type { EngineHost } from './engine.ts';
@@ -108,7 +108,11 @@ async function start(config: Partial<ServiceConfig>, sandboxKey: string | undefi
   }
 
   let counters: RedisCounters | undefined;
-  if (resolved.redisUrl) counters = createRedisCounters(resolved.redisUrl, resolved.redisKeyPrefix, logger, { slowMs: resolved.redisTimeoutMs, coolDownMs: resolved.redisCoolDownMs });
+  if (resolved.redisUrl)
+    counters = createRedisCounters(resolved.redisUrl, resolved.redisKeyPrefix, logger, {
+      slowMs: resolved.redisTimeoutMs,
+      coolDownMs: resolved.redisCoolDownMs,
+    });
 
   let closing = false;
   const app = await buildApp({ config: resolved, logger, engine, keys, counters, isClosing: () => closing });
@@ -124,7 +128,18 @@ async function start(config: Partial<ServiceConfig>, sandboxKey: string | undefi
   const port = typeof address === 'object' && address ? address.port : resolved.port;
   const host = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host === '0.0.0.0' ? '127.0.0.1' : resolved.host;
   const url = `http://${host}:${port}`;
-  logger.info({ url, environment: resolved.environment, keys_file: resolved.apiKeysFile, keys: keys.size, redis: Boolean(counters), model: engine.model, workers: resolved.workers }, 'textdetect service listening');
+  logger.info(
+    {
+      url,
+      environment: resolved.environment,
+      keys_file: resolved.apiKeysFile,
+      keys: keys.size,
+      redis: Boolean(counters),
+      model: engine.model,
+      workers: resolved.workers,
+    },
+    'textdetect service listening',
+  );
 
   let closed: Promise<void> | undefined;
   const close = () => {

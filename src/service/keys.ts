@@ -161,35 +161,40 @@ const inProcessQueues = new Map<string, Promise<unknown>>();
  */
 async function withKeyFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
   const previous = inProcessQueues.get(file) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(async () => {
-    await mkdir(dirname(file), { recursive: true });
-    const lock = `${file}.lock`;
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      try {
-        const handle = await open(lock, 'wx', 0o600);
-        await handle.close();
-        break;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        // A writer that crashed leaves its lock behind; no write takes anywhere near 30 s.
-        const info = await stat(lock).catch(() => undefined);
-        if (info && Date.now() - info.mtimeMs > 30_000) {
-          await unlink(lock).catch(() => undefined);
-          continue;
+  const run = previous
+    .catch(() => undefined)
+    .then(async () => {
+      await mkdir(dirname(file), { recursive: true });
+      const lock = `${file}.lock`;
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        try {
+          const handle = await open(lock, 'wx', 0o600);
+          await handle.close();
+          break;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+          // A writer that crashed leaves its lock behind; no write takes anywhere near 30 s.
+          const info = await stat(lock).catch(() => undefined);
+          if (info && Date.now() - info.mtimeMs > 30_000) {
+            await unlink(lock).catch(() => undefined);
+            continue;
+          }
+          if (Date.now() > deadline) {
+            throw new KeyFileError(
+              'lock_timeout',
+              `Timed out waiting for the lock ${lock}; remove it if no other textdetect process is running.`,
+            );
+          }
+          await new Promise((resolve) => setTimeout(resolve, 25));
         }
-        if (Date.now() > deadline) {
-          throw new KeyFileError('lock_timeout', `Timed out waiting for the lock ${lock}; remove it if no other textdetect process is running.`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 25));
       }
-    }
-    try {
-      return await fn();
-    } finally {
-      await unlink(lock).catch(() => undefined);
-    }
-  });
+      try {
+        return await fn();
+      } finally {
+        await unlink(lock).catch(() => undefined);
+      }
+    });
   inProcessQueues.set(file, run);
   try {
     return await run;
@@ -202,10 +207,7 @@ async function withKeyFileLock<T>(file: string, fn: () => Promise<T>): Promise<T
  * Creates a key and stores its SHA-256 digest in `file` (created if missing). The returned `key` is
  * the only time the key exists in clear: hand it to its user and do not store it.
  */
-export async function createApiKey(
-  file: string,
-  options: CreateApiKeyOptions,
-): Promise<{ id: string; key: string }> {
+export async function createApiKey(file: string, options: CreateApiKeyOptions): Promise<{ id: string; key: string }> {
   const name = typeof options.name === 'string' ? options.name.trim() : '';
   if (!name) throw new KeyFileError('invalid_argument', 'A key needs a non-blank name.');
   const environment = options.environment ?? 'sandbox';
@@ -216,7 +218,10 @@ export async function createApiKey(
   if (options.expiresAt !== undefined) {
     const time = Date.parse(options.expiresAt);
     if (Number.isNaN(time)) {
-      throw new KeyFileError('invalid_argument', `expiresAt "${options.expiresAt}" is not an ISO date such as 2027-01-31 or 2027-01-31T12:00:00Z.`);
+      throw new KeyFileError(
+        'invalid_argument',
+        `expiresAt "${options.expiresAt}" is not an ISO date such as 2027-01-31 or 2027-01-31T12:00:00Z.`,
+      );
     }
     expiresAt = new Date(time).toISOString();
   }
@@ -286,7 +291,12 @@ export async function revokeApiKey(file: string, idOrKey: string): Promise<ApiKe
 /** Outcome of checking a presented key. */
 export type KeyCheck =
   | { ok: true; key: StoredApiKey }
-  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'wrong_environment'; key?: StoredApiKey; keyEnvironment?: KeyEnvironment };
+  | {
+      ok: false;
+      reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'wrong_environment';
+      key?: StoredApiKey;
+      keyEnvironment?: KeyEnvironment;
+    };
 
 /** `ok`: the file as it is now; `stale`: the file is unreadable and the last good version is in use. */
 export type KeyStoreStatus = 'ok' | 'stale';

@@ -22,9 +22,15 @@ async function main(): Promise<number> {
   const logger = createLogger(config.logLevel);
   config.logger = logger;
 
-  const exists = await access(config.apiKeysFile).then(() => true, () => false);
+  const exists = await access(config.apiKeysFile).then(
+    () => true,
+    () => false,
+  );
   if (!exists && config.environment === 'sandbox') {
-    const { id, key } = await createApiKey(config.apiKeysFile, { name: 'first sandbox key (created by npm start)', environment: 'sandbox' });
+    const { id, key } = await createApiKey(config.apiKeysFile, {
+      name: 'first sandbox key (created by npm start)',
+      environment: 'sandbox',
+    });
     // Printed to stderr, outside the JSON logs, and never logged: this is the only copy of the key.
     process.stderr.write(
       `\nNo API key file existed, so one was created at ${config.apiKeysFile}\n` +
@@ -33,7 +39,10 @@ async function main(): Promise<number> {
         `        -H 'Content-Type: application/json' -d '{"text": "Paste a paragraph here."}'\n\n`,
     );
   } else if (!exists) {
-    logger.warn({ keys_file: config.apiKeysFile }, 'no API key file: every request will be refused; create keys with `npx textdetect keys create --env production`');
+    logger.warn(
+      { keys_file: config.apiKeysFile },
+      'no API key file: every request will be refused; create keys with `npx textdetect keys create --env production`',
+    );
   }
 
   const service = await startService(config);

@@ -7,14 +7,21 @@ import { detectRequestSchema, detectResponseSchema, errorSchema, healthSchema, r
 
 const ID_HEADERS = {
   'Request-Id': { description: 'The `request_id` of this answer.', schema: { type: 'string' } },
-  'X-Request-Id': { description: 'The caller\'s X-Request-Id if one was sent, else the `request_id`.', schema: { type: 'string' } },
+  'X-Request-Id': { description: "The caller's X-Request-Id if one was sent, else the `request_id`.", schema: { type: 'string' } },
 };
 
 const RATE_HEADERS = {
-  'RateLimit-Limit': { description: 'Requests allowed per window for this key (or, unauthenticated, this address). The probes and this document are never refused, but report the address\'s budget.', schema: { type: 'integer' } },
+  'RateLimit-Limit': {
+    description:
+      "Requests allowed per window for this key (or, unauthenticated, this address). The probes and this document are never refused, but report the address's budget.",
+    schema: { type: 'integer' },
+  },
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
-  'RateLimit-Policy': { description: 'Quota and window in seconds, e.g. `60;w=60` (draft-ietf-httpapi-ratelimit-headers-06).', schema: { type: 'string' } },
+  'RateLimit-Policy': {
+    description: 'Quota and window in seconds, e.g. `60;w=60` (draft-ietf-httpapi-ratelimit-headers-06).',
+    schema: { type: 'string' },
+  },
 };
 
 function errorResponse(description: string, extraHeaders: Record<string, unknown> = {}) {
@@ -25,7 +32,9 @@ function errorResponse(description: string, extraHeaders: Record<string, unknown
   };
 }
 
-export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' | 'environment'> & { rateLimitWindowMs: number; rateLimitMax: number }) {
+export function buildOpenApiDocument(
+  config: Pick<ServiceConfig, 'maxTextChars' | 'environment'> & { rateLimitWindowMs: number; rateLimitMax: number },
+) {
   const limited = { ...ID_HEADERS, ...RATE_HEADERS };
   return {
     openapi: '3.1.0',
@@ -40,7 +49,9 @@ export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' 
     },
     servers: [{ url: '/' }],
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_test_… (sandbox) or sk_live_… (production) key.' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_test_… (sandbox) or sk_live_… (production) key.' },
+      },
       schemas: {
         DetectRequest: detectRequestSchema(config.maxTextChars),
         DetectResponse: detectResponseSchema,
@@ -66,22 +77,43 @@ export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' 
           ],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectRequest' } } } },
           responses: {
-            '200': { description: 'The score.', headers: limited, content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectResponse' } } } },
-            '400': errorResponse('`invalid_json` (body not JSON / not UTF-8) or `invalid_request` (a field is wrong; see `param`).', RATE_HEADERS),
-            '401': errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', { ...RATE_HEADERS, 'WWW-Authenticate': { schema: { type: 'string' } } }),
+            '200': {
+              description: 'The score.',
+              headers: limited,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectResponse' } } },
+            },
+            '400': errorResponse(
+              '`invalid_json` (body not JSON / not UTF-8) or `invalid_request` (a field is wrong; see `param`).',
+              RATE_HEADERS,
+            ),
+            '401': errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', {
+              ...RATE_HEADERS,
+              'WWW-Authenticate': { schema: { type: 'string' } },
+            }),
             '403': errorResponse('`wrong_environment`: a live key on a sandbox server or a test key on a production server.', RATE_HEADERS),
             '408': errorResponse('`request_timeout`: the body did not arrive in time.'),
-            '413': errorResponse('`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).', RATE_HEADERS),
-            '415': errorResponse('`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed (no `Content-Encoding` other than `identity`).', RATE_HEADERS),
+            '413': errorResponse(
+              '`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).',
+              RATE_HEADERS,
+            ),
+            '415': errorResponse(
+              '`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed (no `Content-Encoding` other than `identity`).',
+              RATE_HEADERS,
+            ),
             '417': errorResponse('`expectation_failed`: an `Expect` header other than `100-continue`.'),
-            '422': errorResponse('`unsupported_language`: the text is in neither English nor Turkish (`detected_language` says what it looks like).', RATE_HEADERS),
+            '422': errorResponse(
+              '`unsupported_language`: the text is in neither English nor Turkish (`detected_language` says what it looks like).',
+              RATE_HEADERS,
+            ),
             '429': errorResponse('`rate_limited`; wait `retry_after` seconds.', {
               ...RATE_HEADERS,
               'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
               'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
             }),
             '500': errorResponse('`internal_error`.'),
-            '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', { 'Retry-After': { schema: { type: 'integer' } } }),
+            '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', {
+              'Retry-After': { schema: { type: 'integer' } },
+            }),
           },
         },
       },
@@ -89,15 +121,26 @@ export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' 
         get: {
           operationId: 'health',
           summary: 'Liveness: the process answers',
-          responses: { '200': { description: 'Alive.', headers: limited, content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } } },
+          responses: {
+            '200': {
+              description: 'Alive.',
+              headers: limited,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } },
+            },
+          },
         },
       },
       '/readyz': {
         get: {
           operationId: 'ready',
-          summary: 'Readiness: the engine is loaded; also reports Redis (`degraded`: per-instance limits) and the key file (`stale`: last good keys in force)',
+          summary:
+            'Readiness: the engine is loaded; also reports Redis (`degraded`: per-instance limits) and the key file (`stale`: last good keys in force)',
           responses: {
-            '200': { description: 'Ready.', headers: limited, content: { 'application/json': { schema: { $ref: '#/components/schemas/Ready' } } } },
+            '200': {
+              description: 'Ready.',
+              headers: limited,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Ready' } } },
+            },
             '503': errorResponse('`not_ready`; `error.checks` says which part is not.', RATE_HEADERS),
           },
         },
@@ -106,7 +149,13 @@ export function buildOpenApiDocument(config: Pick<ServiceConfig, 'maxTextChars' 
         get: {
           operationId: 'openapi',
           summary: 'This document',
-          responses: { '200': { description: 'The OpenAPI 3.1 document.', headers: limited, content: { 'application/json': { schema: { type: 'object' } } } } },
+          responses: {
+            '200': {
+              description: 'The OpenAPI 3.1 document.',
+              headers: limited,
+              content: { 'application/json': { schema: { type: 'object' } } },
+            },
+          },
         },
       },
     },

@@ -51,7 +51,10 @@ export interface CircuitOptions {
 export interface RedisCounters {
   readonly redis: Redis;
   /** A store constructor for the plugin's `store` option. */
-  readonly Store: new () => CounterStore & { child(): CounterStore; read(key: string, cb: Callback, timeWindow: number, max: number): void };
+  readonly Store: new () => CounterStore & {
+    child(): CounterStore;
+    read(key: string, cb: Callback, timeWindow: number, max: number): void;
+  };
   /** Where the last counter update went. */
   backend(): CounterBackend;
   /** Circuit state, read without touching Redis (so probes answer at once whatever Redis does). */

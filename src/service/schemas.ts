@@ -34,7 +34,7 @@ export function detectRequestSchema(maxTextChars: number) {
       segments: {
         type: 'boolean',
         default: false,
-        description: 'Also score each sentence; the answer\'s `segments` is empty otherwise.',
+        description: "Also score each sentence; the answer's `segments` is empty otherwise.",
       },
     },
   } as const;
@@ -57,13 +57,26 @@ export const detectResponseSchema = {
   additionalProperties: false,
   required: ['ai_probability', 'mode', 'language', 'segments', 'request_id', 'model', 'verdict', 'confidence', 'warnings'],
   properties: {
-    ai_probability: { type: 'number', minimum: 0, maximum: 1, description: 'Probability that the text was written by an AI, calibrated per mode.' },
+    ai_probability: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      description: 'Probability that the text was written by an AI, calibrated per mode.',
+    },
     mode: { type: 'string', enum: [...MODES], description: 'The mode applied.' },
     language: { type: 'string', enum: [...LANGUAGES], description: 'The language applied (given or detected).' },
-    segments: { type: 'array', items: segmentSchema, description: 'One element per sentence when `segments: true` was asked for, else empty.' },
-    request_id: { type: 'string', pattern: '^req_[0-9A-Z]{26}$', description: '`req_` + a time-sortable unique id; also in the `Request-Id` header.' },
-    model: { type: 'string', description: 'Version id of the engine\'s model.' },
-    verdict: { type: 'string', enum: [...VERDICTS], description: 'Reading of `ai_probability` against the mode\'s thresholds.' },
+    segments: {
+      type: 'array',
+      items: segmentSchema,
+      description: 'One element per sentence when `segments: true` was asked for, else empty.',
+    },
+    request_id: {
+      type: 'string',
+      pattern: '^req_[0-9A-Z]{26}$',
+      description: '`req_` + a time-sortable unique id; also in the `Request-Id` header.',
+    },
+    model: { type: 'string', description: "Version id of the engine's model." },
+    verdict: { type: 'string', enum: [...VERDICTS], description: "Reading of `ai_probability` against the mode's thresholds." },
     confidence: { type: 'string', enum: [...CONFIDENCES] },
     warnings: {
       type: 'array',
@@ -87,7 +100,8 @@ export const errorSchema = {
         type: {
           type: 'string',
           enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'api_error'],
-          description: 'Family of the error, fixed per status: 400/404/405/408/413/415/422 invalid_request_error, 401 authentication_error, 403 permission_error, 429 rate_limit_error, 500/503 api_error.',
+          description:
+            'Family of the error, fixed per status: 400/404/405/408/413/415/422 invalid_request_error, 401 authentication_error, 403 permission_error, 429 rate_limit_error, 500/503 api_error.',
         },
         code: { type: 'string', description: 'Machine-readable reason, e.g. `invalid_json`, `text_too_long`, `rate_limited`.' },
         message: { type: 'string', description: 'A sentence a person can act on.' },
@@ -117,7 +131,8 @@ export const readySchema = {
     redis: {
       type: 'string',
       enum: ['ok', 'degraded', 'disabled'],
-      description: '`degraded`: Redis failed or was slow, rate limits are counted per instance until it answers again; `disabled` when no REDIS_URL is configured.',
+      description:
+        '`degraded`: Redis failed or was slow, rate limits are counted per instance until it answers again; `disabled` when no REDIS_URL is configured.',
     },
     keys: {
       type: 'string',

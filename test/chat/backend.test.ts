@@ -62,8 +62,12 @@ describe('remote backend (DETECT_API_URL set)', () => {
 
   it('refuses a URL without a key, and a malformed URL, with a sentence naming the variable', async () => {
     await expect(connectDetectionBackend({ DETECT_API_URL: service.url })).rejects.toThrow(/DETECT_API_KEY is not/);
-    await expect(connectDetectionBackend({ DETECT_API_URL: 'not a url', DETECT_API_KEY: key })).rejects.toThrow(/DETECT_API_URL="not a url" is not a valid URL/);
-    await expect(connectDetectionBackend({ DETECT_API_URL: service.url, DETECT_API_KEY: key, DETECT_TIMEOUT_MS: 'soon' })).rejects.toThrow(/DETECT_TIMEOUT_MS/);
+    await expect(connectDetectionBackend({ DETECT_API_URL: 'not a url', DETECT_API_KEY: key })).rejects.toThrow(
+      /DETECT_API_URL="not a url" is not a valid URL/,
+    );
+    await expect(connectDetectionBackend({ DETECT_API_URL: service.url, DETECT_API_KEY: key, DETECT_TIMEOUT_MS: 'soon' })).rejects.toThrow(
+      /DETECT_TIMEOUT_MS/,
+    );
   });
 
   it('turns a real 429 into "try again in N s" at once, without waiting a minute', async () => {
@@ -85,7 +89,7 @@ describe('remote backend (DETECT_API_URL set)', () => {
   });
 
   it('reports a wrong key as an auth problem for the bot admin', async () => {
-    const backend = await connectDetectionBackend({ DETECT_API_URL: service.url, DETECT_API_KEY: 'sk_test_' + 'x'.repeat(32) });
+    const backend = await connectDetectionBackend({ DETECT_API_URL: service.url, DETECT_API_KEY: `sk_test_${'x'.repeat(32)}` });
     try {
       const err = await caught(backend.client.detect({ text: TEXT }));
       expect(err).toBeInstanceOf(AuthenticationError);
@@ -97,7 +101,11 @@ describe('remote backend (DETECT_API_URL set)', () => {
 
   it('reports a service that is down as unreachable', async () => {
     const port = await freePort();
-    const backend = await connectDetectionBackend({ DETECT_API_URL: `http://127.0.0.1:${port}`, DETECT_API_KEY: key, DETECT_MAX_RETRIES: '0' });
+    const backend = await connectDetectionBackend({
+      DETECT_API_URL: `http://127.0.0.1:${port}`,
+      DETECT_API_KEY: key,
+      DETECT_MAX_RETRIES: '0',
+    });
     try {
       const err = await caught(backend.client.detect({ text: TEXT }));
       expect(err).toBeInstanceOf(ConnectionError);

@@ -24,7 +24,11 @@ describe('describeDetectError', () => {
   it('words each invalid-request code for someone who can only change the text', () => {
     const tooLong = new InvalidRequestError('x', { status: 413, code: 'text_too_long', param: 'text' });
     expect(describeDetectError(tooLong)).toMatch(/^This text is too long to check/);
-    const blank = new InvalidRequestError('The field "text" must contain at least one non-whitespace character.', { status: 400, code: 'invalid_request', param: 'text' });
+    const blank = new InvalidRequestError('The field "text" must contain at least one non-whitespace character.', {
+      status: 400,
+      code: 'invalid_request',
+      param: 'text',
+    });
     expect(describeDetectError(blank)).toMatch(/^There is no text to check/);
     const lang = new InvalidRequestError('x', { status: 422, code: 'unsupported_language' });
     expect(describeDetectError(lang)).toContain('only English and Turkish');
@@ -52,7 +56,9 @@ describe('describeDetectError', () => {
 
   it('never exposes an unknown error', () => {
     const err = new TypeError("Cannot read properties of undefined (reading 'x')");
-    expect(describeDetectError(err)).toBe('Something went wrong inside the bot while checking this text. Try again; if it persists, tell the bot admin.');
+    expect(describeDetectError(err)).toBe(
+      'Something went wrong inside the bot while checking this text. Try again; if it persists, tell the bot admin.',
+    );
     expect(describeDetectError('a string')).toMatch(/went wrong inside the bot/);
     expect(errorCode(err)).toBe('internal_error');
   });
@@ -60,7 +66,9 @@ describe('describeDetectError', () => {
   it('passes the adapter’s own input errors through', () => {
     expect(describeDetectError(new EmptyTextError())).toMatch(/^There is no text to check/);
     const long = new TextTooLongError(60_000, 50_000);
-    expect(describeDetectError(long)).toBe('This text is too long to check (60,000 characters; the limit is 50,000). Shorten it or check it in parts.');
+    expect(describeDetectError(long)).toBe(
+      'This text is too long to check (60,000 characters; the limit is 50,000). Shorten it or check it in parts.',
+    );
     expect(errorCode(long)).toBe('text_too_long');
   });
 });

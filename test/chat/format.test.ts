@@ -50,7 +50,13 @@ describe('format additions', () => {
 });
 
 describe('warnings', () => {
-  const long = (over: Partial<DetectResponse>): DetectResponse => ({ ...result, confidence: 'low', verdict: 'mixed', warnings: [], ...over });
+  const long = (over: Partial<DetectResponse>): DetectResponse => ({
+    ...result,
+    confidence: 'low',
+    verdict: 'mixed',
+    warnings: [],
+    ...over,
+  });
 
   it('shows no guessed reason when the engine gave none (a long text with low confidence)', () => {
     const summary = summarizeResult(long({}));
@@ -80,9 +86,15 @@ describe('warnings', () => {
   });
 
   it('notes what was left out of the score', () => {
-    expect(excludedNote({ codeBlocks: 1, mentions: 2 })).toBe("Not scored: 1 code block and 2 mentions (code, names and addresses are not the author's prose).");
-    expect(excludedNote({ codeBlocks: 0, mentions: 1, links: 3 })).toBe("Not scored: 1 mention and 3 web addresses (code, names and addresses are not the author's prose).");
-    expect(excludedNote({ codeBlocks: 2, mentions: 1, links: 1 })).toBe("Not scored: 2 code blocks, 1 mention and 1 web address (code, names and addresses are not the author's prose).");
+    expect(excludedNote({ codeBlocks: 1, mentions: 2 })).toBe(
+      "Not scored: 1 code block and 2 mentions (code, names and addresses are not the author's prose).",
+    );
+    expect(excludedNote({ codeBlocks: 0, mentions: 1, links: 3 })).toBe(
+      "Not scored: 1 mention and 3 web addresses (code, names and addresses are not the author's prose).",
+    );
+    expect(excludedNote({ codeBlocks: 2, mentions: 1, links: 1 })).toBe(
+      "Not scored: 2 code blocks, 1 mention and 1 web address (code, names and addresses are not the author's prose).",
+    );
     expect(excludedNote({ codeBlocks: 0, mentions: 0 })).toBeUndefined();
     expect(excludedNote(undefined)).toBeUndefined();
   });

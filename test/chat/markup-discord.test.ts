@@ -15,22 +15,108 @@ const names: DiscordNames = {
   channel: (id) => (id === CHANNEL ? 'general' : undefined),
 };
 
-const ROWS: { name: string; input: string; text: string; readable: string; code?: number; mentions?: number; emoji?: number; links?: number }[] = [
-  { name: 'bold, underline, italic, strike, spoiler', input: '**Bold** __under__ *it* _it2_ ~~gone~~ ||secret|| ***both***', text: 'Bold under it it2 gone secret both', readable: 'Bold under it it2 gone secret both' },
-  { name: 'marks inside words stay', input: 'snake_case_name and 2 * 3 = 6', text: 'snake_case_name and 2 * 3 = 6', readable: 'snake_case_name and 2 * 3 = 6' },
-  { name: 'escaped marks are literal', input: '\\*not italic\\* and \\_\\_not underlined\\_\\_', text: '*not italic* and __not underlined__', readable: '*not italic* and __not underlined__' },
-  { name: 'user mention, both forms', input: `Thanks <@${USER}> and <@!${USER}>!`, text: 'Thanks and!', readable: 'Thanks @Nelly and @Nelly!', mentions: 2 },
-  { name: 'unknown user, role, channel', input: `<@111111111111111111> asks <@&${ROLE}> and <@&222222222222222222> in <#${CHANNEL}> and <#333333333333333333> to look`, text: 'asks and in and to look', readable: '@someone asks @Moderators and @role in #general and #channel to look', mentions: 5 },
-  { name: '@everyone and @here', input: '@everyone the build is green, @here too', text: 'the build is green, too', readable: '@everyone the build is green, @here too', mentions: 2 },
-  { name: 'custom and animated emoji', input: 'hello <:blobwave:1234567890123456789> party <a:party:1234567890123456780>', text: 'hello party', readable: 'hello :blobwave: party :party:', emoji: 2 },
-  { name: 'slash command mention', input: 'use </detect:1234567890123456789> please', text: 'use /detect please', readable: 'use /detect please' },
-  { name: 'timestamps (Discord docs example 1618953630)', input: 'on <t:1618953630:D> at <t:1618953630:t>, or <t:1618953630>', text: 'on April 20, 2021 at 9:20 PM, or April 20, 2021 9:20 PM', readable: 'on April 20, 2021 at 9:20 PM, or April 20, 2021 9:20 PM' },
-  { name: 'masked links read as their label; addresses are shown, not scored', input: 'read [the guide](https://discord.com/developers/docs) or <https://example.com/x> or https://example.org/y.', text: 'read the guide or or.', readable: 'read the guide or https://example.com/x or https://example.org/y.', links: 2 },
-  { name: 'headings, subtext, quotes, bullets', input: '# Title\n## Sub\n-# small print\n> quoted line\n- one\n* two\n1. three', text: 'Title\nSub\nsmall print\nquoted line\none\ntwo\n1. three', readable: 'Title\nSub\nsmall print\nquoted line\none\ntwo\n1. three' },
+const ROWS: {
+  name: string;
+  input: string;
+  text: string;
+  readable: string;
+  code?: number;
+  mentions?: number;
+  emoji?: number;
+  links?: number;
+}[] = [
+  {
+    name: 'bold, underline, italic, strike, spoiler',
+    input: '**Bold** __under__ *it* _it2_ ~~gone~~ ||secret|| ***both***',
+    text: 'Bold under it it2 gone secret both',
+    readable: 'Bold under it it2 gone secret both',
+  },
+  {
+    name: 'marks inside words stay',
+    input: 'snake_case_name and 2 * 3 = 6',
+    text: 'snake_case_name and 2 * 3 = 6',
+    readable: 'snake_case_name and 2 * 3 = 6',
+  },
+  {
+    name: 'escaped marks are literal',
+    input: '\\*not italic\\* and \\_\\_not underlined\\_\\_',
+    text: '*not italic* and __not underlined__',
+    readable: '*not italic* and __not underlined__',
+  },
+  {
+    name: 'user mention, both forms',
+    input: `Thanks <@${USER}> and <@!${USER}>!`,
+    text: 'Thanks and!',
+    readable: 'Thanks @Nelly and @Nelly!',
+    mentions: 2,
+  },
+  {
+    name: 'unknown user, role, channel',
+    input: `<@111111111111111111> asks <@&${ROLE}> and <@&222222222222222222> in <#${CHANNEL}> and <#333333333333333333> to look`,
+    text: 'asks and in and to look',
+    readable: '@someone asks @Moderators and @role in #general and #channel to look',
+    mentions: 5,
+  },
+  {
+    name: '@everyone and @here',
+    input: '@everyone the build is green, @here too',
+    text: 'the build is green, too',
+    readable: '@everyone the build is green, @here too',
+    mentions: 2,
+  },
+  {
+    name: 'custom and animated emoji',
+    input: 'hello <:blobwave:1234567890123456789> party <a:party:1234567890123456780>',
+    text: 'hello party',
+    readable: 'hello :blobwave: party :party:',
+    emoji: 2,
+  },
+  {
+    name: 'slash command mention',
+    input: 'use </detect:1234567890123456789> please',
+    text: 'use /detect please',
+    readable: 'use /detect please',
+  },
+  {
+    name: 'timestamps (Discord docs example 1618953630)',
+    input: 'on <t:1618953630:D> at <t:1618953630:t>, or <t:1618953630>',
+    text: 'on April 20, 2021 at 9:20 PM, or April 20, 2021 9:20 PM',
+    readable: 'on April 20, 2021 at 9:20 PM, or April 20, 2021 9:20 PM',
+  },
+  {
+    name: 'masked links read as their label; addresses are shown, not scored',
+    input: 'read [the guide](https://discord.com/developers/docs) or <https://example.com/x> or https://example.org/y.',
+    text: 'read the guide or or.',
+    readable: 'read the guide or https://example.com/x or https://example.org/y.',
+    links: 2,
+  },
+  {
+    name: 'headings, subtext, quotes, bullets',
+    input: '# Title\n## Sub\n-# small print\n> quoted line\n- one\n* two\n1. three',
+    text: 'Title\nSub\nsmall print\nquoted line\none\ntwo\n1. three',
+    readable: 'Title\nSub\nsmall print\nquoted line\none\ntwo\n1. three',
+  },
   { name: 'multi-line quote', input: '>>> all of\nthis is quoted', text: 'all of\nthis is quoted', readable: 'all of\nthis is quoted' },
-  { name: 'fenced code left out, language tag dropped', input: 'Try:\n```js\nconst x = 1;\n```\nthen tell me', text: 'Try:\n\nthen tell me', readable: 'Try:\n\nconst x = 1;\n\nthen tell me', code: 1 },
-  { name: 'inline code kept as written', input: 'run `npm test` and ``a ` b`` now', text: 'run npm test and a ` b now', readable: 'run npm test and a ` b now' },
-  { name: 'markup inside code is not markup', input: '```\n**not bold** <@80351110224678912>\n```', text: '', readable: '**not bold** <@80351110224678912>', code: 1 },
+  {
+    name: 'fenced code left out, language tag dropped',
+    input: 'Try:\n```js\nconst x = 1;\n```\nthen tell me',
+    text: 'Try:\n\nthen tell me',
+    readable: 'Try:\n\nconst x = 1;\n\nthen tell me',
+    code: 1,
+  },
+  {
+    name: 'inline code kept as written',
+    input: 'run `npm test` and ``a ` b`` now',
+    text: 'run npm test and a ` b now',
+    readable: 'run npm test and a ` b now',
+  },
+  {
+    name: 'markup inside code is not markup',
+    input: '```\n**not bold** <@80351110224678912>\n```',
+    text: '',
+    readable: '**not bold** <@80351110224678912>',
+    code: 1,
+  },
 ];
 
 describe('Discord markdown', () => {

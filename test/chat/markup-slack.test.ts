@@ -15,22 +15,104 @@ const names: SlackNameResolver = {
 const TS = 1392734382;
 
 const MRKDWN: { name: string; input: string; text: string; readable: string; code?: number; mentions?: number }[] = [
-  { name: 'bold, italic, strike, inline code', input: '*Quarterly update* _draft_ ~old~ `npm test` ready', text: 'Quarterly update draft old npm test ready', readable: 'Quarterly update draft old npm test ready' },
+  {
+    name: 'bold, italic, strike, inline code',
+    input: '*Quarterly update* _draft_ ~old~ `npm test` ready',
+    text: 'Quarterly update draft old npm test ready',
+    readable: 'Quarterly update draft old npm test ready',
+  },
   { name: 'nested marks', input: '*_really_ important*', text: 'really important', readable: 'really important' },
-  { name: 'marks inside words stay (snake_case, 2*3*4)', input: 'set max_retry_count to 2*3*4', text: 'set max_retry_count to 2*3*4', readable: 'set max_retry_count to 2*3*4' },
-  { name: 'emoji shortcodes and skin tones', input: 'Shipped :tada: thanks :wave::skin-tone-2: at 10:30:45', text: 'Shipped thanks at 10:30:45', readable: 'Shipped :tada: thanks :wave::skin-tone-2: at 10:30:45' },
-  { name: 'user mention resolved, left out of the score', input: 'Thanks <@U1>, see you', text: 'Thanks, see you', readable: 'Thanks @Ada, see you', mentions: 1 },
-  { name: 'user mention with label, unknown user', input: '<@U9|bob> and <@U404> agree', text: 'and agree', readable: '@bob and @someone agree', mentions: 2 },
-  { name: 'channel with and without name', input: 'see <#C1> and <#C2|random> today', text: 'see and today', readable: 'see #general and #random today', mentions: 2 },
-  { name: 'usergroup with handle, lookup and neither', input: '<!subteam^S2|@leads> <!subteam^S1> <!subteam^S3> please review', text: 'please review', readable: '@leads @mods @group please review', mentions: 3 },
-  { name: 'broadcasts', input: '<!here> <!channel> lunch is ready', text: 'lunch is ready', readable: '@here @channel lunch is ready', mentions: 2 },
-  { name: 'links: label scored, bare address shown only, mailto', input: 'read <https://example.com|the docs>, <https://x.org/a?b=1&amp;c=2> or <mailto:a@b.co|mail me>', text: 'read the docs, or mail me', readable: 'read the docs, https://x.org/a?b=1&c=2 or mail me' },
-  { name: 'entities decoded once, &amp; last', input: 'if a &lt; b &amp;&amp; c &gt; d &amp;lt;', text: 'if a < b && c > d &lt;', readable: 'if a < b && c > d &lt;' },
-  { name: 'code block left out and counted', input: 'Run this:\n```\nrm -rf /tmp/x\n```\nthen report back', text: 'Run this:\n\nthen report back', readable: 'Run this:\n\nrm -rf /tmp/x\n\nthen report back', code: 1 },
-  { name: 'block quotes', input: '&gt; quoted *words*\n&gt;&gt;&gt; all the rest', text: 'quoted words\nall the rest', readable: 'quoted words\nall the rest' },
-  { name: 'date with fallback renders its format', input: 'due <!date^1392734382^{date_short}|Feb 18, 2014 PST>', text: 'due Feb 18, 2014', readable: 'due Feb 18, 2014' },
-  { name: 'date without fallback does not vanish', input: 'due <!date^1392734382^{date_num} {time}>', text: 'due 2014-02-18 2:39 PM', readable: 'due 2014-02-18 2:39 PM' },
-  { name: 'plain @handle typed as text is a name too (not addresses)', input: '@Ada test it, mail ada@example.com', text: 'test it, mail ada@example.com', readable: '@Ada test it, mail ada@example.com', mentions: 1 },
+  {
+    name: 'marks inside words stay (snake_case, 2*3*4)',
+    input: 'set max_retry_count to 2*3*4',
+    text: 'set max_retry_count to 2*3*4',
+    readable: 'set max_retry_count to 2*3*4',
+  },
+  {
+    name: 'emoji shortcodes and skin tones',
+    input: 'Shipped :tada: thanks :wave::skin-tone-2: at 10:30:45',
+    text: 'Shipped thanks at 10:30:45',
+    readable: 'Shipped :tada: thanks :wave::skin-tone-2: at 10:30:45',
+  },
+  {
+    name: 'user mention resolved, left out of the score',
+    input: 'Thanks <@U1>, see you',
+    text: 'Thanks, see you',
+    readable: 'Thanks @Ada, see you',
+    mentions: 1,
+  },
+  {
+    name: 'user mention with label, unknown user',
+    input: '<@U9|bob> and <@U404> agree',
+    text: 'and agree',
+    readable: '@bob and @someone agree',
+    mentions: 2,
+  },
+  {
+    name: 'channel with and without name',
+    input: 'see <#C1> and <#C2|random> today',
+    text: 'see and today',
+    readable: 'see #general and #random today',
+    mentions: 2,
+  },
+  {
+    name: 'usergroup with handle, lookup and neither',
+    input: '<!subteam^S2|@leads> <!subteam^S1> <!subteam^S3> please review',
+    text: 'please review',
+    readable: '@leads @mods @group please review',
+    mentions: 3,
+  },
+  {
+    name: 'broadcasts',
+    input: '<!here> <!channel> lunch is ready',
+    text: 'lunch is ready',
+    readable: '@here @channel lunch is ready',
+    mentions: 2,
+  },
+  {
+    name: 'links: label scored, bare address shown only, mailto',
+    input: 'read <https://example.com|the docs>, <https://x.org/a?b=1&amp;c=2> or <mailto:a@b.co|mail me>',
+    text: 'read the docs, or mail me',
+    readable: 'read the docs, https://x.org/a?b=1&c=2 or mail me',
+  },
+  {
+    name: 'entities decoded once, &amp; last',
+    input: 'if a &lt; b &amp;&amp; c &gt; d &amp;lt;',
+    text: 'if a < b && c > d &lt;',
+    readable: 'if a < b && c > d &lt;',
+  },
+  {
+    name: 'code block left out and counted',
+    input: 'Run this:\n```\nrm -rf /tmp/x\n```\nthen report back',
+    text: 'Run this:\n\nthen report back',
+    readable: 'Run this:\n\nrm -rf /tmp/x\n\nthen report back',
+    code: 1,
+  },
+  {
+    name: 'block quotes',
+    input: '&gt; quoted *words*\n&gt;&gt;&gt; all the rest',
+    text: 'quoted words\nall the rest',
+    readable: 'quoted words\nall the rest',
+  },
+  {
+    name: 'date with fallback renders its format',
+    input: 'due <!date^1392734382^{date_short}|Feb 18, 2014 PST>',
+    text: 'due Feb 18, 2014',
+    readable: 'due Feb 18, 2014',
+  },
+  {
+    name: 'date without fallback does not vanish',
+    input: 'due <!date^1392734382^{date_num} {time}>',
+    text: 'due 2014-02-18 2:39 PM',
+    readable: 'due 2014-02-18 2:39 PM',
+  },
+  {
+    name: 'plain @handle typed as text is a name too (not addresses)',
+    input: '@Ada test it, mail ada@example.com',
+    text: 'test it, mail ada@example.com',
+    readable: '@Ada test it, mail ada@example.com',
+    mentions: 1,
+  },
 ];
 
 describe('Slack mrkdwn', () => {
@@ -45,7 +127,9 @@ describe('Slack mrkdwn', () => {
   }
 
   it('survives a resolver that throws, and no resolver at all', async () => {
-    expect((await renderSlackMrkdwn('<@U1> in <#C1>', { user: () => Promise.reject(new Error('missing_scope')) })).readable).toBe('@someone in #channel');
+    expect((await renderSlackMrkdwn('<@U1> in <#C1>', { user: () => Promise.reject(new Error('missing_scope')) })).readable).toBe(
+      '@someone in #channel',
+    );
     expect((await renderSlackMrkdwn('<@U1> hi')).text).toBe('hi');
   });
 
@@ -131,7 +215,9 @@ describe('Slack rich text', () => {
       ],
     };
     const r = await renderRichTextBlock(block);
-    expect(r.readable).toBe('Meeting Tuesday, February 18th, 2014 at 2:39 PM for @group and @design-team :wave::skin-tone-3:\n\nconst x = 1;\nquoted');
+    expect(r.readable).toBe(
+      'Meeting Tuesday, February 18th, 2014 at 2:39 PM for @group and @design-team :wave::skin-tone-3:\n\nconst x = 1;\nquoted',
+    );
     expect(r.text).toBe('Meeting Tuesday, February 18th, 2014 at 2:39 PM for and\n\nquoted');
     expect(r.excluded).toEqual({ codeBlocks: 1, mentions: 2, emoji: 1, links: 0 });
   });

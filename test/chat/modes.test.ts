@@ -3,19 +3,39 @@ import { helpText, parseDetectCommand, parseModeSetting } from '../../adapters/c
 
 describe('parseDetectCommand', () => {
   it('reads a leading lower-case mode, and the bracketed and mode: forms in any case', () => {
-    expect(parseDetectCommand('legal The party of the first part', 'general')).toEqual({ kind: 'detect', mode: 'legal', explicitMode: true, text: 'The party of the first part' });
-    expect(parseDetectCommand('academic  An essay\nwith lines', 'general')).toEqual({ kind: 'detect', mode: 'academic', explicitMode: true, text: 'An essay\nwith lines' });
+    expect(parseDetectCommand('legal The party of the first part', 'general')).toEqual({
+      kind: 'detect',
+      mode: 'legal',
+      explicitMode: true,
+      text: 'The party of the first part',
+    });
+    expect(parseDetectCommand('academic  An essay\nwith lines', 'general')).toEqual({
+      kind: 'detect',
+      mode: 'academic',
+      explicitMode: true,
+      text: 'An essay\nwith lines',
+    });
     expect(parseDetectCommand('[Financial] Q3 results', 'general')).toMatchObject({ mode: 'financial', text: 'Q3 results' });
     expect(parseDetectCommand('MODE:legal Terms apply', 'general')).toMatchObject({ mode: 'legal', text: 'Terms apply' });
   });
 
   it('keeps a capitalised first word that happens to be a mode name as part of the text', () => {
-    expect(parseDetectCommand('General Motors announced results today.', 'academic')).toEqual({ kind: 'detect', mode: 'academic', explicitMode: false, text: 'General Motors announced results today.' });
+    expect(parseDetectCommand('General Motors announced results today.', 'academic')).toEqual({
+      kind: 'detect',
+      mode: 'academic',
+      explicitMode: false,
+      text: 'General Motors announced results today.',
+    });
     expect(parseDetectCommand('Legal teams reviewed it.', 'general')).toMatchObject({ mode: 'general', text: 'Legal teams reviewed it.' });
   });
 
   it('uses the default mode when the first word is not one', () => {
-    expect(parseDetectCommand('Generally speaking this is fine', 'academic')).toEqual({ kind: 'detect', mode: 'academic', explicitMode: false, text: 'Generally speaking this is fine' });
+    expect(parseDetectCommand('Generally speaking this is fine', 'academic')).toEqual({
+      kind: 'detect',
+      mode: 'academic',
+      explicitMode: false,
+      text: 'Generally speaking this is fine',
+    });
   });
 
   it('asks for help on empty input, help, or a lone mode', () => {
@@ -31,7 +51,9 @@ describe('parseModeSetting', () => {
     expect(parseModeSetting(' Legal ', 'X')).toBe('legal');
     expect(parseModeSetting(undefined, 'X')).toBe('general');
     expect(parseModeSetting('', 'X', 'academic')).toBe('academic');
-    expect(() => parseModeSetting('legl', 'SLACK_DEFAULT_MODE')).toThrow('SLACK_DEFAULT_MODE="legl" is not a mode; use one of: general, academic, financial, legal.');
+    expect(() => parseModeSetting('legl', 'SLACK_DEFAULT_MODE')).toThrow(
+      'SLACK_DEFAULT_MODE="legl" is not a mode; use one of: general, academic, financial, legal.',
+    );
   });
 });
 

@@ -17,7 +17,9 @@ setTimeout(() => { process.stdout.write('still running\\n'); process.exit(0); },
 
 function run(script: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -29,14 +31,20 @@ it('logs an uncaught exception and an unhandled rejection with the interaction i
   const { code, out } = await run(SCRIPT);
   expect(out).toContain('still running');
   expect(code).toBe(0);
-  const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const lines = out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l));
   expect(lines.find((l) => l.msg.startsWith('uncaught exception'))).toMatchObject({
     level: 50,
     lastInteractionId: '786008729715212338',
     origin: 'uncaughtException',
     err: { name: 'TypeError' },
   });
-  expect(lines.find((l) => l.msg.startsWith('unhandled promise rejection'))).toMatchObject({ level: 50, err: { name: 'Error', code: 'ECONNRESET' } });
+  expect(lines.find((l) => l.msg.startsWith('unhandled promise rejection'))).toMatchObject({
+    level: 50,
+    err: { name: 'Error', code: 'ECONNRESET' },
+  });
 });
 
 it('without the guards the same exception ends the process (what the guards prevent)', async () => {

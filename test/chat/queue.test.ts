@@ -29,7 +29,14 @@ beforeAll(async () => {
   const file = join(dir, 'keys.json');
   key = (await createApiKey(file, { name: 'queue' })).key;
   tightKey = (await createApiKey(file, { name: 'queue-tight', rateLimitMax: 1 })).key;
-  service = await startService({ host: '127.0.0.1', port: 0, apiKeysFile: file, rateLimitMax: 1000, rateLimitWindow: '1 minute', logger: pino({ level: 'silent' }) });
+  service = await startService({
+    host: '127.0.0.1',
+    port: 0,
+    apiKeysFile: file,
+    rateLimitMax: 1000,
+    rateLimitWindow: '1 minute',
+    logger: pino({ level: 'silent' }),
+  });
   proxy = new DetectProxy(service.url);
   await proxy.start();
 });
@@ -42,7 +49,12 @@ afterAll(async () => {
 
 describe('DETECT_QUEUE_MAX_WAIT_MS', () => {
   it('a check that cannot start within the bound is told to try again; the one ahead is answered', async () => {
-    const backend = await connectDetectionBackend({ DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_QUEUE_CONCURRENCY: '1', DETECT_QUEUE_MAX_WAIT_MS: '400' });
+    const backend = await connectDetectionBackend({
+      DETECT_API_URL: proxy.url,
+      DETECT_API_KEY: key,
+      DETECT_QUEUE_CONCURRENCY: '1',
+      DETECT_QUEUE_MAX_WAIT_MS: '400',
+    });
     proxy.delayMs = 1500;
     try {
       const positions: number[] = [];
@@ -63,7 +75,12 @@ describe('DETECT_QUEUE_MAX_WAIT_MS', () => {
   });
 
   it('a 429 asking for less than the bound is waited out; one asking for more is passed on at once', async () => {
-    const backend = await connectDetectionBackend({ DETECT_API_URL: proxy.url, DETECT_API_KEY: tightKey, DETECT_MAX_RETRIES: '0', DETECT_QUEUE_MAX_WAIT_MS: '2000' });
+    const backend = await connectDetectionBackend({
+      DETECT_API_URL: proxy.url,
+      DETECT_API_KEY: tightKey,
+      DETECT_MAX_RETRIES: '0',
+      DETECT_QUEUE_MAX_WAIT_MS: '2000',
+    });
     try {
       await backend.detector.detect({ text: TEXT });
       const started = performance.now();

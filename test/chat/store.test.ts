@@ -49,8 +49,15 @@ describe.each(implementations)('%s store', (_kind, open) => {
     const store = open('settings');
     try {
       expect(await store.getSettings('slack:T1')).toEqual({});
-      expect(await store.updateSettings('slack:T1', { defaultMode: 'legal', auditChannelId: 'C0AUDIT' })).toEqual({ defaultMode: 'legal', auditChannelId: 'C0AUDIT' });
-      expect(await store.updateSettings('slack:T1', { checkerId: 'S0MODS' })).toEqual({ defaultMode: 'legal', auditChannelId: 'C0AUDIT', checkerId: 'S0MODS' });
+      expect(await store.updateSettings('slack:T1', { defaultMode: 'legal', auditChannelId: 'C0AUDIT' })).toEqual({
+        defaultMode: 'legal',
+        auditChannelId: 'C0AUDIT',
+      });
+      expect(await store.updateSettings('slack:T1', { checkerId: 'S0MODS' })).toEqual({
+        defaultMode: 'legal',
+        auditChannelId: 'C0AUDIT',
+        checkerId: 'S0MODS',
+      });
       expect(await store.updateSettings('slack:T1', { auditChannelId: null })).toEqual({ defaultMode: 'legal', checkerId: 'S0MODS' });
       expect(await store.getSettings('slack:T2')).toEqual({});
     } finally {
@@ -122,7 +129,9 @@ describe('SQLite schema', () => {
     expect(again.schemaVersion).toBe(1);
     await again.close();
 
-    const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as { DatabaseSync: new (p: string) => { exec(s: string): void; close(): void } };
+    const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
+      DatabaseSync: new (p: string) => { exec(s: string): void; close(): void };
+    };
     const db = new DatabaseSync(join(folder, DATABASE_FILE));
     db.exec('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)');
     db.close();
@@ -132,7 +141,9 @@ describe('SQLite schema', () => {
   it('says which folder it could not use', async () => {
     const file = join(dir, 'a-file');
     await writeFile(file, 'not a folder');
-    expect(() => openChatStore({ dataDir: join(file, 'data') })).toThrow(/^Could not open the bot database in DATA_DIR=.*a-file\/data .*point DATA_DIR at a writable folder/);
+    expect(() => openChatStore({ dataDir: join(file, 'data') })).toThrow(
+      /^Could not open the bot database in DATA_DIR=.*a-file\/data .*point DATA_DIR at a writable folder/,
+    );
   });
 
   it('chooses Redis when REDIS_URL is set and refuses a URL that is not redis://', async () => {

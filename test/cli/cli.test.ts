@@ -26,7 +26,14 @@ interface CliResult {
  * when FORCE_COLOR is empty.
  */
 function childEnv(overrides: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const merged: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, TEXTDETECT_API_URL: '', TEXTDETECT_API_KEY: '', ...overrides };
+  const merged: Record<string, string | undefined> = {
+    ...process.env,
+    NO_COLOR: '1',
+    FORCE_COLOR: undefined,
+    TEXTDETECT_API_URL: '',
+    TEXTDETECT_API_KEY: '',
+    ...overrides,
+  };
   return Object.fromEntries(Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
@@ -155,7 +162,10 @@ describe('textdetect score', () => {
     const output = join(dir, 'out.jsonl');
     await writeFile(input, `${lines.join('\n')}\n`);
     const r = await cli(['score', '--input', input, '--output', output], { env });
-    const out = (await readFile(output, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const out = (await readFile(output, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(out.map((o) => o.id)).toEqual(['a', 2, 3, 7, 'last']);
     expect(out[0]).toMatchObject({ mode: 'general', language: 'en', request_id: expect.stringMatching(/^req_/) });
     expect(Object.keys(out[0] ?? {}).sort()).toEqual(['ai_probability', 'id', 'language', 'mode', 'request_id', 'verdict']);
@@ -180,7 +190,11 @@ describe('textdetect score', () => {
     expect(api.code, api.stderr).toBe(0);
     expect(local.code, local.stderr).toBe(0);
     expect(api.stderr).toBe('');
-    const read = async (p: string) => (await readFile(p, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const read = async (p: string) =>
+      (await readFile(p, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
     const a = await read(apiOut);
     const l = await read(localOut);
     expect(l).toHaveLength(3);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   AuthenticationError,
   DetectClient,
-  DetectError,
+  type DetectError,
   InvalidRequestError,
   PermissionError,
   RateLimitError,
@@ -55,9 +55,7 @@ describe('DetectClient against the real service', () => {
     expect(plain.segments).toEqual([]);
     expect(plain.request_id).not.toBe(result.request_id);
     // The same text scores the same; the engine is deterministic.
-    expect(plain.ai_probability).toBe(
-      (await c.detect({ text: SAMPLE_TEXT })).ai_probability,
-    );
+    expect(plain.ai_probability).toBe((await c.detect({ text: SAMPLE_TEXT })).ai_probability);
     expect(c.stats()).toMatchObject({ attempts: 3, succeeded: 3, failed: 0, retries: 0 });
   });
 
@@ -78,7 +76,9 @@ describe('DetectClient against the real service', () => {
 
     const revokedKey = await svc.newKey();
     await svc.revoke(revokedKey);
-    const revoked = await client({ apiKey: revokedKey }).detect({ text: SAMPLE_TEXT }).catch((e: unknown) => e);
+    const revoked = await client({ apiKey: revokedKey })
+      .detect({ text: SAMPLE_TEXT })
+      .catch((e: unknown) => e);
     expect(revoked).toBeInstanceOf(AuthenticationError);
     expect((revoked as Error).message).toMatch(/revoked/);
 

@@ -63,7 +63,10 @@ describe('two processes sharing one budget through Redis', () => {
       expect(summary.ok).toBe(12);
       expect(summary.stats.rateLimitErrors).toBe(0);
     }
-    const answered = proxy.records.filter((r) => r.status === 200).map((r) => r.at).sort((x, y) => x - y);
+    const answered = proxy.records
+      .filter((r) => r.status === 200)
+      .map((r) => r.at)
+      .sort((x, y) => x - y);
     const limited = proxy.records.filter((r) => r.status === 429);
     expect(answered).toHaveLength(24);
     // The shared budget kept both processes under the server's limit: it never had to say 429.
@@ -96,7 +99,12 @@ describe('a 429 pause shared through Redis', () => {
     const svc = await startTestService({ rateLimitMax: 1000 });
     const proxy = await startProxy(svc.url);
     // Two clients with nothing in common but Redis, as in two processes.
-    const options = { apiKey: svc.key, baseUrl: proxy.url, redis: redis.url, limiter: { max: 600, intervalMs: 60_000, id: 'shared-pause-test' } };
+    const options = {
+      apiKey: svc.key,
+      baseUrl: proxy.url,
+      redis: redis.url,
+      limiter: { max: 600, intervalMs: 60_000, id: 'shared-pause-test' },
+    };
     const a = new DetectClient(options);
     const b = new DetectClient(options);
     try {

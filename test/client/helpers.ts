@@ -127,7 +127,9 @@ export async function startProxy(target: string): Promise<RecordingProxy> {
         return;
       }
       if (fault?.kind === 'status') {
-        const body = JSON.stringify(fault.body ?? { error: { type: 'api_error', code: 'injected', message: 'Injected by the test proxy.' } });
+        const body = JSON.stringify(
+          fault.body ?? { error: { type: 'api_error', code: 'injected', message: 'Injected by the test proxy.' } },
+        );
         const headers = { 'content-type': 'application/json', ...fault.headers };
         record.status = fault.status;
         record.headers = headers;

@@ -87,7 +87,14 @@ describe('retries and pauses', () => {
     proxy.setFaults(() => ({
       kind: 'status',
       status: 500,
-      body: { error: { type: 'api_error', code: 'internal_error', message: 'Something went wrong on our side.', request_id: 'req_01M8083QQB7ZXNEY5VDDMDH4W6' } },
+      body: {
+        error: {
+          type: 'api_error',
+          code: 'internal_error',
+          message: 'Something went wrong on our side.',
+          request_id: 'req_01M8083QQB7ZXNEY5VDDMDH4W6',
+        },
+      },
     }));
     const c = client({ maxRetries: 2 });
     const err = await c.detect({ text: SAMPLE_TEXT }).catch((e: unknown) => e);

@@ -2,8 +2,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  ATTACKS, altSpelling, deleteArticles, homoglyphs, humanPrefix, misspell, oddWhitespace, paragraphBreaks,
-  shuffleSentences, swapCase, swapNumbers, synonymSwap, zeroWidth,
+  ATTACKS,
+  altSpelling,
+  deleteArticles,
+  homoglyphs,
+  humanPrefix,
+  misspell,
+  oddWhitespace,
+  paragraphBreaks,
+  shuffleSentences,
+  swapCase,
+  swapNumbers,
+  synonymSwap,
+  zeroWidth,
 } from '../../src/detector/attacks.ts';
 import { createDetector, type Detector } from '../../src/detector/index.ts';
 import { metricRow, type Scored } from '../../src/detector/metrics.ts';
@@ -53,7 +64,9 @@ describe('attacks (scripts/attack-eval.ts, training augmentation)', () => {
 
   it('word-level attacks do what they say', () => {
     expect(deleteArticles(1)('The cat saw a dog and an owl.', rng(1), en)).toBe('Cat saw dog and owl.');
-    expect(altSpelling('The color of the Center; we organize and analyze. Size.', rng(1), en)).toBe('The colour of the Centre; we organise and analyse. Size.');
+    expect(altSpelling('The color of the Center; we organize and analyze. Size.', rng(1), en)).toBe(
+      'The colour of the Centre; we organise and analyse. Size.',
+    );
     expect(synonymSwap(1)('We utilize it.', rng(1), en)).toBe('We use it.');
     expect(swapNumbers(1)('in 2023', rng(1), en)).toMatch(/^in \d{4}$/);
     expect(shuffleSentences('A b. C d. E f.', rng(4), en).split('. ').length).toBe(3);
@@ -64,8 +77,12 @@ describe('attacks (scripts/attack-eval.ts, training augmentation)', () => {
   it('the normalised attacks leave the score identical, English and Turkish', () => {
     for (const attack of [homoglyphs(0.2), zeroWidth(0.2), oddWhitespace(0.5), swapCase(0.2)]) {
       for (const seed of [1, 2, 3]) {
-        expect(detector.detect(attack(EN, rng(seed), en), { mode: 'academic' }).ai_probability).toBe(detector.detect(EN, { mode: 'academic' }).ai_probability);
-        expect(detector.detect(attack(TR, rng(seed), tr), { mode: 'financial' }).ai_probability).toBe(detector.detect(TR, { mode: 'financial' }).ai_probability);
+        expect(detector.detect(attack(EN, rng(seed), en), { mode: 'academic' }).ai_probability).toBe(
+          detector.detect(EN, { mode: 'academic' }).ai_probability,
+        );
+        expect(detector.detect(attack(TR, rng(seed), tr), { mode: 'financial' }).ai_probability).toBe(
+          detector.detect(TR, { mode: 'financial' }).ai_probability,
+        );
       }
     }
   });
@@ -89,7 +106,16 @@ describe.skipIf(!existsSync(DEV))('robustness on a dev slice', () => {
       .split('\n')
       .filter(Boolean)
       .filter((_, i) => i % 2 === 0)
-      .map((l) => JSON.parse(l) as { id: string; text: string; label: string; language: 'en' | 'tr'; mode: 'academic' | 'financial' | 'legal' | 'general' });
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            id: string;
+            text: string;
+            label: string;
+            language: 'en' | 'tr';
+            mode: 'academic' | 'financial' | 'legal' | 'general';
+          },
+      );
     const cleanSide: Scored[] = [];
     const aiSide: Scored[] = [];
     const humanSide: Scored[] = [];

@@ -62,7 +62,9 @@ describe('detector engine', () => {
   });
 
   it('maps segment offsets back to Turkish input with İ, ı, ş, ğ', () => {
-    checkSegments('İstanbul’da yaşıyorum. Bankanın şubesine gittiğimde ışıklar kapalıydı! Ağaçların altında beklemek zorunda kaldım. Çok üzgünüm.');
+    checkSegments(
+      'İstanbul’da yaşıyorum. Bankanın şubesine gittiğimde ışıklar kapalıydı! Ağaçların altında beklemek zorunda kaldım. Çok üzgünüm.',
+    );
     // Decomposed ş (s + U+0327) must compose without shifting offsets.
     checkSegments('Hesabımdan para çekildi. Bu s\u0327ikayetimi dikkate alın lütfen. Teşekkürler.');
   });
@@ -73,7 +75,12 @@ describe('detector engine', () => {
   });
 
   it('segments long texts quickly and exactly', () => {
-    const parts = ['A short one.', 'Then a much longer sentence follows here, with commas, clauses and a few more words.', 'İyi günler!', 'Why not?'];
+    const parts = [
+      'A short one.',
+      'Then a much longer sentence follows here, with commas, clauses and a few more words.',
+      'İyi günler!',
+      'Why not?',
+    ];
     const text = Array.from({ length: 3000 }, (_, i) => parts[i % parts.length]).join(' ');
     const started = performance.now();
     checkSegments(text);
@@ -85,12 +92,14 @@ describe('detector engine', () => {
     expect(r.warnings).toContain('short_text');
     expect(r.confidence).toBe('low');
     expect(r.verdict).not.toBe('likely_ai');
-    const long = detector.detect(ESSAY + ' ' + ESSAY, { mode: 'general' });
+    const long = detector.detect(`${ESSAY} ${ESSAY}`, { mode: 'general' });
     expect(long.warnings).not.toContain('short_text');
   });
 
   it('identifies Turkish and refuses other languages', () => {
-    const tr = detector.detect('Bankanın müşteri hizmetleri ile defalarca görüştüm ama sorunum hâlâ çözülmedi. Kredi kartımdan haksız yere ücret kesildi ve iade edilmedi.');
+    const tr = detector.detect(
+      'Bankanın müşteri hizmetleri ile defalarca görüştüm ama sorunum hâlâ çözülmedi. Kredi kartımdan haksız yere ücret kesildi ve iade edilmedi.',
+    );
     expect(tr.language).toBe('tr');
     const cases: Array<[string, string]> = [
       ['Der Hund ist nicht in dem Haus, und die Katze ist auch nicht da, aber wir haben noch eine Maus in der Küche gesehen.', 'de'],

@@ -73,7 +73,8 @@ describe.skipIf(!existsSync(DEV))('dev slice', () => {
 // Everyday text (extra-dev: reviews, posts, tweets, L2R rewrites, Turkish satire), every 2nd line:
 // floors a little under the shipped model's figures on this slice, so a regression fails CI.
 describe.skipIf(!existsSync(EXTRA_DEV))('extra-dev slice', () => {
-  if (!existsSync(EXTRA_DEV)) console.warn(`extra-dev slice skipped: ${EXTRA_DEV} is absent (the shared data folder sits beside the repository in CI).`);
+  if (!existsSync(EXTRA_DEV))
+    console.warn(`extra-dev slice skipped: ${EXTRA_DEV} is absent (the shared data folder sits beside the repository in CI).`);
   it('keeps AUROC, the AI detection rate and the false-positive rate per source within bounds', async () => {
     const detector = await createDetector();
     const rows = readFileSync(EXTRA_DEV, 'utf8')

@@ -9,6 +9,7 @@ const GERMAN =
   'Köln ist mit über einer Million Einwohnern die größte Stadt in Nordrhein-Westfalen und die viertgrößte Gemeinde ' +
   'Deutschlands. Die Stadt liegt am Rhein und wurde von den Römern gegründet. Der Kölner Dom ist seit 1996 ein ' +
   'Weltkulturerbe der UNESCO und gehört zu den meistbesuchten Sehenswürdigkeiten des Landes.';
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the ${…} is JavaScript source inside the test text, not a template meant here.
 const CODE = '```js\nconst total = items.reduce((sum, item) => sum + item.price, 0);\nconsole.log(`total: ${total}`);\n```';
 
 let detector: Detector;
@@ -46,7 +47,10 @@ describe('language identification', () => {
     const r = detector.detect(CODE);
     expect(r.warnings).toContain('language_uncertain');
     // English prose around the same code block is plain English.
-    expect(guess(`Here is the function that I wrote for the shop, and it is the one that fails:\n${CODE}`)).toMatchObject({ language: 'en', certain: true });
+    expect(guess(`Here is the function that I wrote for the shop, and it is the one that fails:\n${CODE}`)).toMatchObject({
+      language: 'en',
+      certain: true,
+    });
   });
 
   it('scores emoji-only text as the requested language with warnings instead of refusing it', () => {
@@ -59,14 +63,31 @@ describe('language identification', () => {
   });
 
   it('ignores names inside a sentence but keeps sentence-initial words', () => {
-    expect(evidenceWords('The meeting with Ada Lovelace was at noon. Then we left.')).toEqual(['the', 'meeting', 'with', 'was', 'at', 'noon', 'then', 'we', 'left']);
+    expect(evidenceWords('The meeting with Ada Lovelace was at noon. Then we left.')).toEqual([
+      'the',
+      'meeting',
+      'with',
+      'was',
+      'at',
+      'noon',
+      'then',
+      'we',
+      'left',
+    ]);
     expect(evidenceWords('Mail me at ada@example.com or see https://example.com, @bob #tag')).toEqual(['mail', 'me', 'at', 'or', 'see']);
   });
 
   it('still decides clear English, Turkish and other languages on short sentences', () => {
     expect(guess('This is a short note about the meeting tomorrow.')).toMatchObject({ language: 'en', certain: true });
-    expect(guess('Bankanın müşteri hizmetleri ile defalarca görüştüm ama sorunum hâlâ çözülmedi.')).toMatchObject({ language: 'tr', certain: true });
-    expect(guess('Le chat est sur la table et le chien dort dans le jardin.')).toMatchObject({ language: 'fr', supported: false, certain: true });
+    expect(guess('Bankanın müşteri hizmetleri ile defalarca görüştüm ama sorunum hâlâ çözülmedi.')).toMatchObject({
+      language: 'tr',
+      certain: true,
+    });
+    expect(guess('Le chat est sur la table et le chien dort dans le jardin.')).toMatchObject({
+      language: 'fr',
+      supported: false,
+      certain: true,
+    });
     expect(guess('Это очень интересный текст на русском языке.')).toMatchObject({ language: 'cyrillic', supported: false, certain: true });
   });
 

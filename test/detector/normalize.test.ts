@@ -24,7 +24,10 @@ describe('evasion normalisation', () => {
   });
 
   it('removes zero-width and invisible format characters', () => {
-    const attacked = CLEAN.split(' ').map((w) => w.split('').join('\u200b')).join(' \u200d').replace(/m/g, 'm\u00ad\u2060\ufeff');
+    const attacked = CLEAN.split(' ')
+      .map((w) => w.split('').join('\u200b'))
+      .join(' \u200d')
+      .replace(/m/g, 'm\u00ad\u2060\ufeff');
     expect(normalize(attacked).text).toBe(CLEAN);
     expect(detector.detect(attacked).ai_probability).toBe(detector.detect(CLEAN).ai_probability);
   });

@@ -45,7 +45,11 @@ function checkConsistent(r: DetectionResult, words: number): void {
     expect(r.warnings, why).not.toContain('language_uncertain');
   }
   if (r.verdict === 'likely_human') expect(p, why).toBeLessThan(0.5);
-  if (p >= 0.5 && r.verdict !== 'likely_ai') expect(r.warnings.some((w) => HOLD_BACK.includes(w)), why).toBe(true);
+  if (p >= 0.5 && r.verdict !== 'likely_ai')
+    expect(
+      r.warnings.some((w) => HOLD_BACK.includes(w)),
+      why,
+    ).toBe(true);
   if (p < 0.5 && r.verdict !== 'likely_human') expect(r.warnings, why).toContain('out_of_domain');
   if (words < 40) {
     expect(r.warnings, why).toContain('short_text');

@@ -76,7 +76,11 @@ beforeAll(async () => {
       return current.detect(request, options);
     },
   };
-  bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: fake.apiUrl, modLogChannelId: MODLOG_CHANNEL, state: { dataDir: join(keysDir, 'state') } } });
+  bot = createDiscordBot({
+    token: TOKEN,
+    detect,
+    settings: { apiUrl: fake.apiUrl, modLogChannelId: MODLOG_CHANNEL, state: { dataDir: join(keysDir, 'state') } },
+  });
   await bot.start();
 }, 60_000);
 
@@ -98,7 +102,9 @@ interface Exchange {
 async function interact(payload: { id: string; token: string }): Promise<Exchange> {
   const sentAt = Date.now();
   fake.sendInteraction(payload);
-  const callback = await fake.waitForRequest((r) => r.method === 'POST' && r.path === `/interactions/${payload.id}/${payload.token}/callback`);
+  const callback = await fake.waitForRequest(
+    (r) => r.method === 'POST' && r.path === `/interactions/${payload.id}/${payload.token}/callback`,
+  );
   const edit = await fake.waitForRequest(
     (r) => r.method === 'PATCH' && r.path === `/webhooks/${APP_ID}/${payload.token}/messages/@original` && r.at >= callback.at,
   );
@@ -209,7 +215,9 @@ describe('/detect', () => {
       expectEphemeralDeferral(x);
       const embed = x.edit.body.embeds[0];
       expect(embed.title).toBe('Could not check this text');
-      expect(embed.description).toMatch(/^The detection service is busy \(rate limit reached\)\. Try again in \d+ s\. \(request id: req_\w+\)$/);
+      expect(embed.description).toMatch(
+        /^The detection service is busy \(rate limit reached\)\. Try again in \d+ s\. \(request id: req_\w+\)$/,
+      );
       const [retry] = x.edit.body.components[0].components;
       expect(retry.label).toBe('Try again');
       expect(retry.custom_id).toMatch(/^recheck:general:/);
@@ -285,7 +293,9 @@ describe('"Check for AI text" message command', () => {
     // Message checks ask for sentences by default; the embed's sentence was part of the text.
     expect(field(embed, 'Most AI-like sentences')).toBeDefined();
 
-    const log = await fake.waitForRequest((r) => r.method === 'POST' && r.path === `/channels/${MODLOG_CHANNEL}/messages` && r.body.content.includes(link));
+    const log = await fake.waitForRequest(
+      (r) => r.method === 'POST' && r.path === `/channels/${MODLOG_CHANNEL}/messages` && r.body.content.includes(link),
+    );
     expect(log.headers.authorization).toBe(`Bot ${TOKEN}`);
     expect(log.body.allowed_mentions).toEqual({ parse: [] });
     const requestId = /`(req_\w+)`/.exec(field(embed, 'Request ID') ?? '')?.[1];
@@ -299,7 +309,15 @@ describe('"Check for AI text" message command', () => {
     const x = await interact(
       messageCommand(place, moderator, {
         content: '',
-        attachments: [{ id: snowflake(), filename: 'essay.pdf', size: 20_000, url: 'https://cdn.example/essay.pdf', proxy_url: 'https://cdn.example/essay.pdf' }],
+        attachments: [
+          {
+            id: snowflake(),
+            filename: 'essay.pdf',
+            size: 20_000,
+            url: 'https://cdn.example/essay.pdf',
+            proxy_url: 'https://cdn.example/essay.pdf',
+          },
+        ],
       }),
     );
     expectEphemeralDeferral(x);
@@ -318,7 +336,9 @@ describe('"Check for AI text" message command', () => {
     const long = Array.from({ length: 30 }, () => ENGLISH_TEXT).join('\n\n'); // ~13,000 characters > the service's 2,000
     const x = await interact(messageCommand(place, moderator, { content: long.slice(0, 4000) }));
     expectEphemeralDeferral(x);
-    expect(x.edit.body.embeds[0].description).toMatch(/^This text is too long to check\. Shorten it \(or check it in parts\) and try again\. \(request id: req_\w+\)$/);
+    expect(x.edit.body.embeds[0].description).toMatch(
+      /^This text is too long to check\. Shorten it \(or check it in parts\) and try again\. \(request id: req_\w+\)$/,
+    );
     expect(x.edit.body.components).toEqual([]);
   });
 });
@@ -350,13 +370,17 @@ describe('under load and surprises', () => {
   });
 
   it('through the default (paced) client, a burst is acknowledged at once and answered about one a second', async () => {
-    const payloads = Array.from({ length: 5 }, (_, i) => chatInputDetect(place, user(snowflake(), `paced${i}`), { text: ENGLISH_TEXT, mode: 'general' }));
+    const payloads = Array.from({ length: 5 }, (_, i) =>
+      chatInputDetect(place, user(snowflake(), `paced${i}`), { text: ENGLISH_TEXT, mode: 'general' }),
+    );
     const exchanges = await Promise.all(payloads.map((p) => interact(p)));
     const deferMax = Math.max(...exchanges.map((x) => x.callback.at - x.sentAt));
     const answers = exchanges.map((x) => x.edit.at - x.sentAt).sort((a, b) => a - b);
     expect(deferMax).toBeLessThan(3000);
     for (const x of exchanges) expect(x.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
-    console.log(`discord bot, 5 simultaneous /detect through the paced client: deferral max ${deferMax} ms; answers at ${answers.join(', ')} ms`);
+    console.log(
+      `discord bot, 5 simultaneous /detect through the paced client: deferral max ${deferMax} ms; answers at ${answers.join(', ')} ms`,
+    );
   });
 
   it('answers a command it does not know (stale registration) instead of leaving Discord waiting', async () => {
@@ -364,7 +388,9 @@ describe('under load and surprises', () => {
     payload.data.name = 'old-command';
     const x = await interact(payload);
     expectEphemeralDeferral(x);
-    expect(x.edit.body.content).toBe('This command is not known to the running bot. Ask the bot admin to run `npm run discord:register` again.');
+    expect(x.edit.body.content).toBe(
+      'This command is not known to the running bot. Ask the bot admin to run `npm run discord:register` again.',
+    );
   });
   it('stops when Discord no longer accepts the acknowledgement (interaction older than 3 s)', async () => {
     const payload = chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'general' });
@@ -414,7 +440,16 @@ describe('in a server the bot has cached (GUILD_CREATE received)', () => {
     const attachmentOnly = await interact(
       messageCommand(cached, moderator, {
         content: '',
-        attachments: [{ id: snowflake(), filename: 'a.png', size: 10, url: 'https://cdn.example/a.png', proxy_url: 'https://cdn.example/a.png', content_type: 'image/png' }],
+        attachments: [
+          {
+            id: snowflake(),
+            filename: 'a.png',
+            size: 10,
+            url: 'https://cdn.example/a.png',
+            proxy_url: 'https://cdn.example/a.png',
+            content_type: 'image/png',
+          },
+        ],
       }),
     );
     expect(attachmentOnly.edit.body.embeds[0].description).toMatch(/^That message has only attachments/);
@@ -424,7 +459,7 @@ describe('in a server the bot has cached (GUILD_CREATE received)', () => {
 describe("Discord's own rate limits", () => {
   it('a 429 on the reply edit is waited out by discord.js, not retried by the bot', async () => {
     const payload = chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'general' });
-    fake.overrideOnce('PATCH', new RegExp(`/messages/@original$`), {
+    fake.overrideOnce('PATCH', /\/messages\/@original$/, {
       status: 429,
       headers: { 'retry-after': '0.3', 'x-ratelimit-scope': 'user' },
       body: { message: 'You are being rate limited.', retry_after: 0.3, global: false },

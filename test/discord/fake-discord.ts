@@ -223,7 +223,14 @@ export class FakeDiscord {
     }
     // discord.js percent-encodes `@original`; Discord routes on the decoded path.
     const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
-    const record: RecordedRequest = { method: req.method ?? 'GET', path, query: url.searchParams, headers: req.headers, body, at: Date.now() };
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+      at: Date.now(),
+    };
     this.requests.push(record);
 
     const answer = (status: number, payload?: unknown, headers: Record<string, string> = {}): void => {
@@ -260,7 +267,15 @@ export class FakeDiscord {
     }
     if (record.method === 'GET' && path === '/applications/@me') {
       if (!botAuth) return unauthorized();
-      return answer(200, { id: this.applicationId, name: 'textdetect', icon: null, description: '', bot_public: true, bot_require_code_grant: false, flags: 0 });
+      return answer(200, {
+        id: this.applicationId,
+        name: 'textdetect',
+        icon: null,
+        description: '',
+        bot_public: true,
+        bot_require_code_grant: false,
+        flags: 0,
+      });
     }
     if (record.method === 'PUT' && (m = /^\/applications\/(\d+)(?:\/guilds\/(\d+))?\/commands$/.exec(path))) {
       if (!botAuth) return unauthorized();

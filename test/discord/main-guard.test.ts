@@ -46,13 +46,22 @@ it('survives the documented example and an unreadable interaction, and keeps ans
 
   const documented = { ...slashCommandExample(), token: `A_UNIQUE_TOKEN-${snowflake()}` } as { id: string; token: string };
   fake.sendInteraction(documented);
-  const deferred = await fake.waitForRequest((r) => r.method === 'POST' && r.path === `/interactions/${documented.id}/${documented.token}/callback`);
+  const deferred = await fake.waitForRequest(
+    (r) => r.method === 'POST' && r.path === `/interactions/${documented.id}/${documented.token}/callback`,
+  );
   expect(deferred.body.type).toBe(5);
 
-  const broken: Record<string, unknown> = { ...slashCommandExample(), id: snowflake(), token: `broken-${snowflake()}`, application_id: APP_ID };
+  const broken: Record<string, unknown> = {
+    ...slashCommandExample(),
+    id: snowflake(),
+    token: `broken-${snowflake()}`,
+    application_id: APP_ID,
+  };
   delete broken.member;
   fake.sendInteraction(broken as { id: string; token: string });
-  const answered = await fake.waitForRequest((r) => r.method === 'POST' && r.path === `/interactions/${broken.id}/${broken.token}/callback`);
+  const answered = await fake.waitForRequest(
+    (r) => r.method === 'POST' && r.path === `/interactions/${broken.id}/${broken.token}/callback`,
+  );
   expect(answered.body.type).toBe(4);
 
   const place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
@@ -62,8 +71,15 @@ it('survives the documented example and an unreadable interaction, and keeps ans
   expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
   expect(child.exitCode).toBeNull();
 
-  const lines = output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-  expect(lines.find((l) => l.interactionId === broken.id)).toMatchObject({ level: 50, event: 'INTERACTION_CREATE', err: { name: 'TypeError' } });
+  const lines = output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l));
+  expect(lines.find((l) => l.interactionId === broken.id)).toMatchObject({
+    level: 50,
+    event: 'INTERACTION_CREATE',
+    err: { name: 'TypeError' },
+  });
   expect(output).not.toContain(String(broken.token));
   expect(output).not.toContain('secret-part');
 

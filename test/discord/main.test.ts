@@ -53,14 +53,19 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
   expect(embed.title).toMatch(/Likely|Mixed/);
   expect(embed.fields.find((f: { name: string }) => f.name === 'Request ID').value).toMatch(/^`req_\w+`$/);
 
-  child.kill("SIGTERM");
+  child.kill('SIGTERM');
   expect(await exited).toBe(0);
   if (process.env.SHOW_BOT_OUTPUT) console.log(output);
 
   const logLines = output.split('\n').filter((l) => l.startsWith('{'));
   expect(logLines.some((l) => JSON.parse(l).msg === 'discord bot ready')).toBe(true);
   const done = logLines.map((l) => JSON.parse(l)).find((l) => l.msg === 'check done');
-  expect(done).toMatchObject({ trigger: 'detect', mode: 'general', verdict: expect.any(String), requestId: expect.stringMatching(/^req_/) });
+  expect(done).toMatchObject({
+    trigger: 'detect',
+    mode: 'general',
+    verdict: expect.any(String),
+    requestId: expect.stringMatching(/^req_/),
+  });
   // The bot's log line and the service's request log share the caller request id.
   const served = logLines.map((l) => JSON.parse(l)).find((l) => l.request_id === done.requestId && l.path === '/v1/detect');
   expect(served?.caller_request_id).toBe(done.callerRequestId);

@@ -15,7 +15,11 @@ import type { DetectResponse } from '../../src/client/types.ts';
 describe('textOfMessage', () => {
   it('joins content and embed descriptions, skipping blank ones', () => {
     expect(
-      textOfMessage({ id: '1', content: 'First part.', embeds: [{ description: 'Second part.' }, { description: null }, { description: '  ' }] }),
+      textOfMessage({
+        id: '1',
+        content: 'First part.',
+        embeds: [{ description: 'Second part.' }, { description: null }, { description: '  ' }],
+      }),
     ).toBe('First part.\n\nSecond part.');
   });
 
@@ -116,7 +120,9 @@ describe('resultEmbed', () => {
       ],
     };
     const embed = resultEmbed(result, { languageGiven: true, segments: true, source: { kind: 'text' } });
-    expect(embed.fields?.find((f) => f.name === 'Most AI-like sentences')?.value).toBe('**90%** “A \\*\\*bold\\*\\* claim.”\n**20%** “Plain one.”');
+    expect(embed.fields?.find((f) => f.name === 'Most AI-like sentences')?.value).toBe(
+      '**90%** “A \\*\\*bold\\*\\* claim.”\n**20%** “Plain one.”',
+    );
     expect(embed.fields?.find((f) => f.name === 'Confidence')?.value).toBe('High');
   });
 
@@ -134,9 +140,16 @@ describe('resultEmbed', () => {
 
 describe('readBotSettings', () => {
   it('has working defaults and rejects mistakes with the variable named', () => {
-    expect(readBotSettings({})).toMatchObject({ apiUrl: 'https://discord.com/api', ephemeral: true, messageMode: 'general', modLogChannelId: undefined });
+    expect(readBotSettings({})).toMatchObject({
+      apiUrl: 'https://discord.com/api',
+      ephemeral: true,
+      messageMode: 'general',
+      modLogChannelId: undefined,
+    });
     expect(() => readBotSettings({ DISCORD_EPHEMERAL: 'maybe' })).toThrow('DISCORD_EPHEMERAL="maybe" is not a yes/no value');
-    expect(() => readBotSettings({ DISCORD_MODLOG_CHANNEL_ID: '#mod-log' })).toThrow(/^DISCORD_MODLOG_CHANNEL_ID="#mod-log" is not a Discord id/);
+    expect(() => readBotSettings({ DISCORD_MODLOG_CHANNEL_ID: '#mod-log' })).toThrow(
+      /^DISCORD_MODLOG_CHANNEL_ID="#mod-log" is not a Discord id/,
+    );
     expect(() => readBotSettings({ DISCORD_MESSAGE_MODE: 'poetry' })).toThrow(/DISCORD_MESSAGE_MODE="poetry" is not a mode/);
     expect(readBotSettings({ DISCORD_API_URL: 'http://127.0.0.1:9/api/', DISCORD_RECHECK_TTL_MINUTES: '5' })).toMatchObject({
       apiUrl: 'http://127.0.0.1:9/api',

@@ -158,7 +158,9 @@ describe('markup, end to end through discord.js', () => {
     fake.sendInteraction(payload);
     const edit = await editOf(payload);
     expect(sent.at(-1)?.text).toBe(`Heads up: ${TEXT}`);
-    expect(edit.body.embeds[0].description).toContain("Not scored: 1 code block and 1 mention (code, names and addresses are not the author's prose).");
+    expect(edit.body.embeds[0].description).toContain(
+      "Not scored: 1 code block and 1 mention (code, names and addresses are not the author's prose).",
+    );
   });
 
   it('"@Ada test" is scored as "test": a result with the short-text warning, not a language error', async () => {

@@ -114,7 +114,12 @@ export function messageCommand(place: Place, who: ReturnType<typeof user>, targe
 }
 
 /** A press on a button of the bot's (ephemeral) reply; `message` is that reply as Discord echoes it. */
-export function buttonPress(place: Place, who: ReturnType<typeof user>, customId: string, replyMessage: { embeds: unknown[]; components: unknown[] }) {
+export function buttonPress(
+  place: Place,
+  who: ReturnType<typeof user>,
+  customId: string,
+  replyMessage: { embeds: unknown[]; components: unknown[] },
+) {
   return {
     ...base(place, who),
     type: 3,
@@ -130,7 +135,6 @@ export function buttonPress(place: Place, who: ReturnType<typeof user>, customId
       application_id: place.applicationId,
       webhook_id: place.applicationId,
     }),
-
   };
 }
 
@@ -149,7 +153,19 @@ export function guildCreate(place: Place, channelName = 'general') {
     default_message_notifications: 1,
     explicit_content_filter: 2,
     roles: [
-      { id: place.guildId, name: '@everyone', color: 0, hoist: false, icon: null, unicode_emoji: null, position: 0, permissions: '1071698660929', managed: false, mentionable: false, flags: 0 },
+      {
+        id: place.guildId,
+        name: '@everyone',
+        color: 0,
+        hoist: false,
+        icon: null,
+        unicode_emoji: null,
+        position: 0,
+        permissions: '1071698660929',
+        managed: false,
+        mentionable: false,
+        flags: 0,
+      },
     ],
     emojis: [],
     stickers: [],
@@ -177,7 +193,19 @@ export function guildCreate(place: Place, channelName = 'general') {
     voice_states: [],
     members: [],
     channels: [
-      { id: place.channelId, type: 0, name: channelName, position: 0, permission_overwrites: [], parent_id: null, nsfw: false, topic: null, rate_limit_per_user: 0, last_message_id: null, flags: 0 },
+      {
+        id: place.channelId,
+        type: 0,
+        name: channelName,
+        position: 0,
+        permission_overwrites: [],
+        parent_id: null,
+        nsfw: false,
+        topic: null,
+        rate_limit_per_user: 0,
+        last_message_id: null,
+        flags: 0,
+      },
     ],
     threads: [],
     presences: [],

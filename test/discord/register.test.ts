@@ -66,11 +66,28 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     default_member_permissions: checkPermission,
   });
   // Manage Server (1 << 5) only, in servers only; one subcommand per setting.
-  expect(settings).toMatchObject({ name: 'detect-settings', type: 1, default_member_permissions: '32', contexts: [0], integration_types: [0] });
-  expect(settings.options.map((o: { name: string; type: number }) => `${o.name}:${o.type}`)).toEqual(['show:1', 'mode:1', 'modlog:1', 'checker-role:1']);
+  expect(settings).toMatchObject({
+    name: 'detect-settings',
+    type: 1,
+    default_member_permissions: '32',
+    contexts: [0],
+    integration_types: [0],
+  });
+  expect(settings.options.map((o: { name: string; type: number }) => `${o.name}:${o.type}`)).toEqual([
+    'show:1',
+    'mode:1',
+    'modlog:1',
+    'checker-role:1',
+  ]);
   const [, mode, modlog, role] = settings.options;
   expect(mode.options[0]).toMatchObject({ name: 'mode', type: 3, required: true });
-  expect(mode.options[0].choices.map((c: { value: string }) => c.value)).toEqual(['general', 'academic', 'financial', 'legal', 'bot-default']);
+  expect(mode.options[0].choices.map((c: { value: string }) => c.value)).toEqual([
+    'general',
+    'academic',
+    'financial',
+    'legal',
+    'bot-default',
+  ]);
   expect(modlog.options[0]).toMatchObject({ name: 'channel', type: 7, required: false, channel_types: [0, 5] });
   expect(role.options[0]).toMatchObject({ name: 'role', type: 8, required: false });
 }
@@ -97,7 +114,9 @@ describe('discord:register', () => {
     const put = await fake.waitForRequest((r) => r.method === 'PUT' && r.path === `/applications/${APP_ID}/guilds/${guildId}/commands`);
     expect(put.headers.authorization).toBe(`Bot ${TOKEN}`);
     expectCommandJson(put.body, '8192');
-    expect(c.out[0]).toBe(`Registered 3 commands (/detect, "Check for AI text", /detect-settings) in server ${guildId}; they are usable there now.`);
+    expect(c.out[0]).toBe(
+      `Registered 3 commands (/detect, "Check for AI text", /detect-settings) in server ${guildId}; they are usable there now.`,
+    );
     expect(c.out[1]).toBe(
       `Invite link (scopes bot + applications.commands): https://discord.com/oauth2/authorize?client_id=${APP_ID}&scope=bot+applications.commands&permissions=3072`,
     );
@@ -107,7 +126,12 @@ describe('discord:register', () => {
     const c = capture();
     const code = await run(
       [],
-      { DISCORD_TOKEN: TOKEN, DISCORD_API_URL: `${fake.apiUrl}/`, DISCORD_APPLICATION_ID: APP_ID, DISCORD_CHECK_PERMISSION: 'ModerateMembers, ManageMessages' },
+      {
+        DISCORD_TOKEN: TOKEN,
+        DISCORD_API_URL: `${fake.apiUrl}/`,
+        DISCORD_APPLICATION_ID: APP_ID,
+        DISCORD_CHECK_PERMISSION: 'ModerateMembers, ManageMessages',
+      },
       c.io,
     );
     expect(code).toBe(0);

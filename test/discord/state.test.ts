@@ -61,12 +61,21 @@ interface BotUnderTest {
 async function startBot(state: StoreLocation, fake?: FakeDiscord, env: Record<string, string> = {}, place?: Place): Promise<BotUnderTest> {
   const discord = fake ?? (await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN }));
   const backend = await connectDetectionBackend(
-    { DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_MAX_RETRIES: '0', ...(state.redisUrl ? { REDIS_URL: state.redisUrl } : {}), ...env },
+    {
+      DETECT_API_URL: proxy.url,
+      DETECT_API_KEY: key,
+      DETECT_MAX_RETRIES: '0',
+      ...(state.redisUrl ? { REDIS_URL: state.redisUrl } : {}),
+      ...env,
+    },
     { logger: pino({ level: 'silent' }) },
   );
   const taken: string[] = [];
   const detect = {
-    detect: (request: Parameters<DetectionBackend['detector']['detect']>[0], options?: Parameters<DetectionBackend['detector']['detect']>[1]) => {
+    detect: (
+      request: Parameters<DetectionBackend['detector']['detect']>[0],
+      options?: Parameters<DetectionBackend['detector']['detect']>[1],
+    ) => {
       taken.push(request.text);
       return backend.detector.detect(request, options);
     },
@@ -84,10 +93,15 @@ async function stopBot(b: BotUnderTest | undefined, closeFake = true): Promise<v
 }
 
 /** Sends an interaction and waits for the deferral and the final edit (the one with an embed or text, not a "queued" notice). */
-async function interact(fake: FakeDiscord, payload: { id: string; token: string }): Promise<{ sentAt: number; callback: RecordedRequest; edit: RecordedRequest }> {
+async function interact(
+  fake: FakeDiscord,
+  payload: { id: string; token: string },
+): Promise<{ sentAt: number; callback: RecordedRequest; edit: RecordedRequest }> {
   const sentAt = Date.now();
   fake.sendInteraction(payload);
-  const callback = await fake.waitForRequest((r) => r.method === 'POST' && r.path === `/interactions/${payload.id}/${payload.token}/callback`);
+  const callback = await fake.waitForRequest(
+    (r) => r.method === 'POST' && r.path === `/interactions/${payload.id}/${payload.token}/callback`,
+  );
   const edit = await fake.waitForRequest(
     (r) =>
       r.method === 'PATCH' &&
@@ -153,7 +167,10 @@ describe('two bot instances on one Redis', () => {
     expect(field(other.edit.body.embeds[0], 'Mode')).toBe('Financial');
 
     const admin = user(snowflake(), 'admin');
-    const set = await interact(a.fake, settingsCommand(a.place, admin, 'mode', [{ name: 'mode', type: 3, value: 'academic' }], { manageGuild: true }));
+    const set = await interact(
+      a.fake,
+      settingsCommand(a.place, admin, 'mode', [{ name: 'mode', type: 3, value: 'academic' }], { manageGuild: true }),
+    );
     expect(set.edit.body.content).toContain('"Check for AI text" now checks in Academic mode.');
     const check = await interact(b.fake, messageCommand(b.place, moderator, { content: TEXT }));
     expect(field(check.edit.body.embeds[0], 'Mode')).toBe('Academic');
@@ -173,7 +190,13 @@ function settingsCommand(
   return {
     ...base,
     member: { ...base.member, permissions },
-    data: { id: snowflake(), name: 'detect-settings', type: 1, options: [{ name: subcommand, type: 1, options }], ...(extra.resolved ? { resolved: extra.resolved } : {}) },
+    data: {
+      id: snowflake(),
+      name: 'detect-settings',
+      type: 1,
+      options: [{ name: subcommand, type: 1, options }],
+      ...(extra.resolved ? { resolved: extra.resolved } : {}),
+    },
   };
 }
 
@@ -198,31 +221,61 @@ describe('/detect-settings', () => {
     const channelId = snowflake();
     const voiceId = snowflake();
     const roleId = snowflake();
-    const channel = (id: string, type: number) => ({ id, name: type === 0 ? 'mod-log' : 'voice', type, permissions: '1024', parent_id: null });
-    const role = (id: string, managed = false) => ({ id, name: 'checkers', color: 0, hoist: false, icon: null, unicode_emoji: null, position: 1, permissions: '0', managed, mentionable: false, flags: 0 });
+    const channel = (id: string, type: number) => ({
+      id,
+      name: type === 0 ? 'mod-log' : 'voice',
+      type,
+      permissions: '1024',
+      parent_id: null,
+    });
+    const role = (id: string, managed = false) => ({
+      id,
+      name: 'checkers',
+      color: 0,
+      hoist: false,
+      icon: null,
+      unicode_emoji: null,
+      position: 1,
+      permissions: '0',
+      managed,
+      mentionable: false,
+      flags: 0,
+    });
 
     const voice = await interact(
       b!.fake,
-      settingsCommand(b!.place, admin, 'modlog', [{ name: 'channel', type: 7, value: voiceId }], { manageGuild: true, resolved: { channels: { [voiceId]: channel(voiceId, 2) } } }),
+      settingsCommand(b!.place, admin, 'modlog', [{ name: 'channel', type: 7, value: voiceId }], {
+        manageGuild: true,
+        resolved: { channels: { [voiceId]: channel(voiceId, 2) } },
+      }),
     );
     expect(voice.edit.body.content).toBe(`<#${voiceId}> is not a text channel; choose a text or announcement channel for the mod log.`);
 
     const modlog = await interact(
       b!.fake,
-      settingsCommand(b!.place, admin, 'modlog', [{ name: 'channel', type: 7, value: channelId }], { manageGuild: true, resolved: { channels: { [channelId]: channel(channelId, 0) } } }),
+      settingsCommand(b!.place, admin, 'modlog', [{ name: 'channel', type: 7, value: channelId }], {
+        manageGuild: true,
+        resolved: { channels: { [channelId]: channel(channelId, 0) } },
+      }),
     );
     expect(modlog.edit.body.content).toContain(`Message checks are now logged in <#${channelId}>`);
     expect(modlog.edit.body.allowed_mentions).toEqual({ parse: [] });
 
     const everyone = await interact(
       b!.fake,
-      settingsCommand(b!.place, admin, 'checker-role', [{ name: 'role', type: 8, value: b!.place.guildId }], { manageGuild: true, resolved: { roles: { [b!.place.guildId]: role(b!.place.guildId) } } }),
+      settingsCommand(b!.place, admin, 'checker-role', [{ name: 'role', type: 8, value: b!.place.guildId }], {
+        manageGuild: true,
+        resolved: { roles: { [b!.place.guildId]: role(b!.place.guildId) } },
+      }),
     );
     expect(everyone.edit.body.content).toMatch(/^@everyone would let every member check messages/);
 
     const set = await interact(
       b!.fake,
-      settingsCommand(b!.place, admin, 'checker-role', [{ name: 'role', type: 8, value: roleId }], { manageGuild: true, resolved: { roles: { [roleId]: role(roleId) } } }),
+      settingsCommand(b!.place, admin, 'checker-role', [{ name: 'role', type: 8, value: roleId }], {
+        manageGuild: true,
+        resolved: { roles: { [roleId]: role(roleId) } },
+      }),
     );
     expect(set.edit.body.content).toContain(`Only members with <@&${roleId}> (or Manage Server) may run "Check for AI text" now.`);
 
@@ -263,7 +316,9 @@ describe('a burst of 30 checks against a key limited to 10 per 5 s', () => {
     b = await startBot({ redisUrl: process.env.REDIS_URL! }, undefined, {});
     const moderator = user(snowflake(), 'moderator');
     const firstCall = proxy.detectBodies.length;
-    const payloads = Array.from({ length: 30 }, (_, i) => chatInputDetect(b!.place, moderator, { text: `Check number ${i + 1}. ${TEXT}`, mode: 'general' }));
+    const payloads = Array.from({ length: 30 }, (_, i) =>
+      chatInputDetect(b!.place, moderator, { text: `Check number ${i + 1}. ${TEXT}`, mode: 'general' }),
+    );
     const started = Date.now();
     const exchanges = await Promise.all(
       payloads.map(async (p, i) => {
@@ -299,7 +354,7 @@ describe('a burst of 30 checks against a key limited to 10 per 5 s', () => {
       if (!firstSeen.includes(n)) firstSeen.push(n);
     }
     expect(firstSeen).toHaveLength(30);
-    firstSeen.forEach((n, index) => expect(Math.abs(takenOrder.indexOf(n) - index)).toBeLessThan(8));
+    for (const [index, n] of firstSeen.entries()) expect(Math.abs(takenOrder.indexOf(n) - index)).toBeLessThan(8);
     const queueDisplacement = Math.max(...firstSeen.map((n, i) => Math.abs(takenOrder.indexOf(n) - i)));
 
     console.info(

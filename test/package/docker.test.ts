@@ -124,7 +124,12 @@ beforeAll(async () => {
   }
   expect(hasModules).toBe(true);
   await cp(join(ROOT, 'package-lock.json'), join(app, 'package-lock.json'));
-  const installed = await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], app, process.env);
+  const installed = await run(
+    'npm',
+    ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'],
+    app,
+    process.env,
+  );
   expect(installed.code, installed.stderr).toBe(0);
   await rm(join(app, 'package-lock.json'));
   // The image's environment, with loopback and a temp key file instead of the container's.
@@ -154,7 +159,8 @@ describe('the Docker runtime stage, replayed without Docker', () => {
     expect(existsSync(join(app, 'models', 'detector.bin'))).toBe(true);
     const help = await run('node', ['docker/entrypoint.mjs', '--help'], app, baseEnv);
     expect(help.code).toBe(0);
-    for (const role of ['service', 'slack', 'discord', 'discord-register', 'keys']) expect(help.stdout).toMatch(new RegExp(`^  ${role} `, 'm'));
+    for (const role of ['service', 'slack', 'discord', 'discord-register', 'keys'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${role} `, 'm'));
     const unknown = await run('node', ['docker/entrypoint.mjs', 'slak'], app, baseEnv);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown role "slak"/);

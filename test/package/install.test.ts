@@ -28,7 +28,7 @@ interface Run {
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeout = 180_000): Promise<Run> {
   return new Promise((resolve) => {
     execFile(command, args, { cwd, env: { ...process.env, ...env }, timeout, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
       resolve({ code, stdout, stderr: err && code === 1 && !stderr ? String(err.message) : stderr });
     });
   });
@@ -94,7 +94,7 @@ describe('the packed package', () => {
         path.startsWith('patches/') ||
         /^(src|adapters)\//.test(path) ||
         (path.endsWith('.ts') && !path.endsWith('.d.ts')) ||
-        path.endsWith('.mjs') && path !== 'bin/textdetect.mjs',
+        (path.endsWith('.mjs') && path !== 'bin/textdetect.mjs'),
     );
     expect(stray).toEqual([]);
   });

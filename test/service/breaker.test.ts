@@ -70,7 +70,10 @@ describe('Redis frozen with SIGSTOP', () => {
       }
       expect([...statuses]).toEqual([200]);
       const p99 = percentile(latencies, 99);
-      expect(p99, `detect latencies during the freeze (ms): p50 ${percentile(latencies, 50).toFixed(1)}, p99 ${p99.toFixed(1)}`).toBeLessThan(50);
+      expect(
+        p99,
+        `detect latencies during the freeze (ms): p50 ${percentile(latencies, 50).toFixed(1)}, p99 ${p99.toFixed(1)}`,
+      ).toBeLessThan(50);
 
       const probes: number[] = [];
       for (let i = 0; i < 20; i++) {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../src/service/keys.ts';
@@ -22,7 +21,17 @@ describe('POST /v1/detect: success', () => {
     const answer = await detect(service, key, { text: ENGLISH_TEXT });
     expect(answer.status).toBe(200);
     const body = answer.body;
-    expect(Object.keys(body).sort()).toEqual(['ai_probability', 'confidence', 'language', 'mode', 'model', 'request_id', 'segments', 'verdict', 'warnings']);
+    expect(Object.keys(body).sort()).toEqual([
+      'ai_probability',
+      'confidence',
+      'language',
+      'mode',
+      'model',
+      'request_id',
+      'segments',
+      'verdict',
+      'warnings',
+    ]);
     expect(body.ai_probability).toBeGreaterThanOrEqual(0);
     expect(body.ai_probability).toBeLessThanOrEqual(1);
     expect(body.mode).toBe('general');
@@ -95,7 +104,11 @@ describe('POST /v1/detect: success', () => {
 
 describe('POST /v1/detect: every error status', () => {
   it('400 invalid_json for a body that is not JSON', async () => {
-    const answer = await call(service, '/v1/detect', { key, raw: '{"text": "unterminated', headers: { 'content-type': 'application/json' } });
+    const answer = await call(service, '/v1/detect', {
+      key,
+      raw: '{"text": "unterminated',
+      headers: { 'content-type': 'application/json' },
+    });
     expectEnvelope(answer, 400, 'invalid_json');
   });
 
@@ -149,7 +162,10 @@ describe('POST /v1/detect: every error status', () => {
     expectEnvelope(revoked, 401, 'invalid_api_key');
     expect(revoked.body.error.message).toMatch(/revoked/);
 
-    const { key: shortLived } = await createApiKey(service.keysFile, { name: 'short', expiresAt: new Date(Date.now() + 2500).toISOString() });
+    const { key: shortLived } = await createApiKey(service.keysFile, {
+      name: 'short',
+      expiresAt: new Date(Date.now() + 2500).toISOString(),
+    });
     expect((await detect(service, shortLived, { text: ENGLISH_TEXT })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 2600));
     const expired = await detect(service, shortLived, { text: ENGLISH_TEXT });
@@ -203,16 +219,28 @@ describe('POST /v1/detect: every error status', () => {
     const long = await detect(service, key, { text: 'word '.repeat(10_001) });
     expectEnvelope(long, 413, 'text_too_long');
     expect(long.body.error.param).toBe('text');
-    const huge = await call(service, '/v1/detect', { key, raw: JSON.stringify({ text: 'a'.repeat(10 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
+    const huge = await call(service, '/v1/detect', {
+      key,
+      raw: JSON.stringify({ text: 'a'.repeat(10 * 1024 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    });
     expectEnvelope(huge, 413, 'payload_too_large');
   });
 
   it('415 unsupported_media_type', async () => {
-    const plain = await call(service, '/v1/detect', { key, raw: JSON.stringify({ text: ENGLISH_TEXT }), headers: { 'content-type': 'text/plain' } });
+    const plain = await call(service, '/v1/detect', {
+      key,
+      raw: JSON.stringify({ text: ENGLISH_TEXT }),
+      headers: { 'content-type': 'text/plain' },
+    });
     expectEnvelope(plain, 415, 'unsupported_media_type');
     const none = await call(service, '/v1/detect', { key, method: 'POST' });
     expectEnvelope(none, 415, 'unsupported_media_type');
-    const latin1 = await call(service, '/v1/detect', { key, raw: JSON.stringify({ text: ENGLISH_TEXT }), headers: { 'content-type': 'application/json; charset=iso-8859-1' } });
+    const latin1 = await call(service, '/v1/detect', {
+      key,
+      raw: JSON.stringify({ text: ENGLISH_TEXT }),
+      headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+    });
     expectEnvelope(latin1, 415, 'unsupported_media_type');
   });
 

@@ -96,11 +96,15 @@ describe('Expect', () => {
 
   it('100-continue still works', async () => {
     const body = JSON.stringify({ text: ENGLISH_TEXT });
-    const answer = await rawHttp(service.port, [
-      `POST /v1/detect HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
-      { delayMs: 100 },
-      body,
-    ], 1500);
+    const answer = await rawHttp(
+      service.port,
+      [
+        `POST /v1/detect HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+        { delayMs: 100 },
+        body,
+      ],
+      1500,
+    );
     expect(answer.raw).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
     expect(answer.raw).toMatch(/HTTP\/1\.1 200 OK/);
   });
@@ -126,7 +130,10 @@ describe('Content-Encoding', () => {
   });
 
   it('authentication is still checked first', async () => {
-    const answer = await call(service, '/v1/detect', { raw: 'x', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const answer = await call(service, '/v1/detect', {
+      raw: 'x',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
     expectEnvelope(answer, 401, 'missing_api_key');
   });
 });
@@ -141,14 +148,21 @@ describe('JSON escapes', () => {
       const text = `The committee met. ${emoji.repeat(maxTextChars - 19)}`;
       expect([...text].length).toBe(maxTextChars);
       // ensure_ascii: every non-ASCII character as \uXXXX escapes, surrogate pairs for emoji.
-      const body = JSON.stringify({ text, language: 'en' }).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+      const body = JSON.stringify({ text, language: 'en' }).replace(
+        /[\u0080-\uffff]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      );
       // More than room for six bytes per character (the old limit) allowed.
       expect(Buffer.byteLength(body)).toBeGreaterThan(maxTextChars * 6 + 16 * 1024);
       const answer = await call(wide, '/v1/detect', { key: wideKey, raw: body, headers: { 'content-type': 'application/json' } });
       expect(answer.status, JSON.stringify(answer.body).slice(0, 300)).toBe(200);
       // One character more is refused for its length, not its bytes.
       const longer = body.replace('met.', 'met!!');
-      expectEnvelope(await call(wide, '/v1/detect', { key: wideKey, raw: longer, headers: { 'content-type': 'application/json' } }), 413, 'text_too_long');
+      expectEnvelope(
+        await call(wide, '/v1/detect', { key: wideKey, raw: longer, headers: { 'content-type': 'application/json' } }),
+        413,
+        'text_too_long',
+      );
     } finally {
       await wide.stop();
     }
@@ -156,7 +170,7 @@ describe('JSON escapes', () => {
 });
 
 describe('RateLimit-Policy', () => {
-  it('names the quota and the window on every answer, with the key\'s own limit', async () => {
+  it("names the quota and the window on every answer, with the key's own limit", async () => {
     const answers = [
       await detect(service, key, { text: ENGLISH_TEXT }),
       await call(service, '/healthz'),

@@ -99,7 +99,13 @@ export function detect(service: { url: string }, key: string, body: unknown, hea
 
 /** Checks the error envelope shape shared by every non-2xx answer. */
 export function expectEnvelope(answer: Answer, status: number, code: string | RegExp): void {
-  const types: Record<number, string> = { 401: 'authentication_error', 403: 'permission_error', 429: 'rate_limit_error', 500: 'api_error', 503: 'api_error' };
+  const types: Record<number, string> = {
+    401: 'authentication_error',
+    403: 'permission_error',
+    429: 'rate_limit_error',
+    500: 'api_error',
+    503: 'api_error',
+  };
   const problems: string[] = [];
   if (answer.status !== status) problems.push(`status ${answer.status} != ${status}`);
   const error = answer.body?.error;
@@ -126,11 +132,7 @@ export interface RawAnswer {
  * Sends bytes over a plain socket (for what fetch will not send: broken encodings, trickled bodies)
  * and reads until the server closes or a full response with Content-Length has arrived.
  */
-export async function rawHttp(
-  port: number,
-  parts: Array<string | Buffer | { delayMs: number }>,
-  timeoutMs = 15_000,
-): Promise<RawAnswer> {
+export async function rawHttp(port: number, parts: Array<string | Buffer | { delayMs: number }>, timeoutMs = 15_000): Promise<RawAnswer> {
   return await new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const received: Buffer[] = [];

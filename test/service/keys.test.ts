@@ -23,13 +23,25 @@ describe('key file', () => {
     expect(raw).not.toContain(key);
     expect(raw).not.toContain(key.slice(8, 36));
     const data = JSON.parse(raw);
-    expect(data.keys[0]).toMatchObject({ id, name: 'alice', environment: 'sandbox', sha256: hashApiKey(key), revoked: false, expires_at: null });
+    expect(data.keys[0]).toMatchObject({
+      id,
+      name: 'alice',
+      environment: 'sandbox',
+      sha256: hashApiKey(key),
+      revoked: false,
+      expires_at: null,
+    });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     const { key: live } = await createApiKey(file, { name: 'bob', environment: 'production', rateLimitMax: 7, expiresAt: '2099-01-01' });
     expect(live).toMatch(/^sk_live_/);
     const listed = await listApiKeys(file);
     expect(listed.map((k) => k.name)).toEqual(['alice', 'bob']);
-    expect(listed[1]).toMatchObject({ environment: 'production', rate_limit_max: 7, expires_at: '2099-01-01T00:00:00.000Z', status: 'active' });
+    expect(listed[1]).toMatchObject({
+      environment: 'production',
+      rate_limit_max: 7,
+      expires_at: '2099-01-01T00:00:00.000Z',
+      status: 'active',
+    });
     expect(JSON.stringify(listed)).not.toContain('sha256');
   });
 
@@ -99,7 +111,10 @@ describe('key file', () => {
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/textdetect.mjs', 'keys', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/textdetect.mjs', 'keys', ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

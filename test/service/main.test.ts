@@ -59,7 +59,10 @@ describe('npm start (src/service/main.ts)', () => {
       expect(answer.status).toBe(200);
       await new Promise((r) => setTimeout(r, 100));
       // JSON request logs on stdout, with ids and sizes but without the key or the text.
-      const line = first.stdout().split('\n').find((l) => l.includes(answer.body.request_id) && l.includes('"msg":"request"'));
+      const line = first
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes(answer.body.request_id) && l.includes('"msg":"request"'));
       expect(line).toBeDefined();
       expect(JSON.parse(line!)).toMatchObject({ status: 200, text_length: ENGLISH_TEXT.length, path: '/v1/detect' });
       expect(first.stdout()).not.toContain(key!);
@@ -91,7 +94,9 @@ describe('npm start (src/service/main.ts)', () => {
     let response = '';
     socket.on('data', (d) => (response += d));
     const closed = new Promise((r) => socket.once('close', r));
-    socket.write(`POST /v1/detect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 40)}`);
+    socket.write(
+      `POST /v1/detect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 40)}`,
+    );
     await new Promise((r) => setTimeout(r, 200));
     started.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
@@ -106,7 +111,10 @@ describe('npm start (src/service/main.ts)', () => {
   });
 
   it('refuses to start on a bad setting, naming it', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], { env: { ...process.env, RATE_LIMIT_WINDOW: 'soon', API_KEYS_FILE: join(dir, 'x.json') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], {
+      env: { ...process.env, RATE_LIMIT_WINDOW: 'soon', API_KEYS_FILE: join(dir, 'x.json') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const code = await new Promise((r) => child.on('exit', r));

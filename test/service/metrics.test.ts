@@ -44,7 +44,12 @@ describe('metrics on the API port', () => {
   let redisServer: RedisServerHandle;
   beforeAll(async () => {
     redisServer = await startRedisServer();
-    service = await startTestService({ metrics: true, rateLimitMax: 3, redisUrl: redisServer.url, redisKeyPrefix: 'textdetect-metrics-test:' });
+    service = await startTestService({
+      metrics: true,
+      rateLimitMax: 3,
+      redisUrl: redisServer.url,
+      redisKeyPrefix: 'textdetect-metrics-test:',
+    });
   });
   afterAll(async () => {
     await service?.stop();
@@ -110,7 +115,11 @@ describe('metrics on a separate port', () => {
       const burst = Array.from({ length: 20 }, () => detect(service, key, { text: ENGLISH_TEXT, segments: true }));
       let deepest = 0;
       for (let i = 0; i < 20 && deepest === 0; i++) {
-        const depth = sample(parseMetrics(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()), 'textdetect_detect_queue_depth', {});
+        const depth = sample(
+          parseMetrics(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()),
+          'textdetect_detect_queue_depth',
+          {},
+        );
         deepest = Math.max(deepest, depth ?? 0);
       }
       expect((await Promise.all(burst)).every((a) => a.status === 200)).toBe(true);

@@ -30,7 +30,11 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/readyz', '/v1/detect', '/v1/openapi.json']);
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const method of Object.keys(item)) {
-        const answer = await call(service, path, method === 'post' ? { method: 'POST', key, body: { text: ENGLISH_TEXT } } : { method: method.toUpperCase() });
+        const answer = await call(
+          service,
+          path,
+          method === 'post' ? { method: 'POST', key, body: { text: ENGLISH_TEXT } } : { method: method.toUpperCase() },
+        );
         expect(Object.keys(item[method].responses), `${method} ${path}`).toContain(String(answer.status));
       }
       // Methods it does not document are refused with 405, not served.
@@ -39,7 +43,7 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
-  it('carries the schemas that validate requests (with this server\'s MAX_TEXT_CHARS)', async () => {
+  it("carries the schemas that validate requests (with this server's MAX_TEXT_CHARS)", async () => {
     const request = doc.components.schemas.DetectRequest;
     expect(request.properties.text.maxLength).toBe(1234);
     expect(request.additionalProperties).toBe(false);

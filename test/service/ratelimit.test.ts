@@ -80,7 +80,13 @@ describe('rate limiting shared through Redis', () => {
     expect(redisUrl, 'test/global-setup.ts provides REDIS_URL').toBeTruthy();
     const prefix = `textdetect-test:${randomBytes(6).toString('hex')}:`;
     const a = await startTestService({ redisUrl, redisKeyPrefix: prefix, rateLimitMax: 4, rateLimitWindow: '1 minute' });
-    const b = await startTestService({ redisUrl, redisKeyPrefix: prefix, rateLimitMax: 4, rateLimitWindow: '1 minute', apiKeysFile: a.keysFile });
+    const b = await startTestService({
+      redisUrl,
+      redisKeyPrefix: prefix,
+      rateLimitMax: 4,
+      rateLimitWindow: '1 minute',
+      apiKeysFile: a.keysFile,
+    });
     try {
       const key = await a.newKey();
       const statuses: number[] = [];
@@ -99,7 +105,13 @@ describe('rate limiting shared through Redis', () => {
   it('keeps answering with a per-instance limit while Redis is down, and shares again when it returns', async () => {
     const redisServer = await startRedisServer();
     const prefix = `textdetect-test:${randomBytes(6).toString('hex')}:`;
-    const service = await startTestService({ redisUrl: redisServer.url, redisKeyPrefix: prefix, rateLimitMax: 5, rateLimitWindow: '1 minute', redisCoolDownMs: 500 });
+    const service = await startTestService({
+      redisUrl: redisServer.url,
+      redisKeyPrefix: prefix,
+      rateLimitMax: 5,
+      rateLimitWindow: '1 minute',
+      redisCoolDownMs: 500,
+    });
     const probe = new Redis(redisServer.url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => 100 });
     probe.on('error', () => undefined);
     try {
@@ -162,7 +174,10 @@ describe('Redis trouble at the edges', () => {
 
   it('does not wait for a Redis that accepts connections but stops answering', async () => {
     const redisServer = await startRedisServer();
-    const service = await startTestService({ redisUrl: redisServer.url, redisKeyPrefix: `textdetect-test:${randomBytes(6).toString('hex')}:` });
+    const service = await startTestService({
+      redisUrl: redisServer.url,
+      redisKeyPrefix: `textdetect-test:${randomBytes(6).toString('hex')}:`,
+    });
     const pauser = new Redis(redisServer.url);
     try {
       const key = await service.newKey();

@@ -30,7 +30,12 @@ const TYPES = {
   authentication_error: [401],
 } as Record<string, number[]>;
 
-function json(raw: string | Uint8Array, contentType = 'application/json', auth: string | undefined = `Bearer KEY`, extra: Record<string, string> = {}) {
+function json(
+  raw: string | Uint8Array,
+  contentType = 'application/json',
+  auth: string | undefined = `Bearer KEY`,
+  extra: Record<string, string> = {},
+) {
   return () => {
     const headers: Record<string, string> = { 'content-type': contentType, ...extra };
     if (auth !== undefined) headers.authorization = auth.replace('KEY', key);
@@ -49,14 +54,25 @@ function buildCases(): Case[] {
 
   // Wrong types for every field.
   const values: Record<string, unknown> = {
-    null: null, zero: 0, negative: -1, float: 3.14, big: 1e308, true: true, false: false,
-    emptyArray: [], array: ['a'], emptyObject: {}, object: { a: 1 }, nestedArray: [[['x']]],
+    null: null,
+    zero: 0,
+    negative: -1,
+    float: 3.14,
+    big: 1e308,
+    true: true,
+    false: false,
+    emptyArray: [],
+    array: ['a'],
+    emptyObject: {},
+    object: { a: 1 },
+    nestedArray: [[['x']]],
   };
   for (const [label, value] of Object.entries(values)) {
     bad(`text=${label}`, JSON.stringify({ text: value }), 400, 'invalid_request', 'text');
     bad(`mode=${label}`, JSON.stringify({ text: ENGLISH_TEXT, mode: value }), 400, 'invalid_request', 'mode');
     bad(`language=${label}`, JSON.stringify({ text: ENGLISH_TEXT, language: value }), 400, 'invalid_request', 'language');
-    if (typeof value !== 'boolean') bad(`segments=${label}`, JSON.stringify({ text: ENGLISH_TEXT, segments: value }), 400, 'invalid_request', 'segments');
+    if (typeof value !== 'boolean')
+      bad(`segments=${label}`, JSON.stringify({ text: ENGLISH_TEXT, segments: value }), 400, 'invalid_request', 'segments');
   }
   for (const mode of ['', 'GENERAL', 'general ', 'poetry', 'academic\u0000', 'légal', '0']) {
     bad(`mode="${mode}"`, JSON.stringify({ text: ENGLISH_TEXT, mode }), 400, 'invalid_request', 'mode');
@@ -68,10 +84,22 @@ function buildCases(): Case[] {
     bad(`segments=${segments}`, `{"text": ${JSON.stringify(ENGLISH_TEXT)}, "segments": ${segments}}`, 400, 'invalid_request', 'segments');
   }
   for (const field of ['Text', 'TEXT', 'texts', 'model', 'lang', 'segment', '__proto__', 'constructor', 'prototype', '', ' text']) {
-    bad(`unknown field "${field}"`, `{"text": ${JSON.stringify(ENGLISH_TEXT)}, ${JSON.stringify(field)}: 1}`, 400, 'invalid_request', field);
+    bad(
+      `unknown field "${field}"`,
+      `{"text": ${JSON.stringify(ENGLISH_TEXT)}, ${JSON.stringify(field)}: 1}`,
+      400,
+      'invalid_request',
+      field,
+    );
   }
   bad('__proto__ pollution', '{"text": "hello there", "__proto__": {"admin": true}}', 400, 'invalid_request', '__proto__');
-  bad('constructor pollution', '{"text": "hello there", "constructor": {"prototype": {"admin": true}}}', 400, 'invalid_request', 'constructor');
+  bad(
+    'constructor pollution',
+    '{"text": "hello there", "constructor": {"prototype": {"admin": true}}}',
+    400,
+    'invalid_request',
+    'constructor',
+  );
 
   // Huge and odd numbers.
   for (const n of ['1e999', '-1e999', '123456789012345678901234567890', '1e-999', '-0', '0.0000000000000000000001', '9007199254740993']) {
@@ -91,9 +119,26 @@ function buildCases(): Case[] {
   // Bodies that are not a JSON object, or not JSON at all.
   for (const body of ['null', '[]', '"text"', '123', 'true', '[{"text": "a"}]']) bad(`body ${body}`, body, 400, 'invalid_request');
   for (const body of [
-    '{', '}', '{"text": "a",}', "{'text': 'a'}", '{"text": "a" /* c */}', '{"text": NaN}', '{"text": undefined}',
-    '{"text": "a"} {"text": "b"}', '{"text": "a"} trailing', '{text: "a"}', '{"text": "a\\x41"}', '{"text": "a\\u12"}',
-    '{"text": "line\nbreak"}', '{"text": "tab\there"}', ' ', '\n\n', 'text=hello', '<xml/>', '{"text": "a"', '\u0000',
+    '{',
+    '}',
+    '{"text": "a",}',
+    "{'text': 'a'}",
+    '{"text": "a" /* c */}',
+    '{"text": NaN}',
+    '{"text": undefined}',
+    '{"text": "a"} {"text": "b"}',
+    '{"text": "a"} trailing',
+    '{text: "a"}',
+    '{"text": "a\\x41"}',
+    '{"text": "a\\u12"}',
+    '{"text": "line\nbreak"}',
+    '{"text": "tab\there"}',
+    ' ',
+    '\n\n',
+    'text=hello',
+    '<xml/>',
+    '{"text": "a"',
+    '\u0000',
   ]) {
     bad(`syntax ${JSON.stringify(body).slice(0, 30)}`, body, 400, 'invalid_json');
   }
@@ -101,15 +146,27 @@ function buildCases(): Case[] {
 
   // Invalid UTF-8, encoded surrogates and NUL bytes.
   const utf8Breakers: Array<[string, number[]]> = [
-    ['0xff', [0xff]], ['0xfe', [0xfe]], ['overlong slash', [0xc0, 0xaf]], ['overlong NUL', [0xc0, 0x80]],
-    ['encoded surrogate', [0xed, 0xa0, 0x80]], ['truncated 3-byte', [0xe2, 0x82]], ['truncated 4-byte', [0xf0, 0x9f, 0x98]],
-    ['lone continuation', [0x80]], ['beyond U+10FFFF', [0xf4, 0x90, 0x80, 0x80]], ['latin-1 e-acute', [0xe9]],
+    ['0xff', [0xff]],
+    ['0xfe', [0xfe]],
+    ['overlong slash', [0xc0, 0xaf]],
+    ['overlong NUL', [0xc0, 0x80]],
+    ['encoded surrogate', [0xed, 0xa0, 0x80]],
+    ['truncated 3-byte', [0xe2, 0x82]],
+    ['truncated 4-byte', [0xf0, 0x9f, 0x98]],
+    ['lone continuation', [0x80]],
+    ['beyond U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
+    ['latin-1 e-acute', [0xe9]],
   ];
   for (const [label, bytes] of utf8Breakers) {
     const prefix = Buffer.from('{"text": "caf');
     const suffix = Buffer.from(' and more words"}');
     bad(`invalid UTF-8 ${label}`, Buffer.concat([prefix, Buffer.from(bytes), suffix]), 400, 'invalid_json');
-    bad(`invalid UTF-8 ${label} in key`, Buffer.concat([Buffer.from('{"te'), Buffer.from(bytes), Buffer.from('xt": "a"}')]), 400, 'invalid_json');
+    bad(
+      `invalid UTF-8 ${label} in key`,
+      Buffer.concat([Buffer.from('{"te'), Buffer.from(bytes), Buffer.from('xt": "a"}')]),
+      400,
+      'invalid_json',
+    );
   }
   for (const surrogate of ['\\ud800', '\\udfff', '\\udbff\\u0041', 'abc\\udc00def', '\\ude00\\ud83d']) {
     bad(`lone surrogate ${surrogate}`, `{"text": "Some text ${surrogate} here"}`, 400, 'invalid_request', 'text');
@@ -131,23 +188,70 @@ function buildCases(): Case[] {
   bad('text 50,001 escaped chars', JSON.stringify({ text: 'é'.repeat(50_001) }).replace(/é/g, '\\u00e9'), 413, 'text_too_long', 'text');
 
   // Media types.
-  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'text/json', 'application/xml']) {
-    cases.push({ name: `content-type ${type}`, status: 415, code: 'unsupported_media_type', send: json(JSON.stringify({ text: ENGLISH_TEXT }), type) });
+  for (const type of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/jsonx',
+    'application/json; charset=utf-16',
+    'application/json; charset=latin1',
+    'text/json',
+    'application/xml',
+  ]) {
+    cases.push({
+      name: `content-type ${type}`,
+      status: 415,
+      code: 'unsupported_media_type',
+      send: json(JSON.stringify({ text: ENGLISH_TEXT }), type),
+    });
   }
-  cases.push({ name: 'no content-type, no body', status: 415, code: 'unsupported_media_type', send: () => call(service, '/v1/detect', { method: 'POST', key }) });
+  cases.push({
+    name: 'no content-type, no body',
+    status: 415,
+    code: 'unsupported_media_type',
+    send: () => call(service, '/v1/detect', { method: 'POST', key }),
+  });
 
   // Authentication junk (each counted against the address, so the limit must be high here).
-  for (const auth of ['', 'Bearer', 'Bearer ', 'Token KEY', 'Basic a2V5Og==', 'Bearer KEYx', 'Bearer sk_test_', 'Bearer sk_test_!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!', `Bearer sk_test_${'a'.repeat(5000)}`, 'Bearer KEY KEY', 'BearerKEY']) {
+  for (const auth of [
+    '',
+    'Bearer',
+    'Bearer ',
+    'Token KEY',
+    'Basic a2V5Og==',
+    'Bearer KEYx',
+    'Bearer sk_test_',
+    'Bearer sk_test_!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
+    `Bearer sk_test_${'a'.repeat(5000)}`,
+    'Bearer KEY KEY',
+    'BearerKEY',
+  ]) {
     const expected = auth === '' ? 'missing_api_key' : 'invalid_api_key';
-    cases.push({ name: `authorization "${auth.slice(0, 30)}"`, status: 401, code: expected, send: json(JSON.stringify({ text: ENGLISH_TEXT }), 'application/json', auth) });
+    cases.push({
+      name: `authorization "${auth.slice(0, 30)}"`,
+      status: 401,
+      code: expected,
+      send: json(JSON.stringify({ text: ENGLISH_TEXT }), 'application/json', auth),
+    });
   }
   for (const id of ['abc', '123', 'req_01H', '0b5f2a62-6f5c-4c1e-9d1e', '0b5f2a62-6f5c-4c1e-9d1e-2a3b4c5d6e7fz', "'; DROP TABLE", '{}']) {
-    cases.push({ name: `x-request-id "${id}"`, status: 400, code: 'invalid_request', param: 'X-Request-Id', send: json(JSON.stringify({ text: ENGLISH_TEXT }), 'application/json', 'Bearer KEY', { 'x-request-id': id }) });
+    cases.push({
+      name: `x-request-id "${id}"`,
+      status: 400,
+      code: 'invalid_request',
+      param: 'X-Request-Id',
+      send: json(JSON.stringify({ text: ENGLISH_TEXT }), 'application/json', 'Bearer KEY', { 'x-request-id': id }),
+    });
   }
 
   // 10 MB bodies: declared and chunked.
   const tenMb = Buffer.alloc(10 * 1024 * 1024, 'a');
-  cases.push({ name: '10 MB JSON body', status: 413, code: 'payload_too_large', send: json(Buffer.concat([Buffer.from('{"text": "'), tenMb, Buffer.from('"}')])) });
+  cases.push({
+    name: '10 MB JSON body',
+    status: 413,
+    code: 'payload_too_large',
+    send: json(Buffer.concat([Buffer.from('{"text": "'), tenMb, Buffer.from('"}')])),
+  });
   cases.push({ name: '10 MB garbage body', status: 413, code: 'payload_too_large', send: json(tenMb) });
   cases.push({
     name: '10 MB chunked body',
@@ -155,20 +259,29 @@ function buildCases(): Case[] {
     code: 'payload_too_large',
     send: rawRequest(
       `POST /v1/detect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
-      Buffer.concat(Array.from({ length: 10 }, () => Buffer.concat([Buffer.from(`100000\r\n`), Buffer.alloc(0x100000, 'a'), Buffer.from('\r\n')]))),
+      Buffer.concat(
+        Array.from({ length: 10 }, () => Buffer.concat([Buffer.from(`100000\r\n`), Buffer.alloc(0x100000, 'a'), Buffer.from('\r\n')])),
+      ),
     ),
   });
   cases.push({
     name: '10 MB declared, nothing sent',
     status: 413,
     code: 'payload_too_large',
-    send: rawRequest(`POST /v1/detect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n`),
+    send: rawRequest(
+      `POST /v1/detect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n`,
+    ),
   });
 
   // Slow bodies: stalled or trickling past the deadline.
   const body = JSON.stringify({ text: ENGLISH_TEXT });
   const head = `POST /v1/detect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
-  cases.push({ name: 'stalled body', status: 408, code: 'request_timeout', send: rawRequest(head, body.slice(0, 10), [{ delayMs: 2500 }]) });
+  cases.push({
+    name: 'stalled body',
+    status: 408,
+    code: 'request_timeout',
+    send: rawRequest(head, body.slice(0, 10), [{ delayMs: 2500 }]),
+  });
   cases.push({ name: 'headers only, no body', status: 408, code: 'request_timeout', send: rawRequest(head, '', [{ delayMs: 2500 }]) });
   const trickle: Array<string | { delayMs: number }> = [];
   for (let i = 0; i < 12; i++) trickle.push(body.slice(i * 5, i * 5 + 5), { delayMs: 150 });
@@ -176,16 +289,61 @@ function buildCases(): Case[] {
 
   // Protocol-level garbage answered by the connection error handler.
   cases.push({ name: 'garbage request line', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('GARBAGE\r\n\r\n') });
-  cases.push({ name: 'bad header line', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n') });
-  cases.push({ name: 'header overflow', preRouting: true, status: 431, code: 'headers_too_large', send: rawRequest(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`) });
-  cases.push({ name: 'bad content-length', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n') });
-  cases.push({ name: 'both length and chunked', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n') });
-  cases.push({ name: 'bad percent-encoding', preRouting: true, status: 400, code: 'invalid_request', send: rawRequest('GET /v1/%E0%A4%A HTTP/1.1\r\nHost: x\r\n\r\n') });
+  cases.push({
+    name: 'bad header line',
+    preRouting: true,
+    status: 400,
+    code: 'invalid_request',
+    send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'),
+  });
+  cases.push({
+    name: 'header overflow',
+    preRouting: true,
+    status: 431,
+    code: 'headers_too_large',
+    send: rawRequest(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`),
+  });
+  cases.push({
+    name: 'bad content-length',
+    preRouting: true,
+    status: 400,
+    code: 'invalid_request',
+    send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'),
+  });
+  cases.push({
+    name: 'both length and chunked',
+    preRouting: true,
+    status: 400,
+    code: 'invalid_request',
+    send: rawRequest('POST /v1/detect HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n'),
+  });
+  cases.push({
+    name: 'bad percent-encoding',
+    preRouting: true,
+    status: 400,
+    code: 'invalid_request',
+    send: rawRequest('GET /v1/%E0%A4%A HTTP/1.1\r\nHost: x\r\n\r\n'),
+  });
   for (const path of ['/v1/detect/', '/V1/DETECT', '/v1/detect/x', '/v1', '/detect', '/v1/detect%00', '/..%2f..%2fetc/passwd']) {
-    cases.push({ name: `path ${path}`, status: 404, code: 'not_found', send: () => call(service, path, { method: 'POST', key, body: { text: ENGLISH_TEXT } }) });
+    cases.push({
+      name: `path ${path}`,
+      status: 404,
+      code: 'not_found',
+      send: () => call(service, path, { method: 'POST', key, body: { text: ENGLISH_TEXT } }),
+    });
   }
   for (const method of ['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
-    cases.push({ name: `method ${method}`, status: 405, code: 'method_not_allowed', send: () => call(service, '/v1/detect', { method, key, ...(method === 'GET' ? {} : { raw: '{}', headers: { 'content-type': 'application/json' } }) }) });
+    cases.push({
+      name: `method ${method}`,
+      status: 405,
+      code: 'method_not_allowed',
+      send: () =>
+        call(service, '/v1/detect', {
+          method,
+          key,
+          ...(method === 'GET' ? {} : { raw: '{}', headers: { 'content-type': 'application/json' } }),
+        }),
+    });
   }
   return cases;
 }

@@ -69,7 +69,9 @@ describe('slash command /detect', () => {
 
     // Audit line: who, verdict, request id, never the text.
     const requestId = /req_[0-9A-Z]+/.exec(text)?.[0];
-    const audit = await h.slack.waitFor((c) => c.method === 'chat.postMessage' && c.args.channel === 'C0AUDIT' && String(c.args.text).includes(requestId ?? '-'));
+    const audit = await h.slack.waitFor(
+      (c) => c.method === 'chat.postMessage' && c.args.channel === 'C0AUDIT' && String(c.args.text).includes(requestId ?? '-'),
+    );
     // Names in plain text, not <@…> mentions, so nobody is notified by the audit trail.
     expect(String(audit.args.text)).toContain(':mag: Grace (U0MOD) checked a pasted text (');
     expect(String(audit.args.text)).not.toContain('<@');
@@ -120,7 +122,10 @@ describe('slash command /detect', () => {
   });
 
   it('renders entities and links in the command text as words, leaving escaped mentions out of the score', async () => {
-    const cmd = slashCommandBody(h, `Tom &amp; Jerry met <@U0AUTHOR|ada> in <#C0GENERAL|general> and read <https://example.com|the report>. ${LONG_TEXT}`);
+    const cmd = slashCommandBody(
+      h,
+      `Tom &amp; Jerry met <@U0AUTHOR|ada> in <#C0GENERAL|general> and read <https://example.com|the report>. ${LONG_TEXT}`,
+    );
     await postToApp(h, cmd.body);
     await h.slack.waitFor(responseFor(cmd.responseUrl));
     expect(h.proxy.detectBodies.at(-1)?.text).toBe(`Tom & Jerry met in and read the report. ${LONG_TEXT}`);
@@ -219,10 +224,17 @@ describe('ack under load', () => {
       const replies = await Promise.all(
         cmds.map((c) => h.slack.waitFor((call) => responseFor(c.responseUrl)(call) && !String(call.args.text).startsWith('⏳'), 20_000)),
       );
-      const notices = h.slack.calls.filter((call) => call.method === 'response_url' && String(call.args.text).startsWith('⏳ Queued (position '));
+      const notices = h.slack.calls.filter(
+        (call) => call.method === 'response_url' && String(call.args.text).startsWith('⏳ Queued (position '),
+      );
       const noticed = new Set(notices.map((n) => n.responseId));
       expect(noticed.size).toBeGreaterThan(0);
-      expect([...noticed].sort()).toEqual(replies.filter((r) => r.args.replace_original === true).map((r) => r.responseId).sort());
+      expect([...noticed].sort()).toEqual(
+        replies
+          .filter((r) => r.args.replace_original === true)
+          .map((r) => r.responseId)
+          .sort(),
+      );
       const lat = replies.map((r) => r.at - sent).sort((a, b) => a - b);
       console.info(
         `[measure] 10 concurrent /detect, 2 s service: ack median ${acks[4]!.toFixed(1)} ms, max ${acks.at(-1)!.toFixed(1)} ms; replies after ${lat[0]}–${lat.at(-1)} ms`,
@@ -255,7 +267,7 @@ describe('message shortcut "Check for AI text"', () => {
                 { type: 'link', url: 'https://example.com/r', text: 'the report' },
                 { type: 'text', text: ' & ' },
                 { type: 'channel', channel_id: 'C0GENERAL' },
-                { type: 'text', text: '. ' + LONG_TEXT },
+                { type: 'text', text: `. ${LONG_TEXT}` },
               ],
             },
           ],
@@ -339,11 +351,14 @@ describe('result buttons', () => {
 
   it('rebuilds a forgotten check from the text carried in the button', async () => {
     const before = h.proxy.detectCalls;
-    const click = buttonPayload(h, { action_id: 'show_details', value: JSON.stringify({ c: 'forgotten-check', m: 'financial', t: LONG_TEXT }) });
+    const click = buttonPayload(h, {
+      action_id: 'show_details',
+      value: JSON.stringify({ c: 'forgotten-check', m: 'financial', t: LONG_TEXT }),
+    });
     await postToApp(h, interactionBody(click.payload));
     const open = await h.slack.waitFor((c) => c.method === 'views.open' && c.args.trigger_id === click.triggerId);
     expect(JSON.stringify(open.args.view)).toContain('Scoring every sentence');
-    const viewId = 'V' + String((h.slack.callsOf('views.open').indexOf(open) + 1));
+    const viewId = `V${String(h.slack.callsOf('views.open').indexOf(open) + 1)}`;
     const update = await h.slack.waitFor((c) => c.method === 'views.update' && c.args.view_id === viewId);
     expect(validateModal(update.args.view as Record<string, unknown>)).toEqual([]);
     expect(JSON.stringify(update.args.view)).toContain('Mode: *financial*');

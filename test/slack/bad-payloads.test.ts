@@ -75,7 +75,12 @@ function messageShortcutExample(responseUrl: string): Record<string, any> {
     team: { id: 'T0MJRM1A7', domain: 'pandamonium' },
     channel: { id: 'D0LFFBKLZ', name: 'cats' },
     user: { id: 'U0D15K92L', name: 'dr_maomao' },
-    message: { type: 'message', user: 'U0MJRG1AL', ts: '1516229207.000133', text: "World's smallest big cat! <https://youtube.com/watch?v=W86cTIoMv2U>" },
+    message: {
+      type: 'message',
+      user: 'U0MJRG1AL',
+      ts: '1516229207.000133',
+      text: "World's smallest big cat! <https://youtube.com/watch?v=W86cTIoMv2U>",
+    },
   };
 }
 
@@ -86,12 +91,28 @@ function blockActionsExample(responseUrl: string): Record<string, any> {
     user: { id: 'UA8RXUSPL', username: 'jtorrance', team_id: 'T9TK3CUKW' },
     api_app_id: 'AABA1ABCD',
     token: '9s8d9as89d8as9d8as989',
-    container: { type: 'message_attachment', message_ts: '1548261231.000200', attachment_id: 1, channel_id: 'CBR2V3XEX', is_ephemeral: false, is_app_unfurl: false },
+    container: {
+      type: 'message_attachment',
+      message_ts: '1548261231.000200',
+      attachment_id: 1,
+      channel_id: 'CBR2V3XEX',
+      is_ephemeral: false,
+      is_app_unfurl: false,
+    },
     trigger_id: triggerId(),
     channel: { id: 'CBR2V3XEX', name: 'review-updates' },
     message: { bot_id: 'BAH5CA16Z', type: 'message', text: "This content can't be displayed.", user: 'UAJ2RU415', ts: '1548261231.000200' },
     response_url: responseUrl,
-    actions: [{ action_id: 'WaXA', block_id: '=qXel', text: { type: 'plain_text', text: 'View', emoji: true }, value: 'click_me_123', type: 'button', action_ts: '1548426417.840180' }],
+    actions: [
+      {
+        action_id: 'WaXA',
+        block_id: '=qXel',
+        text: { type: 'plain_text', text: 'View', emoji: true },
+        value: 'click_me_123',
+        type: 'button',
+        action_ts: '1548426417.840180',
+      },
+    ],
   };
 }
 
@@ -116,7 +137,9 @@ describe("Slack's documented payloads", () => {
     const res = await postToApp(h, interactionBody(payload));
     expect(res.status).toBe(200);
     const reply = await h.slack.waitFor(
-      (c) => (c.method === 'chat.postEphemeral' && c.args.channel === 'D0LFFBKLZ') || (c.method === 'response_url' && c.responseId === responseUrl.split('/').pop()),
+      (c) =>
+        (c.method === 'chat.postEphemeral' && c.args.channel === 'D0LFFBKLZ') ||
+        (c.method === 'response_url' && c.responseId === responseUrl.split('/').pop()),
     );
     // Scored without the address, which alone made the text look like another language.
     expect(h.proxy.detectBodies.at(-1)?.text).toBe("World's smallest big cat!");
@@ -135,11 +158,34 @@ describe('broken payloads', () => {
   const cases: [string, () => string][] = [
     ['an empty body', () => ''],
     ['a payload that is a JSON array', () => interactionBody([] as unknown as Record<string, unknown>)],
-    ['a shortcut without message or channel', () => interactionBody({ type: 'message_action', callback_id: 'detect_message', team: { id: 'T1' }, user: { id: 'U1' }, trigger_id: triggerId() })],
+    [
+      'a shortcut without message or channel',
+      () =>
+        interactionBody({
+          type: 'message_action',
+          callback_id: 'detect_message',
+          team: { id: 'T1' },
+          user: { id: 'U1' },
+          trigger_id: triggerId(),
+        }),
+    ],
     ['block_actions without actions', () => interactionBody({ type: 'block_actions', team: { id: 'T1' }, user: { id: 'U1' } })],
-    ['our re-check button with a value that is not ours', () => interactionBody({ ...blockActionsExample(h.slack.responseUrl()), actions: [{ action_id: 'recheck:legal', type: 'button', value: '{{{' }] })],
-    ['an unknown view submission', () => interactionBody({ type: 'view_submission', team: { id: 'T1' }, user: { id: 'U1' }, view: { callback_id: 'nope' } })],
-    ['a slash command without user or channel', () => new URLSearchParams({ command: '/detect', text: 'hello there', team_id: 'T1' }).toString()],
+    [
+      'our re-check button with a value that is not ours',
+      () =>
+        interactionBody({
+          ...blockActionsExample(h.slack.responseUrl()),
+          actions: [{ action_id: 'recheck:legal', type: 'button', value: '{{{' }],
+        }),
+    ],
+    [
+      'an unknown view submission',
+      () => interactionBody({ type: 'view_submission', team: { id: 'T1' }, user: { id: 'U1' }, view: { callback_id: 'nope' } }),
+    ],
+    [
+      'a slash command without user or channel',
+      () => new URLSearchParams({ command: '/detect', text: 'hello there', team_id: 'T1' }).toString(),
+    ],
   ];
   for (const [name, body] of cases) {
     // Concurrent: the unhandled ones each wait out the 2.5 s before their 200.

@@ -58,7 +58,7 @@ describe('result message', () => {
     });
     expect(validateBlockKit(message.blocks)).toEqual([]);
     expect(message.blocks.length).toBeLessThanOrEqual(LIMITS.messageBlocks);
-    await expect(JSON.stringify(message, null, 2) + '\n').toMatchFileSnapshot('./__snapshots__/result-message.json');
+    await expect(`${JSON.stringify(message, null, 2)}\n`).toMatchFileSnapshot('./__snapshots__/result-message.json');
   });
 
   it('quotes the three most AI-like sentences in text order, and the verdict, bar and percentage', () => {
@@ -68,9 +68,9 @@ describe('result message', () => {
     const highlights = (message.blocks.find((b) => b.block_id === 'highlights') as { text: { text: string } }).text.text;
     const lines = highlights.split('\n').slice(1);
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^> “It is important to note .*”  \*99%\*$/);
-    expect(lines[1]).toMatch(/^> “Furthermore, the results .*”  \*99%\*$/);
-    expect(lines[2]).toMatch(/^> “In conclusion, these .*”  \*97%\*$/);
+    expect(lines[0]).toMatch(/^> “It is important to note .*” {2}\*99%\*$/);
+    expect(lines[1]).toMatch(/^> “Furthermore, the results .*” {2}\*99%\*$/);
+    expect(lines[2]).toMatch(/^> “In conclusion, these .*” {2}\*97%\*$/);
     expect(message.text).toBe('🔴 Likely AI-written: 87% AI-like (academic, en). Request id: req_01JD3X5M9Q2W8E7R6T5Y4U3I2O');
   });
 
@@ -83,7 +83,7 @@ describe('result message', () => {
   });
 
   it('stays within limits with enormous, markup-heavy sentences and escapes them', () => {
-    const nasty = '<!channel> & <@U123> *bold* ' + '&<>'.repeat(2000);
+    const nasty = `<!channel> & <@U123> *bold* ${'&<>'.repeat(2000)}`;
     const result: DetectResponse = { ...TYPICAL, segments: segmentsOf([nasty, nasty, nasty, nasty], [0.9, 0.8, 0.7, 0.6]) };
     const long = 'x'.repeat(60_000);
     const message = buildResultMessage({ result, checkId: 'c', source: { kind: 'text', words: 9000 }, text: long });
@@ -130,22 +130,44 @@ describe('other messages', () => {
     expect(validateBlockKit(help.blocks)).toEqual([]);
     const error = buildErrorMessage('The detection service is busy (rate limit reached). Try again in 42 s.');
     expect(validateBlockKit(error.blocks)).toEqual([]);
-    const audit = buildAuditMessage({ userId: 'U1', userName: 'Grace <H>', channelId: 'C1', kind: 'command', mode: 'general', result: TYPICAL, words: 60 });
+    const audit = buildAuditMessage({
+      userId: 'U1',
+      userName: 'Grace <H>',
+      channelId: 'C1',
+      kind: 'command',
+      mode: 'general',
+      result: TYPICAL,
+      words: 60,
+    });
     expect(validateBlockKit(audit.blocks)).toEqual([]);
     expect(audit.text).toBe(
       ':mag: Grace &lt;H&gt; (U1) checked a pasted text (60 words) in <#C1>: 🔴 Likely AI-written (87%, general mode) · request id `req_01JD3X5M9Q2W8E7R6T5Y4U3I2O`',
     );
-    const failed = buildAuditMessage({ userId: 'U1', kind: 'shortcut', mode: 'legal', permalink: 'https://x.slack.com/archives/C1/p1', messageAuthorId: 'U2', errorCode: 'rate_limited', requestId: 'req_X' });
-    expect(failed.text).toBe(':mag: user U1 checked <https://x.slack.com/archives/C1/p1|a message> by user U2: failed: `rate_limited` (legal mode) · request id `req_X`');
+    const failed = buildAuditMessage({
+      userId: 'U1',
+      kind: 'shortcut',
+      mode: 'legal',
+      permalink: 'https://x.slack.com/archives/C1/p1',
+      messageAuthorId: 'U2',
+      errorCode: 'rate_limited',
+      requestId: 'req_X',
+    });
+    expect(failed.text).toBe(
+      ':mag: user U1 checked <https://x.slack.com/archives/C1/p1|a message> by user U2: failed: `rate_limited` (legal mode) · request id `req_X`',
+    );
   });
 
   it('the validator catches what Slack would reject', () => {
     expect(validateBlockKit([{ type: 'section', text: { type: 'mrkdwn', text: 'x'.repeat(3001) } }])).toHaveLength(1);
     expect(validateBlockKit(Array.from({ length: 51 }, () => ({ type: 'divider' })))).toHaveLength(1);
     expect(
-      validateBlockKit([{ type: 'actions', elements: [{ type: 'button', action_id: 'a', text: { type: 'plain_text', text: 'y'.repeat(76) } }] }]),
+      validateBlockKit([
+        { type: 'actions', elements: [{ type: 'button', action_id: 'a', text: { type: 'plain_text', text: 'y'.repeat(76) } }] },
+      ]),
     ).toHaveLength(1);
-    expect(validateModal({ type: 'modal', title: { type: 'plain_text', text: 'A title that is far too long' }, blocks: [{ type: 'divider' }] })).toHaveLength(1);
+    expect(
+      validateModal({ type: 'modal', title: { type: 'plain_text', text: 'A title that is far too long' }, blocks: [{ type: 'divider' }] }),
+    ).toHaveLength(1);
   });
 });
 

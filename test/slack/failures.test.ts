@@ -73,7 +73,9 @@ describe('operations', () => {
 describe('per-workspace settings', () => {
   it('applies the workspace default mode to commands without a mode and to the shortcut, and its own audit channel', async () => {
     await h.close();
-    h = await startHarness({ env: { SLACK_DEFAULT_MODE: 'academic', SLACK_DEFAULT_MODE_T0TEST: 'financial', SLACK_AUDIT_CHANNEL_T0TEST: 'C0TEAMAUDIT' } });
+    h = await startHarness({
+      env: { SLACK_DEFAULT_MODE: 'academic', SLACK_DEFAULT_MODE_T0TEST: 'financial', SLACK_AUDIT_CHANNEL_T0TEST: 'C0TEAMAUDIT' },
+    });
     const reply = await runCommand(LONG_TEXT);
     expect(JSON.stringify(reply.args.blocks)).toContain('Mode: *financial*');
     expect(h.proxy.detectBodies.at(-1)?.mode).toBe('financial');

@@ -93,7 +93,9 @@ export class FakeSlack {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w.resolve !== done);
-        reject(new Error(`fake Slack: no matching call within ${timeoutMs} ms; calls so far: ${this.calls.map((c) => c.method).join(', ')}`));
+        reject(
+          new Error(`fake Slack: no matching call within ${timeoutMs} ms; calls so far: ${this.calls.map((c) => c.method).join(', ')}`),
+        );
       }, timeoutMs);
       const done = (c: RecordedCall): void => {
         clearTimeout(timer);
@@ -124,7 +126,13 @@ export class FakeSlack {
     const response = /^\/response\/([0-9a-f]+)$/.exec(url.pathname);
     if (response && req.method === 'POST') {
       // Slack's response_url takes JSON and answers a plain `ok`.
-      this.record({ method: 'response_url', args: JSON.parse(raw) as Record<string, unknown>, token: undefined, responseId: response[1], at: Date.now() });
+      this.record({
+        method: 'response_url',
+        args: JSON.parse(raw) as Record<string, unknown>,
+        token: undefined,
+        responseId: response[1],
+        at: Date.now(),
+      });
       reply(200, 'ok', 'text/plain');
       return;
     }
@@ -161,7 +169,16 @@ export class FakeSlack {
       case 'apps.connections.open':
         return this.options.socketUrl ? { ok: true, url: this.options.socketUrl } : { ok: false, error: 'not_allowed_token_type' };
       case 'auth.test':
-        return { ok: true, url: 'https://test.slack.com/', team: 'Test', user: 'textdetect', team_id: this.teamId, user_id: 'U0BOT', bot_id: 'B0BOT', is_enterprise_install: false };
+        return {
+          ok: true,
+          url: 'https://test.slack.com/',
+          team: 'Test',
+          user: 'textdetect',
+          team_id: this.teamId,
+          user_id: 'U0BOT',
+          bot_id: 'B0BOT',
+          is_enterprise_install: false,
+        };
       case 'chat.postEphemeral':
         if (notIn.has(String(args.channel))) return { ok: false, error: 'channel_not_found' };
         return { ok: true, message_ts: `${Math.floor(Date.now() / 1000)}.000100` };
@@ -169,7 +186,11 @@ export class FakeSlack {
         if (notIn.has(String(args.channel))) return { ok: false, error: 'not_in_channel' };
         return { ok: true, channel: args.channel, ts: `${Math.floor(Date.now() / 1000)}.000200`, message: { text: args.text } };
       case 'chat.getPermalink':
-        return { ok: true, channel: args.channel, permalink: `https://test.slack.com/archives/${String(args.channel)}/p${String(args.message_ts).replace('.', '')}` };
+        return {
+          ok: true,
+          channel: args.channel,
+          permalink: `https://test.slack.com/archives/${String(args.channel)}/p${String(args.message_ts).replace('.', '')}`,
+        };
       case 'views.open':
       case 'views.update': {
         const id = method === 'views.open' ? `V${++this.viewSeq}` : String(args.view_id);
@@ -179,7 +200,10 @@ export class FakeSlack {
         const name = this.options.users?.[String(args.user)];
         const isAdmin = this.options.admins?.includes(String(args.user)) ?? false;
         return name
-          ? { ok: true, user: { id: args.user, name: name.toLowerCase(), is_admin: isAdmin, is_owner: false, profile: { display_name: name } } }
+          ? {
+              ok: true,
+              user: { id: args.user, name: name.toLowerCase(), is_admin: isAdmin, is_owner: false, profile: { display_name: name } },
+            }
           : { ok: false, error: 'user_not_found' };
       }
       case 'conversations.info': {
@@ -197,7 +221,11 @@ export class FakeSlack {
 }
 
 /** Headers Slack adds to every request it sends an app: timestamp and `v0=` HMAC-SHA256 of `v0:ts:body`. */
-export function signSlackRequest(signingSecret: string, body: string, timestampSec = Math.floor(Date.now() / 1000)): Record<string, string> {
+export function signSlackRequest(
+  signingSecret: string,
+  body: string,
+  timestampSec = Math.floor(Date.now() / 1000),
+): Record<string, string> {
   const signature = createHmac('sha256', signingSecret).update(`v0:${timestampSec}:${body}`).digest('hex');
   return {
     'x-slack-request-timestamp': String(timestampSec),

@@ -128,7 +128,11 @@ export async function postToApp(
 }
 
 /** A slash command as Slack sends it: form-encoded fields. */
-export function slashCommandBody(h: Harness, text: string, over: Record<string, string> = {}): { body: string; responseUrl: string; triggerId: string } {
+export function slashCommandBody(
+  h: Harness,
+  text: string,
+  over: Record<string, string> = {},
+): { body: string; responseUrl: string; triggerId: string } {
   const responseUrl = h.slack.responseUrl();
   const trigger = triggerId();
   const body = new URLSearchParams({

@@ -59,14 +59,35 @@ describe('npm run slack', () => {
   });
 
   it('starts with only Slack credentials, serving /detect from an in-process service, and stops on SIGTERM', async () => {
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SLACK_BOT_TOKEN: TOKEN, SLACK_SIGNING_SECRET: SECRET, SLACK_PORT: '0', SLACK_HOST: '127.0.0.1', SLACK_API_URL: slack.apiUrl, LOG_LEVEL: 'info' };
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      SLACK_BOT_TOKEN: TOKEN,
+      SLACK_SIGNING_SECRET: SECRET,
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: slack.apiUrl,
+      LOG_LEVEL: 'info',
+    };
     child = spawn(process.execPath, ['--import', 'tsx', 'adapters/slack/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const ready = await waitForLog(/"detect_api":"in-process","events_url":"(http:\/\/127\.0\.0\.1:\d+\/slack\/events)"/, 30_000);
     const eventsUrl = ready[1]!;
 
     const responseUrl = slack.responseUrl();
-    const body = new URLSearchParams({ team_id: slack.teamId, channel_id: 'C1', user_id: 'U1', command: '/detect', text: LONG_TEXT, response_url: responseUrl, trigger_id: triggerId() }).toString();
-    const res = await fetch(eventsUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...signSlackRequest(SECRET, body) }, body });
+    const body = new URLSearchParams({
+      team_id: slack.teamId,
+      channel_id: 'C1',
+      user_id: 'U1',
+      command: '/detect',
+      text: LONG_TEXT,
+      response_url: responseUrl,
+      trigger_id: triggerId(),
+    }).toString();
+    const res = await fetch(eventsUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...signSlackRequest(SECRET, body) },
+      body,
+    });
     expect(res.status).toBe(200);
     const id = responseUrl.split('/').pop();
     const reply = await slack.waitFor((c) => c.method === 'response_url' && c.responseId === id);

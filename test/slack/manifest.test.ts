@@ -10,7 +10,9 @@ describe('adapters/slack/manifest.yml', () => {
     const manifest = await readFile(new URL('../../adapters/slack/manifest.yml', import.meta.url), 'utf8');
     const command = loadSlackConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }).command;
     expect(manifest).toMatch(new RegExp(`^\\s+- command: ${command}$`, 'm'));
-    expect(manifest).toMatch(new RegExp(`^\\s+- name: ${MESSAGE_SHORTCUT_NAME}\\n\\s+type: message\\n\\s+callback_id: ${MESSAGE_SHORTCUT_CALLBACK_ID}$`, 'm'));
+    expect(manifest).toMatch(
+      new RegExp(`^\\s+- name: ${MESSAGE_SHORTCUT_NAME}\\n\\s+type: message\\n\\s+callback_id: ${MESSAGE_SHORTCUT_CALLBACK_ID}$`, 'm'),
+    );
     expect(manifest).toMatch(/^\s+interactivity:\n\s+is_enabled: true\n\s+request_url: https:\/\/\S+\/slack\/events$/m);
     const scopes = [...manifest.matchAll(/^\s+- ([a-z]+:[a-z.]+|commands)$/gm)].map((m) => m[1]);
     expect(scopes).toEqual(['commands', 'chat:write', 'users:read', 'channels:read', 'groups:read', 'usergroups:read']);

@@ -28,7 +28,13 @@ const TWINS: { name: string; text: string; elements: unknown[] }[] = [
     text: 'My favorite Slack features (in no particular order):\n• Huddles\n• Canvas\n• Developing with Block Kit',
     elements: [
       section(text('My favorite Slack features (in no particular order):')),
-      { type: 'rich_text_list', style: 'bullet', indent: 0, border: 0, elements: [section(text('Huddles')), section(text('Canvas')), section(text('Developing with Block Kit'))] },
+      {
+        type: 'rich_text_list',
+        style: 'bullet',
+        indent: 0,
+        border: 0,
+        elements: [section(text('Huddles')), section(text('Canvas')), section(text('Developing with Block Kit'))],
+      },
     ],
   },
   {
@@ -89,7 +95,10 @@ describe('plain text and rich text of one message', () => {
   for (const twin of TWINS) {
     it(`give the same words: ${twin.name}`, async () => {
       const fromText = await renderSlackMessage({ text: twin.text }, names);
-      const fromBlocks = await renderSlackMessage({ text: twin.text, blocks: [{ type: 'rich_text', block_id: 'b1', elements: twin.elements }] }, names);
+      const fromBlocks = await renderSlackMessage(
+        { text: twin.text, blocks: [{ type: 'rich_text', block_id: 'b1', elements: twin.elements }] },
+        names,
+      );
       expect(fromBlocks.text).toBe(fromText.text);
       expect(fromBlocks.excluded).toEqual(fromText.excluded);
       expect(fromBlocks.text).not.toMatch(/[*_~`<>]|:tada:/);
@@ -115,7 +124,13 @@ describe('whole messages', () => {
       {
         text: 'Hello <@U1>, the summary',
         attachments: [
-          { pretext: 'Forwarded:', title: 'Q3 report', text: 'Revenue &gt; plan', fields: [{ title: 'Owner', value: 'Finance team' }], fallback: 'ignored' },
+          {
+            pretext: 'Forwarded:',
+            title: 'Q3 report',
+            text: 'Revenue &gt; plan',
+            fields: [{ title: 'Owner', value: 'Finance team' }],
+            fallback: 'ignored',
+          },
           { fallback: 'Only a fallback here' },
         ],
       },
@@ -130,7 +145,10 @@ describe('whole messages', () => {
       text: 'fallback',
       blocks: [
         { type: 'header', text: { type: 'plain_text', text: 'New request' } },
-        { type: 'section', text: { type: 'mrkdwn', text: 'You have a new request:\n*<https://example.com|Fred Enriquez - Time Off request>*' } },
+        {
+          type: 'section',
+          text: { type: 'mrkdwn', text: 'You have a new request:\n*<https://example.com|Fred Enriquez - Time Off request>*' },
+        },
         {
           type: 'section',
           fields: [
@@ -141,7 +159,9 @@ describe('whole messages', () => {
         { type: 'context', elements: [{ type: 'mrkdwn', text: 'by <@U1>' }] },
       ],
     });
-    expect(r.text).toBe('New request\n\nYou have a new request:\nFred Enriquez - Time Off request\n\nType: Paid time off\nWhen: Aug 10-Aug 13\n\nby');
+    expect(r.text).toBe(
+      'New request\n\nYou have a new request:\nFred Enriquez - Time Off request\n\nType: Paid time off\nWhen: Aug 10-Aug 13\n\nby',
+    );
   });
 
   it('returns an empty text for a message with nothing to read, or only code', async () => {

@@ -68,7 +68,9 @@ describe('scored text through the real app', () => {
     ] as const) {
       const { payload } = messageShortcutPayload(h, { ts, ...message });
       expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
-      const reply = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && JSON.stringify(c.args.blocks).includes(ts.replace('.', '')));
+      const reply = await h.slack.waitFor(
+        (c) => c.method === 'chat.postEphemeral' && JSON.stringify(c.args.blocks).includes(ts.replace('.', '')),
+      );
       expect(JSON.stringify(reply.args.blocks)).toContain('Not scored: 1 code block');
       scored.push(h.proxy.detectBodies.at(-1)?.text ?? '');
     }

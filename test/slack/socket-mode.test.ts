@@ -53,14 +53,26 @@ beforeAll(async () => {
       acks.set(msg.envelope_id, entry);
       ackWaiters.get(msg.envelope_id)?.(entry);
     });
-    ws.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake', approximate_connection_time: 3600 }, connection_info: { app_id: 'A0TEST' } }));
+    ws.send(
+      JSON.stringify({
+        type: 'hello',
+        num_connections: 1,
+        debug_info: { host: 'fake', approximate_connection_time: 3600 },
+        connection_info: { app_id: 'A0TEST' },
+      }),
+    );
   });
   const port = (wss.address() as AddressInfo).port;
 
   slack = new FakeSlack({ botToken: BOT_TOKEN, socketUrl: `ws://127.0.0.1:${port}/link` });
   await slack.start();
   backend = await connectDetectionBackend({ DETECT_API_URL: proxy.url, DETECT_API_KEY: key });
-  const config = loadSlackConfig({ SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_APP_TOKEN: 'xapp-1-A0TEST-1-secret', SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'data') });
+  const config = loadSlackConfig({
+    SLACK_BOT_TOKEN: BOT_TOKEN,
+    SLACK_APP_TOKEN: 'xapp-1-A0TEST-1-secret',
+    SLACK_API_URL: slack.apiUrl,
+    DATA_DIR: join(dir, 'data'),
+  });
   app = await startSlackApp(config, { detector: backend.detector, logger: pino({ level: 'silent' }) });
 });
 
@@ -95,9 +107,19 @@ describe('Socket Mode', () => {
           type: 'slash_commands',
           accepts_response_payload: true,
           payload: {
-            token: 'unused', team_id: slack.teamId, team_domain: 'test', channel_id: 'C0GENERAL', channel_name: 'general',
-            user_id: 'U0MOD', user_name: 'grace', command: '/detect', text: `legal ${LONG_TEXT}`, api_app_id: 'A0TEST',
-            is_enterprise_install: 'false', response_url: responseUrl, trigger_id: triggerId(),
+            token: 'unused',
+            team_id: slack.teamId,
+            team_domain: 'test',
+            channel_id: 'C0GENERAL',
+            channel_name: 'general',
+            user_id: 'U0MOD',
+            user_name: 'grace',
+            command: '/detect',
+            text: `legal ${LONG_TEXT}`,
+            api_app_id: 'A0TEST',
+            is_enterprise_install: 'false',
+            response_url: responseUrl,
+            trigger_id: triggerId(),
           },
         }),
       );
@@ -122,7 +144,15 @@ describe('Socket Mode', () => {
         envelope_id: envelopeId,
         type: 'slash_commands',
         accepts_response_payload: true,
-        payload: { team_id: slack.teamId, channel_id: 'C0GENERAL', user_id: 'U0MOD', command: '/detect', text: 'help', response_url: slack.responseUrl(), trigger_id: triggerId() },
+        payload: {
+          team_id: slack.teamId,
+          channel_id: 'C0GENERAL',
+          user_id: 'U0MOD',
+          command: '/detect',
+          text: 'help',
+          response_url: slack.responseUrl(),
+          trigger_id: triggerId(),
+        },
       }),
     );
     const ack = await waitForAck(envelopeId);
@@ -137,9 +167,15 @@ describe('Socket Mode', () => {
         type: 'interactive',
         accepts_response_payload: false,
         payload: {
-          type: 'message_action', callback_id: 'detect_message', trigger_id: triggerId(), response_url: slack.responseUrl(),
-          team: { id: slack.teamId, domain: 'test' }, user: { id: 'U0MOD', team_id: slack.teamId }, channel: { id: 'C0GENERAL', name: 'general' },
-          message_ts: '1700000900.000100', message: { type: 'message', user: 'U0AUTHOR', ts: '1700000900.000100', text: LONG_TEXT },
+          type: 'message_action',
+          callback_id: 'detect_message',
+          trigger_id: triggerId(),
+          response_url: slack.responseUrl(),
+          team: { id: slack.teamId, domain: 'test' },
+          user: { id: 'U0MOD', team_id: slack.teamId },
+          channel: { id: 'C0GENERAL', name: 'general' },
+          message_ts: '1700000900.000100',
+          message: { type: 'message', user: 'U0AUTHOR', ts: '1700000900.000100', text: LONG_TEXT },
         },
       }),
     );

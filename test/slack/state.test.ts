@@ -10,7 +10,16 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
 import type { RecordedCall } from './fake-slack.ts';
-import { buttonPayload, interactionBody, LONG_TEXT, messageShortcutPayload, postToApp, slashCommandBody, startHarness, type Harness } from './harness.ts';
+import {
+  buttonPayload,
+  interactionBody,
+  LONG_TEXT,
+  messageShortcutPayload,
+  postToApp,
+  slashCommandBody,
+  startHarness,
+  type Harness,
+} from './harness.ts';
 
 // Over 2,000 characters: too long for a button to carry, so only the stored record can answer a click.
 const TEXT_TOO_LONG_FOR_A_BUTTON = Array.from({ length: 5 }, () => LONG_TEXT).join(' ');
@@ -142,13 +151,19 @@ describe('/detect-settings', () => {
   });
 
   it('shows the settings to anyone and lets only admins change them', async () => {
-    expect(await settings('', 'U0MOD')).toMatch(/Mode of checks that name none: \*general\* \(bot default\)[\s\S]*Audit channel: <#C0AUDIT> \(bot default\)/);
-    expect(await settings('mode legal', 'U0MOD')).toBe('Only workspace admins and owners can change these settings. `/detect-settings` alone shows them.');
+    expect(await settings('', 'U0MOD')).toMatch(
+      /Mode of checks that name none: \*general\* \(bot default\)[\s\S]*Audit channel: <#C0AUDIT> \(bot default\)/,
+    );
+    expect(await settings('mode legal', 'U0MOD')).toBe(
+      'Only workspace admins and owners can change these settings. `/detect-settings` alone shows them.',
+    );
     expect(await settings('mode legal', 'U0ADMIN')).toMatch(/^Checks that name no mode now use \*legal\*\./);
   });
 
   it('answers bad input with a sentence saying what to type', async () => {
-    expect(await settings('mode poetry', 'U0ADMIN')).toBe('“poetry” is not a mode. Use general, academic, financial or legal, or `default`.');
+    expect(await settings('mode poetry', 'U0ADMIN')).toBe(
+      '“poetry” is not a mode. Use general, academic, financial or legal, or `default`.',
+    );
     expect(await settings('audit mod-log', 'U0ADMIN')).toMatch(/^“mod-log” is not a channel\. Type # and pick the channel/);
     expect(await settings('checkers mods', 'U0ADMIN')).toMatch(/^“mods” is not a user group\. Type @ and pick a user group/);
     expect(await settings('colour blue', 'U0ADMIN')).toMatch(/^“colour” is not a setting\./);
@@ -179,7 +194,9 @@ describe('/detect-settings', () => {
 
     const member = messageShortcutPayload(h, message);
     await postToApp(h, interactionBody(member.payload));
-    const result = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && c.args.user === 'U0MOD' && blockText(c).includes('Request id'));
+    const result = await h.slack.waitFor(
+      (c) => c.method === 'chat.postEphemeral' && c.args.user === 'U0MOD' && blockText(c).includes('Request id'),
+    );
     expect(blockText(result)).toContain('Mode: *financial*');
     expect(await settings('checkers everyone', 'U0ADMIN')).toContain('Who may run “Check for AI text”: everyone');
   });

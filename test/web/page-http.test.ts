@@ -10,7 +10,11 @@ import { ENGLISH_TEXT, GERMAN_TEXT, call, detect, expectEnvelope, startTestServi
 import type { TestService } from '../service/helpers.ts';
 
 interface Wording {
-  errorSentence(failure: { status: number; error?: Record<string, unknown>; retryAfter?: number }): { sentence: string; askForKey: boolean; waitSeconds: number | undefined };
+  errorSentence(failure: { status: number; error?: Record<string, unknown>; retryAfter?: number }): {
+    sentence: string;
+    askForKey: boolean;
+    waitSeconds: number | undefined;
+  };
   warningSentence(code: string): string;
   countCharacters(text: string): number;
   band(probability: number): number;
@@ -133,7 +137,9 @@ describe('web page over HTTP', () => {
 
     const german = await detect(service, key, { text: GERMAN_TEXT });
     expectEnvelope(german, 422, 'unsupported_language');
-    expect(wording.errorSentence({ status: 422, error: german.body.error }).sentence).toMatch(/^The text appears to be in German\. Only English and Turkish/);
+    expect(wording.errorSentence({ status: 422, error: german.body.error }).sentence).toMatch(
+      /^The text appears to be in German\. Only English and Turkish/,
+    );
 
     const limited = await service.newKey({ rateLimitMax: 1 });
     expect((await detect(service, limited, { text: ENGLISH_TEXT })).status).toBe(200);

@@ -130,7 +130,9 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(shown.figure).toBe(`${Math.round(api.body.ai_probability * 100)}%`);
     expect(shown.dash).toBe(`${(api.body.ai_probability * 100).toFixed(2)} 100`);
     expect(shown.verdict).toBe(api.body.verdict);
-    expect(shown.verdictLabel).toBe({ likely_ai: 'Likely AI-generated', mixed: 'Mixed or unclear', likely_human: 'Likely human-written' }[api.body.verdict as string]);
+    expect(shown.verdictLabel).toBe(
+      { likely_ai: 'Likely AI-generated', mixed: 'Mixed or unclear', likely_human: 'Likely human-written' }[api.body.verdict as string],
+    );
     expect(shown.confidence).toBe(`${api.body.confidence[0].toUpperCase()}${api.body.confidence.slice(1)} confidence`);
     expect(shown.model).toBe(api.body.model);
     expect(shown.requestId).toBe(pageAnswer.request_id);
@@ -168,7 +170,7 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(new Set(segments.map((s) => s.band)).size).toBeGreaterThan(1);
     const visibleText = await page.$eval('#highlighted', (box: Dom) => {
       const copy = box.cloneNode(true);
-      copy.querySelectorAll('.sr-only').forEach((hidden: Dom) => hidden.remove());
+      for (const hidden of copy.querySelectorAll('.sr-only')) hidden.remove();
       return copy.textContent;
     });
     expect(visibleText).toBe(MIXED_TEXT);
@@ -226,7 +228,9 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(status).toBe(200);
     expect(body.warnings).toContain('short_text');
     await page.waitForSelector('#result[data-state="done"]');
-    const warnings = await page.$$eval('#warnings li', (items) => items.map((li: Dom) => ({ code: li.dataset.code, text: li.textContent })));
+    const warnings = await page.$$eval('#warnings li', (items) =>
+      items.map((li: Dom) => ({ code: li.dataset.code, text: li.textContent })),
+    );
     expect(warnings.map((w) => w.code)).toEqual(body.warnings);
     expect(warnings[0]!.text).toMatch(/^The text is short \(under about 40 words\), so the score is a weak guess\./);
     expect(await page.textContent('#result-announcement')).toMatch(/^Result: \d+% probability of AI writing\. .*1 warning\.$/);
@@ -257,7 +261,10 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
       controls
         .filter((control: Dom) => {
           const labels = control.labels;
-          const named = (labels && labels.length > 0) || control.getAttribute('aria-label') || (control.tagName === 'BUTTON' && control.textContent.trim());
+          const named =
+            (labels && labels.length > 0) ||
+            control.getAttribute('aria-label') ||
+            (control.tagName === 'BUTTON' && control.textContent.trim());
           return !named && control.offsetParent !== null;
         })
         .map((control: Dom) => control.outerHTML.slice(0, 80)),
@@ -287,7 +294,11 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
         }
         let result = { r: 255, g: 255, b: 255 };
         for (const layer of layers.reverse()) {
-          result = { r: layer.r * layer.a + result.r * (1 - layer.a), g: layer.g * layer.a + result.g * (1 - layer.a), b: layer.b * layer.a + result.b * (1 - layer.a) };
+          result = {
+            r: layer.r * layer.a + result.r * (1 - layer.a),
+            g: layer.g * layer.a + result.g * (1 - layer.a),
+            b: layer.b * layer.a + result.b * (1 - layer.a),
+          };
         }
         return result;
       };
@@ -302,7 +313,8 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
         const bg = luminance(background(element));
         const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
         checked++;
-        if (ratio < 4.5) failures.push(`${ratio.toFixed(2)} ${element.tagName}.${element.className}: ${node.textContent.trim().slice(0, 30)}`);
+        if (ratio < 4.5)
+          failures.push(`${ratio.toFixed(2)} ${element.tagName}.${element.className}: ${node.textContent.trim().slice(0, 30)}`);
       }
       return { checked, failures };
     });
@@ -317,7 +329,9 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(german.status).toBe(422);
     await page.waitForSelector('#error:not([hidden])');
     const sentence = await page.textContent('#error p');
-    expect(sentence).toBe('The text appears to be in German. Only English and Turkish are supported; if the text is in one of them, choose it under Language and check again.');
+    expect(sentence).toBe(
+      'The text appears to be in German. Only English and Turkish are supported; if the text is in one of them, choose it under Language and check again.',
+    );
     expect(await page.textContent('#error')).toContain(german.body.error.request_id);
     expect(await page.textContent('#error')).not.toContain('{');
 
@@ -331,7 +345,9 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(await page.textContent('#counter')).toBe('50,001 / 50,000 characters: 1 over the limit');
     expect(await page.getAttribute('#text', 'aria-invalid')).toBe('true');
     await page.click('#check');
-    expect(await page.textContent('#error p')).toBe('The text is 50,001 characters long; this server accepts at most 50,000. Shorten it or check it in parts.');
+    expect(await page.textContent('#error p')).toBe(
+      'The text is 50,001 characters long; this server accepts at most 50,000. Shorten it or check it in parts.',
+    );
     expect(sent).toBe(0);
     page.off('request', count);
 
@@ -343,7 +359,9 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(tooMany.status).toBe(429);
     const wait = tooMany.body.error.retry_after as number;
     await page.waitForSelector('#error:not([hidden])');
-    expect(await page.textContent('#error p')).toBe(`Too many checks with this key for now. Wait ${wait} second${wait === 1 ? '' : 's'} and try again.`);
+    expect(await page.textContent('#error p')).toBe(
+      `Too many checks with this key for now. Wait ${wait} second${wait === 1 ? '' : 's'} and try again.`,
+    );
     expect(await page.isDisabled('#check')).toBe(true);
     expect(await page.textContent('#check .btn-label')).toMatch(/^Try again in \d+ s$/);
     await page.evaluate((value) => (globalThis as Dom).localStorage.setItem('textdetect.apiKey', value), key);
@@ -362,7 +380,9 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(answer.status).toBe(401);
     expectCleanRequest(answer.request, ENGLISH_TEXT);
     await page.waitForSelector('#error:not([hidden])');
-    expect(await page.textContent('#error p')).toBe('Your API key was refused: This API key is not valid. Enter a valid key to check texts.');
+    expect(await page.textContent('#error p')).toBe(
+      'Your API key was refused: This API key is not valid. Enter a valid key to check texts.',
+    );
     await expect(page.isVisible('#key-card')).resolves.toBe(true);
     expect(await page.evaluate(() => (globalThis as Dom).document.activeElement?.id)).toBe('api-key');
     expect(page.url()).not.toContain(badKey);

@@ -34,6 +34,8 @@ export function openChatStore(location: StoreLocation, logger?: Logger): ChatSto
   try {
     return new SqliteChatStore(dataDir);
   } catch (err) {
-    throw new Error(`Could not open the bot database in DATA_DIR=${dataDir} (${(err as Error).message}); point DATA_DIR at a writable folder.`);
+    throw new Error(
+      `Could not open the bot database in DATA_DIR=${dataDir} (${(err as Error).message}); point DATA_DIR at a writable folder.`,
+    );
   }
 }

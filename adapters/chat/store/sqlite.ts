@@ -63,7 +63,9 @@ export class SqliteChatStore implements ChatStore {
 
   async saveCheck(id: string, record: unknown, ttlMs: number): Promise<void> {
     this.#db
-      .prepare('INSERT INTO checks (id, record, expires_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at')
+      .prepare(
+        'INSERT INTO checks (id, record, expires_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at',
+      )
       .run(id, JSON.stringify(record), this.#now() + ttlMs);
   }
 
@@ -106,7 +108,9 @@ export class SqliteChatStore implements ChatStore {
     // One statement, so two processes on the same file cannot both win: an expired claim is taken
     // over, a live one is left alone (0 rows changed).
     const result = this.#db
-      .prepare('INSERT INTO claims (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE claims.expires_at <= ?')
+      .prepare(
+        'INSERT INTO claims (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE claims.expires_at <= ?',
+      )
       .run(key, now + ttlMs, now);
     return Number(result.changes) > 0;
   }

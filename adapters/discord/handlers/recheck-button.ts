@@ -17,7 +17,12 @@ export async function handleRecheckButton(ctx: BotContext, interaction: ButtonIn
     remembered = await ctx.store.recall(parsed.key);
   } catch (err) {
     ctx.logger.error({ interactionId: interaction.id, err: (err as Error).message }, 'could not read the remembered check');
-    await answerProblem(ctx, interaction, 'The bot could not read this check back (its state store is unavailable). Try again in a minute.', 'state_unavailable');
+    await answerProblem(
+      ctx,
+      interaction,
+      'The bot could not read this check back (its state store is unavailable). Try again in a minute.',
+      'state_unavailable',
+    );
     return;
   }
   if (!remembered) {
@@ -31,7 +36,12 @@ export async function handleRecheckButton(ctx: BotContext, interaction: ButtonIn
     return;
   }
   if (remembered.ownerId !== interaction.user.id) {
-    await answerProblem(ctx, interaction, 'Only the person who ran this check can re-check it. Run the check yourself.', 'recheck_not_owner');
+    await answerProblem(
+      ctx,
+      interaction,
+      'Only the person who ran this check can re-check it. Run the check yourself.',
+      'recheck_not_owner',
+    );
     return;
   }
   await runCheck(ctx, interaction, {

@@ -3,7 +3,7 @@
  * store so every instance and every restart sees them. Only members with Manage Server may change
  * them; the answer is always ephemeral (settings are nobody else's business).
  */
-import { ChannelType, MessageFlags, PermissionFlagsBits, type ChatInputCommandInteraction } from 'discord.js';
+import { type ChannelType, MessageFlags, PermissionFlagsBits, type ChatInputCommandInteraction } from 'discord.js';
 import { isMode } from '../../chat/modes.ts';
 import { modeLabel } from '../../chat/format.ts';
 import type { ScopeSettings, SettingsPatch } from '../../chat/store/index.ts';
@@ -59,7 +59,8 @@ export async function handleSettingsCommand(ctx: BotContext, interaction: ChatIn
 function readChange(interaction: ChatInputCommandInteraction, subcommand: string | null, guildId: string): Outcome {
   if (subcommand === SETTINGS_SUBCOMMANDS.mode) {
     const mode = interaction.options.getString(SETTINGS_OPTIONS.mode);
-    if (mode === BOT_DEFAULT_CHOICE) return { ok: true, patch: { defaultMode: null }, done: 'This server now uses the bot’s default mode.' };
+    if (mode === BOT_DEFAULT_CHOICE)
+      return { ok: true, patch: { defaultMode: null }, done: 'This server now uses the bot’s default mode.' };
     if (!mode || !isMode(mode)) {
       return { ok: false, code: 'invalid_mode', problem: `"${mode ?? ''}" is not a mode. Choose academic, financial, legal or general.` };
     }
@@ -67,11 +68,20 @@ function readChange(interaction: ChatInputCommandInteraction, subcommand: string
   }
   if (subcommand === SETTINGS_SUBCOMMANDS.modlog) {
     const channel = interaction.options.getChannel(SETTINGS_OPTIONS.channel);
-    if (!channel) return { ok: true, patch: { auditChannelId: null }, done: 'This server’s mod-log channel was removed; the bot default applies.' };
+    if (!channel)
+      return { ok: true, patch: { auditChannelId: null }, done: 'This server’s mod-log channel was removed; the bot default applies.' };
     if (!(MODLOG_CHANNEL_TYPES as readonly ChannelType[]).includes(channel.type)) {
-      return { ok: false, code: 'invalid_channel', problem: `<#${channel.id}> is not a text channel; choose a text or announcement channel for the mod log.` };
+      return {
+        ok: false,
+        code: 'invalid_channel',
+        problem: `<#${channel.id}> is not a text channel; choose a text or announcement channel for the mod log.`,
+      };
     }
-    return { ok: true, patch: { auditChannelId: channel.id }, done: `Message checks are now logged in <#${channel.id}> (the bot needs View Channel and Send Messages there).` };
+    return {
+      ok: true,
+      patch: { auditChannelId: channel.id },
+      done: `Message checks are now logged in <#${channel.id}> (the bot needs View Channel and Send Messages there).`,
+    };
   }
   if (subcommand === SETTINGS_SUBCOMMANDS.checkerRole) {
     const role = interaction.options.getRole(SETTINGS_OPTIONS.role);
@@ -84,9 +94,17 @@ function readChange(interaction: ChatInputCommandInteraction, subcommand: string
       };
     }
     if (role.managed) {
-      return { ok: false, code: 'invalid_role', problem: `<@&${role.id}> belongs to an integration (a bot's own role); choose a role members are given.` };
+      return {
+        ok: false,
+        code: 'invalid_role',
+        problem: `<@&${role.id}> belongs to an integration (a bot's own role); choose a role members are given.`,
+      };
     }
-    return { ok: true, patch: { checkerId: role.id }, done: `Only members with <@&${role.id}> (or Manage Server) may run "Check for AI text" now.` };
+    return {
+      ok: true,
+      patch: { checkerId: role.id },
+      done: `Only members with <@&${role.id}> (or Manage Server) may run "Check for AI text" now.`,
+    };
   }
   return {
     ok: false,
@@ -107,7 +125,10 @@ function describeSettings(ctx: BotContext, settings: ScopeSettings): string {
 }
 
 /** True when the member may run the message check under the server's `checker-role` setting. */
-export function mayCheckMessages(interaction: { memberPermissions: { has(bit: bigint): boolean } | null; member: unknown }, checkerRoleId: string | undefined): boolean {
+export function mayCheckMessages(
+  interaction: { memberPermissions: { has(bit: bigint): boolean } | null; member: unknown },
+  checkerRoleId: string | undefined,
+): boolean {
   if (!checkerRoleId) return true;
   if (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild)) return true;
   const roles = (interaction.member as { roles?: unknown } | null)?.roles;

@@ -21,7 +21,11 @@ export interface ButtonClick {
 export const EXPIRED_MESSAGE =
   'This result is too old for its buttons to work (the bot keeps results for a limited time, and the text was too long to keep in the button). Run the check again.';
 
-export async function readButtonClick(ctx: SlackAppContext, body: BlockAction<ButtonAction>, action: ButtonAction): Promise<ButtonClick | undefined> {
+export async function readButtonClick(
+  ctx: SlackAppContext,
+  body: BlockAction<ButtonAction>,
+  action: ButtonAction,
+): Promise<ButtonClick | undefined> {
   const payload = decodeButtonValue(action.value);
   if (!payload || !isMode(payload.m)) return undefined;
   const teamId = body.team?.id ?? body.user.team_id;

@@ -41,12 +41,20 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
       source: { kind: 'text', words: countWords(rendered.text), excluded: rendered.excluded },
     });
     const reply = outcome.ok
-      ? buildResultMessage({ result: outcome.result, checkId: outcome.record.checkId, source: outcome.record.source, text: outcome.record.text })
+      ? buildResultMessage({
+          result: outcome.result,
+          checkId: outcome.record.checkId,
+          source: outcome.record.source,
+          text: outcome.record.text,
+        })
       : buildErrorMessage(outcome.message);
     try {
       await respond({ response_type: 'ephemeral', replace_original: announced, text: reply.text, blocks: reply.blocks });
     } catch (err) {
-      ctx.logger.error({ slack_error: slackErrorCode(err), team: command.team_id, user: command.user_id }, 'could not answer /detect through response_url');
+      ctx.logger.error(
+        { slack_error: slackErrorCode(err), team: command.team_id, user: command.user_id },
+        'could not answer /detect through response_url',
+      );
     }
   });
 }

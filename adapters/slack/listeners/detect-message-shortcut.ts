@@ -56,60 +56,73 @@ function fallbackPermalink(domain: string | undefined, channel: string, ts: stri
 }
 
 export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
-  app.shortcut<MessageShortcut>({ callback_id: MESSAGE_SHORTCUT_CALLBACK_ID, type: 'message_action' }, async ({ shortcut, ack, client, respond }) => {
-    await ack();
-    const teamId = shortcut.team?.id ?? shortcut.user.team_id;
-    const channel = shortcut.channel.id;
-    const message = shortcut.message as MessageShortcut['message'] & { thread_ts?: string; blocks?: unknown[]; attachments?: unknown[]; user?: string };
-    const ts = message.ts ?? shortcut.message_ts;
-    // A reply in a thread is answered in that thread; a top-level message in the channel.
-    const threadTs = message.thread_ts && message.thread_ts !== ts ? message.thread_ts : undefined;
-    const settings = await teamSettings(ctx, teamId);
-    if (!(await mayCheckMessages(client, shortcut.user.id, settings.checkerId))) {
-      ctx.logger.info({ team: teamId, user: shortcut.user.id, code: 'checker_group_required' }, 'check not run');
-      const refusal = buildErrorMessage(
-        `In this workspace only members of <!subteam^${settings.checkerId}> (and admins) may run “Check for AI text” (set with /detect-settings checkers).`,
-      );
-      await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, refusal);
-      return;
-    }
-
-    const [rendered, permalink] = await Promise.all([
-      renderSlackMessage(message, createNameResolver(client, ctx.names)),
-      client.chat
-        .getPermalink({ channel, message_ts: ts })
-        .then((r) => r.permalink)
-        .catch(() => fallbackPermalink(shortcut.team?.domain, channel, ts, message.thread_ts)),
-    ]);
-    let announced = false;
-    const outcome = await runCheck(ctx, {
-      kind: 'shortcut',
-      teamId,
-      userId: shortcut.user.id,
-      channelId: channel,
-      mode: settings.defaultMode ?? defaultModeFor(ctx.config, teamId),
-      // Shown through response_url, which the result can then replace (an ephemeral post cannot be edited).
-      onQueued: async (position: number) => {
-        announced = true;
-        await respond({ response_type: 'ephemeral', replace_original: false, text: queuedNotice(position) });
-      },
-      client,
-      rawText: rendered.text,
-      source: { kind: 'message', authorId: message.user, permalink, excluded: rendered.excluded },
-      permalink,
-      messageAuthorId: message.user,
-    });
-    const reply = outcome.ok
-      ? buildResultMessage({ result: outcome.result, checkId: outcome.record.checkId, source: outcome.record.source, text: outcome.record.text })
-      : buildErrorMessage(outcome.message);
-    if (announced) {
-      try {
-        await respond({ response_type: 'ephemeral', replace_original: true, text: reply.text, blocks: reply.blocks });
+  app.shortcut<MessageShortcut>(
+    { callback_id: MESSAGE_SHORTCUT_CALLBACK_ID, type: 'message_action' },
+    async ({ shortcut, ack, client, respond }) => {
+      await ack();
+      const teamId = shortcut.team?.id ?? shortcut.user.team_id;
+      const channel = shortcut.channel.id;
+      const message = shortcut.message as MessageShortcut['message'] & {
+        thread_ts?: string;
+        blocks?: unknown[];
+        attachments?: unknown[];
+        user?: string;
+      };
+      const ts = message.ts ?? shortcut.message_ts;
+      // A reply in a thread is answered in that thread; a top-level message in the channel.
+      const threadTs = message.thread_ts && message.thread_ts !== ts ? message.thread_ts : undefined;
+      const settings = await teamSettings(ctx, teamId);
+      if (!(await mayCheckMessages(client, shortcut.user.id, settings.checkerId))) {
+        ctx.logger.info({ team: teamId, user: shortcut.user.id, code: 'checker_group_required' }, 'check not run');
+        const refusal = buildErrorMessage(
+          `In this workspace only members of <!subteam^${settings.checkerId}> (and admins) may run “Check for AI text” (set with /detect-settings checkers).`,
+        );
+        await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, refusal);
         return;
-      } catch (err) {
-        ctx.logger.info({ slack_error: slackErrorCode(err), channel }, 'could not replace the queued notice; posting the result');
       }
-    }
-    await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, reply);
-  });
+
+      const [rendered, permalink] = await Promise.all([
+        renderSlackMessage(message, createNameResolver(client, ctx.names)),
+        client.chat
+          .getPermalink({ channel, message_ts: ts })
+          .then((r) => r.permalink)
+          .catch(() => fallbackPermalink(shortcut.team?.domain, channel, ts, message.thread_ts)),
+      ]);
+      let announced = false;
+      const outcome = await runCheck(ctx, {
+        kind: 'shortcut',
+        teamId,
+        userId: shortcut.user.id,
+        channelId: channel,
+        mode: settings.defaultMode ?? defaultModeFor(ctx.config, teamId),
+        // Shown through response_url, which the result can then replace (an ephemeral post cannot be edited).
+        onQueued: async (position: number) => {
+          announced = true;
+          await respond({ response_type: 'ephemeral', replace_original: false, text: queuedNotice(position) });
+        },
+        client,
+        rawText: rendered.text,
+        source: { kind: 'message', authorId: message.user, permalink, excluded: rendered.excluded },
+        permalink,
+        messageAuthorId: message.user,
+      });
+      const reply = outcome.ok
+        ? buildResultMessage({
+            result: outcome.result,
+            checkId: outcome.record.checkId,
+            source: outcome.record.source,
+            text: outcome.record.text,
+          })
+        : buildErrorMessage(outcome.message);
+      if (announced) {
+        try {
+          await respond({ response_type: 'ephemeral', replace_original: true, text: reply.text, blocks: reply.blocks });
+          return;
+        } catch (err) {
+          ctx.logger.info({ slack_error: slackErrorCode(err), channel }, 'could not replace the queued notice; posting the result');
+        }
+      }
+      await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, reply);
+    },
+  );
 }

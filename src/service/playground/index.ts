@@ -49,7 +49,9 @@ export default async function playground(app: FastifyInstance, { config }: Playg
     method: OTHER_METHODS,
     url: '/',
     onRequest: async () => {
-      throw new ApiError(405, 'method_not_allowed', 'The page at / accepts GET only; the API is POST /v1/detect.', { headers: { Allow: 'GET, HEAD' } });
+      throw new ApiError(405, 'method_not_allowed', 'The page at / accepts GET only; the API is POST /v1/detect.', {
+        headers: { Allow: 'GET, HEAD' },
+      });
     },
     handler: async () => undefined,
   });
@@ -58,7 +60,7 @@ export default async function playground(app: FastifyInstance, { config }: Playg
 function send(request: FastifyRequest, reply: FastifyReply, asset: Asset, cacheControl: string): FastifyReply {
   reply.header('Cache-Control', cacheControl).header('ETag', asset.etag);
   const ifNoneMatch = request.headers['if-none-match'];
-  if (ifNoneMatch && ifNoneMatch.split(',').some((tag) => tag.trim() === asset.etag)) {
+  if (ifNoneMatch?.split(',').some((tag) => tag.trim() === asset.etag)) {
     return reply.code(304).send();
   }
   return reply.type(asset.type).send(asset.body);

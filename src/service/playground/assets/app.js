@@ -197,7 +197,9 @@ async function check() {
   }
   const count = updateCounter();
   if (count > maxTextChars) {
-    showError(`The text is ${count.toLocaleString('en-US')} characters long; this server accepts at most ${maxTextChars.toLocaleString('en-US')}. Shorten it or check it in parts.`);
+    showError(
+      `The text is ${count.toLocaleString('en-US')} characters long; this server accepts at most ${maxTextChars.toLocaleString('en-US')}. Shorten it or check it in parts.`,
+    );
     textBox.focus();
     return;
   }

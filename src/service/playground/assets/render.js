@@ -56,7 +56,8 @@ export function renderResult(answer, submittedText) {
   renderSegments(answer.segments, submittedText);
 
   const warningsNote = answer.warnings.length ? ` ${answer.warnings.length} warning${answer.warnings.length > 1 ? 's' : ''}.` : '';
-  byId('result-announcement').textContent = `Result: ${formatPercent(probability)} probability of AI writing. ${verdict.label}, ${confidenceWords(answer.confidence).toLowerCase()}.${warningsNote}`;
+  byId('result-announcement').textContent =
+    `Result: ${formatPercent(probability)} probability of AI writing. ${verdict.label}, ${confidenceWords(answer.confidence).toLowerCase()}.${warningsNote}`;
 }
 
 /**

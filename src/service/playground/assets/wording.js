@@ -115,12 +115,16 @@ export function errorSentence({ status, error = {}, retryAfter }) {
     case 413:
       if (code === 'text_too_long' || error.max_chars !== undefined) {
         const max = error.max_chars;
-        return result(`The text is too long: this server accepts at most ${max !== undefined ? max.toLocaleString('en-US') : 'a limited number of'} characters. Shorten it or check it in parts.`);
+        return result(
+          `The text is too long: this server accepts at most ${max !== undefined ? max.toLocaleString('en-US') : 'a limited number of'} characters. Shorten it or check it in parts.`,
+        );
       }
       return result('The request is larger than this server accepts. Shorten the text or check it in parts.');
     case 422:
       if (code === 'unsupported_language') {
-        return result(`The text appears to be in ${languageName(error.detected_language ?? 'unknown')}. Only English and Turkish are supported; if the text is in one of them, choose it under Language and check again.`);
+        return result(
+          `The text appears to be in ${languageName(error.detected_language ?? 'unknown')}. Only English and Turkish are supported; if the text is in one of them, choose it under Language and check again.`,
+        );
       }
       return result(`The service could not score this text: ${serverMessage || 'it was refused.'}`);
     case 429: {
@@ -135,10 +139,15 @@ export function errorSentence({ status, error = {}, retryAfter }) {
     }
     case 503: {
       const seconds = Number.isFinite(wait) && wait > 0 ? Math.ceil(wait) : undefined;
-      return result(`The service is not ready (it is starting or shutting down). Try again${seconds ? ` in ${formatWait(seconds)}` : ' in a moment'}.`, false, seconds);
+      return result(
+        `The service is not ready (it is starting or shutting down). Try again${seconds ? ` in ${formatWait(seconds)}` : ' in a moment'}.`,
+        false,
+        seconds,
+      );
     }
     default:
-      if (status >= 500) return result('Something went wrong on the server. Try again later; if it keeps happening, quote the request id below.');
+      if (status >= 500)
+        return result('Something went wrong on the server. Try again later; if it keeps happening, quote the request id below.');
       return result(`The service refused the check (HTTP ${status})${serverMessage ? `: ${serverMessage}` : '.'}`);
   }
 }
