@@ -40,7 +40,7 @@ const args = process.argv.slice(2);
 const [first, ...rest] = args;
 
 if (first === '--version' || first === '-v') {
-  const { packageVersion } = await import('./version.ts');
+  const { packageVersion } = await import('../version.ts');
   process.stdout.write(`textdetect ${packageVersion()}\n`);
 } else if (first === '--help' || first === '-h' || first === 'help') {
   process.stdout.write(`${HELP}\n`);

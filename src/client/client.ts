@@ -6,6 +6,7 @@
  * succeed later (429 after the server's Retry-After, 5xx/timeouts/connection errors with backoff)
  * while failing at once on what cannot (other 4xx).
  */
+import { packageVersion } from '../version.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
@@ -35,7 +36,8 @@ const DEFAULT_INTERVAL_MS = 60_000;
 const DEFAULT_RETRY_BASE_MS = 500;
 const DEFAULT_RETRY_MAX_DELAY_MS = 8_000;
 const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 120_000;
-const VERSION = '0.1.0';
+// Read once from the installed package.json, so the User-Agent names the version actually running.
+const VERSION = packageVersion();
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface DetectClientOptions {

@@ -250,6 +250,19 @@ describe('POST /v1/detect: every error status', () => {
     expect(typeof answer.body.error.detected_language).toBe('string');
   });
 
+  it('200 with language_uncertain, not 422, when there is too little text to tell the language', async () => {
+    // A mention and one word: the old language guess called this Indonesian and answered 422.
+    const answer = await detect(service, key, { text: '@Ada test' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.language).toBe('en');
+    expect(answer.body.warnings).toEqual(expect.arrayContaining(['language_uncertain', 'short_text']));
+    expect(answer.body.verdict).not.toBe('likely_ai');
+    // The requested language is kept when the text cannot contradict it.
+    const asTurkish = await detect(service, key, { text: '@Ada test', language: 'tr' });
+    expect(asTurkish.status).toBe(200);
+    expect(asTurkish.body.language).toBe('tr');
+  });
+
   it('503 not_ready while the engine is not loaded; /readyz agrees', async () => {
     const notReady = await startTestService({ waitForEngine: false, modelPath: join(service.dir, 'no-such-model.bin') });
     try {

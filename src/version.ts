@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 /**
  * The package's version, read from its package.json at run time so it cannot drift from what was
- * installed. This module runs from `src/cli/` (sources) or `dist/src/cli/` (the build, an installed
+ * installed. This module runs from `src/` (sources) or `dist/src/` (the build, an installed
  * package), so the nearest package.json named `textdetect` above it is the one.
  */
 export function packageVersion(): string {
