@@ -77,7 +77,10 @@ describe('two processes sharing one budget through Redis', () => {
     const perWindow = ((answered.length - 1) / spanMs) * WINDOW_MS;
     expect(perWindow).toBeLessThanOrEqual(LIMIT * 1.02); // timer and network jitter
     // Paced as one: the first LIMIT requests of both processes together are spread over the window.
-    expect((answered[LIMIT - 1] ?? 0) - (answered[0] ?? 0)).toBeGreaterThanOrEqual(WINDOW_MS * 0.85);
+    // One shared limiter spaces them WINDOW_MS / LIMIT apart (7 gaps: 1,750 ms); two separate ones would
+    // each send every 250 ms, 8 requests in 3 gaps (750 ms). The bar sits between the two, clear of
+    // the scheduling delay a loaded 2-core CI machine adds to the first request (1,678 ms seen).
+    expect((answered[LIMIT - 1] ?? 0) - (answered[0] ?? 0)).toBeGreaterThanOrEqual(WINDOW_MS * 0.6);
   }, 60_000);
 
   it('without Redis the same two processes overrun the limit (the control)', async () => {
