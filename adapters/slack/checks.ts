@@ -11,7 +11,14 @@ import type { DetectRequest, DetectResponse, Mode } from '../../src/contract.ts'
 import type { ChatStore, ScopeSettings } from '../chat/store/index.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import { countWords, prepareTextForDetection } from '../chat/message-text.ts';
-import { buildAuditMessage, type AuditEntry, type CheckSource } from './blocks.ts';
+import {
+  buildAuditMessage,
+  buildErrorMessage,
+  buildResultMessage,
+  type AuditEntry,
+  type CheckSource,
+  type SlackMessage,
+} from './blocks.ts';
 import { auditChannelFor, defaultModeFor, type SlackAppConfig } from './config.ts';
 import type { NameResolver } from './message-text.ts';
 
@@ -118,6 +125,13 @@ export interface CheckRequest {
 export type CheckOutcome =
   | { ok: true; record: CheckRecord; result: DetectResponse }
   | { ok: false; message: string; code: string; requestId: string | undefined };
+
+/** The moderator's reply to a check: the result, or the sentence that says what went wrong. */
+export function outcomeMessage(outcome: CheckOutcome, recheckedFrom?: Mode): SlackMessage {
+  if (!outcome.ok) return buildErrorMessage(outcome.message);
+  const { record, result } = outcome;
+  return buildResultMessage({ result, checkId: record.checkId, source: record.source, text: record.text, recheckedFrom });
+}
 
 /** Runs one check and never throws: failures come back as a sentence for the moderator. */
 export async function runCheck(ctx: SlackAppContext, req: CheckRequest): Promise<CheckOutcome> {

@@ -3,8 +3,8 @@
  * `entitlements`, see documented-payloads.ts) and an interaction discord.js cannot read: the process
  * answers both, logs the unreadable one with its interaction id, and goes on answering /detect.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startBotProcess, type BotProcess } from './bot-process.ts';
 import { slashCommandExample } from './documented-payloads.ts';
 import { FakeDiscord, snowflake } from './fake-discord.ts';
 import { chatInputDetect, user } from './payloads.ts';
@@ -17,32 +17,20 @@ const TEXT =
   'members agreed to cap travel at last year’s level and revisit the question in the autumn.';
 
 let fake: FakeDiscord;
-let child: ChildProcess | undefined;
-let output = '';
+let bot: BotProcess | undefined;
 
 beforeAll(async () => {
   fake = await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN });
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
+  if (bot && bot.child.exitCode === null) bot.child.kill('SIGKILL');
   await fake?.close();
 });
 
 it('survives the documented example and an unreadable interaction, and keeps answering', async () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, DISCORD_TOKEN: TOKEN, DISCORD_API_URL: fake.apiUrl, LOG_LEVEL: 'info' };
-  delete env.DETECT_API_URL;
-  delete env.DETECT_API_KEY;
-  child = spawn(process.execPath, ['--import', 'tsx', 'adapters/discord/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-  await Promise.race([
-    fake.waitForReady(),
-    exited.then((code) => {
-      throw new Error(`bot exited (${code}) before identifying:\n${output}`);
-    }),
-  ]);
+  bot = await startBotProcess(fake, TOKEN);
+  const { child, exited } = bot;
 
   const documented = { ...slashCommandExample(), token: `A_UNIQUE_TOKEN-${snowflake()}` } as { id: string; token: string };
   fake.sendInteraction(documented);
@@ -71,6 +59,7 @@ it('survives the documented example and an unreadable interaction, and keeps ans
   expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
   expect(child.exitCode).toBeNull();
 
+  const output = bot.output();
   const lines = output
     .split('\n')
     .filter((l) => l.startsWith('{'))

@@ -3,8 +3,9 @@
  * in-process, connects to (fake) Discord, answers a /detect, logs neither the text nor a secret,
  * and exits cleanly on SIGTERM.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startBotProcess, type BotProcess } from './bot-process.ts';
 import { FakeDiscord, snowflake } from './fake-discord.ts';
 import { chatInputDetect, user } from './payloads.ts';
 
@@ -16,33 +17,20 @@ const TEXT =
   'members agreed to cap travel at last year’s level and revisit the question in the autumn, once the figures were clearer.';
 
 let fake: FakeDiscord;
-let child: ChildProcess | undefined;
-let output = '';
+let bot: BotProcess | undefined;
 
 beforeAll(async () => {
   fake = await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN });
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
+  if (bot && bot.child.exitCode === null) bot.child.kill('SIGKILL');
   await fake?.close();
 });
 
 it('starts with an in-process service, answers /detect and stops on SIGTERM', async () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, DISCORD_TOKEN: TOKEN, DISCORD_API_URL: fake.apiUrl, LOG_LEVEL: 'info' };
-  delete env.DETECT_API_URL;
-  delete env.DETECT_API_KEY;
-  child = spawn(process.execPath, ['--import', 'tsx', 'adapters/discord/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-
-  await Promise.race([
-    fake.waitForReady(),
-    exited.then((code) => {
-      throw new Error(`bot exited (${code}) before identifying:\n${output}`);
-    }),
-  ]);
+  bot = await startBotProcess(fake, TOKEN);
+  const { child, exited } = bot;
   expect(fake.identifies[0]?.intents).toBe(1);
 
   const place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
@@ -55,6 +43,7 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
 
   child.kill('SIGTERM');
   expect(await exited).toBe(0);
+  const output = bot.output();
   if (process.env.SHOW_BOT_OUTPUT) console.log(output);
 
   const logLines = output.split('\n').filter((l) => l.startsWith('{'));

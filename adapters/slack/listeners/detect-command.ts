@@ -5,8 +5,16 @@
 import type { App } from '@slack/bolt';
 import { countWords } from '../../chat/message-text.ts';
 import { helpLines, parseDetectCommand } from '../../chat/modes.ts';
-import { buildErrorMessage, buildHelpMessage, buildResultMessage } from '../blocks.ts';
-import { createNameResolver, queuedNotice, runCheck, slackErrorCode, teamDefaultMode, type SlackAppContext } from '../checks.ts';
+import { buildHelpMessage } from '../blocks.ts';
+import {
+  createNameResolver,
+  queuedNotice,
+  outcomeMessage,
+  runCheck,
+  slackErrorCode,
+  teamDefaultMode,
+  type SlackAppContext,
+} from '../checks.ts';
 import { renderSlackMrkdwn } from '../message-text.ts';
 import { MESSAGE_SHORTCUT_NAME } from './detect-message-shortcut.ts';
 
@@ -40,14 +48,7 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
       rawText: rendered.text,
       source: { kind: 'text', words: countWords(rendered.text), excluded: rendered.excluded },
     });
-    const reply = outcome.ok
-      ? buildResultMessage({
-          result: outcome.result,
-          checkId: outcome.record.checkId,
-          source: outcome.record.source,
-          text: outcome.record.text,
-        })
-      : buildErrorMessage(outcome.message);
+    const reply = outcomeMessage(outcome);
     try {
       await respond({ response_type: 'ephemeral', replace_original: announced, text: reply.text, blocks: reply.blocks });
     } catch (err) {

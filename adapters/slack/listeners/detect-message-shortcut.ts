@@ -4,8 +4,16 @@
  * the same channel and thread.
  */
 import type { App, MessageShortcut, RespondFn, webApi } from '@slack/bolt';
-import { buildErrorMessage, buildResultMessage, type SlackMessage } from '../blocks.ts';
-import { createNameResolver, queuedNotice, runCheck, slackErrorCode, teamSettings, type SlackAppContext } from '../checks.ts';
+import { buildErrorMessage, type SlackMessage } from '../blocks.ts';
+import {
+  createNameResolver,
+  queuedNotice,
+  outcomeMessage,
+  runCheck,
+  slackErrorCode,
+  teamSettings,
+  type SlackAppContext,
+} from '../checks.ts';
 import { defaultModeFor } from '../config.ts';
 import { mayCheckMessages } from '../settings.ts';
 import { renderSlackMessage } from '../message-text.ts';
@@ -106,14 +114,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
         permalink,
         messageAuthorId: message.user,
       });
-      const reply = outcome.ok
-        ? buildResultMessage({
-            result: outcome.result,
-            checkId: outcome.record.checkId,
-            source: outcome.record.source,
-            text: outcome.record.text,
-          })
-        : buildErrorMessage(outcome.message);
+      const reply = outcomeMessage(outcome);
       if (announced) {
         try {
           await respond({ response_type: 'ephemeral', replace_original: true, text: reply.text, blocks: reply.blocks });

@@ -3,8 +3,8 @@
  * in place, so the moderator compares modes without a pile of replies.
  */
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
-import { ACTION_RECHECK_PREFIX, buildErrorMessage, buildResultMessage } from '../blocks.ts';
-import { queuedNotice, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
+import { ACTION_RECHECK_PREFIX, buildErrorMessage } from '../blocks.ts';
+import { queuedNotice, outcomeMessage, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
 import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
 
 export function registerRecheckAction(app: App, ctx: SlackAppContext): void {
@@ -30,15 +30,7 @@ export function registerRecheckAction(app: App, ctx: SlackAppContext): void {
               respond({ response_type: 'ephemeral', replace_original: true, text: queuedNotice(position) }),
             ),
           );
-      reply = outcome.ok
-        ? buildResultMessage({
-            result: outcome.result,
-            checkId: outcome.record.checkId,
-            source: outcome.record.source,
-            text: outcome.record.text,
-            recheckedFrom: previous,
-          })
-        : buildErrorMessage(outcome.message);
+      reply = outcomeMessage(outcome, previous);
     }
     try {
       await respond({ response_type: 'ephemeral', replace_original: true, text: reply.text, blocks: reply.blocks });
