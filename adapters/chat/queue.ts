@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { recoverFromRedis7ScriptErrors } from '../../src/client/bottleneck-redis7.ts';
 import { RateLimitError } from '../../src/client/errors.ts';
 
 export interface QueueRate {
@@ -81,6 +82,8 @@ export class DetectionQueue {
         warn(err);
       });
       this.#connection = new Bottleneck.IORedisConnection({ client: this.#redis });
+      // Without it the shared queue fails every check once its keys vanish (FLUSHALL, a Redis restart).
+      recoverFromRedis7ScriptErrors(this.#connection);
       this.#connection.on('error', warn);
     }
     const rate = options.rate;
