@@ -54,10 +54,12 @@ export class ResultCache {
     private readonly ttlMs: number,
   ) {}
 
-  async create(init: Omit<CheckRecord, 'checkId' | 'results'>): Promise<CheckRecord> {
-    const record: CheckRecord = { ...init, checkId: randomBytes(9).toString('base64url'), results: {} };
-    await this.save(record);
-    return record;
+  /**
+   * A new record, not stored yet: runCheck saves it with its first result. Until then no button can
+   * refer to it, so a check that fails keeps no text, and one store write per check is enough.
+   */
+  create(init: Omit<CheckRecord, 'checkId' | 'results'>): CheckRecord {
+    return { ...init, checkId: randomBytes(9).toString('base64url'), results: {} };
   }
 
   async save(record: CheckRecord): Promise<void> {
@@ -143,7 +145,7 @@ export async function runCheck(ctx: SlackAppContext, req: CheckRequest): Promise
     if (!record) {
       const text = prepareTextForDetection(req.rawText ?? '', ctx.config.maxTextChars);
       words = countWords(text);
-      record = await ctx.results.create({
+      record = ctx.results.create({
         teamId: req.teamId,
         userId: req.userId,
         text,
