@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { ConnectionError, RateLimitError, ServerError, TimeoutError } from '../../src/client/errors.ts';
 import type { DetectRequest, DetectResponse, Language, Mode } from '../../src/contract.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
-import type { ExcludedCounts } from '../chat/format.ts';
+import { type ExcludedCounts, queuedNotice } from '../chat/format.ts';
 import { prepareTextForDetection } from '../chat/message-text.ts';
 import type { ChatStore, ScopeSettings } from '../chat/store/index.ts';
 import type { DiscordBotSettings } from './config.ts';
@@ -114,11 +114,6 @@ export interface CheckRequest {
   trigger: string;
   /** What the markup renderer left out of the score, noted in the reply. */
   excluded?: ExcludedCounts | undefined;
-}
-
-/** What a moderator sees while their check waits for its turn. */
-export function queuedNotice(position: number): string {
-  return `⏳ Queued (position ${position}): other checks are ahead of this one; the answer follows as soon as the detection service has room.`;
 }
 
 /** Failures where the same request may succeed later, so the reply offers "Try again". */

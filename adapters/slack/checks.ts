@@ -88,11 +88,6 @@ export async function teamDefaultMode(ctx: SlackAppContext, teamId: string | und
   return (await teamSettings(ctx, teamId)).defaultMode ?? defaultModeFor(ctx.config, teamId);
 }
 
-/** What a moderator sees while their check waits for its turn. */
-export function queuedNotice(position: number): string {
-  return `⏳ Queued (position ${position}): other checks are ahead of this one; the result follows as soon as the detection service has room.`;
-}
-
 export type NameCache = Map<string, { name: string | undefined; until: number }>;
 
 export interface SlackAppContext {
