@@ -45,11 +45,16 @@ export interface BotContext {
   signal: AbortSignal;
 }
 
+/** Where a server's settings live in the state store: read by every check, written by /detect-settings. */
+export function guildScope(guildId: string): string {
+  return `discord:${guildId}`;
+}
+
 /** A server's `/detect-settings`; empty in DMs, and when the store cannot answer (defaults apply then). */
 export async function guildSettings(ctx: BotContext, guildId: string | null | undefined): Promise<ScopeSettings> {
   if (!guildId) return {};
   try {
-    return await ctx.state.getSettings(`discord:${guildId}`);
+    return await ctx.state.getSettings(guildScope(guildId));
   } catch (err) {
     ctx.logger.warn({ guildId, err: (err as Error).message }, 'could not read the server settings; using the defaults');
     return {};

@@ -72,11 +72,16 @@ export class ResultCache {
   }
 }
 
+/** Where a workspace's settings live in the state store: read by every check, written by /detect-settings. */
+export function teamScope(teamId: string): string {
+  return `slack:${teamId}`;
+}
+
 /** A workspace's `/detect-settings`; empty when the store cannot answer (the environment's defaults apply). */
 export async function teamSettings(ctx: SlackAppContext, teamId: string | undefined): Promise<ScopeSettings> {
   if (!teamId) return {};
   try {
-    return await ctx.state.getSettings(`slack:${teamId}`);
+    return await ctx.state.getSettings(teamScope(teamId));
   } catch (err) {
     ctx.logger.warn({ team: teamId, err: (err as Error).message }, 'could not read the workspace settings; using the defaults');
     return {};
