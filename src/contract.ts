@@ -78,7 +78,7 @@ export interface DetectResponse {
 
 /** `error.type` values, one per family of status codes. */
 export type ErrorType =
-  | 'invalid_request_error' // 400, 404, 405, 408, 413, 414, 415, 422, 431
+  | 'invalid_request_error' // 400, 404, 405, 408, 413, 414, 415, 417, 422, 431
   | 'authentication_error' // 401
   | 'permission_error' // 403
   | 'rate_limit_error' // 429
@@ -110,6 +110,8 @@ export const ERROR_CODES = [
   'payload_too_large',
   'uri_too_long',
   'unsupported_media_type',
+  'unsupported_encoding',
+  'expectation_failed',
   'headers_too_large',
   'unsupported_language',
   'rate_limited',

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { DetectClient, type DetectCallOptions } from '../../src/client/index.ts';
-import type { DetectRequest, DetectResponse } from '../../src/client/types.ts';
+import type { DetectRequest, DetectResponse } from '../../src/contract.ts';
 import { DetectionQueue, parseQueueRate, type QueueRate } from './queue.ts';
 
 /** Options of one queued detection call. */

@@ -196,3 +196,8 @@ export function excludedNote(excluded: ExcludedCounts | undefined): string | und
   const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
   return `Not scored: ${list} (code, names and addresses are not the author's prose).`;
 }
+
+/** What a moderator sees while their check waits its turn in the bots' queue (adapters/chat/queue.ts). */
+export function queuedNotice(position: number): string {
+  return `⏳ Queued (position ${position}): other checks are ahead of this one; the result follows as soon as the detection service has room.`;
+}

@@ -10,7 +10,9 @@ import { randomUUID } from 'node:crypto';
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { recoverFromRedis7ScriptErrors } from '../../src/client/bottleneck-redis7.ts';
 import { RateLimitError } from '../../src/client/errors.ts';
+import { bounded, sleep } from '../../src/client/timing.ts';
 
 export interface QueueRate {
   /** Calls allowed per `intervalMs` (the key's rate limit). */
@@ -81,6 +83,8 @@ export class DetectionQueue {
         warn(err);
       });
       this.#connection = new Bottleneck.IORedisConnection({ client: this.#redis });
+      // Without it the shared queue fails every check once its keys vanish (FLUSHALL, a Redis restart).
+      recoverFromRedis7ScriptErrors(this.#connection);
       this.#connection.on('error', warn);
     }
     const rate = options.rate;
@@ -294,32 +298,6 @@ export class DetectionQueue {
       },
     };
   }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-async function bounded(promise: unknown, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.resolve(promise).catch(() => undefined),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
 }
 
 /** Reads `DETECT_QUEUE_RATE` (`10/5s`, `600/1m`, `60/60000ms`); undefined when unset. */

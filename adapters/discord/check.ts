@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { ConnectionError, RateLimitError, ServerError, TimeoutError } from '../../src/client/errors.ts';
 import type { DetectRequest, DetectResponse, Language, Mode } from '../../src/contract.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
-import type { ExcludedCounts } from '../chat/format.ts';
+import { type ExcludedCounts, queuedNotice } from '../chat/format.ts';
 import { prepareTextForDetection } from '../chat/message-text.ts';
 import type { ChatStore, ScopeSettings } from '../chat/store/index.ts';
 import type { DiscordBotSettings } from './config.ts';
@@ -45,11 +45,16 @@ export interface BotContext {
   signal: AbortSignal;
 }
 
+/** Where a server's settings live in the state store: read by every check, written by /detect-settings. */
+export function guildScope(guildId: string): string {
+  return `discord:${guildId}`;
+}
+
 /** A server's `/detect-settings`; empty in DMs, and when the store cannot answer (defaults apply then). */
 export async function guildSettings(ctx: BotContext, guildId: string | null | undefined): Promise<ScopeSettings> {
   if (!guildId) return {};
   try {
-    return await ctx.state.getSettings(`discord:${guildId}`);
+    return await ctx.state.getSettings(guildScope(guildId));
   } catch (err) {
     ctx.logger.warn({ guildId, err: (err as Error).message }, 'could not read the server settings; using the defaults');
     return {};
@@ -114,11 +119,6 @@ export interface CheckRequest {
   trigger: string;
   /** What the markup renderer left out of the score, noted in the reply. */
   excluded?: ExcludedCounts | undefined;
-}
-
-/** What a moderator sees while their check waits for its turn. */
-export function queuedNotice(position: number): string {
-  return `⏳ Queued (position ${position}): other checks are ahead of this one; the answer follows as soon as the detection service has room.`;
 }
 
 /** Failures where the same request may succeed later, so the reply offers "Try again". */

@@ -28,11 +28,16 @@ interface Dispatch {
 
 type HandlePacket = (packet?: Dispatch, shard?: unknown) => boolean;
 
+/** The payload of an INTERACTION_CREATE dispatch; undefined for any other dispatch. */
+function interactionData(packet: Dispatch | undefined): Record<string, unknown> | undefined {
+  if (packet?.t !== 'INTERACTION_CREATE' || typeof packet.d !== 'object' || packet.d === null) return undefined;
+  return packet.d as Record<string, unknown>;
+}
+
 /** The interaction id and token of an INTERACTION_CREATE dispatch, when it has them. */
 function interactionOf(packet: Dispatch | undefined): { id: string; token: string } | undefined {
-  if (packet?.t !== 'INTERACTION_CREATE' || typeof packet.d !== 'object' || packet.d === null) return undefined;
-  const d = packet.d as { id?: unknown; token?: unknown };
-  return typeof d.id === 'string' && typeof d.token === 'string' ? { id: d.id, token: d.token } : undefined;
+  const d = interactionData(packet);
+  return typeof d?.id === 'string' && typeof d.token === 'string' ? { id: d.id, token: d.token } : undefined;
 }
 
 /**
@@ -42,8 +47,8 @@ function interactionOf(packet: Dispatch | undefined): { id: string; token: strin
  * addressed to this application).
  */
 function fillRequiredDefaults(client: Client, packet: Dispatch | undefined): void {
-  if (packet?.t !== 'INTERACTION_CREATE' || typeof packet.d !== 'object' || packet.d === null) return;
-  const d = packet.d as Record<string, unknown>;
+  const d = interactionData(packet);
+  if (!d) return;
   if (!Array.isArray(d.entitlements)) d.entitlements = [];
   if (typeof d.authorizing_integration_owners !== 'object' || d.authorizing_integration_owners === null)
     d.authorizing_integration_owners = {};

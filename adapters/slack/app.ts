@@ -139,7 +139,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
             processBeforeResponse: false,
             logger: boltLogger(deps.logger),
             // Bad payloads: logged and answered 200, not 404/500 (error-handling.ts).
-            ...receiverErrorOptions(logger, config.slackApiUrl),
+            ...receiverErrorOptions(logger),
             // For load balancers and uptime checks; it reveals nothing but liveness.
             customRoutes: [
               {

@@ -54,10 +54,12 @@ export class ResultCache {
     private readonly ttlMs: number,
   ) {}
 
-  async create(init: Omit<CheckRecord, 'checkId' | 'results'>): Promise<CheckRecord> {
-    const record: CheckRecord = { ...init, checkId: randomBytes(9).toString('base64url'), results: {} };
-    await this.save(record);
-    return record;
+  /**
+   * A new record, not stored yet: runCheck saves it with its first result. Until then no button can
+   * refer to it, so a check that fails keeps no text, and one store write per check is enough.
+   */
+  create(init: Omit<CheckRecord, 'checkId' | 'results'>): CheckRecord {
+    return { ...init, checkId: randomBytes(9).toString('base64url'), results: {} };
   }
 
   async save(record: CheckRecord): Promise<void> {
@@ -70,11 +72,16 @@ export class ResultCache {
   }
 }
 
+/** Where a workspace's settings live in the state store: read by every check, written by /detect-settings. */
+export function teamScope(teamId: string): string {
+  return `slack:${teamId}`;
+}
+
 /** A workspace's `/detect-settings`; empty when the store cannot answer (the environment's defaults apply). */
 export async function teamSettings(ctx: SlackAppContext, teamId: string | undefined): Promise<ScopeSettings> {
   if (!teamId) return {};
   try {
-    return await ctx.state.getSettings(`slack:${teamId}`);
+    return await ctx.state.getSettings(teamScope(teamId));
   } catch (err) {
     ctx.logger.warn({ team: teamId, err: (err as Error).message }, 'could not read the workspace settings; using the defaults');
     return {};
@@ -84,11 +91,6 @@ export async function teamSettings(ctx: SlackAppContext, teamId: string | undefi
 /** The mode of a check that names none: the workspace's setting, else the environment's. */
 export async function teamDefaultMode(ctx: SlackAppContext, teamId: string | undefined): Promise<Mode> {
   return (await teamSettings(ctx, teamId)).defaultMode ?? defaultModeFor(ctx.config, teamId);
-}
-
-/** What a moderator sees while their check waits for its turn. */
-export function queuedNotice(position: number): string {
-  return `⏳ Queued (position ${position}): other checks are ahead of this one; the result follows as soon as the detection service has room.`;
 }
 
 export type NameCache = Map<string, { name: string | undefined; until: number }>;
@@ -143,7 +145,7 @@ export async function runCheck(ctx: SlackAppContext, req: CheckRequest): Promise
     if (!record) {
       const text = prepareTextForDetection(req.rawText ?? '', ctx.config.maxTextChars);
       words = countWords(text);
-      record = await ctx.results.create({
+      record = ctx.results.create({
         teamId: req.teamId,
         userId: req.userId,
         text,

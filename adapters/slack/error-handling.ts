@@ -96,7 +96,6 @@ async function tellUser(body: unknown, slackApiUrl: string, logger: Logger): Pro
 /** Receiver options: bad payloads are logged and acknowledged with 200 instead of 404/500. */
 export function receiverErrorOptions(
   logger: Logger,
-  _slackApiUrl: string,
 ): Pick<HTTPReceiverOptions, 'processEventErrorHandler' | 'unhandledRequestHandler' | 'unhandledRequestTimeoutMillis'> {
   return {
     unhandledRequestTimeoutMillis: UNHANDLED_REQUEST_ACK_MS,

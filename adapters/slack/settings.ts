@@ -3,7 +3,7 @@
  * the two permission questions (may this user change settings; may this user check messages).
  */
 import type { webApi } from '@slack/bolt';
-import type { Mode } from '../../src/client/types.ts';
+import type { Mode } from '../../src/contract.ts';
 import { isMode } from '../chat/modes.ts';
 import type { SettingsPatch } from '../chat/store/index.ts';
 

@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { recoverFromRedis7ScriptErrors } from './bottleneck-redis7.ts';
 import { ConnectionError, RateLimitError } from './errors.ts';
 import type { ClientLogger } from './logger.ts';
-import { abortReason, sleep } from './timing.ts';
+import { abortReason, bounded, sleep } from './timing.ts';
 
 /** How the limiter paces calls. Every field is optional; the defaults suit one key at its limit. */
 export interface LimiterOptions {
@@ -272,24 +272,6 @@ export class RequestLimiter {
       if (!flushed) await bounded(this.connection.disconnect(false), 1_000);
       this.redis?.disconnect();
     }
-  }
-}
-
-/** Settles within `ms` whatever `promise` does; true if it resolved in time. */
-async function bounded(promise: Promise<unknown> | unknown, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      Promise.resolve(promise).then(
-        () => true,
-        () => false,
-      ),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

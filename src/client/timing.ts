@@ -1,4 +1,4 @@
-/** Small timing helpers shared by the client and its limiter. */
+/** Small timing helpers shared by the client, its limiter and the bots' detection queue. */
 
 /** What to reject with when `signal` fired: its reason if it is an Error, else a standard AbortError. */
 export function abortReason(signal: AbortSignal): Error {
@@ -33,4 +33,22 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export function backoffDelay(retry: number, baseMs: number, capMs: number): number {
   const exp = Math.min(capMs, baseMs * 2 ** Math.max(0, retry - 1));
   return exp / 2 + Math.random() * (exp / 2);
+}
+
+/** Settles within `ms` whatever `promise` does; true if it resolved in time. */
+export async function bounded(promise: Promise<unknown> | unknown, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      Promise.resolve(promise).then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

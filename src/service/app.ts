@@ -312,7 +312,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     reply.header('RateLimit-Policy', `${max};w=${windowSeconds}`);
     reply.header('RateLimit-Remaining', remaining);
     // A fresh counter has no window yet: it would start now and last a full window.
-    reply.header('RateLimit-Reset', resetSeconds > 0 ? resetSeconds : Math.ceil(config.rateLimitWindowMs / 1000));
+    reply.header('RateLimit-Reset', resetSeconds > 0 ? resetSeconds : windowSeconds);
   }
 
   function setIdHeaders(request: FastifyRequest, reply: FastifyReply): void {

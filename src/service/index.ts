@@ -14,6 +14,7 @@ import type { ServiceConfig } from './config.ts';
 import { createEngineHost } from './engine.ts';
 import type { EngineHost } from './engine.ts';
 import { createApiKey, KeyStore } from './keys.ts';
+import { listenUrl } from './listen-url.ts';
 import { createRedisCounters } from './ratelimit.ts';
 import type { RedisCounters } from './ratelimit.ts';
 
@@ -124,10 +125,7 @@ async function start(config: Partial<ServiceConfig>, sandboxKey: string | undefi
     await engine.close();
     throw err;
   }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : resolved.port;
-  const host = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host === '0.0.0.0' ? '127.0.0.1' : resolved.host;
-  const url = `http://${host}:${port}`;
+  const url = listenUrl(app.server, resolved.host, resolved.port);
   logger.info(
     {
       url,

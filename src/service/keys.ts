@@ -335,11 +335,6 @@ export class KeyStore {
     return this.lastError ? 'stale' : 'ok';
   }
 
-  /** Why the file could not be read, while `status` is `stale`. */
-  get error(): Error | undefined {
-    return this.lastError;
-  }
-
   /** Re-reads the file if it changed; throws KeyFileError only while no good file has ever been read. */
   async refresh(force = false): Promise<void> {
     if (!force && performance.now() - this.checkedAt < this.refreshMs) {

@@ -13,6 +13,7 @@ import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineHost } from './engine.ts';
+import { listenUrl } from './listen-url.ts';
 import type { RedisCounters } from './ratelimit.ts';
 
 export interface MetricsOptions {
@@ -122,7 +123,8 @@ const plugin: FastifyPluginAsync<MetricsOptions> = async (app: FastifyInstance, 
     }
   });
 
-  if (options.port === undefined) {
+  const port = options.port;
+  if (port === undefined) {
     app.get('/metrics', async (_request, reply) => {
       reply.header('Content-Type', registry.contentType).header('Cache-Control', 'no-store');
       return registry.metrics();
@@ -135,15 +137,12 @@ const plugin: FastifyPluginAsync<MetricsOptions> = async (app: FastifyInstance, 
   app.addHook('onReady', async () => {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port, options.host, () => {
+      server.listen(port, options.host, () => {
         server.off('error', reject);
         resolve();
       });
     });
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : options.port;
-    const host = options.host.includes(':') ? `[${options.host}]` : options.host === '0.0.0.0' ? '127.0.0.1' : options.host;
-    app.metricsUrl = `http://${host}:${port}/metrics`;
+    app.metricsUrl = `${listenUrl(server, options.host, port)}/metrics`;
   });
   app.addHook('onClose', async () => {
     if (!server.listening) return;

@@ -6,11 +6,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDetectionBackend } from '../../adapters/chat/backend.ts';
 import { describeDetectError } from '../../adapters/chat/errors.ts';
-import { parseQueueRate, QueueWaitExceededError } from '../../adapters/chat/queue.ts';
+import { DetectionQueue, parseQueueRate, QueueWaitExceededError } from '../../adapters/chat/queue.ts';
 import { RateLimitError } from '../../src/client/errors.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { DetectProxy } from '../slack/proxy.ts';
@@ -100,5 +101,24 @@ describe('DETECT_QUEUE_MAX_WAIT_MS', () => {
     expect(parseQueueRate('60/ms')).toEqual({ max: 60, intervalMs: 1 });
     expect(parseQueueRate(undefined)).toBeUndefined();
     expect(() => parseQueueRate('fast')).toThrow('DETECT_QUEUE_RATE="fast" must be calls per window, such as 10/5s or 600/1m');
+  });
+});
+
+describe('the shared queue in Redis', () => {
+  it('keeps serving after its keys vanish (FLUSHALL, a Redis restart)', async () => {
+    const redis = new Redis(process.env.REDIS_URL!);
+    const id = `chat-queue-test-${process.pid}-${Date.now()}`;
+    const queue = new DetectionQueue({ id, maxConcurrent: 2, maxWaitMs: 5_000, redisUrl: process.env.REDIS_URL! });
+    try {
+      expect((await queue.run(async () => 'first')).value).toBe('first');
+      // Only this queue's keys (other suites share this Redis), as FLUSHALL or a restart would.
+      const keys = await redis.keys(`b_${id}_*`);
+      expect(keys.length).toBeGreaterThan(0);
+      await redis.del(...keys);
+      expect((await queue.run(async () => 'after the keys vanished')).value).toBe('after the keys vanished');
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
   });
 });

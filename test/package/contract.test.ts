@@ -2,6 +2,7 @@
  * src/contract.ts is the one definition of the wire contract: the service's schemas, error answers
  * and the SDK's exports must all come from it.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../src/client/index.ts';
 import { CONFIDENCES, ERROR_CODES, errorTypeFor, LANGUAGES, MODES, VERDICTS } from '../../src/contract.ts';
@@ -33,6 +34,17 @@ describe('the contract module', () => {
       'api_error',
       'api_error',
     ]);
+  });
+
+  it('lists every specific error code the service answers with', () => {
+    const dir = new URL('../../src/service/', import.meta.url);
+    const codes = new Set<string>();
+    for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
+      const source = readFileSync(new URL(file, dir), 'utf8');
+      for (const match of source.matchAll(/new ApiError\(\s*\d+,\s*'([a-z_]+)'/g)) codes.add(match[1]!);
+    }
+    expect(codes.size).toBeGreaterThan(10);
+    for (const code of codes) expect(ERROR_CODES).toContain(code);
   });
 
   it('is re-exported by the SDK', () => {

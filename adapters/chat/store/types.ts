@@ -3,7 +3,7 @@
  * as several instances behind a load balancer (Redis): what the re-check and details buttons need,
  * per-workspace/guild settings, and Slack's retry de-duplication.
  */
-import type { Mode } from '../../../src/client/types.ts';
+import type { Mode } from '../../../src/contract.ts';
 
 /** Settings an admin changes with `/detect-settings`; unset fields fall back to the environment's defaults. */
 export interface ScopeSettings {

@@ -7,7 +7,7 @@ import { type ChannelType, MessageFlags, PermissionFlagsBits, type ChatInputComm
 import { isMode } from '../../chat/modes.ts';
 import { modeLabel } from '../../chat/format.ts';
 import type { ScopeSettings, SettingsPatch } from '../../chat/store/index.ts';
-import { editAnswer, guildSettings, interactionFields, type BotContext } from '../check.ts';
+import { editAnswer, guildScope, guildSettings, interactionFields, type BotContext } from '../check.ts';
 import { BOT_DEFAULT_CHOICE, MODLOG_CHANNEL_TYPES, SETTINGS_OPTIONS, SETTINGS_SUBCOMMANDS } from '../commands.ts';
 import { describeDiscordError } from '../discord-errors.ts';
 
@@ -33,7 +33,7 @@ export async function handleSettingsCommand(ctx: BotContext, interaction: ChatIn
   }
 
   const subcommand = interaction.options.getSubcommand(false);
-  const scope = `discord:${guildId}`;
+  const scope = guildScope(guildId);
   if (subcommand === SETTINGS_SUBCOMMANDS.show) {
     await reply(describeSettings(ctx, await guildSettings(ctx, guildId)));
     return;

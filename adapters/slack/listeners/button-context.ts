@@ -40,7 +40,7 @@ export async function readButtonClick(
   // A check belongs to the moderator who ran it; anyone else gets a fresh record from the button's text.
   if (record && (record.userId !== userId || record.teamId !== teamId)) record = undefined;
   if (!record && payload.t !== undefined) {
-    record = await ctx.results.create({
+    record = ctx.results.create({
       teamId,
       userId,
       text: payload.t,

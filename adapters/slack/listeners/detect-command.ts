@@ -4,17 +4,10 @@
  */
 import type { App } from '@slack/bolt';
 import { countWords } from '../../chat/message-text.ts';
+import { queuedNotice } from '../../chat/format.ts';
 import { helpLines, parseDetectCommand } from '../../chat/modes.ts';
 import { buildHelpMessage } from '../blocks.ts';
-import {
-  createNameResolver,
-  queuedNotice,
-  outcomeMessage,
-  runCheck,
-  slackErrorCode,
-  teamDefaultMode,
-  type SlackAppContext,
-} from '../checks.ts';
+import { createNameResolver, outcomeMessage, runCheck, slackErrorCode, teamDefaultMode, type SlackAppContext } from '../checks.ts';
 import { renderSlackMrkdwn } from '../message-text.ts';
 import { MESSAGE_SHORTCUT_NAME } from './detect-message-shortcut.ts';
 

@@ -4,16 +4,9 @@
  * the same channel and thread.
  */
 import type { App, MessageShortcut, RespondFn, webApi } from '@slack/bolt';
+import { queuedNotice } from '../../chat/format.ts';
 import { buildErrorMessage, type SlackMessage } from '../blocks.ts';
-import {
-  createNameResolver,
-  queuedNotice,
-  outcomeMessage,
-  runCheck,
-  slackErrorCode,
-  teamSettings,
-  type SlackAppContext,
-} from '../checks.ts';
+import { createNameResolver, outcomeMessage, runCheck, slackErrorCode, teamSettings, type SlackAppContext } from '../checks.ts';
 import { defaultModeFor } from '../config.ts';
 import { mayCheckMessages } from '../settings.ts';
 import { renderSlackMessage } from '../message-text.ts';

@@ -4,7 +4,8 @@
  */
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { ACTION_RECHECK_PREFIX, buildErrorMessage } from '../blocks.ts';
-import { queuedNotice, outcomeMessage, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
+import { queuedNotice } from '../../chat/format.ts';
+import { outcomeMessage, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
 import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
 
 export function registerRecheckAction(app: App, ctx: SlackAppContext): void {

@@ -4,7 +4,7 @@
  * workspace admins and owners may change them. Acknowledged at once, answered ephemerally.
  */
 import type { App } from '@slack/bolt';
-import { slackErrorCode, teamSettings, type SlackAppContext } from '../checks.ts';
+import { slackErrorCode, teamScope, teamSettings, type SlackAppContext } from '../checks.ts';
 import { auditChannelFor, defaultModeFor } from '../config.ts';
 import { isWorkspaceAdmin, parseSettingsCommand, SETTINGS_COMMAND, SETTINGS_USAGE } from '../settings.ts';
 import type { ScopeSettings } from '../../chat/store/index.ts';
@@ -49,7 +49,7 @@ export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
     }
     let updated: ScopeSettings;
     try {
-      updated = await ctx.state.updateSettings(`slack:${teamId}`, parsed.patch);
+      updated = await ctx.state.updateSettings(teamScope(teamId), parsed.patch);
     } catch (err) {
       log.error({ err: (err as Error).message }, 'could not save workspace settings');
       await answer('The settings could not be saved (the bot’s state store is unavailable). Nothing was changed; try again in a minute.');

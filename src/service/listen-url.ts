@@ -1,0 +1,12 @@
+import type { Server } from 'node:net';
+
+/**
+ * The URL a listening server is reached at, for logs and callers: its actual port (so port 0 reports
+ * the one picked), loopback for the IPv4 wildcard, brackets around an IPv6 host.
+ */
+export function listenUrl(server: Server, host: string, configuredPort: number): string {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : configuredPort;
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  return `http://${urlHost}:${port}`;
+}
