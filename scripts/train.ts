@@ -821,13 +821,35 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
     );
     docs.forEach((d, i) => {
       if (keys[i] !== g) return;
-      const c = cal[groupKey(d.row.language, d.row.mode)] ?? cal[groupKey(d.row.language, '*')] ?? cal['*:*']!;
+      const own = cal[groupKey(d.row.language, d.row.mode)];
+      const c = own ?? cal[groupKey(d.row.language, '*')] ?? cal['*:*']!;
       const o = ood[d.row.language];
       outOfDomain[i] = o !== undefined && (oodScore(feats[i]!.dense, o) > o.threshold || d.words > o.maxWords);
       prob[i] = calibrateForLength(margin[i]!, c, d.words);
       const threshold = Math.max(aiThresholdFor(c, d.words), outOfDomain[i] ? 0.95 : 0);
-      flagged[i] = prob[i]! >= threshold && d.words >= 40;
+      // As in the engine: a borrowed calibration (no human texts of this language:mode) never flags.
+      flagged[i] = prob[i]! >= threshold && d.words >= 40 && own !== undefined;
     });
+  }
+  const dumpPath = arg('--dump');
+  if (dumpPath) {
+    // Held-out scores and features of every text, for analysing out-of-domain checks offline.
+    const lines = docs.map((d, i) =>
+      JSON.stringify({
+        g: keys[i],
+        source: d.row.source,
+        mode: d.row.mode,
+        language: d.row.language,
+        y: d.y,
+        words: d.words,
+        margin: margin[i],
+        p: prob[i],
+        flagged: flagged[i],
+        ood: outOfDomain[i],
+        dense: Array.from(feats[i]!.dense, (v) => Math.round(v * 1e5) / 1e5),
+      }),
+    );
+    writeFileSync(dumpPath, `${lines.join('\n')}\n`);
   }
   const oodShare = (idx: number[]): number => idx.filter((i) => outOfDomain[i]).length / Math.max(1, idx.length);
   const item = (i: number): Scored => ({ p: prob[i]!, y: docs[i]!.y, flagged: flagged[i]! });
