@@ -111,8 +111,13 @@ const USE_TREES = !process.argv.includes('--no-trees') && GB_OPTS.trees > 0;
 /** --dry-run: train and report, but do not write the artifact (for experiments). */
 const DRY_RUN = process.argv.includes('--dry-run');
 const TARGET_FPR = 0.01;
-/** `likely_ai` must also mean "more likely than not, by a margin", even where 1% FPR would allow less. */
-const MIN_AI_THRESHOLD = 0.7;
+/**
+ * Floor of every `likely_ai` threshold. The 1%-per-source rule only covers the sources seen in
+ * training; leave-one-source-out showed a new source can sit above all of them (professional L2R
+ * rewrites held out: 8.2% of their humans flagged at p 0.85–0.97 under a floor of 0.7). 0.96 is the
+ * lowest floor at which every held-out source keeps ≤ 2% of its humans flagged (--min-ai-threshold).
+ */
+const MIN_AI_THRESHOLD = Number(arg('--min-ai-threshold') ?? 0.96);
 /** Per-source cap on the share of human texts flagged (checked on out-of-fold scores). */
 const SOURCE_MAX_FPR = Number(arg('--source-max-fpr') ?? 0.01);
 const SOURCE_GUARD_MIN = 20;
@@ -632,7 +637,7 @@ async function main(): Promise<void> {
     const p = calibrateForLength(oof[i]!, c, d.words);
     return { p, y: d.y, flagged: p >= aiThresholdFor(c, d.words), row: d.row };
   });
-  console.log('\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor 0.7):');
+  console.log(`\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor ${MIN_AI_THRESHOLD}):`);
   for (const [k, c] of Object.entries(calibration)) {
     const bands = (c.aiThresholdByLength ?? [])
       .map((t) => `${t.minWords}+ words: ${t.threshold.toFixed(3)} (${t.nHuman} human)`)
@@ -821,13 +826,35 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
     );
     docs.forEach((d, i) => {
       if (keys[i] !== g) return;
-      const c = cal[groupKey(d.row.language, d.row.mode)] ?? cal[groupKey(d.row.language, '*')] ?? cal['*:*']!;
+      const own = cal[groupKey(d.row.language, d.row.mode)];
+      const c = own ?? cal[groupKey(d.row.language, '*')] ?? cal['*:*']!;
       const o = ood[d.row.language];
       outOfDomain[i] = o !== undefined && (oodScore(feats[i]!.dense, o) > o.threshold || d.words > o.maxWords);
       prob[i] = calibrateForLength(margin[i]!, c, d.words);
       const threshold = Math.max(aiThresholdFor(c, d.words), outOfDomain[i] ? 0.95 : 0);
-      flagged[i] = prob[i]! >= threshold && d.words >= 40;
+      // As in the engine: a borrowed calibration (no human texts of this language:mode) never flags.
+      flagged[i] = prob[i]! >= threshold && d.words >= 40 && own !== undefined;
     });
+  }
+  const dumpPath = arg('--dump');
+  if (dumpPath) {
+    // Held-out scores and features of every text, for analysing out-of-domain checks offline.
+    const lines = docs.map((d, i) =>
+      JSON.stringify({
+        g: keys[i],
+        source: d.row.source,
+        mode: d.row.mode,
+        language: d.row.language,
+        y: d.y,
+        words: d.words,
+        margin: margin[i],
+        p: prob[i],
+        flagged: flagged[i],
+        ood: outOfDomain[i],
+        dense: Array.from(feats[i]!.dense, (v) => Math.round(v * 1e5) / 1e5),
+      }),
+    );
+    writeFileSync(dumpPath, `${lines.join('\n')}\n`);
   }
   const oodShare = (idx: number[]): number => idx.filter((i) => outOfDomain[i]).length / Math.max(1, idx.length);
   const item = (i: number): Scored => ({ p: prob[i]!, y: docs[i]!.y, flagged: flagged[i]! });

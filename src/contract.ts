@@ -36,7 +36,7 @@ export const WARNING_MESSAGES: Readonly<Record<WarningCode, string>> = {
   language_uncertain:
     'Too few words to tell the language (names, links, mentions and code are ignored); the text was scored as the requested or default language.',
   calibration_fallback:
-    "There is no calibration data for this mode in this language; the language's general calibration was used, so confidence is at most medium.",
+    "There is no calibration data for this mode in this language; the language's general calibration was used, so the verdict is never likely_ai and confidence is at most medium.",
 };
 
 export interface DetectRequest {

@@ -157,8 +157,19 @@ export function fitPlatt(scores: number[], labels: number[]): { a: number; b: nu
   const nNeg = labels.length - nPos;
   const tPos = (nPos + 1) / (nPos + 2);
   const tNeg = 1 / (nNeg + 2);
+  const loss = (a: number, b: number): number => {
+    let l = 0;
+    for (let i = 0; i < scores.length; i++) {
+      const z = a * scores[i]! + b;
+      const t = labels[i] === 1 ? tPos : tNeg;
+      // log(1 + e^z) − t·z, computed without overflow.
+      l += (z > 0 ? z + Math.log1p(Math.exp(-z)) : Math.log1p(Math.exp(z))) - t * z;
+    }
+    return l;
+  };
   let a = 1;
   let b = 0;
+  let current = loss(a, b);
   for (let iter = 0; iter < 100; iter++) {
     let ga = 0,
       gb = 0,
@@ -183,9 +194,19 @@ export function fitPlatt(scores: number[], labels: number[]): { a: number; b: nu
     if (Math.abs(det) < 1e-18) break;
     const da = (hbb * ga - hab * gb) / det;
     const db = (haa * gb - hab * ga) / det;
-    a -= da;
-    b -= db;
-    if (Math.abs(da) + Math.abs(db) < 1e-10) break;
+    // Damped Newton: a full step can overshoot on scores of large magnitude and run away to a
+    // huge slope of either sign (seen in leave-one-source-out rounds: a negative slope that
+    // saturated every probability at 0 or 1); halve the step until the loss does not increase.
+    let step = 1;
+    let next = loss(a - da, b - db);
+    while (!(next <= current) && step > 1e-6) {
+      step /= 2;
+      next = loss(a - step * da, b - step * db);
+    }
+    a -= step * da;
+    b -= step * db;
+    current = next;
+    if (step * (Math.abs(da) + Math.abs(db)) < 1e-10) break;
   }
   return { a, b };
 }
