@@ -88,7 +88,7 @@ export const WARNING_SENTENCES: Readonly<Record<WarningCode, string>> = {
   out_of_domain: 'This text is unlike the texts the detector was trained on, so the score is less reliable than usual.',
   language_uncertain: 'The language of this text was hard to tell, so the score may be off: re-check with the language set if you know it.',
   calibration_fallback:
-    "The detector has no calibration for this mode in this language and used the language's general one, so the score is less precise.",
+    "The detector has no calibration for this mode in this language and used the language's general one, so the score is less precise and never called likely AI.",
 };
 
 /** For a code the bots do not know yet: still shown, never dropped. */

@@ -47,7 +47,7 @@ const WARNINGS = {
   strict_threshold:
     'The score leans AI, but stays under the bar that is set so that at most 1 in 100 human texts is flagged, so the verdict is held back.',
   calibration_fallback:
-    'There is no calibration for this mode in this language yet, so the language’s general calibration was used and the score is less precise.',
+    'There is no calibration for this mode in this language yet, so the language’s general calibration was used: the score is less precise and never called likely AI-generated.',
 };
 
 /**
