@@ -17,7 +17,8 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { FakeSlack, signSlackRequest, triggerId } from '../slack/fake-slack.ts';
+import { FakeSlack } from '../slack/fake-slack.ts';
+import { postToApp, slashCommandBody } from '../slack/harness.ts';
 import { freePort } from '../helpers/redis.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -200,21 +201,8 @@ describe('the Docker runtime stage, replayed without Docker', () => {
       });
       roles.push(bot);
       const eventsUrl = (await bot.waitFor(/"events_url":"(http:\/\/127\.0\.0\.1:\d+\/slack\/events)"/))[1]!;
-      const responseUrl = slack.responseUrl();
-      const body = new URLSearchParams({
-        team_id: slack.teamId,
-        channel_id: 'C1',
-        user_id: 'U1',
-        command: '/detect',
-        text: TEXT,
-        response_url: responseUrl,
-        trigger_id: triggerId(),
-      }).toString();
-      const res = await fetch(eventsUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', ...signSlackRequest(secret, body) },
-        body,
-      });
+      const { body, responseUrl } = slashCommandBody({ slack }, TEXT);
+      const res = await postToApp({ eventsUrl }, body, { secret });
       expect(res.status).toBe(200);
       const id = responseUrl.split('/').pop();
       const reply = await slack.waitFor((c) => c.method === 'response_url' && c.responseId === id);

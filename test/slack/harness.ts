@@ -109,9 +109,12 @@ export interface SlackPost {
   elapsedMs: number;
 }
 
-/** POSTs a form body to the app as Slack does: signed (unless `sign: false`), optionally as a retry. */
+/**
+ * POSTs a form body to the app as Slack does: signed (unless `sign: false`), optionally as a retry.
+ * Takes only the events URL, so tests that run the app as a separate process use it too.
+ */
 export async function postToApp(
-  h: Harness,
+  h: Pick<Harness, 'eventsUrl'>,
   body: string,
   opts: { sign?: boolean; timestampSec?: number; retryNum?: number; secret?: string } = {},
 ): Promise<SlackPost> {
@@ -127,15 +130,15 @@ export async function postToApp(
   return { status: res.status, body: text, elapsedMs: performance.now() - started };
 }
 
-/** A slash command as Slack sends it: form-encoded fields. */
-export function slashCommandBody(
-  h: Harness,
+/** A slash command's fields as Slack sends them (form-encoded over HTTP, a JSON payload in Socket Mode). */
+export function slashCommandFields(
+  h: Pick<Harness, 'slack'>,
   text: string,
   over: Record<string, string> = {},
-): { body: string; responseUrl: string; triggerId: string } {
+): { fields: Record<string, string>; responseUrl: string; triggerId: string } {
   const responseUrl = h.slack.responseUrl();
   const trigger = triggerId();
-  const body = new URLSearchParams({
+  const fields = {
     token: 'verification-token-unused',
     team_id: h.slack.teamId,
     team_domain: 'test',
@@ -150,8 +153,18 @@ export function slashCommandBody(
     response_url: responseUrl,
     trigger_id: trigger,
     ...over,
-  }).toString();
-  return { body, responseUrl, triggerId: trigger };
+  };
+  return { fields, responseUrl, triggerId: trigger };
+}
+
+/** A slash command as Slack sends it over HTTP: form-encoded fields. */
+export function slashCommandBody(
+  h: Pick<Harness, 'slack'>,
+  text: string,
+  over: Record<string, string> = {},
+): { body: string; responseUrl: string; triggerId: string } {
+  const { fields, responseUrl, triggerId: trigger } = slashCommandFields(h, text, over);
+  return { body: new URLSearchParams(fields).toString(), responseUrl, triggerId: trigger };
 }
 
 /** An interactivity request as Slack sends it: one form field `payload` holding JSON. */

@@ -6,8 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeSlack, signSlackRequest, triggerId } from './fake-slack.ts';
-import { LONG_TEXT } from './harness.ts';
+import { FakeSlack } from './fake-slack.ts';
+import { LONG_TEXT, postToApp, slashCommandBody } from './harness.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TOKEN = 'xoxb-main-test';
@@ -73,21 +73,8 @@ describe('npm run slack', () => {
     const ready = await waitForLog(/"detect_api":"in-process","events_url":"(http:\/\/127\.0\.0\.1:\d+\/slack\/events)"/, 30_000);
     const eventsUrl = ready[1]!;
 
-    const responseUrl = slack.responseUrl();
-    const body = new URLSearchParams({
-      team_id: slack.teamId,
-      channel_id: 'C1',
-      user_id: 'U1',
-      command: '/detect',
-      text: LONG_TEXT,
-      response_url: responseUrl,
-      trigger_id: triggerId(),
-    }).toString();
-    const res = await fetch(eventsUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...signSlackRequest(SECRET, body) },
-      body,
-    });
+    const { body, responseUrl } = slashCommandBody({ slack }, LONG_TEXT);
+    const res = await postToApp({ eventsUrl }, body, { secret: SECRET });
     expect(res.status).toBe(200);
     const id = responseUrl.split('/').pop();
     const reply = await slack.waitFor((c) => c.method === 'response_url' && c.responseId === id);

@@ -15,7 +15,7 @@ import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts
 import { loadSlackConfig } from '../../adapters/slack/config.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { FakeSlack, triggerId } from './fake-slack.ts';
-import { BOT_TOKEN, LONG_TEXT } from './harness.ts';
+import { BOT_TOKEN, LONG_TEXT, slashCommandFields } from './harness.ts';
 import { DetectProxy } from './proxy.ts';
 
 let dir: string;
@@ -98,31 +98,10 @@ describe('Socket Mode', () => {
   it('acks a slash command envelope at once, even with a slow service, then answers ephemerally', async () => {
     proxy.delayMs = 3500;
     try {
-      const responseUrl = slack.responseUrl();
+      const { fields, responseUrl } = slashCommandFields({ slack }, `legal ${LONG_TEXT}`, { token: 'unused' });
       const envelopeId = 'env-command-1';
       const sent = performance.now();
-      socket!.send(
-        JSON.stringify({
-          envelope_id: envelopeId,
-          type: 'slash_commands',
-          accepts_response_payload: true,
-          payload: {
-            token: 'unused',
-            team_id: slack.teamId,
-            team_domain: 'test',
-            channel_id: 'C0GENERAL',
-            channel_name: 'general',
-            user_id: 'U0MOD',
-            user_name: 'grace',
-            command: '/detect',
-            text: `legal ${LONG_TEXT}`,
-            api_app_id: 'A0TEST',
-            is_enterprise_install: 'false',
-            response_url: responseUrl,
-            trigger_id: triggerId(),
-          },
-        }),
-      );
+      socket!.send(JSON.stringify({ envelope_id: envelopeId, type: 'slash_commands', accepts_response_payload: true, payload: fields }));
       const ack = await waitForAck(envelopeId);
       const ackMs = ack.at - sent;
       console.info(`[measure] Socket Mode ack with a 3.5 s service: ${ackMs.toFixed(1)} ms`);
