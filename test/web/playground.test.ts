@@ -194,6 +194,8 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     // The request id is copyable.
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
     await page.click('#copy-request-id');
+    // The status is written once the clipboard's promise settles, after the click has returned.
+    await page.waitForFunction(() => (globalThis as Dom).document.getElementById('copy-status')?.textContent !== '');
     expect(await page.textContent('#copy-status')).toBe('Copied');
     expect(await page.evaluate(() => (globalThis as Dom).navigator.clipboard.readText())).toBe(pageAnswer.request_id);
 
