@@ -25,6 +25,8 @@
  *                  classifier hyper-parameters (defaults below, the ones the artifact was trained with)
  *   --pos-k2 X, --pos-k1 X  interpolation strengths of the tag-trigram LMs (default 5, 5)
  *   --drop a,b     hold these dense features at 0 in training (exact ablation; e.g. for --logo)
+ *   --linear-weight X  weight of the linear logit in the final score next to the trees' margin
+ *                  (default 0.5, chosen by --loso and --logo; 0 = trees only, --no-trees = linear only)
  *
  * Cross-fitting: the AI-side and human-side LMs are features, so a training text's own LM features
  * must come from LMs that did not see it (otherwise the classifier learns "the AI LM knows this
@@ -52,7 +54,7 @@ import {
 } from '../src/detector/features.ts';
 import { BigramLM, buildBigramLM, buildCrossMoments, type BigramArrays } from '../src/detector/lm.ts';
 import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
-import { LoadedModel, linearScore, oodScore, stackedInput, type LinearWeights } from '../src/detector/model.ts';
+import { LoadedModel, blendScores, linearScore, oodScore, stackedInput, type LinearWeights } from '../src/detector/model.ts';
 import { forestMargin, trainForest, type Forest, type GBDTOptions } from '../src/detector/gbdt.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { buildPosLM, suffixTag, tagSequence, type PosLMArrays, type PosTagger } from '../src/detector/pos.ts';
@@ -106,6 +108,8 @@ const GB_OPTS: GBDTOptions = {
   minChildWeight: 5,
   bins: 64,
 };
+/** Weight of the linear logit in the final score, next to the trees' margin (0 = trees only; see `blendScores`). */
+const LINEAR_WEIGHT = Number(arg('--linear-weight') ?? 0.5);
 /** --no-trees: linear model only (for comparison). */
 const USE_TREES = !process.argv.includes('--no-trees') && GB_OPTS.trees > 0;
 /** --dry-run: train and report, but do not write the artifact (for experiments). */
@@ -578,7 +582,7 @@ function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
       });
     }
     forest = trainForest(xs, ys, ws, GB_OPTS);
-    for (let i = 0; i < oof.length; i++) oof[i] = oofTree[i]!;
+    for (let i = 0; i < oof.length; i++) oof[i] = blendScores(oofTree[i]!, oof[i]!, LINEAR_WEIGHT);
     log(`trees done (${GB_OPTS.trees} × depth ${GB_OPTS.depth})`);
   }
   return { final, weights, forest, oof, mean, std, feats };
@@ -659,7 +663,15 @@ async function main(): Promise<void> {
   const hash = createHash('sha256');
   for (const a of Object.values(arrays)) hash.update(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
   hash.update(
-    JSON.stringify({ calibration, ood, vocabList, mean: [...mean], std: [...std], bias: weights.bias, forest: forest?.base ?? null }),
+    JSON.stringify({
+      calibration,
+      ood,
+      vocabList,
+      mean: [...mean],
+      std: [...std],
+      bias: weights.bias,
+      forest: forest ? [forest.base, LINEAR_WEIGHT] : null,
+    }),
   );
   const version = `td1-${hash.digest('hex').slice(0, 12)}`;
   const header: Omit<ArtifactHeader, 'arrays'> = {
@@ -670,7 +682,17 @@ async function main(): Promise<void> {
     vocab: vocabList,
     dense: { names: [...DENSE_NAMES], mean: [...mean], std: [...std] },
     bias: weights.bias,
-    ...(forest ? { forest: { depth: forest.depth, nTrees: forest.nTrees, nFeatures: forest.nFeatures, base: forest.base } } : {}),
+    ...(forest
+      ? {
+          forest: {
+            depth: forest.depth,
+            nTrees: forest.nTrees,
+            nFeatures: forest.nFeatures,
+            base: forest.base,
+            ...(LINEAR_WEIGHT !== 0 ? { linearWeight: LINEAR_WEIGHT } : {}),
+          },
+        }
+      : {}),
     calibration,
     ood,
     pos: { tags: TAG_NAMES, suffix: TAGGER_SUFFIX, defaultTag: TAGGER.defaultTag },
@@ -804,7 +826,7 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
         GB_OPTS,
       );
       docs.forEach((_, i) => {
-        if (keys[i] === g) margin[i] = forestMargin(forest, xs[i]!);
+        if (keys[i] === g) margin[i] = blendScores(forestMargin(forest, xs[i]!), logit[i]!, LINEAR_WEIGHT);
       });
     }
     log(`${kind}-out trees done`);
@@ -848,6 +870,7 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
         y: d.y,
         words: d.words,
         margin: margin[i],
+        logit: logit[i],
         p: prob[i],
         flagged: flagged[i],
         ood: outOfDomain[i],

@@ -47,8 +47,11 @@ export interface ArtifactHeader {
   vocab: string[];
   dense: { names: string[]; mean: number[]; std: number[] };
   bias: number;
-  /** Gradient-boosted trees over [dense features…, linear logit]; absent in linear-only models. */
-  forest?: { depth: number; nTrees: number; nFeatures: number; base: number };
+  /**
+   * Gradient-boosted trees over [dense features…, linear logit]; absent in linear-only models.
+   * `linearWeight` (0 when absent): the raw score is (1 − w) · trees' margin + w · linear logit.
+   */
+  forest?: { depth: number; nTrees: number; nFeatures: number; base: number; linearWeight?: number };
   /** Keyed `language:mode`; `language:*` is the fallback for modes without data. */
   calibration: Record<string, GroupCalibration>;
   /**

@@ -1,5 +1,5 @@
 /**
- * A loaded model: LMs, linear weights and calibration. `rawLogit` is the uncalibrated linear score
+ * A loaded model: LMs, linear weights, trees and calibration. `rawLogit` is the uncalibrated score
  * shared by training (cross-fitted evaluation) and the detector.
  */
 import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from './artifact.ts';
@@ -78,12 +78,23 @@ export function posContextFrom(header: Pick<ArtifactHeader, 'pos' | 'version'>, 
   };
 }
 
+/**
+ * The trees' margin blended with the linear logit they were stacked on. Held out by source, the
+ * linear model transfers better than the trees (which learn interactions of one source's style)
+ * and the trees are better in domain; an even blend was better than either held out by source and by
+ * generator (docs/detector.md, "Fourth round").
+ */
+export function blendScores(treeMargin: number, linearLogit: number, linearWeight: number): number {
+  return linearWeight === 0 ? treeMargin : (1 - linearWeight) * treeMargin + linearWeight * linearLogit;
+}
+
 export class LoadedModel {
   readonly version: string;
   readonly lm: LMContext;
   readonly weights: LinearWeights;
   readonly header: ArtifactHeader;
   readonly forest: Forest | undefined;
+  private readonly linearWeight: number;
   private readonly stack = new Float64Array(DENSE_DIM + 1);
 
   constructor(header: ArtifactHeader, arrays: ArtifactArrays) {
@@ -117,6 +128,7 @@ export class LoadedModel {
       mean: Float64Array.from(header.dense.mean),
       std: Float64Array.from(header.dense.std),
     };
+    this.linearWeight = header.forest?.linearWeight ?? 0;
     if (header.forest) {
       const feat = arrays['gb.feature'];
       const thr = arrays['gb.threshold'] as Float32Array | undefined;
@@ -135,11 +147,12 @@ export class LoadedModel {
     return extractFeatures(lower, language, this.lm);
   }
 
-  /** Uncalibrated score: the trees' margin over [dense features, linear logit], or the linear logit alone. */
+  /** Uncalibrated score: the trees' margin over [dense features, linear logit] blended with that logit, or the logit alone. */
   rawLogit(f: FeatureVector): number {
     const lin = linearScore(f, this.weights);
     if (!this.forest) return lin;
-    return forestMargin(this.forest, stackedInput(f, lin, this.stack));
+    const margin = forestMargin(this.forest, stackedInput(f, lin, this.stack));
+    return blendScores(margin, lin, this.linearWeight);
   }
 
   calibrationFor(language: Language, mode: Mode): GroupCalibration {
