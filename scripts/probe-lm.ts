@@ -16,7 +16,7 @@
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tokenIds, tokenize } from '../src/detector/features.ts';
-import { BigramLM, BOS, UNK, buildBigramLM } from '../src/detector/lm.ts';
+import { BigramLM, UNK, buildBigramLM } from '../src/detector/lm.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { buildVocab, loadBrown, readJsonl, type CorpusRow } from '../src/detector/training.ts';
@@ -133,11 +133,10 @@ const vocabList = buildVocab([...brownTokens, ...tokens], 65536, 2);
 const vocab = new Map(vocabList.map((w, i) => [w, i] as [string, number]));
 const ids = tokens.map((t) => tokenIds(t, vocab));
 const brownIds = brownTokens.map((t) => tokenIds(t, vocab));
-// Characters as the hashed character features see them: digits folded, whitespace runs as one space.
+// Digits are content, not style (the hashed character features fold them too); whitespace runs count as one space.
 const charText = (s: string): string => s.replace(/\s+/g, ' ').replace(/\p{N}/gu, '0');
 const chars = lower.map(charText);
 const brownChars = brownLower.map(charText);
-if (BOS !== 1) throw new Error('token id layout changed');
 
 interface ProbeRow {
   source: string;

@@ -85,7 +85,7 @@ export function posContextFrom(header: Pick<ArtifactHeader, 'pos' | 'version'>, 
  * generator (docs/detector.md, "Fourth round").
  */
 export function blendScores(treeMargin: number, linearLogit: number, linearWeight: number): number {
-  return linearWeight === 0 ? treeMargin : (1 - linearWeight) * treeMargin + linearWeight * linearLogit;
+  return (1 - linearWeight) * treeMargin + linearWeight * linearLogit;
 }
 
 export class LoadedModel {
