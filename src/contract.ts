@@ -24,7 +24,14 @@ export type Confidence = (typeof CONFIDENCES)[number];
  * Codes the engine puts in `warnings`, each saying why a verdict was held back or deserves less
  * trust. Clients must accept codes added later; `WARNING_MESSAGES` has one line a person reads for each.
  */
-export const WARNING_CODES = ['short_text', 'strict_threshold', 'out_of_domain', 'language_uncertain', 'calibration_fallback'] as const;
+export const WARNING_CODES = [
+  'short_text',
+  'strict_threshold',
+  'out_of_domain',
+  'language_uncertain',
+  'calibration_fallback',
+  'too_little_evidence',
+] as const;
 export type WarningCode = (typeof WARNING_CODES)[number];
 
 export const WARNING_MESSAGES: Readonly<Record<WarningCode, string>> = {
@@ -37,6 +44,8 @@ export const WARNING_MESSAGES: Readonly<Record<WarningCode, string>> = {
     'Too few words to tell the language (names, links, mentions and code are ignored); the text was scored as the requested or default language.',
   calibration_fallback:
     "There is no calibration data for this mode in this language; the language's general calibration was used, so the verdict is never likely_ai and confidence is at most medium.",
+  too_little_evidence:
+    'Too few scorable messages or words by this author for a verdict: it stays mixed; `evidence_needed` says how many more would be needed.',
 };
 
 export interface DetectRequest {
@@ -59,6 +68,26 @@ export interface Segment {
   ai_probability: number;
 }
 
+/**
+ * A run of consecutive sentences that look generated (answers with `segments: true`). Offsets are
+ * UTF-16 offsets into the submitted text, like a segment's.
+ */
+export interface GeneratedSpan {
+  start: number;
+  end: number;
+  /** Calibrated probability that this run of text was written by an AI. */
+  ai_probability: number;
+}
+
+/**
+ * What the document is made of, read off its sentence scores (answers with `segments: true`):
+ * `human` / `ai` when the sentences agree, `partly_ai` when some runs look generated and others not,
+ * `uncertain` when the evidence says neither. Unlike `verdict: "mixed"`, which only means "between the
+ * thresholds", `partly_ai` means the text looks partly generated.
+ */
+export const COMPOSITIONS = ['human', 'ai', 'partly_ai', 'uncertain'] as const;
+export type Composition = (typeof COMPOSITIONS)[number];
+
 export interface DetectResponse {
   /** 0..1, calibrated per mode. */
   ai_probability: number;
@@ -74,6 +103,64 @@ export interface DetectResponse {
   confidence: Confidence;
   /** e.g. `short_text` for texts under ~40 words. */
   warnings: string[];
+  /** With `segments: true`: merged runs of generated-looking sentences, in text order; else empty. */
+  generated_spans: GeneratedSpan[];
+  /** With `segments: true`: share (0..1) of the text's words inside `generated_spans`; else null. */
+  generated_share: number | null;
+  /** With `segments: true`: what the document is made of; else null. */
+  composition: Composition | null;
+}
+
+/** Most messages one author request may carry. */
+export const AUTHOR_MAX_MESSAGES = 200;
+
+/**
+ * One author's recent messages, judged together (`POST /v1/detect/author`). Each message is scored on
+ * its own, and the author's answer combines them.
+ */
+export interface DetectAuthorRequest {
+  /** 1 to AUTHOR_MAX_MESSAGES messages of one author, oldest or newest first (order is kept in the answer). */
+  messages: string[];
+  /** Calibration to apply; the server defaults to `general`. */
+  mode?: Mode;
+  /** Omit to detect it per message; messages clearly in another language are skipped. */
+  language?: Language;
+}
+
+/** Why a message was left out of an author's score. */
+export const SKIP_REASONS = ['empty', 'no_words', 'link_only', 'other_language'] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+export interface AuthorMessageScore {
+  /** Position of the message in the request's `messages`. */
+  index: number;
+  /** Words the engine counted in it. */
+  words: number;
+  /** The message's own calibrated probability; null when it was skipped. */
+  ai_probability: number | null;
+  /** Why the message was left out; null when it was used. */
+  skipped: SkipReason | null;
+}
+
+export interface DetectAuthorResponse {
+  /** 0..1: probability that this author's messages were written by an AI, calibrated on author windows. */
+  ai_probability: number;
+  mode: Mode;
+  /** The language applied (given, or the one most used messages were in). */
+  language: Language;
+  verdict: Verdict;
+  confidence: Confidence;
+  warnings: string[];
+  /** Messages that counted towards the score. */
+  messages_used: number;
+  /** Words in the messages that counted. */
+  words_used: number;
+  /** How many more messages and words a verdict would need; null when there were enough. */
+  evidence_needed: { messages: number; words: number } | null;
+  /** One entry per request message, in request order. */
+  messages: AuthorMessageScore[];
+  request_id: string;
+  model: string;
 }
 
 /** `error.type` values, one per family of status codes. */

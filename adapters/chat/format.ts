@@ -89,6 +89,7 @@ export const WARNING_SENTENCES: Readonly<Record<WarningCode, string>> = {
   language_uncertain: 'The language of this text was hard to tell, so the score may be off: re-check with the language set if you know it.',
   calibration_fallback:
     "The detector has no calibration for this mode in this language and used the language's general one, so the score is less precise and never called likely AI.",
+  too_little_evidence: 'There are too few usable messages by this member to judge them yet, so the verdict is held back.',
 };
 
 /** For a code the bots do not know yet: still shown, never dropped. */

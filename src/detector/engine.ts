@@ -8,10 +8,16 @@ import { identifyLanguage } from './language.ts';
 import { calibrate, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize } from './normalize.ts';
 import {
+  AUTHOR_MAX_MESSAGES,
   LANGUAGES,
   MODES,
   UnsupportedLanguageError,
+  type AuthorDetectionResult,
+  type AuthorDetectOptions,
+  type AuthorMessageScore,
+  type Composition,
   type Confidence,
+  type GeneratedSpan,
   type DetectionResult,
   type DetectionWarning,
   type DetectOptions,
@@ -19,6 +25,7 @@ import {
   type Language,
   type Mode,
   type SegmentScore,
+  type SkipReason,
   type Verdict,
 } from './types.ts';
 
@@ -119,7 +126,88 @@ export class TextDetector implements Detector {
 
     const docLogit = logit(p);
     const segments = options.segments ? this.segments(text, norm.text, norm.map, language, calib, docLogit) : [];
-    return { ai_probability: p, mode, language, verdict, confidence, segments, warnings, model: this.model };
+    const composition = options.segments ? composeSpans(text, segments, p) : undefined;
+    return {
+      ai_probability: p,
+      mode,
+      language,
+      verdict,
+      confidence,
+      segments,
+      warnings,
+      model: this.model,
+      generated_spans: composition?.spans ?? [],
+      generated_share: composition?.share ?? null,
+      composition: composition?.composition ?? null,
+    };
+  }
+
+  detectAuthor(messages: readonly string[], options: AuthorDetectOptions = {}): AuthorDetectionResult {
+    if (!Array.isArray(messages)) throw new TypeError('messages must be an array of strings.');
+    if (messages.length < 1 || messages.length > AUTHOR_MAX_MESSAGES) {
+      throw new RangeError(`messages must hold 1 to ${AUTHOR_MAX_MESSAGES} texts; got ${messages.length}.`);
+    }
+    const mode: Mode = options.mode ?? 'general';
+    const scores: AuthorMessageScore[] = [];
+    const logits: number[] = [];
+    const languages = new Map<Language, number>();
+    const warnings = new Set<DetectionWarning>();
+    let words = 0;
+    for (const [index, message] of messages.entries()) {
+      const skip = (skipped: SkipReason) => scores.push({ index, words: 0, ai_probability: null, skipped });
+      if (typeof message !== 'string') throw new TypeError(`messages[${index}] must be a string.`);
+      if (!/\S/.test(message)) {
+        skip('empty');
+        continue;
+      }
+      if (isLinkOnly(message)) {
+        skip('link_only');
+        continue;
+      }
+      let result: DetectionResult;
+      try {
+        result = this.detect(message, { mode, ...(options.language ? { language: options.language } : {}) });
+      } catch (err) {
+        if (!(err instanceof UnsupportedLanguageError)) throw err;
+        skip('other_language');
+        continue;
+      }
+      const n = countWords(message, result.language);
+      if (n === 0) {
+        skip('no_words');
+        continue;
+      }
+      scores.push({ index, words: n, ai_probability: result.ai_probability, skipped: null });
+      logits.push(logit(result.ai_probability));
+      languages.set(result.language, (languages.get(result.language) ?? 0) + 1);
+      if (result.warnings.includes('calibration_fallback')) warnings.add('calibration_fallback');
+      words += n;
+    }
+    const language = options.language ?? [...languages].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'en';
+    const p = logits.length ? round4(sigmoid(logits.reduce((a, b) => a + b, 0) / logits.length)) : 0.5;
+    const neededMessages = Math.max(0, AUTHOR_MIN_MESSAGES - logits.length);
+    const neededWords = Math.max(0, AUTHOR_MIN_WORDS - words);
+    const enough = neededMessages === 0 && neededWords === 0;
+    let verdict = verdictOf(p, AUTHOR_AI_THRESHOLD, 0.5);
+    if (!enough) {
+      warnings.add('too_little_evidence');
+      verdict = 'mixed';
+    }
+    if (warnings.has('calibration_fallback') && verdict === 'likely_ai') verdict = 'mixed';
+    const confidence: Confidence = verdict === 'mixed' || !enough ? 'low' : 'medium';
+    return {
+      ai_probability: p,
+      mode,
+      language,
+      verdict,
+      confidence,
+      warnings: [...warnings],
+      messages_used: logits.length,
+      words_used: words,
+      evidence_needed: enough ? null : { messages: neededMessages, words: neededWords },
+      messages: scores,
+      model: this.model,
+    };
   }
 
   private segments(
@@ -151,6 +239,55 @@ export class TextDetector implements Detector {
     }
     return out;
   }
+}
+
+/** Fewest scorable messages and words an author verdict needs (baseline; replaced by calibrated figures). */
+const AUTHOR_MIN_MESSAGES = 5;
+const AUTHOR_MIN_WORDS = 100;
+const AUTHOR_AI_THRESHOLD = 0.96;
+/** A sentence at or above this probability starts or extends a generated span (baseline). */
+const SPAN_THRESHOLD = 0.8;
+
+const RE_LINK = /\b(?:https?:\/\/|www\.)\S+/giu;
+function isLinkOnly(text: string): boolean {
+  return RE_LINK.test(text) && !/[\p{L}\p{N}]/u.test(text.replace(RE_LINK, ''));
+}
+
+/** Merges runs of generated-looking sentences into spans and says what the document is made of. */
+function composeSpans(
+  text: string,
+  segments: readonly SegmentScore[],
+  docProbability: number,
+): { spans: GeneratedSpan[]; share: number; composition: Composition } {
+  const spans: GeneratedSpan[] = [];
+  let totalWords = 0;
+  let spanWords = 0;
+  let run: { start: number; end: number; logits: number[] } | undefined;
+  const close = () => {
+    if (!run) return;
+    const mean = run.logits.reduce((a, b) => a + b, 0) / run.logits.length;
+    spans.push({ start: run.start, end: run.end, ai_probability: round4(sigmoid(mean)) });
+    run = undefined;
+  };
+  for (const segment of segments) {
+    const n = segment.text.split(/\s+/u).filter(Boolean).length;
+    totalWords += n;
+    if (segment.ai_probability >= SPAN_THRESHOLD) {
+      spanWords += n;
+      if (run) {
+        run.end = segment.end;
+        run.logits.push(logit(segment.ai_probability));
+      } else run = { start: segment.start, end: segment.end, logits: [logit(segment.ai_probability)] };
+    } else close();
+  }
+  close();
+  void text;
+  const share = totalWords ? round4(spanWords / totalWords) : 0;
+  let composition: Composition;
+  if (share >= 0.9) composition = 'ai';
+  else if (share > 0) composition = 'partly_ai';
+  else composition = docProbability < 0.5 ? 'human' : 'uncertain';
+  return { spans, share, composition };
 }
 
 /** Chunks handed to Intl.Segmenter: V8's sentence iteration gets very slow on long strings. */

@@ -2,9 +2,29 @@
 
 // Modes, languages, verdicts and confidences are the API's values (src/contract.ts); the engine
 // produces exactly those, so it reuses the contract's lists instead of keeping copies.
-import type { Confidence, Language, Mode, Verdict, WarningCode } from '../contract.ts';
-export { CONFIDENCES, LANGUAGES, MODES, VERDICTS, WARNING_CODES, WARNING_MESSAGES } from '../contract.ts';
-export type { Confidence, Language, Mode, Verdict, WarningCode };
+import type {
+  AuthorMessageScore,
+  Composition,
+  Confidence,
+  GeneratedSpan,
+  Language,
+  Mode,
+  SkipReason,
+  Verdict,
+  WarningCode,
+} from '../contract.ts';
+export {
+  AUTHOR_MAX_MESSAGES,
+  COMPOSITIONS,
+  CONFIDENCES,
+  LANGUAGES,
+  MODES,
+  SKIP_REASONS,
+  VERDICTS,
+  WARNING_CODES,
+  WARNING_MESSAGES,
+} from '../contract.ts';
+export type { AuthorMessageScore, Composition, Confidence, GeneratedSpan, Language, Mode, SkipReason, Verdict, WarningCode };
 export type DetectionWarning = WarningCode | (string & {});
 
 export interface DetectOptions {
@@ -36,6 +56,35 @@ export interface DetectionResult {
   warnings: DetectionWarning[];
   /** The model artifact's version id. */
   model: string;
+  /** With `segments`: merged runs of generated-looking sentences; else empty. */
+  generated_spans: GeneratedSpan[];
+  /** With `segments`: share of the text's words inside `generated_spans`; else null. */
+  generated_share: number | null;
+  /** With `segments`: what the document is made of; else null. */
+  composition: Composition | null;
+}
+
+export interface AuthorDetectOptions {
+  /** Calibration and thresholds to apply; default `general`. */
+  mode?: Mode;
+  /** Score every message as this language; when omitted each message's language is identified. */
+  language?: Language;
+}
+
+export interface AuthorDetectionResult {
+  ai_probability: number;
+  mode: Mode;
+  language: Language;
+  verdict: Verdict;
+  confidence: Confidence;
+  warnings: DetectionWarning[];
+  messages_used: number;
+  words_used: number;
+  /** How many more messages and words a verdict would need; null when there were enough. */
+  evidence_needed: { messages: number; words: number } | null;
+  /** One entry per input message, in input order. */
+  messages: AuthorMessageScore[];
+  model: string;
 }
 
 export interface Detector {
@@ -43,6 +92,11 @@ export interface Detector {
   readonly model: string;
   /** Synchronous and CPU-bound; throws UnsupportedLanguageError for text in neither supported language. */
   detect(text: string, options?: DetectOptions): DetectionResult;
+  /**
+   * Judges one author across 1..AUTHOR_MAX_MESSAGES messages: each is scored on its own, skipped
+   * ones (empty, link-only, another language) are reported, and the rest are combined.
+   */
+  detectAuthor(messages: readonly string[], options?: AuthorDetectOptions): AuthorDetectionResult;
 }
 
 /** Raised when the text is in a language the engine has no model for; it is never scored as English. */

@@ -619,6 +619,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         verdict: result.verdict,
         confidence: result.confidence,
         warnings: result.warnings,
+        generated_spans: segments ? result.generated_spans : [],
+        generated_share: segments ? result.generated_share : null,
+        composition: segments ? result.composition : null,
       };
     },
   );

@@ -4,7 +4,7 @@
  * from what the server enforces. Only keywords that mean the same in draft-07 (ajv) and 2020-12
  * (OpenAPI 3.1) are used.
  */
-import { CONFIDENCES, LANGUAGES, MODES, VERDICTS } from '../contract.ts';
+import { COMPOSITIONS, CONFIDENCES, LANGUAGES, MODES, VERDICTS } from '../contract.ts';
 
 export function detectRequestSchema(maxTextChars: number) {
   return {
@@ -52,10 +52,34 @@ export const segmentSchema = {
   },
 } as const;
 
+export const generatedSpanSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['start', 'end', 'ai_probability'],
+  properties: {
+    start: { type: 'integer', minimum: 0, description: 'UTF-16 offset into the submitted text, inclusive.' },
+    end: { type: 'integer', minimum: 0, description: 'UTF-16 offset into the submitted text, exclusive.' },
+    ai_probability: { type: 'number', minimum: 0, maximum: 1, description: 'Probability that this run of text was written by an AI.' },
+  },
+} as const;
+
 export const detectResponseSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['ai_probability', 'mode', 'language', 'segments', 'request_id', 'model', 'verdict', 'confidence', 'warnings'],
+  required: [
+    'ai_probability',
+    'mode',
+    'language',
+    'segments',
+    'request_id',
+    'model',
+    'verdict',
+    'confidence',
+    'warnings',
+    'generated_spans',
+    'generated_share',
+    'composition',
+  ],
   properties: {
     ai_probability: {
       type: 'number',
@@ -83,6 +107,23 @@ export const detectResponseSchema = {
       items: { type: 'string' },
       description:
         'Why the verdict was held back or deserves less trust: `short_text` (under 40 words), `strict_threshold` (AI-leaning, below the likely_ai bar of this mode and length), `out_of_domain` (unlike the calibration texts: wider uncertain band), `language_uncertain` (too few words to tell the language; scored as the requested or default one), `calibration_fallback` (no calibration data for this mode in this language). New codes may be added.',
+    },
+    generated_spans: {
+      type: 'array',
+      items: generatedSpanSchema,
+      description: 'With `segments: true`: merged runs of sentences that look generated, in text order; else empty.',
+    },
+    generated_share: {
+      type: ['number', 'null'],
+      minimum: 0,
+      maximum: 1,
+      description: "With `segments: true`: share of the text's words inside `generated_spans`; else null.",
+    },
+    composition: {
+      type: ['string', 'null'],
+      enum: [...COMPOSITIONS, null],
+      description:
+        'With `segments: true`: `human` or `ai` when the sentences agree, `partly_ai` when some runs look generated and others not, `uncertain` when the evidence says neither; else null. Unlike `verdict: "mixed"` (between the thresholds), `partly_ai` means partly generated.',
     },
   },
 } as const;

@@ -27,6 +27,9 @@ const result: DetectResponse = {
   verdict: 'likely_human',
   confidence: 'low',
   warnings: ['short_text'],
+  generated_spans: [],
+  generated_share: null,
+  composition: null,
 };
 
 describe('format additions', () => {

@@ -95,6 +95,9 @@ describe('resultEmbed', () => {
     verdict: 'likely_ai',
     confidence: 'high',
     warnings: [],
+    generated_spans: [],
+    generated_share: null,
+    composition: null,
   };
 
   it('keeps the sentence field within Discord’s 1,024 characters, even for very long sentences', () => {

@@ -23,7 +23,10 @@ describe('POST /v1/detect: success', () => {
     const body = answer.body;
     expect(Object.keys(body).sort()).toEqual([
       'ai_probability',
+      'composition',
       'confidence',
+      'generated_share',
+      'generated_spans',
       'language',
       'mode',
       'model',

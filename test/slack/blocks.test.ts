@@ -46,6 +46,9 @@ const TYPICAL: DetectResponse = {
   verdict: 'likely_ai',
   confidence: 'medium',
   warnings: [],
+  generated_spans: [],
+  generated_share: null,
+  composition: null,
 };
 
 describe('result message', () => {
