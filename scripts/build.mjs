@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
  * `npm run build` (and `prepare`): compiles src/ and adapters/ to dist/ with tsc (source maps,
- * declarations), then copies the runtime assets tsc does not know about.
+ * declarations), then copies the runtime assets tsc does not know about; then compiles the client
+ * SDK (src/client/ and what it imports) on its own into packages/client/dist/, the standalone
+ * `textdetect-client` package (skipped where packages/ is absent, as in the Docker build context).
  *
  *   node scripts/build.mjs               clean build; fails if TypeScript is missing
  *   node scripts/build.mjs --if-possible  as `prepare`: skips with a notice when TypeScript is not
@@ -18,6 +20,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'dist');
+const CLIENT_PACKAGE = join(ROOT, 'packages', 'client');
+const CLIENT_OUT = join(CLIENT_PACKAGE, 'dist');
 /** Source roots compiled by tsconfig.build.json; their `assets/` folders are copied alongside. */
 const SOURCE_ROOTS = ['src', 'adapters'];
 
@@ -38,16 +42,25 @@ try {
 
 // A clean dist/: files of deleted or renamed sources must not linger and be shipped.
 rmSync(OUT, { recursive: true, force: true });
-
-const result = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
-if (result.status !== 0) {
-  process.stderr.write('textdetect build: tsc failed (errors above).\n');
-  process.exit(result.status ?? 1);
-}
-
+compile(join(ROOT, 'tsconfig.build.json'));
 rewriteDeclarationImports(OUT);
 const copied = copyAssets();
 process.stderr.write(`textdetect build: dist/ ready${copied ? ` (${copied} asset folder${copied === 1 ? '' : 's'} copied)` : ''}.\n`);
+
+if (existsSync(join(CLIENT_PACKAGE, 'tsconfig.json'))) {
+  rmSync(CLIENT_OUT, { recursive: true, force: true });
+  compile(join(CLIENT_PACKAGE, 'tsconfig.json'));
+  rewriteDeclarationImports(CLIENT_OUT);
+  process.stderr.write('textdetect build: packages/client/dist/ ready.\n');
+}
+
+function compile(project) {
+  const result = spawnSync(process.execPath, [tsc, '-p', project], { cwd: ROOT, stdio: 'inherit' });
+  if (result.status !== 0) {
+    process.stderr.write(`textdetect build: tsc -p ${relative(ROOT, project)} failed (errors above).\n`);
+    process.exit(result.status ?? 1);
+  }
+}
 
 /**
  * tsc rewrites `./x.ts` imports to `./x.js` in the JavaScript it emits but leaves them as written in

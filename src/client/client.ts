@@ -11,7 +11,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
-import type { Redis } from 'ioredis';
 import {
   AbortedError,
   AuthenticationError,
@@ -25,6 +24,7 @@ import {
 } from './errors.ts';
 import { RequestLimiter, type LimiterOptions, type ResolvedLimiterConfig } from './limiter.ts';
 import { silentLogger, type ClientLogger } from './logger.ts';
+import type { RedisClient } from './redis.ts';
 import { backoffDelay, sleep } from './timing.ts';
 import type { DetectRequest, DetectResponse, ErrorEnvelope, ErrorType } from '../contract.ts';
 
@@ -57,8 +57,9 @@ export interface DetectClientOptions {
   /**
    * A Redis URL or an ioredis client: every process with the same key (and limiter id) then shares
    * one budget and one 429 pause. The client works on its own duplicate of a given ioredis client.
+   * Needs the ioredis package (an optional peer dependency of `textdetect-client`).
    */
-  redis?: string | Redis | undefined;
+  redis?: string | RedisClient | undefined;
   /** pino-compatible logger; default silent. Never receives keys or submitted text. */
   logger?: ClientLogger | undefined;
   /** First backoff delay for 5xx, timeouts and connection errors, in ms (doubles each retry, with jitter). Default 500. */

@@ -1,7 +1,8 @@
 /**
- * textdetect client SDK: what `import … from 'textdetect'` gives. Stands alone (no import from the
- * service or the engine, only the wire contract in src/contract.ts), so an installed package loads
- * none of the server's code.
+ * textdetect client SDK: what `import … from 'textdetect-client'` (the standalone package built from
+ * this folder, packages/client/) and `import … from 'textdetect'` give. Stands alone (no import from
+ * the service or the engine, only the wire contract in src/contract.ts and the version reader), so an
+ * installed package loads none of the server's code.
  *
  *   const client = new DetectClient({ apiKey, baseUrl });
  *   const result = await client.detect({ text, mode: 'academic' });
@@ -18,6 +19,7 @@ export {
 } from './client.ts';
 export type { LimiterOptions } from './limiter.ts';
 export type { ClientLogger } from './logger.ts';
+export type { RedisClient } from './redis.ts';
 export * from './errors.ts';
 export type * from './types.ts';
 export { CONFIDENCES, ERROR_CODES, LANGUAGES, MODES, VERDICTS } from '../contract.ts';

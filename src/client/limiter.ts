@@ -8,10 +8,10 @@
  * process and, through a Redis key with a TTL, of every process sharing the budget.
  */
 import Bottleneck from 'bottleneck';
-import { Redis } from 'ioredis';
 import { recoverFromRedis7ScriptErrors } from './bottleneck-redis7.ts';
 import { ConnectionError, RateLimitError } from './errors.ts';
 import type { ClientLogger } from './logger.ts';
+import { loadRedisModule, type RedisClient } from './redis.ts';
 import { abortReason, bounded, sleep } from './timing.ts';
 
 /** How the limiter paces calls. Every field is optional; the defaults suit one key at its limit. */
@@ -57,7 +57,7 @@ const PAUSE_SUFFIX = ':pause';
 export class RequestLimiter {
   private readonly bottleneck: Bottleneck | undefined;
   private readonly connection: Bottleneck.IORedisConnection | undefined;
-  private readonly redis: Redis | undefined;
+  private readonly redis: RedisClient | undefined;
   private readonly pauseKey: string;
   private pausedUntil = 0;
   private learnedMax: number | undefined;
@@ -65,7 +65,7 @@ export class RequestLimiter {
 
   constructor(
     private readonly config: ResolvedLimiterConfig | undefined,
-    redis: string | Redis | undefined,
+    redis: string | RedisClient | undefined,
     private readonly logger: ClientLogger,
     /** A pause longer than this fails the waiting call with RateLimitError instead of holding it. */
     private readonly maxWaitMs: number = Number.POSITIVE_INFINITY,
@@ -76,7 +76,7 @@ export class RequestLimiter {
     if (redis !== undefined) {
       // Always work on our own connection: bottleneck quits its clients on disconnect, and a caller's
       // ioredis client must outlive this limiter.
-      this.redis = typeof redis === 'string' ? new Redis(redis, { lazyConnect: false }) : redis.duplicate();
+      this.redis = typeof redis === 'string' ? new (loadRedisModule())(redis, { lazyConnect: false }) : redis.duplicate();
       // A lazyConnect client would wait for a first command that bottleneck only sends once ready.
       if (this.redis.status === 'wait') this.redis.connect().catch(() => undefined);
       // ioredis reports every failed reconnect, on each of bottleneck's two connections; one line per
@@ -88,7 +88,9 @@ export class RequestLimiter {
         this.logger.warn({ err: describe(err) }, 'textdetect client: redis error');
       };
       this.redis.on('error', warnRedis);
-      this.connection = new Bottleneck.IORedisConnection({ client: this.redis });
+      // bottleneck requires ioredis itself unless handed the class; from its own folder it may not see the
+      // caller's ioredis (an optional peer of the client package), so it gets the class of our connection.
+      this.connection = new Bottleneck.IORedisConnection({ client: this.redis, Redis: this.redis.constructor });
       recoverFromRedis7ScriptErrors(this.connection);
       this.connection.on('error', warnRedis);
     }
@@ -152,7 +154,7 @@ export class RequestLimiter {
   }
 
   private async waitForRedis(signal: AbortSignal | undefined): Promise<void> {
-    const redis = this.redis as Redis;
+    const redis = this.redis as RedisClient;
     const waitMs = this.config?.redisWaitMs ?? 10_000;
     await new Promise<void>((resolve, reject) => {
       const cleanup = (): void => {

@@ -1,45 +1,27 @@
 /**
- * The package as another project gets it: `npm pack`, install the tarball into an empty project
- * (from npm's local cache where it can), then use it with plain node, no TypeScript loader:
- * the SDK talks to a real service, the installed `textdetect` bin answers --version/--help and scores
- * a file in-process (so models/detector.bin is found inside node_modules), and tsc resolves the
- * declarations of `import { DetectClient } from 'textdetect'`.
+ * The package as another project gets it: packed as a release packs it (`scripts/pack.mjs`, behind
+ * `npm run package`), installed into an empty project (from npm's local cache where it can), then
+ * used with plain node, no TypeScript loader: the SDK talks to a real service, the installed
+ * `textdetect` bin answers --version/--help and scores a file in-process (so models/detector.bin is
+ * found inside node_modules), and tsc resolves the declarations of
+ * `import { DetectClient } from 'textdetect'`. The install runs with scripts allowed and must
+ * neither run nor warn about one: the tarball's package.json carries no `prepare`.
  *
- * Needs the build (`npm test` runs `npm run build` first); packing skips `prepare` so the test does
- * not rebuild dist/ under the other suites' feet.
+ * Needs the build (`npm test` runs `npm run build` first); the pack script does not rebuild, so the
+ * test does not rebuild dist/ under the other suites' feet. The SDK-only package:
+ * client-install.test.ts.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeout = 180_000): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(command, args, { cwd, env: { ...process.env, ...env }, timeout, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, stdout, stderr: err && code === 1 && !stderr ? String(err.message) : stderr });
-    });
-  });
-}
-
-function npm(args: string[], cwd: string): Promise<Run> {
-  return run('npm', args, cwd, { npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' });
-}
+import { emptyProject, INSTALL_SCRIPTS, npm, packPackage, ROOT, run } from './helpers.ts';
 
 let dir: string;
 let files: string[];
+let installWarnings: string;
 let service: TestService;
 
 beforeAll(async () => {
@@ -47,17 +29,14 @@ beforeAll(async () => {
     throw new Error('dist/ is missing: run `npm run build` (npm test does) before this test.');
   }
   dir = await mkdtemp(join(tmpdir(), 'textdetect-package-test-'));
-  const packed = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], ROOT);
-  expect(packed.code, packed.stderr).toBe(0);
-  const [info] = JSON.parse(packed.stdout) as [{ filename: string; files: { path: string }[] }];
-  files = info.files.map((f) => f.path);
-  const consumer = join(dir, 'consumer');
-  await run('mkdir', ['-p', consumer], dir);
-  await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  const packed = await packPackage('textdetect', dir);
+  files = packed.files;
+  const consumer = await emptyProject(join(dir, 'consumer'));
   // --prefer-offline: every dependency comes from npm's cache when it is there (it is after `npm ci`),
   // so the test does not depend on the registry being fast.
-  const installed = await npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', join(dir, info.filename)], consumer);
+  const installed = await npm(['install', '--prefer-offline', '--no-save', packed.path], consumer);
   expect(installed.code, installed.stderr).toBe(0);
+  installWarnings = installed.stderr;
   service = await startTestService();
 }, 300_000);
 
@@ -97,6 +76,17 @@ describe('the packed package', () => {
         (path.endsWith('.mjs') && path !== 'bin/textdetect.mjs'),
     );
     expect(stray).toEqual([]);
+  });
+
+  it('carries no install-time script, so the install neither runs nor lists one', async () => {
+    const manifest = JSON.parse(await readFile(join(dir, 'consumer', 'node_modules', 'textdetect', 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    expect(Object.keys(manifest.scripts ?? {}).filter((name) => INSTALL_SCRIPTS.includes(name))).toEqual([]);
+    // npm 11 lists every installed package with an install script (including `prepare`) as "not yet
+    // covered by allowScripts"; the repository's own scripts (start, test, …) stay, they run nothing.
+    expect(installWarnings).not.toMatch(/install scripts|allowScripts|prepare/i);
+    expect(manifest.scripts?.start).toBe('node dist/src/service/main.js');
   });
 
   it('is importable with plain node and its client scores a text against a real service', async () => {
