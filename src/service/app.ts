@@ -15,7 +15,7 @@ import type { ServiceConfig } from './config.ts';
 import type { EngineHost } from './engine.ts';
 import { ApiError, envelope, genericError } from './errors.ts';
 import { CALLER_REQUEST_ID_PATTERN, newRequestId } from './ids.ts';
-import type { KeyStore, StoredApiKey } from './keys.ts';
+import type { KeyCheck, KeyStore, StoredApiKey } from './keys.ts';
 import type { KeyFileError } from './keys.ts';
 import { metricsPlugin } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -275,6 +275,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       status === 'stale' ? 'API key file unreadable; serving with the last good keys until it is fixed' : 'API key file unreadable',
     );
   };
+  keys.onStatusChange = (status, previous) => {
+    // Once per change, not per request: a deleted file otherwise only shows as a stream of 401s.
+    if (status === 'missing') {
+      logger.warn({ keys_file: keys.file, keys: status }, 'API key file is missing: every API key is refused until it is back');
+    } else if (previous === 'missing') {
+      logger.info({ keys_file: keys.file, keys: status, count: keys.size }, 'API key file found: its keys are in force');
+    }
+  };
 
   // Rate limiting: the plugin supplies the counting (memory or Redis); the hook below decides the
   // key (API key id, else client address) so that failed authentications are counted per address.
@@ -439,8 +447,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         }),
       };
     }
+    let result: KeyCheck;
     try {
       await keys.refresh();
+      result = keys.check(match[1]!);
+      if (!result.ok && result.reason === 'unknown') {
+        // A key created since the last check (`keys create` then a request at once) is in the file
+        // already: look again (a stat, plus a read if the file changed) before refusing it.
+        await keys.refresh(true);
+        result = keys.check(match[1]!);
+      }
     } catch (err) {
       // Without a readable key file we cannot tell revoked keys from good ones: refuse, loudly.
       request.log.error({ err: { message: (err as Error).message, code: (err as KeyFileError).code } }, 'API key file unreadable');
@@ -450,7 +466,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       new ApiError(401, 'invalid_api_key', message, {
         headers: { 'WWW-Authenticate': 'Bearer realm="textdetect", error="invalid_token"' },
       });
-    const result = keys.check(match[1]!);
     if (result.ok) return { key: result.key };
     switch (result.reason) {
       case 'wrong_environment': {
