@@ -3,6 +3,7 @@
  * With no key file yet, creates one sandbox key and prints it once, so a new user can call the API
  * right away.
  */
+import '../node-version.ts';
 import { access } from 'node:fs/promises';
 import { ConfigError, loadConfigFromEnv } from './config.ts';
 import { createLogger, startService } from './index.ts';
