@@ -55,13 +55,18 @@ describe('Redis frozen with SIGSTOP', () => {
     // What this machine gives with a healthy Redis right now, to tell its own stalls from waiting on Redis.
     const healthy: number[] = [];
     for (let i = 0; i < 30; i++) healthy.push((await timed(() => detect(service, key, { text: SHORT }))).ms);
+    const healthyProbes: number[] = [];
+    for (let i = 0; i < 20; i++) healthyProbes.push((await timed(() => call(service, '/readyz'))).ms);
+    // Probes must answer without waiting on Redis: under 50 ms, or on a machine too loaded for that
+    // even with a healthy Redis, within twice the slowest healthy probe.
+    const probeBound = Math.max(50, 2 * Math.max(...healthyProbes));
 
     redisServer.freeze();
     try {
       // The very first request after the freeze is a probe: it must not wait for Redis either.
       const firstProbe = await timed(() => call(service, '/readyz'));
       expect(firstProbe.value.status).toBe(200);
-      expect(firstProbe.ms).toBeLessThan(50);
+      expect(firstProbe.ms, `healthy probes: max ${Math.max(...healthyProbes).toFixed(1)} ms`).toBeLessThan(probeBound);
 
       const latencies: number[] = [];
       const statuses = new Set<number>();
@@ -88,7 +93,7 @@ describe('Redis frozen with SIGSTOP', () => {
         expect(value.status).toBe(200);
         expect(value.body.redis).toBe('degraded');
       }
-      expect(Math.max(...probes)).toBeLessThan(50);
+      expect(Math.max(...probes), `healthy probes: max ${Math.max(...healthyProbes).toFixed(1)} ms`).toBeLessThan(probeBound);
       const trip = service.logs.find((l) => String(l.msg).includes('rate limits are counted per instance'));
       expect(trip?.reason).toMatch(/timed out/);
     } finally {
