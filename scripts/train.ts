@@ -35,7 +35,7 @@
  * 1%-FPR thresholds are fitted on train, and dev stays an untouched report set.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deleteArticles, misspell } from '../src/detector/attacks.ts';
@@ -89,6 +89,17 @@ const LOGO = process.argv.includes('--logo');
 const LOSO = process.argv.includes('--loso');
 /** The corpora trained on (`<name>-train.jsonl`) and reported on (`<name>-dev.jsonl`). */
 const TRAIN_FILES = (arg('--corpora') ?? 'corpus,extra').split(',').filter(Boolean);
+// Without its corpora the run would end in a bare ENOENT stack: say what it needs and where that comes from.
+const MISSING_DATA = TRAIN_FILES.flatMap((f) => [`${f}-train.jsonl`, `${f}-dev.jsonl`]).filter((f) => !existsSync(join(DATA, f)));
+if (MISSING_DATA.length > 0) {
+  process.stderr.write(
+    `npm run train needs the labelled corpora, JSONL with one {id, text, label, mode, language, source, generator} per line; missing:\n${MISSING_DATA.map((f) => `  ${join(DATA, f)}\n`).join('')}` +
+      "They are not in the repository: they are the project's shared data folder, ../shared/data next to the checkout (its DATA.md says how they were built from published research datasets). " +
+      'Put that folder there, or point --data DIR at a copy (--corpora a,b picks the <name>-train/-dev.jsonl pairs). ' +
+      'The committed models/detector.bin needs none of this: npm start, the CLI and the bots run without the corpora.\n',
+  );
+  process.exit(2);
+}
 
 const LM_OPTS = { discount: 0.75, minCount: Number(arg('--lm-min-count') ?? 2), unigramK: 0.1 };
 const VOCAB_MAX = 65536;

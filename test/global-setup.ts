@@ -1,3 +1,4 @@
+import '../src/node-version.ts';
 import { startRedisServer } from './helpers/redis.ts';
 
 // Tests talk to a real Redis. CI (and anyone with a server) passes REDIS_URL; otherwise one

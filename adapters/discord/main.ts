@@ -2,6 +2,7 @@
  * `npm run discord`: starts the bot. With DETECT_API_URL unset, the detection service runs inside
  * this process (see adapters/chat/backend.ts), so a bot token is all a first try needs.
  */
+import '../../src/node-version.ts';
 import pino from 'pino';
 import { DiscordjsError, DiscordjsErrorCodes } from 'discord.js';
 import { connectDetectionBackend, type DetectionBackend } from '../chat/backend.ts';

@@ -3,6 +3,7 @@
  * every server (global) or for one server (`DISCORD_GUILD_ID`, instant, good for trying out).
  * A bulk overwrite (PUT) replaces the whole set, so re-running is safe and removes stale commands.
  */
+import '../../src/node-version.ts';
 import { pathToFileURL } from 'node:url';
 import { DiscordAPIError, HTTPError, REST, Routes, type APIApplication, type RESTPutAPIApplicationCommandsResult } from 'discord.js';
 import { DEFAULT_COMMAND_OPTIONS, buildCommands, inviteUrl, parsePermissionSetting, type CommandOptions } from './commands.ts';

@@ -2,6 +2,7 @@
  * `npm run slack`: the Slack app. Reads its settings from the environment (docs/slack.md), connects
  * to the detection service (or starts one in-process when DETECT_API_URL is unset) and serves Slack.
  */
+import '../../src/node-version.ts';
 import pino from 'pino';
 import { connectDetectionBackend } from '../chat/backend.ts';
 import { installProcessGuards } from '../chat/process-guard.ts';

@@ -16,7 +16,7 @@ import type { ServiceConfig } from './config.ts';
 import type { EngineHost } from './engine.ts';
 import { ApiError, envelope, genericError } from './errors.ts';
 import { CALLER_REQUEST_ID_PATTERN, newRequestId } from './ids.ts';
-import type { KeyStore, StoredApiKey } from './keys.ts';
+import type { KeyCheck, KeyStore, StoredApiKey } from './keys.ts';
 import type { KeyFileError } from './keys.ts';
 import { metricsPlugin } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -314,6 +314,31 @@ function hasLoneSurrogate(text: string): boolean {
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config, logger, engine, keys, counters } = deps;
 
+  /**
+   * Answers in the envelope on a bare socket, for what never becomes a fastify request (parser
+   * errors, CONNECT), then closes the connection.
+   */
+  function answerOnSocket(socket: Socket, apiError: ApiError, logFields: Record<string, unknown>, message: string): void {
+    const requestId = newRequestId();
+    const status = apiError.statusCode;
+    const body = JSON.stringify(envelope(apiError, requestId));
+    logger.info({ request_id: requestId, status, code: apiError.code, ...logFields }, message);
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const extra = Object.entries(apiError.options.headers ?? {})
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Cache-Control: no-store\r\n${extra}` +
+        `Request-Id: ${requestId}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    setTimeout(() => socket.destroy(), 1000).unref();
+  }
+
   const clientErrorHandler = function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const status =
@@ -324,20 +349,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           : err.code === 'HPE_URI_TOO_LONG'
             ? 414
             : 400;
-    const requestId = newRequestId();
     const apiError = status === 400 ? new ApiError(400, 'invalid_request', 'The HTTP request is malformed.') : genericError(status);
-    const body = JSON.stringify(envelope(apiError, requestId));
-    logger.info({ request_id: requestId, status, code: apiError.code, parser_error: err.code }, 'client error');
-    if (!socket.writable) {
-      socket.destroy();
-      return;
-    }
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Request-Id: ${requestId}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
-    );
-    setTimeout(() => socket.destroy(), 1000).unref();
+    answerOnSocket(socket, apiError, { parser_error: err.code }, 'client error');
   };
 
   const app = Fastify({
@@ -363,6 +376,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       },
     },
     clientErrorHandler,
+    // Node would answer an HTTP/1.1 request without Host with a bare 400 and no body; let it
+    // through so the onRequest hook answers it in the envelope.
+    http: { requireHostHeader: false },
     frameworkErrors: (error, request, reply) => {
       void sendError(request, reply, toApiError(error, config));
     },
@@ -372,6 +388,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // Node answers an Expect it does not know with a bare 417 unless someone listens; route such
   // requests through fastify so the onRequest hook answers in the envelope.
   app.server.on('checkExpectation', (req, res) => app.routing(req, res));
+  // Without a listener Node closes a CONNECT's connection without a word. This is not a proxy.
+  app.server.on('connect', (req: { method?: string; url?: string }, socket: Socket) => {
+    answerOnSocket(
+      socket,
+      new ApiError(405, 'method_not_allowed', 'CONNECT is not supported: this server is not a proxy. The API is POST /v1/detect.', {
+        headers: { Allow: 'GET, HEAD, POST' },
+      }),
+      { method: req.method, path: String(req.url ?? '').slice(0, 200) },
+      'CONNECT refused',
+    );
+  });
 
   keys.onError = (err, status) => {
     // The message names the file and what is wrong with it, never a key (the file holds digests only).
@@ -379,6 +406,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       { err: { message: err.message, code: (err as KeyFileError).code }, keys: status },
       status === 'stale' ? 'API key file unreadable; serving with the last good keys until it is fixed' : 'API key file unreadable',
     );
+  };
+  keys.onStatusChange = (status, previous) => {
+    // Once per change, not per request: a deleted file otherwise only shows as a stream of 401s.
+    if (status === 'missing') {
+      logger.warn({ keys_file: keys.file, keys: status }, 'API key file is missing: every API key is refused until it is back');
+    } else if (previous === 'missing') {
+      logger.info({ keys_file: keys.file, keys: status, count: keys.size }, 'API key file found: its keys are in force');
+    }
   };
 
   // Rate limiting: the plugin supplies the counting (memory or Redis); the hook below decides the
@@ -402,7 +437,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (request.ctx) request.ctx.errorCode = error.code;
     setIdHeaders(request, reply);
     if (error.options.headers) reply.headers(error.options.headers);
-    if (error.statusCode >= 500 && error.statusCode !== 503) reply.header('Cache-Control', 'no-store');
     // The rest of an oversized or stalled body is not worth reading: close instead of draining it.
     if (error.code === 'payload_too_large' || error.code === 'request_timeout') reply.header('Connection', 'close');
     else if (hasUnreadBody(request)) closeIfBodyLingers(request, reply);
@@ -452,6 +486,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       throw new ApiError(503, 'not_ready', 'The service is shutting down; retry on another instance or in a moment.', {
         retryAfter: 1,
         headers: { 'Retry-After': '1' },
+      });
+    }
+    const raw = request.raw;
+    if (!request.headers.host && raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
+      throw new ApiError(400, 'invalid_request', 'The request has no Host header, which HTTP/1.1 requires; send Host: <server name>.', {
+        param: 'Host',
       });
     }
     const expectation = request.headers.expect;
@@ -544,8 +584,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         }),
       };
     }
+    let result: KeyCheck;
     try {
       await keys.refresh();
+      result = keys.check(match[1]!);
+      if (!result.ok && result.reason === 'unknown') {
+        // A key created since the last check (`keys create` then a request at once) is in the file
+        // already: look again (a stat, plus a read if the file changed) before refusing it.
+        await keys.refresh(true);
+        result = keys.check(match[1]!);
+      }
     } catch (err) {
       // Without a readable key file we cannot tell revoked keys from good ones: refuse, loudly.
       request.log.error({ err: { message: (err as Error).message, code: (err as KeyFileError).code } }, 'API key file unreadable');
@@ -555,7 +603,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       new ApiError(401, 'invalid_api_key', message, {
         headers: { 'WWW-Authenticate': 'Bearer realm="textdetect", error="invalid_token"' },
       });
-    const result = keys.check(match[1]!);
     if (result.ok) return { key: result.key };
     switch (result.reason) {
       case 'wrong_environment': {
@@ -637,6 +684,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // server's close() does not wait for keep-alive sockets to time out.
   app.addHook('onSend', async (_request, reply, payload) => {
     if (deps.isClosing()) reply.header('Connection', 'close');
+    // Answers echo the submitted text (segments) and carry per-key budgets: no cache may keep
+    // them. The web page's files set their own caching.
+    if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
     return payload;
   });
 

@@ -76,8 +76,18 @@ export interface ServiceConfig {
   shutdownTimeoutMs: number;
   /** Trust `X-Forwarded-For` from a proxy in front (for per-address limits). Env `TRUST_PROXY` (`true`/`false`/hop count/addresses); default false. */
   trustProxy: boolean | number | string;
-  /** A rate-limit command Redis has not answered within this many ms trips the circuit breaker (per-instance counting). Env `REDIS_TIMEOUT_MS`; default 30. */
+  /**
+   * A rate-limit command Redis has not answered within this many ms counts as failed (that request
+   * is counted per instance). Env `REDIS_TIMEOUT_MS`; default 250.
+   */
   redisTimeoutMs: number;
+  /** This many consecutive failed or slow Redis commands trip the circuit breaker (per-instance counting). Env `REDIS_TRIP_FAILURES`; default 3. */
+  redisTripFailures: number;
+  /**
+   * Service instances sharing `redisUrl`: while Redis is unavailable, each instance allows this
+   * share of what was left of a key's budget. Env `RATE_LIMIT_INSTANCES`; default 1.
+   */
+  rateLimitInstances: number;
   /** After a trip, per-instance counting lasts at least this long, until Redis answers a background probe. Env `REDIS_COOL_DOWN_MS`; default 5000. */
   redisCoolDownMs: number;
   /** Serve Prometheus metrics at `GET /metrics` on the API port. Env `METRICS=1`; default off. */
@@ -124,7 +134,9 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServiceConf
     logger: undefined,
     shutdownTimeoutMs: 10_000,
     trustProxy: false,
-    redisTimeoutMs: 30,
+    redisTimeoutMs: 250,
+    redisTripFailures: 3,
+    rateLimitInstances: 1,
     redisCoolDownMs: 5000,
     metrics: false,
     metricsPort: undefined,
@@ -243,6 +255,8 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
   }
   config.redisTimeoutMs = integer(env, 'REDIS_TIMEOUT_MS', 1, 60_000) ?? config.redisTimeoutMs;
   config.redisCoolDownMs = integer(env, 'REDIS_COOL_DOWN_MS', 0, 3_600_000) ?? config.redisCoolDownMs;
+  config.redisTripFailures = integer(env, 'REDIS_TRIP_FAILURES', 1, 1000) ?? config.redisTripFailures;
+  config.rateLimitInstances = integer(env, 'RATE_LIMIT_INSTANCES', 1, 10_000) ?? config.rateLimitInstances;
   const metrics = text(env, 'METRICS');
   if (metrics !== undefined) {
     if (!['1', '0', 'true', 'false'].includes(metrics)) throw new ConfigError(`METRICS must be 1 (on) or 0 (off), got "${metrics}".`);
@@ -263,6 +277,12 @@ export function resolveConfig(config: ServiceConfig): ServiceConfig & { rateLimi
   if (windowMs === undefined) throw new ConfigError(`rateLimitWindow "${String(config.rateLimitWindow)}" is not a duration.`);
   if (!Number.isSafeInteger(config.rateLimitMax) || config.rateLimitMax < 1) {
     throw new ConfigError(`rateLimitMax must be a positive integer, got ${String(config.rateLimitMax)}.`);
+  }
+  if (!Number.isSafeInteger(config.rateLimitInstances) || config.rateLimitInstances < 1) {
+    throw new ConfigError(`rateLimitInstances must be a positive integer, got ${String(config.rateLimitInstances)}.`);
+  }
+  if (!Number.isSafeInteger(config.redisTripFailures) || config.redisTripFailures < 1) {
+    throw new ConfigError(`redisTripFailures must be a positive integer, got ${String(config.redisTripFailures)}.`);
   }
   if (!Number.isSafeInteger(config.maxTextChars) || config.maxTextChars < 1) {
     throw new ConfigError(`maxTextChars must be a positive integer, got ${String(config.maxTextChars)}.`);

@@ -115,7 +115,9 @@ async function start(config: Partial<ServiceConfig>, sandboxKey: string | undefi
   if (resolved.redisUrl)
     counters = createRedisCounters(resolved.redisUrl, resolved.redisKeyPrefix, logger, {
       slowMs: resolved.redisTimeoutMs,
+      failuresToTrip: resolved.redisTripFailures,
       coolDownMs: resolved.redisCoolDownMs,
+      instances: resolved.rateLimitInstances,
     });
 
   let closing = false;

@@ -298,8 +298,11 @@ export type KeyCheck =
       keyEnvironment?: KeyEnvironment;
     };
 
-/** `ok`: the file as it is now; `stale`: the file is unreadable and the last good version is in use. */
-export type KeyStoreStatus = 'ok' | 'stale';
+/**
+ * `ok`: the file as it is now; `stale`: the file is unreadable and the last good version is in use;
+ * `missing`: there is no file (deleted, or never created), so every key is refused.
+ */
+export type KeyStoreStatus = 'ok' | 'stale' | 'missing';
 
 /**
  * The service's view of the key file: an in-memory digest index, refreshed when the file changes
@@ -309,7 +312,9 @@ export type KeyStoreStatus = 'ok' | 'stale';
  * A file that turns unreadable (a bad hand edit, a disk hiccup) does not take the service down: the
  * last good keys stay in force, the error is reported once per bad version through `onError`, and
  * `status` says `stale` until a good file is back. Only a store that never read a good file throws,
- * since it has nothing to fall back on.
+ * since it has nothing to fall back on. A file that disappears is an empty key set, as at start:
+ * deleting the file is how an operator would cut every key off, so it is honoured, and `status`
+ * says `missing` so that an accidental deletion shows.
  */
 export class KeyStore {
   readonly file: string;
@@ -317,12 +322,16 @@ export class KeyStore {
   private readonly refreshMs: number;
   private byDigest = new Map<string, StoredApiKey>();
   private signature = '';
+  /** When the last reload started (performance.now()). */
   private checkedAt = -Infinity;
   private loading: Promise<void> | undefined;
   private lastError: Error | undefined;
   private everLoaded = false;
+  private missing = false;
   /** Called once for each unreadable version of the file (a new error, not every check). */
   onError: ((err: Error, status: KeyStoreStatus | 'unreadable') => void) | undefined;
+  /** Called when `status` changes after a reload (e.g. `ok` → `missing` when the file is deleted). */
+  onStatusChange: ((status: KeyStoreStatus, previous: KeyStoreStatus) => void) | undefined;
 
   constructor(file: string, environment: KeyEnvironment, refreshMs = 1000) {
     this.file = file;
@@ -332,24 +341,39 @@ export class KeyStore {
 
   /** Whether the keys in force are the file's current content. */
   get status(): KeyStoreStatus {
-    return this.lastError ? 'stale' : 'ok';
+    if (this.lastError) return 'stale';
+    return this.missing ? 'missing' : 'ok';
   }
 
-  /** Re-reads the file if it changed; throws KeyFileError only while no good file has ever been read. */
+  /**
+   * Re-reads the file if it changed (checked when `refreshMs` has passed since the last check, or
+   * always with `force`); throws KeyFileError only while no good file has ever been read.
+   */
   async refresh(force = false): Promise<void> {
-    if (!force && performance.now() - this.checkedAt < this.refreshMs) {
-      if (this.lastError && !this.everLoaded) throw this.lastError;
-      return;
+    const asked = performance.now();
+    // A reload in progress may be replacing the keys (a key created a moment ago): wait for it
+    // rather than answer from the set it replaces.
+    while (this.loading) await this.loading;
+    const due = force ? this.checkedAt < asked : asked - this.checkedAt >= this.refreshMs;
+    if (due) {
+      this.loading = this.reload().finally(() => {
+        this.loading = undefined;
+      });
+      await this.loading;
     }
-    this.loading ??= this.reload().finally(() => {
-      this.loading = undefined;
-    });
-    await this.loading;
     if (this.lastError && !this.everLoaded) throw this.lastError;
   }
 
   private async reload(): Promise<void> {
     this.checkedAt = performance.now();
+    const first = !this.everLoaded;
+    const before = this.status;
+    await this.read();
+    const after = this.status;
+    if (!first && after !== before) this.onStatusChange?.(after, before);
+  }
+
+  private async read(): Promise<void> {
     let signature: string;
     try {
       const info = await stat(this.file).catch((err: NodeJS.ErrnoException) => {
@@ -367,6 +391,7 @@ export class KeyStore {
       this.byDigest = new Map(data.keys.map((k) => [k.sha256, k]));
       this.signature = signature;
       this.lastError = undefined;
+      this.missing = signature === 'missing';
       this.everLoaded = true;
     } catch (err) {
       this.fail(err as Error, signature);

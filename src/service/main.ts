@@ -3,10 +3,12 @@
  * With no key file yet, creates one sandbox key and prints it once, so a new user can call the API
  * right away.
  */
+import '../node-version.ts';
 import { access } from 'node:fs/promises';
-import { ConfigError, loadConfigFromEnv } from './config.ts';
+import { ConfigError, defaultApiKeysFile, loadConfigFromEnv } from './config.ts';
 import { createLogger, startService } from './index.ts';
-import { createApiKey } from './keys.ts';
+import { createApiKey, listApiKeys } from './keys.ts';
+import type { KeyEnvironment } from './keys.ts';
 
 async function main(): Promise<number> {
   let config;
@@ -43,6 +45,21 @@ async function main(): Promise<number> {
       { keys_file: config.apiKeysFile },
       'no API key file: every request will be refused; create keys with `npx textdetect keys create --env production`',
     );
+    process.stderr.write(
+      `\nNo API key file at ${config.apiKeysFile}: every request is refused until you make a key:\n\n` +
+        `    ${createKeyCommand(config.environment, config.apiKeysFile)}\n\n`,
+    );
+  } else {
+    // Later starts: the JSON logs alone do not tell a person where the keys are or how to get one.
+    const active = await listApiKeys(config.apiKeysFile).then(
+      (keys) => keys.filter((k) => k.status === 'active' && k.environment === config.environment).length,
+      () => undefined,
+    );
+    const count = active === undefined ? '' : ` (${active} active ${config.environment} key${active === 1 ? '' : 's'})`;
+    process.stderr.write(
+      `\nAPI keys are read from ${config.apiKeysFile}${count}. Make a key with:\n\n` +
+        `    ${createKeyCommand(config.environment, config.apiKeysFile)}\n\n`,
+    );
   }
 
   const service = await startService(config);
@@ -63,6 +80,13 @@ async function main(): Promise<number> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   return 0;
+}
+
+/** The `keys create` line for this server's environment and key file (`--file` only when not the default). */
+function createKeyCommand(environment: KeyEnvironment, file: string): string {
+  const env = environment === 'production' ? ' --env production' : '';
+  const fileFlag = file === defaultApiKeysFile() ? '' : ` --file ${/^[\w./-]+$/.test(file) ? file : `'${file.replaceAll("'", "'\\''")}'`}`;
+  return `npx textdetect keys create --name NAME${env}${fileFlag}`;
 }
 
 main().then(

@@ -186,8 +186,9 @@ export const readySchema = {
     },
     keys: {
       type: 'string',
-      enum: ['ok', 'stale'],
-      description: '`stale`: the API key file is unreadable and the last good version is in force (see the logs).',
+      enum: ['ok', 'stale', 'missing'],
+      description:
+        '`stale`: the API key file is unreadable and the last good version is in force (see the logs); `missing`: there is no API key file, so every key is refused.',
     },
   },
 } as const;

@@ -55,6 +55,8 @@ describe('configuration', () => {
       TRUST_PROXY: '1',
       REDIS_TIMEOUT_MS: '40',
       REDIS_COOL_DOWN_MS: '2500',
+      REDIS_TRIP_FAILURES: '5',
+      RATE_LIMIT_INSTANCES: '3',
       METRICS: '1',
       METRICS_PORT: '9464',
     });
@@ -80,6 +82,8 @@ describe('configuration', () => {
       trustProxy: 1,
       redisTimeoutMs: 40,
       redisCoolDownMs: 2500,
+      redisTripFailures: 5,
+      rateLimitInstances: 3,
       metrics: true,
       metricsPort: 9464,
     });
@@ -101,6 +105,9 @@ describe('configuration', () => {
       ['REDIS_URL', 'localhost:6379'],
       ['REDIS_TIMEOUT_MS', '0'],
       ['REDIS_COOL_DOWN_MS', 'soon'],
+      ['REDIS_TRIP_FAILURES', '0'],
+      ['RATE_LIMIT_INSTANCES', '0'],
+      ['RATE_LIMIT_INSTANCES', 'two'],
       ['METRICS', 'on please'],
       ['METRICS_PORT', '99999'],
     ] as const) {

@@ -185,3 +185,78 @@ describe('RateLimit-Policy', () => {
     expect((await detect(service, ownLimit, { text: ENGLISH_TEXT })).headers.get('ratelimit-policy')).toBe('7;w=5');
   });
 });
+
+describe('requests Node answers before fastify sees them', () => {
+  it('an HTTP/1.1 request without Host gets 400 invalid_request in the envelope, with a request id', async () => {
+    for (const head of [
+      'GET /healthz HTTP/1.1\r\n\r\n',
+      `POST /v1/detect HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nContent-Length: 0\r\n\r\n`,
+    ]) {
+      const answer = await rawHttp(service.port, [head], 5000);
+      expect(answer.status, answer.raw.slice(0, 300)).toBe(400);
+      expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'Host' });
+      expect(answer.body.error.message).toMatch(/Host/);
+      expect(answer.body.error.request_id).toMatch(/^req_[0-9A-Z]{26}$/);
+      expect(answer.headers['request-id']).toBe(answer.body.error.request_id);
+      expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    }
+  });
+
+  it('HTTP/1.0 without Host is still served (Host is only required from HTTP/1.1 on)', async () => {
+    const answer = await rawHttp(service.port, ['GET /healthz HTTP/1.0\r\n\r\n'], 5000);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ status: 'ok' });
+  });
+
+  it('CONNECT gets a well-formed 405 method_not_allowed in the envelope instead of a closed connection', async () => {
+    for (const target of ['example.com:443', '127.0.0.1:6379']) {
+      const answer = await rawHttp(service.port, [`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`], 5000);
+      expect(answer.raw).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+      expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: 'method_not_allowed' });
+      expect(answer.body.error.message).toMatch(/CONNECT/);
+      expect(answer.headers['request-id']).toBe(answer.body.error.request_id);
+      expect(answer.headers.allow).toBe('GET, HEAD, POST');
+      expect(answer.headers.connection).toBe('close');
+    }
+    // The server is unharmed.
+    expect((await call(service, '/healthz')).status).toBe(200);
+  });
+});
+
+describe('Cache-Control', () => {
+  it('is no-store on every API answer, errors included (answers echo the submitted text)', async () => {
+    const limited = await startTestService({ rateLimitMax: 1 });
+    try {
+      const limitedKey = await limited.newKey();
+      await detect(limited, limitedKey, { text: ENGLISH_TEXT });
+      const answers = {
+        'detect 200 with segments': await detect(service, key, { text: ENGLISH_TEXT, segments: true }),
+        'detect 401': await detect(service, 'sk_test_bad', { text: ENGLISH_TEXT }),
+        'detect 400': await call(service, '/v1/detect', { key, raw: '{', headers: { 'content-type': 'application/json' } }),
+        'detect 415': await call(service, '/v1/detect', { key, raw: 'x', headers: { 'content-type': 'text/plain' } }),
+        'detect 429': await detect(limited, limitedKey, { text: ENGLISH_TEXT }),
+        '404': await call(service, '/nowhere'),
+        '405': await call(service, '/v1/detect', { method: 'GET' }),
+        healthz: await call(service, '/healthz'),
+        readyz: await call(service, '/readyz'),
+        openapi: await call(service, '/v1/openapi.json'),
+      };
+      const statuses = Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, answer.status]));
+      expect(statuses).toMatchObject({ 'detect 200 with segments': 200, 'detect 429': 429, healthz: 200, readyz: 200, openapi: 200 });
+      const cacheControl = Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, answer.headers.get('cache-control')]));
+      expect(cacheControl).toEqual(Object.fromEntries(Object.keys(answers).map((name) => [name, 'no-store'])));
+      const raw = {
+        'malformed request line': await rawHttp(service.port, ['BLAH\r\n\r\n'], 5000),
+        'no Host': await rawHttp(service.port, ['GET /healthz HTTP/1.1\r\n\r\n'], 5000),
+        CONNECT: await rawHttp(service.port, ['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'], 5000),
+      };
+      expect(Object.fromEntries(Object.entries(raw).map(([name, answer]) => [name, answer.headers['cache-control']]))).toEqual({
+        'malformed request line': 'no-store',
+        'no Host': 'no-store',
+        CONNECT: 'no-store',
+      });
+    } finally {
+      await limited.stop();
+    }
+  });
+});

@@ -1,4 +1,4 @@
-/** A key file that turns corrupt while the service runs, and one that is corrupt from the start. */
+/** The key file while the service runs: turned corrupt, corrupt from the start, deleted, and keys created meanwhile. */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +50,91 @@ describe('corrupt API key file', () => {
       await expect(started).rejects.toMatchObject({ code: 'corrupt_key_file', message: expect.stringMatching(/not valid JSON/) });
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+const SHORT = 'A short text is enough to check the key, even if its score means little.';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a key created while the service runs', () => {
+  it('is accepted by every one of 5 concurrent requests sent once the refresh interval has passed (5 trials)', async () => {
+    // The default refresh interval: the first request after it starts a reload, the others must wait for it.
+    const service = await startTestService({ apiKeysRefreshMs: 1000 });
+    try {
+      const warm = await service.newKey();
+      await sleep(1100);
+      expect((await detect(service, warm, { text: SHORT })).status).toBe(200);
+      const trials: number[][] = [];
+      for (let trial = 0; trial < 5; trial++) {
+        const key = await service.newKey({ name: `trial ${trial}` });
+        await sleep(1100);
+        const answers = await Promise.all(Array.from({ length: 5 }, () => detect(service, key, { text: SHORT })));
+        trials.push(answers.map((a) => a.status));
+      }
+      expect(trials).toEqual(Array.from({ length: 5 }, () => [200, 200, 200, 200, 200]));
+    } finally {
+      await service.stop();
+    }
+  }, 30_000);
+
+  it('is accepted at once while other requests keep the key file freshly checked', async () => {
+    const service = await startTestService({ apiKeysRefreshMs: 1000 });
+    try {
+      const busy = await service.newKey();
+      await sleep(1100);
+      let stop = false;
+      // Traffic every 50 ms keeps the last check younger than the refresh interval.
+      const traffic = (async () => {
+        while (!stop) {
+          await detect(service, busy, { text: SHORT });
+          await sleep(50);
+        }
+      })();
+      try {
+        await sleep(300);
+        for (let trial = 0; trial < 3; trial++) {
+          const key = await service.newKey({ name: `busy trial ${trial}` });
+          const answers = await Promise.all(Array.from({ length: 5 }, () => detect(service, key, { text: SHORT })));
+          expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+        }
+      } finally {
+        stop = true;
+        await traffic;
+      }
+    } finally {
+      await service.stop();
+    }
+  }, 30_000);
+});
+
+describe('key file deleted while the service runs', () => {
+  it('refuses every key, reports keys: missing in /readyz, logs it once, and recovers when a file is back', async () => {
+    const service = await startTestService();
+    try {
+      const key = await service.newKey();
+      expect((await detect(service, key, { text: SHORT })).status).toBe(200);
+      expect((await call(service, '/readyz')).body.keys).toBe('ok');
+
+      const logsBefore = service.logs.length;
+      await rm(service.keysFile);
+      expectEnvelope(await detect(service, key, { text: SHORT }), 401, 'invalid_api_key');
+      for (let i = 0; i < 3; i++) {
+        const ready = await call(service, '/readyz');
+        expect(ready.status).toBe(200);
+        expect(ready.body.keys).toBe('missing');
+        expectEnvelope(await detect(service, key, { text: SHORT }), 401, 'invalid_api_key');
+      }
+      const missing = service.logs.slice(logsBefore).filter((l) => String(l.msg).includes('API key file is missing'));
+      expect(missing).toHaveLength(1);
+      expect(missing[0]).toMatchObject({ level: 40, keys_file: service.keysFile });
+
+      const again = await service.newKey();
+      expect((await detect(service, again, { text: SHORT })).status).toBe(200);
+      expect((await call(service, '/readyz')).body.keys).toBe('ok');
+      expect(service.logs.slice(logsBefore).filter((l) => String(l.msg).includes('API key file found'))).toHaveLength(1);
+    } finally {
+      await service.stop();
     }
   });
 });

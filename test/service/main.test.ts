@@ -75,11 +75,27 @@ describe('npm start (src/service/main.ts)', () => {
     const second = await startMain({ API_KEYS_FILE: keysFile });
     try {
       expect(second.stderr()).not.toMatch(/sk_test_/);
+      // Later starts say where the keys are and how to make one, outside the JSON logs.
+      expect(second.stderr()).toContain(`API keys are read from ${keysFile} (1 active sandbox key)`);
+      expect(second.stderr()).toContain(`npx textdetect keys create --name NAME --file ${keysFile}`);
     } finally {
       second.child.kill('SIGTERM');
       expect(await second.exited).toBe(0);
     }
     expect(await listApiKeys(keysFile)).toHaveLength(1);
+  });
+
+  it('a production server says where its key file goes and how to make a live key', async () => {
+    const keysFile = join(dir, 'production', 'api-keys.json');
+    const started = await startMain({ API_KEYS_FILE: keysFile, ENVIRONMENT: 'production' });
+    try {
+      expect(started.stderr()).toContain(`No API key file at ${keysFile}: every request is refused until you make a key:`);
+      expect(started.stderr()).toContain(`npx textdetect keys create --name NAME --env production --file ${keysFile}`);
+      expect(await listApiKeys(keysFile)).toEqual([]);
+    } finally {
+      started.child.kill('SIGTERM');
+      expect(await started.exited).toBe(0);
+    }
   });
 
   it('on SIGTERM stops accepting, finishes the request in flight and exits 0', async () => {
