@@ -264,6 +264,13 @@ describe('/detect @member', () => {
     expect(reply.args.text).toBe('That account is a bot: its messages are not a person’s writing, so there is nothing to judge.');
   }, 30_000);
 
+  it('is named in /detect help', async () => {
+    const res = await postToApp(h, slashCommandBody(h, 'help').body);
+    expect((JSON.parse(res.body) as { text: string }).text).toContain(
+      '`/detect @member` checks a member’s recent messages in this channel together: far more reliable than one short message.',
+    );
+  });
+
   it('explains a plain @name (an app installed from an older manifest sends no id)', async () => {
     const cmd = slashCommandBody(h, '@ada');
     await postToApp(h, cmd.body);

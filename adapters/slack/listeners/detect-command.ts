@@ -18,7 +18,14 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
     const parsed = parseDetectCommand(command.text ?? '', defaultMode);
     if (parsed.kind === 'help') {
       // Help needs no detection, so it rides on the ack itself.
-      const help = buildHelpMessage(helpLines({ command: ctx.config.command, defaultMode, messageAction: MESSAGE_SHORTCUT_NAME }));
+      const help = buildHelpMessage(
+        helpLines({
+          command: ctx.config.command,
+          defaultMode,
+          messageAction: MESSAGE_SHORTCUT_NAME,
+          memberCheck: `${ctx.config.command} @member`,
+        }),
+      );
       await ack({ response_type: 'ephemeral', text: help.text, blocks: help.blocks });
       return;
     }
