@@ -12,6 +12,10 @@ import { escapeAndFit, escapeMrkdwn, type SlackMessage } from './blocks.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
 
+/** Said when Slack's limits for apps outside its Marketplace cut the history short. */
+export const SLACK_LIMITED_NOTE = (scanned: number): string =>
+  `Slack let the app read only the newest ${scanned} messages of the channel (its limits for apps outside the Slack Marketplace: one history call a minute), so older messages and thread replies were not read.`;
+
 function mrkdwn(text: string) {
   return { type: 'mrkdwn' as const, text };
 }
@@ -26,6 +30,10 @@ export interface AuthorMessageContext {
   read: number;
   window: HistoryWindow;
   scanLimitHit: boolean;
+  /** Slack handed over only its first, short page (see HistoryRead.slackLimited). */
+  slackLimited?: boolean | undefined;
+  /** Channel messages looked at. */
+  scanned?: number | undefined;
 }
 
 export function buildAuthorResultMessage(summary: AuthorSummary, context: AuthorMessageContext): SlackMessage {
@@ -44,7 +52,8 @@ export function buildAuthorResultMessage(summary: AuthorSummary, context: Author
         mrkdwn(
           escapeMrkdwn(
             historyScopeLine(context.read, context.window) +
-              (context.scanLimitHit ? ' The app stopped after the newest 1,000 messages of the channel.' : ''),
+              (context.scanLimitHit ? ' The app stopped after the newest 1,000 messages of the channel.' : '') +
+              (context.slackLimited ? ` ${SLACK_LIMITED_NOTE(context.scanned ?? 0)}` : ''),
           ),
         ),
       ],

@@ -51,6 +51,12 @@ export interface HistoryRead {
   /** Channel messages looked at (anyone's, thread replies included). */
   scanned: number;
   scanLimitHit: boolean;
+  /**
+   * True when Slack handed over less than a page with more to come: its limits for apps outside the
+   * Slack Marketplace (one call a minute, 15 messages a page, since May 2025). The check then uses
+   * that first page rather than wait a minute per page.
+   */
+  slackLimited: boolean;
 }
 
 export interface ReadOptions {
@@ -125,6 +131,7 @@ export async function readMemberHistory(client: WebClient, options: ReadOptions)
   const threads: string[] = [];
   let scanned = 0;
   let scanLimitHit = false;
+  let slackLimited = false;
   let cursor: string | undefined;
   let mine = 0;
   for (;;) {
@@ -150,12 +157,17 @@ export async function readMemberHistory(client: WebClient, options: ReadOptions)
     }
     cursor = page.response_metadata?.next_cursor || undefined;
     if (!page.has_more || !cursor || mine >= options.window.maxMessages) break;
+    if ((page.messages?.length ?? 0) < PAGE_SIZE) {
+      slackLimited = true;
+      break;
+    }
     if (scanned >= MAX_SCANNED_MESSAGES) {
       scanLimitHit = true;
       break;
     }
   }
-  for (const ts of threads) {
+  // Under Slack's tightest limits every further call would wait a minute: the threads are left unread.
+  for (const ts of slackLimited ? [] : threads) {
     let replyCursor: string | undefined;
     do {
       let page: { messages?: SlackHistoryMessage[]; has_more?: boolean; response_metadata?: { next_cursor?: string } };
@@ -182,7 +194,7 @@ export async function readMemberHistory(client: WebClient, options: ReadOptions)
     } while (replyCursor && scanned < MAX_SCANNED_MESSAGES * 2);
   }
   const messages = [...found.values()].sort((a, b) => b.at - a.at || (b.id < a.id ? -1 : 1)).slice(0, options.window.maxMessages);
-  return { messages, scanned, scanLimitHit };
+  return { messages, scanned, scanLimitHit, slackLimited };
 }
 
 /** A permalink without a call, when chat.getPermalink is unavailable. */

@@ -50,6 +50,11 @@ export class FakeSlackHistory {
   readonly #channels = new Map<string, ChannelState>();
   /** The bot token's scopes; `missing_scope` answers name what is missing. */
   scopes: Set<string>;
+  /**
+   * Most messages a page holds whatever `limit` asks: 15 plays Slack's limits for apps outside its
+   * Marketplace (since May 2025); unset, `limit` is honoured up to 999.
+   */
+  pageCap: number | undefined;
   readonly teamId: string;
 
   constructor(options: { teamId: string; scopes?: string[] }) {
@@ -186,7 +191,7 @@ export class FakeSlackHistory {
   }
 
   #paged(all: Message[], args: Record<string, unknown>): { messages: Message[]; has_more: boolean; next: string } {
-    const limit = Math.min(999, Math.max(1, Number(args.limit ?? 100) || 100));
+    const limit = Math.min(this.pageCap ?? 999, Math.max(1, Number(args.limit ?? 100) || 100));
     const start =
       typeof args.cursor === 'string' && args.cursor
         ? Number(

@@ -156,6 +156,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  history.pageCap = undefined;
   history.scopes = new Set([
     'commands',
     'chat:write',
@@ -298,6 +299,18 @@ describe('when Slack withholds the history', () => {
     const reply = await detect('<@U0AUTHOR>', { channel_id: 'C0NOTIN' });
     expect(reply.args.text).toBe(
       'The app is not a member of this channel, so it cannot read its messages. Invite it with `/invite @textdetect`, then run the check again.',
+    );
+  }, 30_000);
+
+  it('uses the first page, and says so, when Slack hands over 15 messages a page (apps outside the Marketplace)', async () => {
+    history.pageCap = 15;
+    const historyCalls = h.slack.callsOf('conversations.history').length;
+    const replyCalls = h.slack.callsOf('conversations.replies').length;
+    const reply = await detect('<@U0AUTHOR>');
+    expect(h.slack.callsOf('conversations.history')).toHaveLength(historyCalls + 1);
+    expect(h.slack.callsOf('conversations.replies')).toHaveLength(replyCalls);
+    expect(textOf(reply, 'author_scope')).toContain(
+      'Slack let the app read only the newest 15 messages of the channel (its limits for apps outside the Slack Marketplace: one history call a minute), so older messages and thread replies were not read.',
     );
   }, 30_000);
 

@@ -17,7 +17,7 @@ import {
   summarizeAuthorResult,
   verdictLabel,
 } from '../../chat/format.ts';
-import { buildAuthorAuditLine, buildAuthorResultMessage } from '../author-blocks.ts';
+import { SLACK_LIMITED_NOTE, buildAuthorAuditLine, buildAuthorResultMessage } from '../author-blocks.ts';
 import { ACTION_AUTHOR_CHECK, decodeAuthorButton } from '../author-button.ts';
 import { buildErrorMessage, type SlackMessage } from '../blocks.ts';
 import { createNameResolver, slackErrorCode, teamSettings, type SlackAppContext } from '../checks.ts';
@@ -96,7 +96,8 @@ export async function runMemberCheck(ctx: SlackAppContext, req: MemberCheckReque
   });
   if (selection.send.length === 0) {
     log.info({ read: read.messages.length, scanned: read.scanned, read_ms: readMs }, 'member check: nothing to score');
-    return buildErrorMessage(nothingToScoreSentence(read.messages.length, selection.leftOut, window, read.scanLimitHit));
+    const sentence = nothingToScoreSentence(read.messages.length, selection.leftOut, window, read.scanLimitHit);
+    return buildErrorMessage(read.slackLimited ? `${sentence} ${SLACK_LIMITED_NOTE(read.scanned)}` : sentence);
   }
 
   const mode = req.mode ?? settings.defaultMode ?? defaultModeFor(ctx.config, req.teamId);
@@ -157,7 +158,14 @@ export async function runMemberCheck(ctx: SlackAppContext, req: MemberCheckReque
   );
   const outcome = `${summary.heldBack ? 'too little to judge' : verdictLabel(result.verdict)}, ${formatPercent(result.ai_probability)} over ${result.messages_used} messages · request id ${result.request_id}`;
   await audit(ctx, req, mode, outcome);
-  return buildAuthorResultMessage(summary, { memberId: req.memberId, read: read.messages.length, window, scanLimitHit: read.scanLimitHit });
+  return buildAuthorResultMessage(summary, {
+    memberId: req.memberId,
+    read: read.messages.length,
+    window,
+    scanLimitHit: read.scanLimitHit,
+    slackLimited: read.slackLimited,
+    scanned: read.scanned,
+  });
 }
 
 async function audit(ctx: SlackAppContext, req: MemberCheckRequest, mode: Mode, outcome: string): Promise<void> {
