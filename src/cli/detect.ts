@@ -16,6 +16,7 @@ import {
   PermissionError,
   RateLimitError,
   type ClientLogger,
+  type Composition,
   type DetectResponse,
   type Language,
   type Mode,
@@ -43,7 +44,8 @@ Tells how likely a text was written by an AI system.
 Options:
   --mode <mode>         general (default), academic, financial or legal
   --language <lang>     en or tr; default: detected by the server
-  --segments            also score each sentence (coloured in a terminal)
+  --segments            also score each sentence (coloured in a terminal), and show the runs of
+                        sentences that look generated and what share of the text they are
   --json                print the API response as JSON
   --api-url <url>       service URL (env TEXTDETECT_API_URL; default http://127.0.0.1:8080)
   --api-key <key>       API key (env TEXTDETECT_API_KEY; prefer the variable: arguments show in ps)
@@ -231,7 +233,50 @@ export function formatResult(result: DetectResponse, colour: boolean): string {
       lines.push(`  ${paint(segment.ai_probability, score, colour)}  ${paint(segment.ai_probability, text, colour)}`);
     }
   }
+  lines.push(...formatSpans(result, colour));
   return lines.join('\n');
+}
+
+const COMPOSITION_WORDS: Record<Composition, string> = {
+  human: 'reads as human-written throughout',
+  ai: 'reads as AI-generated throughout',
+  partly_ai: 'partly AI-generated: some passages look generated, others do not',
+  uncertain: 'the sentences do not say clearly either way',
+};
+
+/** Longest quote of a span; the rest is elided, the offsets say where it is. */
+const SPAN_QUOTE_CHARS = 120;
+
+/**
+ * What the document is made of and its generated-looking spans (answers with segments only). A
+ * span is a run of whole sentences, so its text is quoted from the sentences inside it.
+ */
+export function formatSpans(result: DetectResponse, colour: boolean): string[] {
+  if (result.composition === null || result.composition === undefined) return [];
+  const lines = ['', `Composition: ${COMPOSITION_WORDS[result.composition] ?? result.composition}`];
+  if (result.generated_share !== null) {
+    lines.push(`Generated-looking share: ${Math.round(result.generated_share * 100)}% of the words`);
+  }
+  if (result.generated_spans.length === 0) {
+    lines.push('Generated-looking spans: none');
+    return lines;
+  }
+  lines.push(`Generated-looking spans (${result.generated_spans.length}):`);
+  for (const span of result.generated_spans) {
+    const inside = result.segments.filter((segment) => segment.start >= span.start && segment.end <= span.end);
+    let quote = inside
+      .map((segment) => segment.text)
+      .join(' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+    if (quote.length > SPAN_QUOTE_CHARS) quote = `${quote.slice(0, SPAN_QUOTE_CHARS - 1).trimEnd()}…`;
+    const where = `characters ${span.start}–${span.end}`;
+    const score = percent(span.ai_probability).padStart(6);
+    lines.push(
+      `  ${paint(span.ai_probability, score, colour)}  ${where}${quote ? `: "${paint(span.ai_probability, quote, colour)}"` : ''}`,
+    );
+  }
+  return lines;
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -1,6 +1,7 @@
 /**
  * `textdetect score --input in.jsonl --output out.jsonl [--local]`: scores a JSONL file, one
- * `{id?, text, mode?, language?}` a line, writing one result line per input line in input order.
+ * `{id?, text, mode?, language?, segments?}` or `{id?, messages: [...], mode?, language?}` (one
+ * author's messages, judged together) a line, writing one result line per input line in input order.
  *
  * Through the API the file is streamed: up to --window lines are in the client's limiter at once and
  * results are written as soon as every earlier line is done, so memory stays flat on large files.
@@ -11,7 +12,20 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { Readable, Writable } from 'node:stream';
-import { DetectError, InvalidRequestError, type DetectClient, type DetectRequest, type Language, type Mode } from '../client/index.ts';
+import {
+  AUTHOR_MAX_MESSAGES,
+  DetectError,
+  InvalidRequestError,
+  type AuthorMessageScore,
+  type Composition,
+  type DetectAuthorRequest,
+  type DetectClient,
+  type DetectRequest,
+  type GeneratedSpan,
+  type Language,
+  type Mode,
+  type Segment,
+} from '../client/index.ts';
 import {
   CONNECTION_OPTIONS,
   EXIT,
@@ -29,11 +43,18 @@ import {
 
 const USAGE = `Usage: textdetect score --input in.jsonl --output out.jsonl [options]
 
-Scores every line of a JSONL file ({"id": ..., "text": "...", "mode": "...", "language": "..."};
-only "text" is required) and writes one line per input line, in the same order:
-  {"id", "ai_probability", "mode", "language", "verdict", "request_id"}     (through the API)
-  {"id", "ai_probability", "mode", "language", "verdict"}                   (with --local)
-A line that cannot be scored becomes {"id", "error": {"code", "message", ...}} and the run goes on.
+Scores every line of a JSONL file and writes one line per input line, in the same order. A line is
+one text, {"id": ..., "text": "...", "mode": "...", "language": "...", "segments": true}, or one
+author's messages judged together, {"id": ..., "messages": ["...", "..."], "mode": "...",
+"language": "..."} (1 to ${AUTHOR_MAX_MESSAGES} messages); only "text" or "messages" is required. Output:
+  {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings", "request_id"}
+      a text; with "segments": true also "segments" (UTF-16 offsets, as in the API),
+      "generated_spans", "generated_share" and "composition"
+  {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings",
+   "messages_used", "words_used", "evidence_needed", "messages", "request_id"}
+      an author: the combined answer, and each message's own score in "messages"
+With --local there is no "request_id". A line that cannot be scored becomes
+{"id", "error": {"code", "message", ...}} (the message names the line number) and the run goes on.
 "id" defaults to the line number (1-based). Blank lines are skipped.
 
 Options:
@@ -56,7 +77,10 @@ interface InputLine {
   /** 1-based line number in the input. */
   lineNo: number;
   id: unknown;
+  /** A text to score (with or without segments)… */
   request?: DetectRequest;
+  /** …or one author's messages to judge together. */
+  author?: DetectAuthorRequest;
   /** Set when the line itself is unusable. */
   problem?: DetectError;
 }
@@ -66,6 +90,8 @@ type OutputLine = Record<string, unknown>;
 interface Outcome {
   line: OutputLine;
   error?: unknown;
+  /** With `error`: the input line it belongs to. */
+  lineNo?: number;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -119,13 +145,17 @@ export async function run(argv: string[]): Promise<number> {
   const controller = new AbortController();
   const removeSigint = abortOnSigint(controller);
   let firstFailure: unknown;
+  let firstFailureLine: number | undefined;
   let stopped: unknown;
   let client: DetectClient | undefined;
 
   const write = async (outcome: Outcome): Promise<void> => {
     if (!output.write(`${JSON.stringify(outcome.line)}\n`)) await once(output, 'drain');
     progress.tick(outcome.error === undefined);
-    if (outcome.error !== undefined) firstFailure ??= outcome.error;
+    if (outcome.error !== undefined && firstFailure === undefined) {
+      firstFailure = outcome.error;
+      firstFailureLine = outcome.lineNo;
+    }
   };
 
   try {
@@ -181,7 +211,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (firstFailure !== undefined) {
     process.stderr.write(
-      `textdetect score: ${progress.failed} of ${progress.done} lines could not be scored (see their "error"); first: ${describeError(firstFailure)}\n`,
+      `textdetect score: ${progress.failed} of ${progress.done} lines could not be scored (see their "error"); first: ${atLine(describeError(firstFailure), firstFailureLine)}\n`,
     );
     return exitCodeFor(firstFailure);
   }
@@ -275,8 +305,28 @@ export function parseLine(
   }
   const entry = value as Record<string, unknown>;
   const id = entry.id ?? lineNo;
-  if (typeof entry.text !== 'string') return invalid(lineNo, id, 'missing_text', '"text" must be a string.', 'text');
-  if (entry.text.trim() === '') return invalid(lineNo, id, 'empty_text', '"text" is empty: nothing to check.', 'text');
+  const isAuthor = entry.messages !== undefined;
+  if (isAuthor && entry.text !== undefined) {
+    return invalid(lineNo, id, 'ambiguous_line', 'give either "text" (one text) or "messages" (one author\'s messages), not both.');
+  }
+  if (isAuthor) {
+    const problem = checkMessages(entry.messages, entry.segments);
+    if (problem) return invalid(lineNo, id, problem.code, problem.message, problem.param);
+  } else {
+    if (typeof entry.text !== 'string') {
+      return invalid(lineNo, id, 'missing_text', '"text" must be a string (or give "messages": ["...", "..."] for one author).', 'text');
+    }
+    if (entry.text.trim() === '') return invalid(lineNo, id, 'empty_text', '"text" is empty: nothing to check.', 'text');
+    if (entry.segments !== undefined && typeof entry.segments !== 'boolean') {
+      return invalid(
+        lineNo,
+        id,
+        'invalid_segments',
+        `"segments" must be true or false; got ${JSON.stringify(entry.segments)}.`,
+        'segments',
+      );
+    }
+  }
   const mode = entry.mode ?? defaults.mode;
   if (mode !== undefined && !(MODES as readonly unknown[]).includes(mode)) {
     return invalid(lineNo, id, 'invalid_mode', `"mode" must be one of ${MODES.join(', ')}; got ${JSON.stringify(mode)}.`, 'mode');
@@ -291,46 +341,138 @@ export function parseLine(
       'language',
     );
   }
+  const options = {
+    ...(mode !== undefined ? { mode: mode as Mode } : {}),
+    ...(language !== undefined ? { language: language as Language } : {}),
+  };
+  if (isAuthor) return { lineNo, id, author: { messages: entry.messages as string[], ...options } };
   return {
     lineNo,
     id,
-    request: {
-      text: entry.text,
-      ...(mode !== undefined ? { mode: mode as Mode } : {}),
-      ...(language !== undefined ? { language: language as Language } : {}),
-    },
+    request: { text: entry.text as string, ...options, ...(entry.segments === true ? { segments: true } : {}) },
   };
 }
 
-function errorLine(id: unknown, err: unknown): Outcome {
-  return { line: { id, error: errorJson(err) }, error: err };
+/** What is wrong with a line's "messages" (and a "segments" beside it), or undefined. */
+function checkMessages(messages: unknown, segments: unknown): { code: string; message: string; param: string } | undefined {
+  if (!Array.isArray(messages)) {
+    return { code: 'invalid_messages', message: `"messages" must be an array of 1 to ${AUTHOR_MAX_MESSAGES} strings.`, param: 'messages' };
+  }
+  if (messages.length === 0) return { code: 'invalid_messages', message: '"messages" is empty: nothing to check.', param: 'messages' };
+  if (messages.length > AUTHOR_MAX_MESSAGES) {
+    return {
+      code: 'too_many_messages',
+      message: `"messages" holds ${messages.length} messages, more than ${AUTHOR_MAX_MESSAGES}; keep the ${AUTHOR_MAX_MESSAGES} most recent.`,
+      param: 'messages',
+    };
+  }
+  const bad = messages.findIndex((m) => typeof m !== 'string');
+  if (bad >= 0) {
+    return {
+      code: 'invalid_messages',
+      message: `message ${bad} (counting from 0) of "messages" is ${JSON.stringify(messages[bad])}, not a string.`,
+      param: `messages[${bad}]`,
+    };
+  }
+  if (segments !== undefined && segments !== false) {
+    return { code: 'invalid_segments', message: '"segments" applies to one text, not to an author\'s "messages".', param: 'segments' };
+  }
+  return undefined;
+}
+
+/** The fields every text line carries, and the sentence-level ones when segments were asked for. */
+interface TextAnswer {
+  ai_probability: number;
+  mode: Mode;
+  language: Language;
+  verdict: string;
+  confidence: string;
+  warnings: readonly string[];
+  segments: readonly Segment[];
+  generated_spans: readonly GeneratedSpan[];
+  generated_share: number | null;
+  composition: Composition | null;
+}
+
+function textLine(id: unknown, r: TextAnswer, segments: boolean, requestId?: string): OutputLine {
+  return {
+    id,
+    ai_probability: r.ai_probability,
+    mode: r.mode,
+    language: r.language,
+    verdict: r.verdict,
+    confidence: r.confidence,
+    warnings: r.warnings,
+    ...(segments
+      ? { segments: r.segments, generated_spans: r.generated_spans, generated_share: r.generated_share, composition: r.composition }
+      : {}),
+    ...(requestId !== undefined ? { request_id: requestId } : {}),
+  };
+}
+
+interface AuthorAnswer {
+  ai_probability: number;
+  mode: Mode;
+  language: Language;
+  verdict: string;
+  confidence: string;
+  warnings: readonly string[];
+  messages_used: number;
+  words_used: number;
+  evidence_needed: { messages: number; words: number } | null;
+  messages: readonly AuthorMessageScore[];
+}
+
+function authorLine(id: unknown, r: AuthorAnswer, requestId?: string): OutputLine {
+  return {
+    id,
+    ai_probability: r.ai_probability,
+    mode: r.mode,
+    language: r.language,
+    verdict: r.verdict,
+    confidence: r.confidence,
+    warnings: r.warnings,
+    messages_used: r.messages_used,
+    words_used: r.words_used,
+    evidence_needed: r.evidence_needed,
+    messages: r.messages,
+    ...(requestId !== undefined ? { request_id: requestId } : {}),
+  };
+}
+
+/** Prefixes a message with its input line, unless it already names it. */
+function atLine(message: string, lineNo: number | undefined): string {
+  return lineNo === undefined || message.startsWith('Line ') ? message : `Line ${lineNo}: ${message}`;
+}
+
+/** The output line of an input line that could not be scored; the message names the input line. */
+function errorLine(line: InputLine, err: unknown): Outcome {
+  const error = {
+    ...errorJson(err),
+    // Which field of the line is wrong, e.g. "messages[3]", as the service names it.
+    ...(err instanceof InvalidRequestError && err.param !== undefined ? { param: err.param } : {}),
+  };
+  return { line: { id: line.id, error: { ...error, message: atLine(error.message, line.lineNo) } }, error: err, lineNo: line.lineNo };
 }
 
 async function scoreThroughApi(client: DetectClient, line: InputLine, signal: AbortSignal): Promise<Outcome> {
-  if (!line.request) return errorLine(line.id, line.problem);
   try {
+    if (line.author) {
+      const r = await client.detectAuthor(line.author, { signal });
+      return { line: authorLine(line.id, r, r.request_id) };
+    }
+    if (!line.request) return errorLine(line, line.problem);
     const r = await client.detect(line.request, { signal });
-    return {
-      line: {
-        id: line.id,
-        ai_probability: r.ai_probability,
-        mode: r.mode,
-        language: r.language,
-        verdict: r.verdict,
-        request_id: r.request_id,
-      },
-    };
+    return { line: textLine(line.id, r, line.request.segments === true, r.request_id) };
   } catch (err) {
-    return errorLine(line.id, err);
+    return errorLine(line, err);
   }
 }
 
 /** The engine's surface this command uses; typed here so the API path never loads the engine. */
 interface LocalDetector {
-  detect(
-    text: string,
-    options?: { mode?: Mode; language?: Language },
-  ): { ai_probability: number; mode: Mode; language: Language; verdict: string };
+  detect(text: string, options?: { mode?: Mode; language?: Language; segments?: boolean }): TextAnswer;
+  detectAuthor(messages: readonly string[], options?: { mode?: Mode; language?: Language }): AuthorAnswer;
 }
 
 async function loadDetector(model: string | undefined): Promise<LocalDetector> {
@@ -345,11 +487,17 @@ async function loadDetector(model: string | undefined): Promise<LocalDetector> {
 }
 
 function scoreLocally(detector: LocalDetector, line: InputLine): Outcome {
-  if (!line.request) return errorLine(line.id, line.problem);
-  const { text, mode, language } = line.request;
   try {
-    const r = detector.detect(text, { ...(mode ? { mode } : {}), ...(language ? { language } : {}) });
-    return { line: { id: line.id, ai_probability: r.ai_probability, mode: r.mode, language: r.language, verdict: r.verdict } };
+    if (line.author) {
+      const { messages, mode, language } = line.author;
+      return {
+        line: authorLine(line.id, detector.detectAuthor(messages, { ...(mode ? { mode } : {}), ...(language ? { language } : {}) })),
+      };
+    }
+    if (!line.request) return errorLine(line, line.problem);
+    const { text, mode, language, segments = false } = line.request;
+    const r = detector.detect(text, { ...(mode ? { mode } : {}), ...(language ? { language } : {}), ...(segments ? { segments } : {}) });
+    return { line: textLine(line.id, r, segments) };
   } catch (err) {
     // The engine signals text in an unsupported language by a named error; it is an input problem.
     const name = err instanceof Error ? err.name : '';
@@ -358,7 +506,7 @@ function scoreLocally(detector: LocalDetector, line: InputLine): Outcome {
       name === 'UnsupportedLanguageError'
         ? new InvalidRequestError(`Line ${line.lineNo}: ${message}`, { code: 'unsupported_language', param: 'text' })
         : new DetectError(`Line ${line.lineNo}: the engine failed: ${message}`, { code: 'engine_error' });
-    return errorLine(line.id, wrapped);
+    return errorLine(line, wrapped);
   }
 }
 

@@ -597,7 +597,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       return;
     }
     if (body.length === 0) {
-      done(new ApiError(400, 'invalid_json', 'The request body is empty; send a JSON object such as {"text": "..."}.'), undefined);
+      const example = request.url.startsWith('/v1/detect/author') ? '{"messages": ["...", "..."]}' : '{"text": "..."}';
+      done(new ApiError(400, 'invalid_json', `The request body is empty; send a JSON object such as ${example}.`), undefined);
       return;
     }
     if (!isUtf8(body)) {

@@ -168,7 +168,16 @@ describe('textdetect score', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(out.map((o) => o.id)).toEqual(['a', 2, 3, 7, 'last']);
     expect(out[0]).toMatchObject({ mode: 'general', language: 'en', request_id: expect.stringMatching(/^req_/) });
-    expect(Object.keys(out[0] ?? {}).sort()).toEqual(['ai_probability', 'id', 'language', 'mode', 'request_id', 'verdict']);
+    expect(Object.keys(out[0] ?? {}).sort()).toEqual([
+      'ai_probability',
+      'confidence',
+      'id',
+      'language',
+      'mode',
+      'request_id',
+      'verdict',
+      'warnings',
+    ]);
     expect(out[1]).toMatchObject({ mode: 'legal' });
     expect(out[2]).toMatchObject({ error: { code: 'invalid_json' } });
     expect(out[3]).toMatchObject({ error: { code: 'empty_text' } });
@@ -199,7 +208,7 @@ describe('textdetect score', () => {
     const l = await read(localOut);
     expect(l).toHaveLength(3);
     for (const [i, row] of l.entries()) {
-      expect(Object.keys(row).sort()).toEqual(['ai_probability', 'id', 'language', 'mode', 'verdict']);
+      expect(Object.keys(row).sort()).toEqual(['ai_probability', 'confidence', 'id', 'language', 'mode', 'verdict', 'warnings']);
       expect(row.ai_probability).toBe(a[i]?.ai_probability);
       expect(row.verdict).toBe(a[i]?.verdict);
     }

@@ -210,6 +210,9 @@ describe('POST /v1/detect/author', () => {
         400,
         'invalid_json',
       );
+      const empty = await call(service, '/v1/detect/author', { key, raw: '', headers: { 'content-type': 'application/json' } });
+      expectEnvelope(empty, 400, 'invalid_json');
+      expect(empty.body.error.message).toContain('{"messages": ["...", "..."]}');
       expectEnvelope(
         await call(service, '/v1/detect/author', { key, raw: 'messages=a', headers: { 'content-type': 'text/plain' } }),
         415,
