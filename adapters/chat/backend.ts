@@ -7,7 +7,13 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { DetectClient, type DetectCallOptions } from '../../src/client/index.ts';
-import type { DetectRequest, DetectResponse } from '../../src/contract.ts';
+import {
+  authorRequestCost,
+  type DetectAuthorRequest,
+  type DetectAuthorResponse,
+  type DetectRequest,
+  type DetectResponse,
+} from '../../src/contract.ts';
 import { DetectionQueue, parseQueueRate, type QueueRate } from './queue.ts';
 
 /** Options of one queued detection call. */
@@ -21,6 +27,8 @@ export interface QueuedCallOptions extends DetectCallOptions {
 /** What the bots call: detection through the shared queue. */
 export interface QueuedDetector {
   detect(request: DetectRequest, options?: QueuedCallOptions): Promise<DetectResponse>;
+  /** One member's recent messages judged together (`POST /v1/detect/author`), through the same queue. */
+  detectAuthor(request: DetectAuthorRequest, options?: QueuedCallOptions): Promise<DetectAuthorResponse>;
 }
 
 export interface DetectionBackend {
@@ -116,6 +124,17 @@ export async function connectDetectionBackend(
         const { value, waitedMs } = await queue.run(() => client.detect(request, clientOptions), {
           onQueued,
           signal: clientOptions.signal,
+        });
+        onStart?.(waitedMs);
+        return value;
+      },
+      async detectAuthor(request, callOptions = {}) {
+        const { onQueued, onStart, ...clientOptions } = callOptions;
+        const { value, waitedMs } = await queue.run(() => client.detectAuthor(request, clientOptions), {
+          onQueued,
+          signal: clientOptions.signal,
+          // The service charges one unit per started ten messages; the queue paces by the same count.
+          weight: authorRequestCost(Array.isArray(request.messages) ? request.messages.length : 1),
         });
         onStart?.(waitedMs);
         return value;

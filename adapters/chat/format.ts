@@ -2,7 +2,7 @@
  * What the Slack and Discord bots say about a result, independent of either platform's markup.
  * Each bot turns a `ResultSummary` into Block Kit or an embed; the wording lives here once.
  */
-import type { DetectResponse, Mode, Segment, Verdict, WarningCode } from '../../src/contract.ts';
+import type { DetectAuthorResponse, DetectResponse, Mode, Segment, Verdict, WarningCode } from '../../src/contract.ts';
 
 export const CHAT_MODES: readonly Mode[] = ['general', 'academic', 'financial', 'legal'];
 
@@ -201,4 +201,324 @@ export function excludedNote(excluded: ExcludedCounts | undefined): string | und
 /** What a moderator sees while their check waits its turn in the bots' queue (adapters/chat/queue.ts). */
 export function queuedNotice(position: number): string {
   return `⏳ Queued (position ${position}): other checks are ahead of this one; the result follows as soon as the detection service has room.`;
+}
+
+// What a post is made of (issue 18). `verdict: "mixed"` only says the score fell between the
+// thresholds; `composition: "partly_ai"` says some passages look generated and others do not. A
+// moderator must be able to tell the two apart, so the bots word them differently and quote the
+// generated passages.
+
+/** Orange: between the yellow of an uncertain score and the red of a likely-AI one. */
+export const PARTLY_GENERATED_COLOUR = 0xe8773a;
+
+/** The result fields that say what a post is made of (filled when per-sentence scores were asked for). */
+export type CompositionFields = Pick<DetectResponse, 'verdict' | 'segments' | 'generated_spans' | 'generated_share' | 'composition'>;
+
+export interface CompositionSummary {
+  /** `partly_generated` and `uncertain` are the two a bare "mixed" used to blur. */
+  kind: 'partly_generated' | 'uncertain' | 'generated' | 'none';
+  /** Replaces the verdict's headline when the verdict alone would mislead (mixed but partly generated). */
+  headline: string | undefined;
+  /** Colour to use with `headline`. */
+  colour: number | undefined;
+  /** One sentence under the verdict; undefined when there is nothing to add. */
+  line: string | undefined;
+  /** The generated passages to quote (at most three, text order, trimmed); empty unless partly generated. */
+  passages: { text: string; percent: string }[];
+  /** How many generated passages the post has (may exceed the quoted three). */
+  passageCount: number;
+  /** Share of the post's words inside generated passages, e.g. `35%`; undefined when not measured. */
+  share: string | undefined;
+}
+
+/** `0.354` → `35%`, kept within 1–99% unless the share is exactly 0 or 1. */
+function sharePercent(share: number): string {
+  if (share <= 0) return '0%';
+  if (share >= 1) return '100%';
+  return `${Math.min(99, Math.max(1, Math.round(share * 100)))}%`;
+}
+
+/**
+ * The words of one generated span: from the submitted text when the caller has it (offsets are UTF-16
+ * offsets into it), otherwise rebuilt from the sentence scores that lie inside the span.
+ */
+function spanText(span: { start: number; end: number }, segments: readonly Segment[], text: string | undefined): string {
+  if (text !== undefined && span.end <= text.length && span.start < span.end) return text.slice(span.start, span.end);
+  const inside = segments.filter((s) => s.start >= span.start && s.end <= span.end);
+  const pieces = inside.length > 0 ? inside : segments.filter((s) => s.start < span.end && s.end > span.start);
+  return [...pieces]
+    .sort((a, b) => a.start - b.start)
+    .map((s) => s.text)
+    .join(' ');
+}
+
+/**
+ * What to say about a post's composition, beside its verdict. `text` is the submitted text, when
+ * the caller kept it, to quote spans exactly.
+ */
+export function summarizeComposition(
+  result: CompositionFields,
+  options: { text?: string | undefined; passageChars?: number } = {},
+): CompositionSummary {
+  const passageChars = options.passageChars ?? 200;
+  const spans = Array.isArray(result.generated_spans) ? result.generated_spans : [];
+  const share = typeof result.generated_share === 'number' ? result.generated_share : undefined;
+  const none: CompositionSummary = {
+    kind: 'none',
+    headline: undefined,
+    colour: undefined,
+    line: undefined,
+    passages: [],
+    passageCount: spans.length,
+    share: share === undefined ? undefined : sharePercent(share),
+  };
+  if (result.composition === 'partly_ai' && spans.length > 0) {
+    const shown = [...spans].sort((a, b) => a.start - b.start);
+    const passages = shown
+      .map((span) => ({
+        text: truncate(
+          spanText(span, result.segments ?? [], options.text)
+            .replace(/\s+/g, ' ')
+            .trim(),
+          passageChars,
+        ).replace(/\s+…$/, '…'),
+        percent: formatPercent(span.ai_probability),
+      }))
+      .filter((p) => p.text !== '')
+      .slice(0, 3);
+    const n = spans.length;
+    const what = n === 1 ? 'One passage looks' : `${n} passages look`;
+    const shareWords = share === undefined ? '' : ` (${sharePercent(share)} of the post)`;
+    const more = n > passages.length && passages.length > 0 ? ` The ${passages.length} most telling are quoted.` : '';
+    return {
+      kind: 'partly_generated',
+      // "Mixed" would read as "we cannot tell"; here the detector can tell which part looks generated.
+      headline: result.verdict === 'mixed' ? '🟠 Partly AI-generated' : undefined,
+      colour: result.verdict === 'mixed' ? PARTLY_GENERATED_COLOUR : undefined,
+      line: `Partly generated: ${what} AI-written${shareWords}; the rest reads as the author's own writing.${more}`,
+      passages,
+      passageCount: n,
+      share: share === undefined ? undefined : sharePercent(share),
+    };
+  }
+  if (result.composition === 'ai' && result.verdict !== 'likely_human') {
+    return {
+      ...none,
+      kind: 'generated',
+      line: `Throughout: the generated-looking passages cover ${share === undefined ? 'nearly all' : sharePercent(share)} of the post, not just a part of it.`,
+    };
+  }
+  if (result.verdict === 'mixed') {
+    const noPassage =
+      result.composition === null || result.composition === undefined
+        ? ''
+        : ' No passage stands out as generated, so this is not a sign that part of the post was pasted in.';
+    return {
+      ...none,
+      kind: 'uncertain',
+      line: `Uncertain: the score falls between the thresholds, so the detector cannot tell either way.${noPassage}`,
+    };
+  }
+  return none;
+}
+
+/** What a single message check says when the message alone is too short, pointing at the member-level check. */
+export const SHORT_MESSAGE_AUTHOR_HINT =
+  'This message is too short to judge on its own. Checking the author’s recent messages together gives a far more reliable answer.';
+
+/** Label of the button that checks a message's author. */
+export const AUTHOR_CHECK_BUTTON_LABEL = 'Check their recent messages';
+
+// One member's recent messages, judged together (issue 17).
+
+/**
+ * Why a message of the member was not scored: the bots' own reasons (left out before the call) and
+ * the engine's `SkipReason`s (in the answer's `messages[].skipped`).
+ */
+export type LeftOutReason =
+  | 'command'
+  | 'attachments_only'
+  | 'link_only'
+  | 'no_prose'
+  | 'unreadable'
+  | 'forwarded'
+  | 'app_post'
+  | 'over_size'
+  | 'empty'
+  | 'no_words'
+  | 'other_language';
+
+/** The order reasons are listed in, most common first. */
+const LEFT_OUT_ORDER: readonly LeftOutReason[] = [
+  'command',
+  'attachments_only',
+  'link_only',
+  'no_prose',
+  'empty',
+  'no_words',
+  'other_language',
+  'forwarded',
+  'app_post',
+  'unreadable',
+  'over_size',
+];
+
+/** `n` messages left out for `reason`, as words: "3 commands", "1 message with only a link". */
+export function leftOutPhrase(reason: LeftOutReason, n: number): string {
+  const messages = n === 1 ? '1 message' : `${n} messages`;
+  switch (reason) {
+    case 'command':
+      return n === 1 ? '1 command' : `${n} commands`;
+    case 'attachments_only':
+      return `${messages} with only files, images or stickers`;
+    case 'link_only':
+      return `${messages} with only a link`;
+    case 'no_prose':
+      return `${messages} with only code, mentions or emoji`;
+    case 'empty':
+      return `${n === 1 ? '1 empty message' : `${n} empty messages`}`;
+    case 'no_words':
+      return `${messages} without words`;
+    case 'other_language':
+      return `${messages} in a language the detector does not support`;
+    case 'forwarded':
+      return `${messages} forwarded from elsewhere (not their writing)`;
+    case 'app_post':
+      return `${messages} posted through an app`;
+    case 'unreadable':
+      return `${messages} whose text the platform hid from the bot`;
+    case 'over_size':
+      return `${messages} past the size one check may carry (the oldest)`;
+  }
+}
+
+/** "Left out: 3 commands and 1 message with only a link." or undefined when nothing was. */
+export function leftOutLine(counts: ReadonlyMap<LeftOutReason, number>): string | undefined {
+  const parts = LEFT_OUT_ORDER.filter((r) => (counts.get(r) ?? 0) > 0).map((r) => leftOutPhrase(r, counts.get(r) ?? 0));
+  if (parts.length === 0) return undefined;
+  const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+  return `Left out: ${list}.`;
+}
+
+function countPhrase(n: number, one: string, many: string): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+}
+
+/** `evidence_needed` in words: "A verdict needs 2 more messages and 40 more words by this member." */
+export function evidenceNeededLine(needed: { messages: number; words: number } | null | undefined): string | undefined {
+  if (!needed) return undefined;
+  const parts: string[] = [];
+  if (needed.messages > 0) parts.push(countPhrase(needed.messages, 'more message', 'more messages'));
+  if (needed.words > 0) parts.push(countPhrase(needed.words, 'more word', 'more words'));
+  if (parts.length === 0) return 'The verdict is held back: there is too little usable text by this member yet.';
+  return `Held back: a verdict needs ${parts.join(' and ')} of their own writing. Check again once they have written more, or widen the window in the settings.`;
+}
+
+/** One message of the member that was sent for scoring, as the reply shows it. */
+export interface SentMessageView {
+  /** What readers see of the message (quoted, trimmed). */
+  excerpt: string;
+  /** Jump link or permalink, when known. */
+  link?: string | undefined;
+}
+
+export interface AuthorSummary {
+  verdict: Verdict;
+  /** True when `evidence_needed` held the verdict back. */
+  heldBack: boolean;
+  headline: string;
+  colour: number;
+  percent: string;
+  bar: string;
+  /** "over 23 messages and 612 words" */
+  basis: string;
+  evidenceLine: string | undefined;
+  leftOutLine: string | undefined;
+  /** The engine's warnings other than `too_little_evidence` (which `evidenceLine` words). */
+  warningLines: string[];
+  /** The most AI-like messages, most AI-like first: position in the request, score, excerpt and link. */
+  top: { position: number; percent: string; excerpt: string; link: string | undefined }[];
+  mode: Mode;
+  language: string;
+  requestId: string;
+  model: string;
+}
+
+/** Positions (in the request) of the `count` most AI-like scored messages, most AI-like first. */
+export function mostAiLikeMessages(response: Pick<DetectAuthorResponse, 'messages'>, count = 3): number[] {
+  return (Array.isArray(response.messages) ? response.messages : [])
+    .filter((m) => m.skipped === null && typeof m.ai_probability === 'number')
+    .sort((a, b) => (b.ai_probability ?? 0) - (a.ai_probability ?? 0) || a.index - b.index)
+    .slice(0, count)
+    .map((m) => m.index);
+}
+
+/**
+ * What the bots say about one member's messages: the verdict over N messages and W words, the three
+ * most AI-like messages, what was left out and why (`leftOut`: the bot's reasons; the engine's are
+ * added from the answer), and what a held-back verdict would need.
+ */
+export function summarizeAuthorResult(
+  response: DetectAuthorResponse,
+  sent: readonly SentMessageView[],
+  leftOut: ReadonlyMap<LeftOutReason, number>,
+  excerptChars = 160,
+): AuthorSummary {
+  const counts = new Map(leftOut);
+  for (const m of Array.isArray(response.messages) ? response.messages : []) {
+    if (m.skipped) counts.set(m.skipped, (counts.get(m.skipped) ?? 0) + 1);
+  }
+  const heldBack = response.evidence_needed !== null && response.evidence_needed !== undefined;
+  const scores = new Map((response.messages ?? []).map((m) => [m.index, m]));
+  const top = mostAiLikeMessages(response).map((position) => ({
+    position,
+    percent: formatPercent(scores.get(position)?.ai_probability ?? 0),
+    excerpt: truncate((sent[position]?.excerpt ?? '').replace(/\s+/g, ' ').trim(), excerptChars),
+    link: sent[position]?.link,
+  }));
+  const warningCodes = [...new Set((response.warnings ?? []).filter((w) => typeof w === 'string' && w !== ''))];
+  return {
+    verdict: response.verdict,
+    heldBack,
+    headline: heldBack ? '🟡 Too little to judge yet' : `${VERDICT_EMOJI[response.verdict]} ${verdictLabel(response.verdict)}`,
+    colour: VERDICT_COLOURS[heldBack ? 'mixed' : response.verdict],
+    percent: formatPercent(response.ai_probability),
+    bar: probabilityBar(response.ai_probability),
+    basis: `over ${countPhrase(response.messages_used, 'message', 'messages')} and ${countPhrase(response.words_used, 'word', 'words')}`,
+    evidenceLine: evidenceNeededLine(response.evidence_needed),
+    leftOutLine: leftOutLine(counts),
+    warningLines: warningCodes.filter((c) => !(heldBack && c === 'too_little_evidence')).map(warningSentence),
+    top,
+    mode: response.mode,
+    language: response.language,
+    requestId: response.request_id,
+    model: response.model,
+  };
+}
+
+/** Where the messages were read from, e.g. "their last 50 messages in this channel from the past 30 days". */
+export function historyScopeLine(read: number, window: { maxMessages: number; days: number }): string {
+  const days = countPhrase(window.days, 'day', 'days');
+  if (read === 0) return `No messages by them in this channel in the past ${days}.`;
+  const which =
+    read >= window.maxMessages
+      ? `their last ${countPhrase(read, 'message', 'messages')}`
+      : `all ${countPhrase(read, 'message', 'messages')} of theirs`;
+  return `Read ${which} in this channel from the past ${days}.`;
+}
+
+/** Answer when nothing of the member could be scored, so no call was made. */
+export function nothingToScoreSentence(
+  read: number,
+  leftOut: ReadonlyMap<LeftOutReason, number>,
+  window: { maxMessages: number; days: number },
+  scanLimitHit: boolean,
+): string {
+  const days = countPhrase(window.days, 'day', 'days');
+  if (read === 0) {
+    return scanLimitHit
+      ? `This member wrote nothing in the latest messages of this channel the bot looked at (it reads at most the newest 1,000 messages of a channel, within the past ${days}), so there is nothing to check.`
+      : `This member has written no messages in this channel in the past ${days}, so there is nothing to check. Run the check in a channel where they write, or widen the window in the settings.`;
+  }
+  return `None of this member's ${countPhrase(read, 'message', 'messages')} in this channel from the past ${days} has prose to score. ${leftOutLine(leftOut) ?? ''}`.trim();
 }

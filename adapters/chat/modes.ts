@@ -73,6 +73,8 @@ export interface HelpOptions {
   defaultMode: Mode;
   /** Name of the message action, when the platform has one (e.g. `Check for AI text`). */
   messageAction?: string | undefined;
+  /** How a member check is typed on this platform (e.g. `/detect @member`), when it has one. */
+  memberCheck?: string | undefined;
 }
 
 /** Help as plain lines; each bot adds its own markup (backticks render as code in both Slack and Discord). */
@@ -85,6 +87,11 @@ export function helpLines(options: HelpOptions): string[] {
   for (const mode of CHAT_MODES) lines.push(`• \`${mode}\`: ${MODE_HINTS[mode]}`);
   if (options.messageAction) {
     lines.push(`To check someone’s message, open its “More actions” menu and choose “${options.messageAction}”.`);
+  }
+  if (options.memberCheck) {
+    lines.push(
+      `\`${options.memberCheck}\` checks a member’s recent messages in this channel together: far more reliable than one short message.`,
+    );
   }
   lines.push('Only you see the result. Texts under about 40 words get a weak, low-confidence score. English and Turkish are supported.');
   return lines;

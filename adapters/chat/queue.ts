@@ -41,6 +41,8 @@ export interface QueueCallOptions {
   /** Told the check's position (1 = next) while it waits; errors thrown here are ignored. */
   onQueued?: ((position: number) => unknown) | undefined;
   signal?: AbortSignal | undefined;
+  /** Units of the key's budget the call costs (a member check of 50 messages costs 5); default 1. */
+  weight?: number | undefined;
 }
 
 export interface QueuedResult<T> {
@@ -123,7 +125,7 @@ export class DetectionQueue {
     const announcer = this.#announce(ticket, options.onQueued);
     let giveUp: NodeJS.Timeout | undefined;
     try {
-      const scheduled = this.#bottleneck.schedule(async () => {
+      const scheduled = this.#bottleneck.schedule({ weight: this.#weightOf(options.weight) }, async () => {
         if (ticket.abandoned) return { skipped: true as const };
         ticket.started = true;
         await this.#leave(ticket);
@@ -183,6 +185,15 @@ export class DetectionQueue {
     await bounded(this.#bottleneck.disconnect(true), 2_000);
     if (this.#connection) await bounded(this.#connection.disconnect(true), 2_000);
     this.#redis?.disconnect();
+  }
+
+  /**
+   * Bottleneck counts a job's weight against both the budget and the concurrency, and never starts a
+   * job heavier than either: a heavy call is capped there (the service's 429 still paces the rest).
+   */
+  #weightOf(weight: number | undefined): number {
+    const wanted = Math.max(1, Math.round(weight ?? 1));
+    return Math.min(wanted, this.#options.maxConcurrent, this.#options.rate?.max ?? wanted);
   }
 
   get #waitingKey(): string {

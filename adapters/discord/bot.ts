@@ -3,17 +3,20 @@
  *
  * Gateway intents: `Guilds` only. Interactions arrive without any intent; `Guilds` keeps the server
  * and channel caches that turn a target message into a full `Message`. The privileged Message
- * Content intent is not needed: a message command's interaction carries the message it targets.
+ * Content intent is not needed on the gateway: a message command's interaction carries the message
+ * it targets, and member checks read history over REST, where what counts is the intent's switch in
+ * the Developer Portal, not the intents the bot identifies with (see history.ts).
  */
-import { Client, Events, GatewayIntentBits, RESTEvents, type Interaction } from 'discord.js';
+import { ApplicationFlags, Client, Events, GatewayIntentBits, RESTEvents, type Interaction } from 'discord.js';
 import { once } from 'node:events';
 import pino, { type Logger } from 'pino';
 import { deferAnswer, interactionFields, type BotContext, type DetectionApi } from './check.ts';
 import { openChatStore, type ChatStore } from '../chat/store/index.ts';
-import { CHECK_MESSAGE_COMMAND, DETECT_COMMAND, SETTINGS_COMMAND } from './commands.ts';
+import { CHECK_AUTHOR_COMMAND, CHECK_MESSAGE_COMMAND, DETECT_COMMAND, SETTINGS_COMMAND } from './commands.ts';
 import { DEFAULT_SETTINGS, type DiscordBotSettings } from './config.ts';
 import { describeDiscordError } from './discord-errors.ts';
 import { guardGatewayDispatch, type GatewayGuard } from './gateway-guard.ts';
+import { handleAuthorCheckButton, handleCheckAuthorMenu, isAuthorCheckButton } from './handlers/check-author.ts';
 import { handleCheckMessage } from './handlers/check-message.ts';
 import { handleDetectCommand } from './handlers/detect-command.ts';
 import { handleRecheckButton, isRecheckButton } from './handlers/recheck-button.ts';
@@ -53,8 +56,11 @@ async function routeInteraction(ctx: BotContext, interaction: Interaction): Prom
     if (interaction.commandName === SETTINGS_COMMAND) return handleSettingsCommand(ctx, interaction);
   } else if (interaction.isMessageContextMenuCommand()) {
     if (interaction.commandName === CHECK_MESSAGE_COMMAND) return handleCheckMessage(ctx, interaction);
+  } else if (interaction.isUserContextMenuCommand()) {
+    if (interaction.commandName === CHECK_AUTHOR_COMMAND) return handleCheckAuthorMenu(ctx, interaction);
   } else if (interaction.isButton()) {
     if (isRecheckButton(interaction)) return handleRecheckButton(ctx, interaction);
+    if (isAuthorCheckButton(interaction)) return handleAuthorCheckButton(ctx, interaction);
   }
   if (interaction.isRepliable()) {
     // A command this build does not know: registered by a newer or older version of the bot.
@@ -125,6 +131,9 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
           modLog: settings.modLogChannelId ?? null,
           state: state.kind,
           ephemeral: settings.ephemeral,
+          // From READY; member checks need it switched on in the Developer Portal (history.ts).
+          messageContentIntent:
+            client.application?.flags?.any(ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited) ?? null,
         },
         'discord bot ready',
       );

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import type { Logger } from 'pino';
 import { ConnectionError, RateLimitError, ServerError, TimeoutError } from '../../src/client/errors.ts';
-import type { DetectRequest, DetectResponse, Language, Mode } from '../../src/contract.ts';
+import type { DetectAuthorRequest, DetectAuthorResponse, DetectRequest, DetectResponse, Language, Mode } from '../../src/contract.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import { type ExcludedCounts, queuedNotice } from '../chat/format.ts';
 import { prepareTextForDetection } from '../chat/message-text.ts';
@@ -17,6 +17,7 @@ import { describeDiscordError } from './discord-errors.ts';
 import type { ModLog, ModLogEntry } from './modlog.ts';
 import type { CheckSource, RecheckStore } from './recheck-store.ts';
 import { problemEmbed, recheckButtons, resultEmbed } from './reply.ts';
+import { memberCheckRows } from './author-reply.ts';
 
 /** The part of the detection client the bot uses (`DetectClient` from src/client fits it). */
 export interface DetectionApi {
@@ -30,6 +31,8 @@ export interface DetectionApi {
       onStart?: (waitedMs: number) => void;
     },
   ): Promise<DetectResponse>;
+  /** Member checks (`POST /v1/detect/author`); without it the bot says member checks are unavailable. */
+  detectAuthor?(request: DetectAuthorRequest, options?: Parameters<DetectionApi['detect']>[1]): Promise<DetectAuthorResponse>;
 }
 
 /** Everything a handler needs, built once by the bot. */
@@ -233,7 +236,7 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
         excluded: request.excluded,
       }),
     ],
-    components: recheckButtons(key, result.mode),
+    components: [...recheckButtons(key, result.mode), ...memberCheckRows(request.source)],
   });
   await recordInModLog(ctx, interaction, request, { result });
 }

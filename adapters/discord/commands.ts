@@ -13,6 +13,7 @@ import {
   type RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Mode } from '../../src/contract.ts';
+import { DEFAULT_HISTORY_WINDOW, HISTORY_LIMITS } from '../chat/author.ts';
 import { CHAT_MODES, modeLabel } from '../chat/format.ts';
 
 export const DETECT_COMMAND = 'detect';
@@ -23,8 +24,9 @@ export const SETTINGS_SUBCOMMANDS = {
   mode: 'mode',
   modlog: 'modlog',
   checkerRole: 'checker-role',
+  history: 'history',
 } as const;
-export const SETTINGS_OPTIONS = { mode: 'mode', channel: 'channel', role: 'role' } as const;
+export const SETTINGS_OPTIONS = { mode: 'mode', channel: 'channel', role: 'role', messages: 'messages', days: 'days' } as const;
 /** The `mode` choice that removes the server's own default. */
 export const BOT_DEFAULT_CHOICE = 'bot-default';
 /** Channels a mod log can be posted in (text-like, where the bot can send plain messages). */
@@ -33,11 +35,19 @@ export const MODLOG_CHANNEL_TYPES = [ChannelType.GuildText, ChannelType.GuildAnn
 /** Shown in the message's "Apps" menu; context-menu names may contain spaces and capitals. */
 export const CHECK_MESSAGE_COMMAND = 'Check for AI text';
 
+/**
+ * Shown in a member's "Apps" menu: checks their recent messages in the channel together. Discord
+ * caps command names at 32 characters, one short of "Check recent messages for AI text".
+ */
+export const CHECK_AUTHOR_COMMAND = 'Check recent messages for AI';
+
 export const DETECT_OPTIONS = {
   text: 'text',
   mode: 'mode',
   language: 'language',
   segments: 'segments',
+  /** `/detect user:@member`: check the member's recent messages in the channel instead of a text. */
+  user: 'user',
 } as const;
 
 /** Discord caps a string option at 6,000 characters; longer texts have to be checked as a message. */
@@ -106,14 +116,15 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
       o
         .setName(DETECT_OPTIONS.text)
         .setDescription('The text to check (English or Turkish; 40+ words for a reliable score)')
-        .setRequired(true)
+        // Optional only because `user` replaces it; the handler asks for one of the two.
+        .setRequired(false)
         .setMaxLength(DISCORD_MAX_STRING_OPTION),
     )
     .addStringOption((o) =>
       o
         .setName(DETECT_OPTIONS.mode)
         .setDescription('Kind of text (general: everyday writing); each mode has its own calibration')
-        .setRequired(true)
+        .setRequired(false)
         .addChoices(...CHAT_MODES.map((m) => ({ name: modeLabel(m), value: m }))),
     )
     .addStringOption((o) =>
@@ -122,7 +133,10 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
         .setDescription('Language of the text; detected automatically when left out')
         .addChoices(...LANGUAGE_CHOICES),
     )
-    .addBooleanOption((o) => o.setName(DETECT_OPTIONS.segments).setDescription('Also show the most AI-like sentences'));
+    .addBooleanOption((o) => o.setName(DETECT_OPTIONS.segments).setDescription('Also show the most AI-like sentences'))
+    .addUserOption((o) =>
+      o.setName(DETECT_OPTIONS.user).setDescription("Instead of a text: check this member's recent messages in this channel together"),
+    );
 
   const checkMessage = new ContextMenuCommandBuilder()
     .setName(CHECK_MESSAGE_COMMAND)
@@ -168,16 +182,49 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
         .setName(SETTINGS_SUBCOMMANDS.checkerRole)
         .setDescription('Role allowed to run "Check for AI text"; leave empty to allow everyone who has the command')
         .addRoleOption((o) => o.setName(SETTINGS_OPTIONS.role).setDescription('Members with this role may check messages')),
+    )
+    .addSubcommand((c) =>
+      c
+        .setName(SETTINGS_SUBCOMMANDS.history)
+        .setDescription("How much of a member's history member checks read; leave both empty for the defaults")
+        .addIntegerOption((o) =>
+          o
+            .setName(SETTINGS_OPTIONS.messages)
+            .setDescription(
+              `The member's latest messages to read (${HISTORY_LIMITS.minMessages}–${HISTORY_LIMITS.maxMessages}; default ${DEFAULT_HISTORY_WINDOW.maxMessages})`,
+            )
+            .setMinValue(HISTORY_LIMITS.minMessages)
+            .setMaxValue(HISTORY_LIMITS.maxMessages),
+        )
+        .addIntegerOption((o) =>
+          o
+            .setName(SETTINGS_OPTIONS.days)
+            .setDescription(
+              `How many days back (${HISTORY_LIMITS.minDays}–${HISTORY_LIMITS.maxDays}; default ${DEFAULT_HISTORY_WINDOW.days})`,
+            )
+            .setMinValue(HISTORY_LIMITS.minDays)
+            .setMaxValue(HISTORY_LIMITS.maxDays),
+        ),
     );
 
-  return [detect.toJSON(), checkMessage.toJSON(), settings.toJSON()];
+  // Who may check a member is who may check a message: reading someone's history is no less sensitive.
+  const checkAuthor = new ContextMenuCommandBuilder()
+    .setName(CHECK_AUTHOR_COMMAND)
+    .setType(ApplicationCommandType.User)
+    .setContexts(InteractionContextType.Guild)
+    .setIntegrationTypes(ApplicationIntegrationType.GuildInstall)
+    .setDefaultMemberPermissions(options.checkMessagePermission);
+
+  // Appended last, so the order of the commands registered before stays the same.
+  return [detect.toJSON(), checkMessage.toJSON(), settings.toJSON(), checkAuthor.toJSON()];
 }
 
 /**
- * Permissions the bot user needs, for the invite link: View Channel and Send Messages, only for the
- * optional mod-log channel (its lines are plain text). Interaction replies need no channel permission.
+ * Permissions the bot user needs, for the invite link: View Channel and Send Messages for the
+ * optional mod-log channel (its lines are plain text), and Read Message History for member checks
+ * (without it Discord returns no messages at all). Interaction replies need no channel permission.
  */
-export const BOT_PERMISSIONS = PermissionFlagsBits.ViewChannel | PermissionFlagsBits.SendMessages;
+export const BOT_PERMISSIONS = PermissionFlagsBits.ViewChannel | PermissionFlagsBits.SendMessages | PermissionFlagsBits.ReadMessageHistory;
 
 /** The OAuth2 link that adds the bot (and its commands) to a server. */
 export function inviteUrl(applicationId: string): string {
@@ -201,4 +248,17 @@ export function parseRecheckCustomId(customId: string): { mode: Mode; key: strin
   if (prefix !== RECHECK_PREFIX || !mode || !key || rest.length > 0) return undefined;
   if (!(CHAT_MODES as readonly string[]).includes(mode)) return undefined;
   return { mode: mode as Mode, key };
+}
+
+/** The "check their recent messages" button under a message check: `author:<user id>` (the channel is the button's). */
+const AUTHOR_PREFIX = 'author';
+
+export function authorCheckCustomId(userId: string): string {
+  return `${AUTHOR_PREFIX}:${userId}`;
+}
+
+export function parseAuthorCheckCustomId(customId: string): { userId: string } | undefined {
+  const [prefix, userId, ...rest] = customId.split(':');
+  if (prefix !== AUTHOR_PREFIX || !userId || !/^\d{15,25}$/.test(userId) || rest.length > 0) return undefined;
+  return { userId };
 }

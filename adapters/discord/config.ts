@@ -6,6 +6,7 @@ import type { Mode } from '../../src/contract.ts';
 import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
 import { storeLocationFromEnv, type StoreLocation } from '../chat/store/index.ts';
+import { DEFAULT_COMMAND_OPTIONS, parsePermissionSetting, type DefaultPermission } from './commands.ts';
 
 export const DEFAULT_DISCORD_API_URL = 'https://discord.com/api';
 
@@ -32,6 +33,12 @@ export interface DiscordBotSettings {
    * moderator staring at "thinking…" is better told to try again).
    */
   checkDeadlineMs: number;
+  /**
+   * Who may check a member's recent messages, as a permission bitfield (null: everyone), read from
+   * `DISCORD_CHECK_PERMISSION` like the menu commands' default. Discord enforces it for the menus;
+   * the bot enforces it for `/detect user:` and the button, which everyone can reach.
+   */
+  memberCheckPermission: DefaultPermission;
 }
 
 export const DEFAULT_SETTINGS: DiscordBotSettings = {
@@ -44,6 +51,7 @@ export const DEFAULT_SETTINGS: DiscordBotSettings = {
   state: {},
   maxTextChars: DEFAULT_MAX_TEXT_CHARS,
   checkDeadlineMs: 60_000,
+  memberCheckPermission: DEFAULT_COMMAND_OPTIONS.checkMessagePermission,
 };
 
 export function parseBoolean(value: string | undefined, variable: string, fallback: boolean): boolean {
@@ -104,6 +112,11 @@ export function readBotSettings(env: NodeJS.ProcessEnv = process.env): DiscordBo
     maxTextChars: Math.floor(positiveNumber(env.DETECT_MAX_TEXT_CHARS, 'DETECT_MAX_TEXT_CHARS', DEFAULT_SETTINGS.maxTextChars)),
     checkDeadlineMs:
       positiveNumber(env.DISCORD_CHECK_DEADLINE_SECONDS, 'DISCORD_CHECK_DEADLINE_SECONDS', DEFAULT_SETTINGS.checkDeadlineMs / 1000) * 1000,
+    memberCheckPermission: parsePermissionSetting(
+      env.DISCORD_CHECK_PERMISSION,
+      'DISCORD_CHECK_PERMISSION',
+      DEFAULT_SETTINGS.memberCheckPermission,
+    ),
   };
 }
 

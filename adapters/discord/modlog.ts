@@ -43,10 +43,15 @@ export class ModLog {
 
   /** Posts the line; a failure is logged, never shown to the moderator (their answer matters more). */
   async record(channelId: string, entry: ModLogEntry): Promise<void> {
+    await this.post(channelId, modLogLine(entry));
+  }
+
+  /** Posts one line of any kind (member checks write their own); failures are logged like `record`'s. */
+  async post(channelId: string, line: string): Promise<void> {
     try {
       await this.#rest.post(Routes.channelMessages(channelId), {
         // Mentions render as names but must not ping the moderator or the message's author.
-        body: { content: modLogLine(entry), allowed_mentions: { parse: [] } },
+        body: { content: line, allowed_mentions: { parse: [] } },
       });
     } catch (err) {
       this.#logger.warn(

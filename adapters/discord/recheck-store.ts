@@ -12,7 +12,16 @@ import type { ChatStore } from '../chat/store/index.ts';
 /** Where a checked text came from, for the embed and the mod log. */
 export type CheckSource =
   | { kind: 'text' }
-  | { kind: 'message'; guildId: string | null; channelId: string; messageId: string; authorId: string | undefined; link: string };
+  | {
+      kind: 'message';
+      guildId: string | null;
+      channelId: string;
+      messageId: string;
+      authorId: string | undefined;
+      link: string;
+      /** True when the author is a bot: then no member check is offered (absent in records of older builds). */
+      authorIsBot?: boolean | undefined;
+    };
 
 export interface RememberedCheck {
   text: string;

@@ -12,6 +12,8 @@ import {
   summarizeResult,
   truncate,
   excludedNote,
+  SHORT_MESSAGE_AUTHOR_HINT,
+  summarizeComposition,
   type ExcludedCounts,
 } from '../chat/format.ts';
 import { recheckCustomId } from './commands.ts';
@@ -36,10 +38,16 @@ export interface ResultContext {
 
 export function resultEmbed(result: DetectResponse, context: ResultContext): APIEmbed {
   const summary = summarizeResult(result, 300);
+  const composition = summarizeComposition(result);
   const lines = [`${summary.bar} **${summary.percent}** probability that an AI wrote it`];
+  if (composition.line) lines.push('', composition.line);
   const note = excludedNote(context.excluded);
   if (note) lines.push('', note);
   if (summary.warningLines.length > 0) lines.push('', ...summary.warningLines.map((line) => `⚠️ ${line}`));
+  const source = context.source;
+  if (source.kind === 'message' && source.authorId && !source.authorIsBot && summary.warningCodes.includes('short_text')) {
+    lines.push('', `💬 ${SHORT_MESSAGE_AUTHOR_HINT} Use the button below.`);
+  }
 
   const fields: NonNullable<APIEmbed['fields']> = [
     { name: 'Mode', value: modeLabel(summary.mode), inline: true },
@@ -53,6 +61,14 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
   if (context.source.kind === 'message') {
     fields.push({ name: 'Message', value: context.source.link, inline: false });
   }
+  if (composition.passages.length > 0) {
+    const value = composition.passages.map((p) => `**${p.percent}** “${escapeMarkdown(p.text)}”`).join('\n');
+    fields.push({
+      name: `Generated passages${composition.share ? ` (${composition.share} of the post)` : ''}`,
+      value: truncate(value, FIELD_VALUE_MAX),
+      inline: false,
+    });
+  }
   if (context.segments) {
     const value =
       summary.highlights.length > 0
@@ -64,8 +80,8 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
   fields.push({ name: 'Request ID', value: `\`${summary.requestId}\``, inline: false });
 
   return {
-    title: summary.headline,
-    color: VERDICT_COLOURS[result.verdict],
+    title: composition.headline ?? summary.headline,
+    color: composition.colour ?? VERDICT_COLOURS[result.verdict],
     description: truncate(lines.join('\n'), DESCRIPTION_MAX),
     fields,
     footer: { text: `model ${summary.model} · a score is evidence, not proof` },

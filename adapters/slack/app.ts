@@ -1,6 +1,6 @@
 /**
  * Builds the Bolt app: receiver (HTTP with signature checks, or Socket Mode), retry de-duplication,
- * and the four listeners. main.ts wires it to the environment; tests build it with their own config.
+ * and the listeners. main.ts wires it to the environment; tests build it with their own config.
  */
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -19,6 +19,7 @@ import type { SlackAppConfig } from './config.ts';
 import { openChatStore, type ChatStore } from '../chat/store/index.ts';
 import { dedupKey, type DedupStore } from './dedup.ts';
 import { listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
+import { registerAuthorCheckAction } from './listeners/detect-author.ts';
 import { registerDetectCommand } from './listeners/detect-command.ts';
 import { registerDetailsAction } from './listeners/details-action.ts';
 import { registerMessageShortcut } from './listeners/detect-message-shortcut.ts';
@@ -170,6 +171,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   registerRecheckAction(app, ctx);
   registerDetailsAction(app, ctx);
   registerSettingsCommand(app, ctx);
+  registerAuthorCheckAction(app, ctx);
   app.error(listenerErrorHandler(logger, config.slackApiUrl));
 
   try {

@@ -6,6 +6,9 @@
 import type { types as SlackTypes } from '@slack/bolt';
 import type { DetectResponse, Mode } from '../../src/contract.ts';
 import {
+  AUTHOR_CHECK_BUTTON_LABEL,
+  SHORT_MESSAGE_AUTHOR_HINT,
+  summarizeComposition,
   excludedNote,
   languageLabel,
   modeLabel,
@@ -17,6 +20,7 @@ import {
 } from '../chat/format.ts';
 import type { ExcludedCounts } from '../chat/format.ts';
 import { LIMITS } from './block-limits.ts';
+import { ACTION_AUTHOR_CHECK, encodeAuthorButton } from './author-button.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
 type ModalView = SlackTypes.ModalView;
@@ -93,7 +97,13 @@ export function decodeButtonValue(value: string | undefined): ButtonPayload | un
 
 /** Where the checked text came from, for the line under the verdict. */
 export type CheckSource = (
-  | { kind: 'message'; authorId?: string | undefined; permalink?: string | undefined }
+  | {
+      kind: 'message';
+      authorId?: string | undefined;
+      permalink?: string | undefined;
+      /** True for a bot's or app's message: no member check is offered then. */
+      authorIsBot?: boolean | undefined;
+    }
   | { kind: 'text'; words: number }
 ) & {
   /** What the markup renderer left out of the score (code blocks, mentions), for the note under the verdict. */
@@ -133,11 +143,17 @@ function metaLine(summary: ResultSummary): string {
 /** The ephemeral reply to a check: verdict, bar, mode/language/request id, highlights, buttons. */
 export function buildResultMessage(input: ResultMessageInput): SlackMessage {
   const summary = summarizeResult(input.result);
+  const composition = summarizeComposition(input.result, { text: input.text });
+  const source = input.source;
+  const memberId = source.kind === 'message' && source.authorId && !source.authorIsBot ? source.authorId : undefined;
   const blocks: KnownBlock[] = [];
   blocks.push({
     type: 'section',
     block_id: 'verdict',
-    text: mrkdwn(`*${summary.headline}*\n\`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written`),
+    text: mrkdwn(
+      `*${composition.headline ?? summary.headline}*\n\`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written` +
+        (composition.line ? `\n${escapeMrkdwn(composition.line)}` : ''),
+    ),
   });
   const contextElements = [mrkdwn(truncateMarkup(sourceLine(input.source)))];
   if (input.recheckedFrom && input.recheckedFrom !== summary.mode) {
@@ -148,6 +164,22 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
   blocks.push({ type: 'context', block_id: 'source', elements: contextElements });
   if (summary.warningLines.length > 0) {
     blocks.push({ type: 'section', block_id: 'warning', text: mrkdwn(warningMarkup(summary)) });
+  }
+  if (memberId && summary.warningCodes.includes('short_text')) {
+    blocks.push({
+      type: 'context',
+      block_id: 'short_message',
+      elements: [mrkdwn(`:speech_balloon: ${escapeMrkdwn(SHORT_MESSAGE_AUTHOR_HINT)} Use *${AUTHOR_CHECK_BUTTON_LABEL}* below.`)],
+    });
+  }
+  if (composition.passages.length > 0) {
+    const perQuote = Math.floor((LIMITS.sectionText - 100) / composition.passages.length) - 20;
+    const quotes = composition.passages.map((p) => `> “${escapeAndFit(p.text, perQuote)}”  *${p.percent}*`);
+    blocks.push({
+      type: 'section',
+      block_id: 'generated_passages',
+      text: mrkdwn(`*Generated passages*${composition.share ? ` (${composition.share} of the post)` : ''}\n${quotes.join('\n')}`),
+    });
   }
   if (summary.highlights.length > 0) {
     // Three quotes of at most ~900 escaped characters each keep the section under 3000.
@@ -177,6 +209,16 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
         style: 'primary' as const,
         value: encodeButtonValue({ c: input.checkId, m: summary.mode, ...(input.text !== undefined ? { t: input.text } : {}) }),
       },
+      ...(memberId
+        ? [
+            {
+              type: 'button' as const,
+              action_id: ACTION_AUTHOR_CHECK,
+              text: plain(AUTHOR_CHECK_BUTTON_LABEL),
+              value: encodeAuthorButton({ u: memberId }),
+            },
+          ]
+        : []),
     ],
   });
   return { text: `${oneLineSummary(summary)}. Request id: ${summary.requestId}`, blocks };

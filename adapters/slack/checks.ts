@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { QueuedCallOptions } from '../chat/backend.ts';
-import type { DetectRequest, DetectResponse, Mode } from '../../src/contract.ts';
+import type { DetectAuthorRequest, DetectAuthorResponse, DetectRequest, DetectResponse, Mode } from '../../src/contract.ts';
 import type { ChatStore, ScopeSettings } from '../chat/store/index.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import { countWords, prepareTextForDetection } from '../chat/message-text.ts';
@@ -27,6 +27,8 @@ type WebClient = webApi.WebClient;
 /** What the app detects with: the backend's queued detector (a bare DetectClient fits too, without queue notices). */
 export interface Detector {
   detect(request: DetectRequest, options?: QueuedCallOptions): Promise<DetectResponse>;
+  /** Member checks (`POST /v1/detect/author`); without it the app says member checks are unavailable. */
+  detectAuthor?(request: DetectAuthorRequest, options?: QueuedCallOptions): Promise<DetectAuthorResponse>;
 }
 
 /** A check the buttons of its reply can come back to. */

@@ -4,6 +4,7 @@
  */
 import type { webApi } from '@slack/bolt';
 import type { Mode } from '../../src/contract.ts';
+import { checkHistoryDays, checkHistoryMessages, DEFAULT_HISTORY_WINDOW } from '../chat/author.ts';
 import { isMode } from '../chat/modes.ts';
 import type { SettingsPatch } from '../chat/store/index.ts';
 
@@ -16,6 +17,7 @@ export const SETTINGS_USAGE = [
   '• `/detect-settings mode <general|academic|financial|legal>`: the mode of checks that name none (`mode default` goes back to the bot’s default)',
   '• `/detect-settings audit #channel`: where each check is logged, without the text (`audit default` goes back to the bot’s default; invite the bot to the channel)',
   '• `/detect-settings checkers @user-group`: only members of that user group (and admins) may run the “Check for AI text” shortcut (`checkers everyone` lifts it)',
+  `• \`/detect-settings history <messages> <days>\`: how much of a member’s history \`/detect @member\` reads, e.g. \`history 50 30\` for their last 50 messages within 30 days (\`history default\` goes back to ${DEFAULT_HISTORY_WINDOW.maxMessages} and ${DEFAULT_HISTORY_WINDOW.days})`,
 ].join('\n');
 
 export type SettingsCommand =
@@ -84,7 +86,54 @@ export function parseSettingsCommand(text: string): SettingsCommand {
       done: `Only members of <!subteam^${id}> (and workspace admins) may run the “Check for AI text” shortcut now.`,
     };
   }
+  if (setting === 'history') return parseHistorySetting(rest);
   return { kind: 'invalid', problem: `“${name}” is not a setting.\n${SETTINGS_USAGE}` };
+}
+
+/**
+ * `history 50 30`, `history 50 messages 30 days`, `history 14d`, `history 100`, `history default`:
+ * a bare first number is messages, a bare second one days; `d`/`days`/`messages` name them.
+ */
+function parseHistorySetting(words: string[]): SettingsCommand {
+  const value = words.join(' ');
+  if (RESET.test(value)) {
+    return {
+      kind: 'change',
+      patch: { historyMessages: null, historyDays: null },
+      done: `Member checks read the defaults again: the member’s last ${DEFAULT_HISTORY_WINDOW.maxMessages} messages within ${DEFAULT_HISTORY_WINDOW.days} days.`,
+    };
+  }
+  const usage = 'Type the number of messages and of days, e.g. `/detect-settings history 50 30` (last 50 messages within 30 days).';
+  let messages: number | undefined;
+  let days: number | undefined;
+  const tokens = value.toLowerCase().match(/\d+\s*(?:days?|d|messages?|msgs?)?|\S+/g) ?? [];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] ?? '';
+    const number = /^(\d+)\s*(days?|d|messages?|msgs?)?$/.exec(token);
+    if (!number) return { kind: 'invalid', problem: `“${value || '(nothing)'}” is not a history window. ${usage}` };
+    let unit = number[2];
+    if (!unit && /^(days?|d|messages?|msgs?)$/.test(tokens[i + 1] ?? '')) unit = tokens[++i];
+    const n = Number(number[1]);
+    if (unit?.startsWith('d') || (!unit && messages !== undefined)) days = n;
+    else messages = n;
+  }
+  if (messages === undefined && days === undefined) return { kind: 'invalid', problem: usage };
+  const patch: SettingsPatch = {};
+  if (messages !== undefined) {
+    const checked = checkHistoryMessages(messages);
+    if (!checked.ok) return { kind: 'invalid', problem: checked.problem };
+    patch.historyMessages = String(checked.value);
+  }
+  if (days !== undefined) {
+    const checked = checkHistoryDays(days);
+    if (!checked.ok) return { kind: 'invalid', problem: checked.problem };
+    patch.historyDays = String(checked.value);
+  }
+  const parts = [
+    messages !== undefined ? `their last ${messages} messages` : undefined,
+    days !== undefined ? `within ${days} days` : undefined,
+  ];
+  return { kind: 'change', patch, done: `Member checks now read ${parts.filter(Boolean).join(' ')}.` };
 }
 
 /** Workspace admins and owners (users.info); false when Slack cannot say. */

@@ -64,6 +64,16 @@ interface Override {
   response: OverrideResponse;
 }
 
+/**
+ * An extra REST route (helpers in other files add endpoints, e.g. fake-history.ts): answers and
+ * returns true when the request is its own, else false.
+ */
+export type FakeRoute = (
+  request: RecordedRequest,
+  answer: (status: number, payload?: unknown, headers?: Record<string, string>) => void,
+  botAuth: boolean,
+) => boolean;
+
 export interface FakeDiscordOptions {
   applicationId: string;
   token: string;
@@ -85,6 +95,7 @@ export class FakeDiscord {
   #socket: WebSocket | undefined;
   #seq = 0;
   #overrides: Override[] = [];
+  #routes: FakeRoute[] = [];
   /** Interactions sent and not yet acknowledged: token → id. */
   readonly #pending = new Map<string, string>();
   readonly #acknowledged = new Set<string>();
@@ -122,6 +133,11 @@ export class FakeDiscord {
   /** The next request matching `method` and `path` gets `response` instead of the normal answer. */
   overrideOnce(method: string, path: RegExp, response: OverrideResponse): void {
     this.#overrides.push({ method, path, response });
+  }
+
+  /** Adds REST endpoints, consulted before the built-in 404. */
+  addRoute(route: FakeRoute): void {
+    this.#routes.push(route);
   }
 
   /** Resolves with the first recorded request (past or future) that matches. */
@@ -326,6 +342,7 @@ export class FakeDiscord {
       const sent = (body ?? {}) as Record<string, unknown>;
       return answer(200, messageObject({ channel_id: m[1], author: this.botUser, content: sent.content ?? '', embeds: sent.embeds ?? [] }));
     }
+    for (const route of this.#routes) if (route(record, answer, botAuth)) return;
     answer(404, { message: '404: Not Found', code: 0 });
   }
 }

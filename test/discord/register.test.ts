@@ -25,8 +25,8 @@ function capture() {
 
 /** What Discord must receive: checked field by field, not just "equals buildCommands()". */
 function expectCommandJson(body: any[], checkPermission: string | null): void {
-  expect(body).toHaveLength(3);
-  const [detect, menu, settings] = body;
+  expect(body).toHaveLength(4);
+  const [detect, menu, settings, memberMenu] = body;
   expect(detect).toMatchObject({
     name: 'detect',
     type: 1,
@@ -35,11 +35,12 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     integration_types: [0],
   });
   expect(detect.options).toEqual([
-    expect.objectContaining({ name: 'text', type: 3, required: true, max_length: 6000 }),
+    // Optional since `user` can replace `text`; the handler asks for one of them.
+    expect.objectContaining({ name: 'text', type: 3, required: false, max_length: 6000 }),
     expect.objectContaining({
       name: 'mode',
       type: 3,
-      required: true,
+      required: false,
       choices: [
         { name: 'General', value: 'general' },
         { name: 'Academic', value: 'academic' },
@@ -57,7 +58,16 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
       ],
     }),
     expect.objectContaining({ name: 'segments', type: 5, required: false }),
+    expect.objectContaining({ name: 'user', type: 6, required: false }),
   ]);
+  // The member check: a user command (type 2), in servers, for whoever may check messages.
+  expect(memberMenu).toEqual({
+    name: 'Check recent messages for AI',
+    type: 2,
+    contexts: [0],
+    integration_types: [0],
+    default_member_permissions: checkPermission,
+  });
   expect(menu).toEqual({
     name: 'Check for AI text',
     type: 3,
@@ -78,8 +88,13 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     'mode:1',
     'modlog:1',
     'checker-role:1',
+    'history:1',
   ]);
-  const [, mode, modlog, role] = settings.options;
+  const [, mode, modlog, role, history] = settings.options;
+  expect(history.options).toEqual([
+    expect.objectContaining({ name: 'messages', type: 4, required: false, min_value: 5, max_value: 200 }),
+    expect.objectContaining({ name: 'days', type: 4, required: false, min_value: 1, max_value: 365 }),
+  ]);
   expect(mode.options[0]).toMatchObject({ name: 'mode', type: 3, required: true });
   expect(mode.options[0].choices.map((c: { value: string }) => c.value)).toEqual([
     'general',
@@ -115,10 +130,10 @@ describe('discord:register', () => {
     expect(put.headers.authorization).toBe(`Bot ${TOKEN}`);
     expectCommandJson(put.body, '8192');
     expect(c.out[0]).toBe(
-      `Registered 3 commands (/detect, "Check for AI text", /detect-settings) in server ${guildId}; they are usable there now.`,
+      `Registered 4 commands (/detect, "Check for AI text", /detect-settings, "Check recent messages for AI") in server ${guildId}; they are usable there now.`,
     );
     expect(c.out[1]).toBe(
-      `Invite link (scopes bot + applications.commands): https://discord.com/oauth2/authorize?client_id=${APP_ID}&scope=bot+applications.commands&permissions=3072`,
+      `Invite link (scopes bot + applications.commands): https://discord.com/oauth2/authorize?client_id=${APP_ID}&scope=bot+applications.commands&permissions=68608`,
     );
   });
 
@@ -137,7 +152,9 @@ describe('discord:register', () => {
     expect(code).toBe(0);
     const put = await fake.waitForRequest((r) => r.method === 'PUT' && r.path === `/applications/${APP_ID}/commands`);
     expectCommandJson(put.body, ((1n << 40n) | (1n << 13n)).toString());
-    expect(c.out[0]).toMatch(/^Registered 3 commands \(\/detect, "Check for AI text", \/detect-settings\) globally/);
+    expect(c.out[0]).toMatch(
+      /^Registered 4 commands \(\/detect, "Check for AI text", \/detect-settings, "Check recent messages for AI"\) globally/,
+    );
   });
 
   it('explains a refused token (exit 3) and a bad setting (exit 2)', async () => {

@@ -32,6 +32,13 @@ export interface FakeSlackOptions {
   admins?: string[];
   /** User groups (subteam id → member ids) for usergroups.users.list. */
   usergroups?: Record<string, string[]>;
+  /** Users users.info reports as bots (`is_bot: true`). */
+  bots?: string[];
+  /**
+   * More Web API methods (helpers in other files add them, e.g. fake-history.ts): method → answer,
+   * consulted before `unknown_method`.
+   */
+  methods?: Record<string, (args: Record<string, unknown>) => Record<string, unknown>>;
 }
 
 const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata']);
@@ -199,10 +206,18 @@ export class FakeSlack {
       case 'users.info': {
         const name = this.options.users?.[String(args.user)];
         const isAdmin = this.options.admins?.includes(String(args.user)) ?? false;
+        const isBot = this.options.bots?.includes(String(args.user)) ?? false;
         return name
           ? {
               ok: true,
-              user: { id: args.user, name: name.toLowerCase(), is_admin: isAdmin, is_owner: false, profile: { display_name: name } },
+              user: {
+                id: args.user,
+                name: name.toLowerCase(),
+                is_admin: isAdmin,
+                is_owner: false,
+                is_bot: isBot,
+                profile: { display_name: name },
+              },
             }
           : { ok: false, error: 'user_not_found' };
       }
@@ -214,8 +229,10 @@ export class FakeSlack {
         const members = this.options.usergroups?.[String(args.usergroup)];
         return members ? { ok: true, users: members } : { ok: false, error: 'no_such_subteam' };
       }
-      default:
-        return { ok: false, error: 'unknown_method' };
+      default: {
+        const extra = this.options.methods?.[method];
+        return extra ? extra(args) : { ok: false, error: 'unknown_method' };
+      }
     }
   }
 }

@@ -15,7 +15,19 @@ describe('adapters/slack/manifest.yml', () => {
     );
     expect(manifest).toMatch(/^\s+interactivity:\n\s+is_enabled: true\n\s+request_url: https:\/\/\S+\/slack\/events$/m);
     const scopes = [...manifest.matchAll(/^\s+- ([a-z]+:[a-z.]+|commands)$/gm)].map((m) => m[1]);
-    expect(scopes).toEqual(['commands', 'chat:write', 'users:read', 'channels:read', 'groups:read', 'usergroups:read']);
+    expect(scopes).toEqual([
+      'commands',
+      'chat:write',
+      'users:read',
+      'channels:read',
+      'groups:read',
+      'usergroups:read',
+      'channels:history',
+      'groups:history',
+    ]);
+    // `/detect @member` needs the member's id, which Slack sends only for escaped commands.
+    // The lines up to `should_escape` must belong to the same command (no `- command:` in between).
+    expect(manifest).toMatch(new RegExp(`^\\s+- command: ${command}\\n(\\s+(?!- command:)\\S.*\\n)*?\\s+should_escape: true$`, 'm'));
     expect(manifest).toMatch(new RegExp(`^\\s+- command: ${SETTINGS_COMMAND}\\n(\\s+\\S.*\\n)*?\\s+should_escape: true$`, 'm'));
     // Tabs are invalid YAML indentation.
     expect(manifest).not.toContain('\t');

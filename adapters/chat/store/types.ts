@@ -13,9 +13,13 @@ export interface ScopeSettings {
   auditChannelId?: string | undefined;
   /** Who may run the message check besides admins: a Discord role id or a Slack user group id. */
   checkerId?: string | undefined;
+  /** Member checks: how many of the member's latest messages to read (adapters/chat/author.ts). */
+  historyMessages?: number | undefined;
+  /** Member checks: how many days back to read. */
+  historyDays?: number | undefined;
 }
 
-export const SETTING_NAMES = ['defaultMode', 'auditChannelId', 'checkerId'] as const;
+export const SETTING_NAMES = ['defaultMode', 'auditChannelId', 'checkerId', 'historyMessages', 'historyDays'] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** A settings change: a string sets the field, null clears it (back to the default), absent leaves it. */
@@ -44,5 +48,9 @@ export function settingsFromFields(fields: Record<string, string>): ScopeSetting
   if (fields.defaultMode) out.defaultMode = fields.defaultMode as Mode;
   if (fields.auditChannelId) out.auditChannelId = fields.auditChannelId;
   if (fields.checkerId) out.checkerId = fields.checkerId;
+  // Stored as text like every setting; a value that is not a whole number is ignored (defaults apply).
+  const whole = (v: string | undefined): number | undefined => (v && /^\d+$/.test(v) ? Number(v) : undefined);
+  if (whole(fields.historyMessages) !== undefined) out.historyMessages = whole(fields.historyMessages);
+  if (whole(fields.historyDays) !== undefined) out.historyDays = whole(fields.historyDays);
   return out;
 }

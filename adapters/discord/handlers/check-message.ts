@@ -23,7 +23,7 @@ export async function handleCheckMessage(ctx: BotContext, interaction: MessageCo
   }
   // A `Message` when the channel is cached, the raw API object otherwise; both fit MessageLike.
   const message = interaction.targetMessage as unknown as MessageLike & {
-    author?: { id: string } | null;
+    author?: { id: string; bot?: boolean } | null;
     channelId?: string;
     channel_id?: string;
   };
@@ -47,6 +47,7 @@ export async function handleCheckMessage(ctx: BotContext, interaction: MessageCo
       channelId,
       messageId: interaction.targetId,
       authorId: message.author?.id,
+      authorIsBot: message.author?.bot === true,
       link: messageLink(interaction.guildId, channelId, interaction.targetId),
     },
     trigger: 'message',

@@ -1,9 +1,13 @@
-/** `/detect text:<…> mode:<…> [language:<…>] [segments:<…>]`: checks pasted text. */
+/**
+ * `/detect text:<…> [mode:<…>] [language:<…>] [segments:<…>]`: checks pasted text;
+ * `/detect user:@member [mode:<…>]`: checks the member's recent messages in the channel (check-author.ts).
+ */
 import type { ChatInputCommandInteraction } from 'discord.js';
 import type { Language } from '../../../src/contract.ts';
 import { renderDiscordMarkdown } from '../../chat/markup-discord.ts';
 import { isMode } from '../../chat/modes.ts';
-import { deferAnswer, runCheck, type BotContext } from '../check.ts';
+import { answerProblem, deferAnswer, guildSettings, runCheck, type BotContext } from '../check.ts';
+import { handleDetectUser } from './check-author.ts';
 import { DETECT_OPTIONS, LANGUAGE_CHOICES } from '../commands.ts';
 
 function isLanguage(value: string | null): value is Language {
@@ -12,15 +16,41 @@ function isLanguage(value: string | null): value is Language {
 
 export async function handleDetectCommand(ctx: BotContext, interaction: ChatInputCommandInteraction): Promise<void> {
   if (!(await deferAnswer(ctx, interaction))) return;
-  // Pasted text keeps Discord's markup (`**bold**`, `<@id>`, code fences): score the words it shows.
-  const rendered = renderDiscordMarkdown(interaction.options.getString(DETECT_OPTIONS.text) ?? '');
   // Discord enforces the registered choices; the fallbacks cover a stale registration only.
   const modeOption = interaction.options.getString(DETECT_OPTIONS.mode);
+  const chosenMode = modeOption && isMode(modeOption) ? modeOption : undefined;
+  const textOption = interaction.options.getString(DETECT_OPTIONS.text);
+  const member = interaction.options.getUser(DETECT_OPTIONS.user);
+  if (member && textOption) {
+    await answerProblem(
+      ctx,
+      interaction,
+      'Give either `text:` (a text to check) or `user:` (a member whose recent messages to check), not both.',
+      'text_and_user',
+    );
+    return;
+  }
+  if (member) {
+    await handleDetectUser(ctx, interaction, member, chosenMode);
+    return;
+  }
+  if (!textOption?.trim()) {
+    await answerProblem(
+      ctx,
+      interaction,
+      'Give `text:` to check a text, or `user:` to check a member’s recent messages in this channel.',
+      'missing_input',
+    );
+    return;
+  }
+  // Pasted text keeps Discord's markup (`**bold**`, `<@id>`, code fences): score the words it shows.
+  const rendered = renderDiscordMarkdown(textOption);
   const languageOption = interaction.options.getString(DETECT_OPTIONS.language);
   await runCheck(ctx, interaction, {
     text: rendered.text,
     excluded: rendered.excluded,
-    mode: modeOption && isMode(modeOption) ? modeOption : 'general',
+    // No mode named: the server's (`/detect-settings mode`), else the bot's default.
+    mode: chosenMode ?? (await guildSettings(ctx, interaction.guildId)).defaultMode ?? ctx.settings.messageMode,
     language: isLanguage(languageOption) ? languageOption : undefined,
     segments: interaction.options.getBoolean(DETECT_OPTIONS.segments) ?? false,
     source: { kind: 'text' },

@@ -4,6 +4,7 @@
  * them; the answer is always ephemeral (settings are nobody else's business).
  */
 import { type ChannelType, MessageFlags, PermissionFlagsBits, type ChatInputCommandInteraction } from 'discord.js';
+import { checkHistoryDays, checkHistoryMessages, describeHistoryWindow, historyWindowOf } from '../../chat/author.ts';
 import { isMode } from '../../chat/modes.ts';
 import { modeLabel } from '../../chat/format.ts';
 import type { ScopeSettings, SettingsPatch } from '../../chat/store/index.ts';
@@ -106,6 +107,28 @@ function readChange(interaction: ChatInputCommandInteraction, subcommand: string
       done: `Only members with <@&${role.id}> (or Manage Server) may run "Check for AI text" now.`,
     };
   }
+  if (subcommand === SETTINGS_SUBCOMMANDS.history) {
+    const messages = interaction.options.getInteger(SETTINGS_OPTIONS.messages);
+    const days = interaction.options.getInteger(SETTINGS_OPTIONS.days);
+    if (messages === null && days === null) {
+      return {
+        ok: true,
+        patch: { historyMessages: null, historyDays: null },
+        done: `Member checks read the defaults again: ${describeHistoryWindow(historyWindowOf({}))}.`,
+      };
+    }
+    const patch: SettingsPatch = {};
+    for (const checked of [
+      messages === null ? undefined : (['historyMessages', checkHistoryMessages(messages)] as const),
+      days === null ? undefined : (['historyDays', checkHistoryDays(days)] as const),
+    ]) {
+      if (!checked) continue;
+      const [name, value] = checked;
+      if (!value.ok) return { ok: false, code: 'invalid_history', problem: value.problem };
+      patch[name] = String(value.value);
+    }
+    return { ok: true, patch, done: 'Member checks now read the window below.' };
+  }
   return {
     ok: false,
     code: 'unknown_subcommand',
@@ -121,6 +144,7 @@ function describeSettings(ctx: BotContext, settings: ScopeSettings): string {
     `• Mode of "Check for AI text": ${modeLabel(mode)}${settings.defaultMode ? '' : ' (bot default)'}`,
     `• Mod-log channel: ${modLog ? `<#${modLog}>` : 'none'}${settings.auditChannelId || !modLog ? '' : ' (bot default)'}`,
     `• Who may run "Check for AI text": ${settings.checkerId ? `members with <@&${settings.checkerId}> or Manage Server` : 'everyone who has the command'}`,
+    `• Member checks read ${describeHistoryWindow(historyWindowOf(settings))}${settings.historyMessages || settings.historyDays ? '' : ' (bot default)'}`,
   ].join('\n');
 }
 

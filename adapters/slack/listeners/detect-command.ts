@@ -9,6 +9,7 @@ import { helpLines, parseDetectCommand } from '../../chat/modes.ts';
 import { buildHelpMessage } from '../blocks.ts';
 import { createNameResolver, outcomeMessage, runCheck, slackErrorCode, teamDefaultMode, type SlackAppContext } from '../checks.ts';
 import { renderSlackMrkdwn } from '../message-text.ts';
+import { answerMemberCheck, memberTarget, UNESCAPED_MEMBER } from './detect-author.ts';
 import { MESSAGE_SHORTCUT_NAME } from './detect-message-shortcut.ts';
 
 export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
@@ -17,11 +18,37 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
     const parsed = parseDetectCommand(command.text ?? '', defaultMode);
     if (parsed.kind === 'help') {
       // Help needs no detection, so it rides on the ack itself.
-      const help = buildHelpMessage(helpLines({ command: ctx.config.command, defaultMode, messageAction: MESSAGE_SHORTCUT_NAME }));
+      const help = buildHelpMessage(
+        helpLines({
+          command: ctx.config.command,
+          defaultMode,
+          messageAction: MESSAGE_SHORTCUT_NAME,
+          memberCheck: `${ctx.config.command} @member`,
+        }),
+      );
       await ack({ response_type: 'ephemeral', text: help.text, blocks: help.blocks });
       return;
     }
     await ack();
+
+    // `/detect @member`: the member's recent messages in this channel, judged together.
+    const target = memberTarget(parsed.text);
+    if (target?.kind === 'unescaped') {
+      await respond({ response_type: 'ephemeral', replace_original: false, text: UNESCAPED_MEMBER }).catch(() => undefined);
+      return;
+    }
+    if (target) {
+      await answerMemberCheck(ctx, respond, {
+        teamId: command.team_id,
+        teamDomain: command.team_domain,
+        userId: command.user_id,
+        channelId: command.channel_id,
+        memberId: target.userId,
+        mode: parsed.explicitMode ? parsed.mode : undefined,
+        client,
+      });
+      return;
+    }
 
     // Command text arrives with Slack's entity escaping and, when the command escapes them, <@U…> tokens.
     const rendered = await renderSlackMrkdwn(parsed.text, createNameResolver(client, ctx.names));

@@ -68,6 +68,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
         blocks?: unknown[];
         attachments?: unknown[];
         user?: string;
+        bot_id?: string;
       };
       const ts = message.ts ?? shortcut.message_ts;
       // A reply in a thread is answered in that thread; a top-level message in the channel.
@@ -103,7 +104,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
         },
         client,
         rawText: rendered.text,
-        source: { kind: 'message', authorId: message.user, permalink, excluded: rendered.excluded },
+        source: { kind: 'message', authorId: message.user, authorIsBot: Boolean(message.bot_id), permalink, excluded: rendered.excluded },
         permalink,
         messageAuthorId: message.user,
       });

@@ -8,6 +8,7 @@ import { slackErrorCode, teamScope, teamSettings, type SlackAppContext } from '.
 import { auditChannelFor, defaultModeFor } from '../config.ts';
 import { isWorkspaceAdmin, parseSettingsCommand, SETTINGS_COMMAND, SETTINGS_USAGE } from '../settings.ts';
 import type { ScopeSettings } from '../../chat/store/index.ts';
+import { describeHistoryWindow, historyWindowOf } from '../../chat/author.ts';
 
 export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
   app.command(SETTINGS_COMMAND, async ({ command, ack, respond, client }) => {
@@ -29,6 +30,7 @@ export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
         `• Mode of checks that name none: *${mode}*${settings.defaultMode ? '' : ' (bot default)'}`,
         `• Audit channel: ${audit ? `<#${audit}>` : 'none'}${settings.auditChannelId || !audit ? '' : ' (bot default)'}`,
         `• Who may run “Check for AI text”: ${settings.checkerId ? `members of <!subteam^${settings.checkerId}> and admins` : 'everyone'}`,
+        `• Member checks (\`/detect @member\`) read ${describeHistoryWindow(historyWindowOf(settings))}${settings.historyMessages || settings.historyDays ? '' : ' (bot default)'}`,
       ].join('\n');
     };
 

@@ -1,0 +1,68 @@
+/**
+ * Issue 18 in the Discord reply: a partly generated post is called so (not "mixed"), its generated
+ * passages are quoted with their share of the post, and an uncertain score says it is only
+ * uncertain. Pure rendering, so the result is built as the service shapes it.
+ */
+import { describe, expect, it } from 'vitest';
+import { PARTLY_GENERATED_COLOUR, VERDICT_COLOURS } from '../../adapters/chat/format.ts';
+import { resultEmbed } from '../../adapters/discord/reply.ts';
+import type { DetectResponse, Segment } from '../../src/contract.ts';
+
+const HUMAN = 'Sorry for the late reply, I was stuck at the dentist all morning and my phone died.';
+const GENERATED =
+  'In today’s rapidly evolving landscape, it is essential to leverage **innovative** strategies that foster collaboration and unlock sustainable value.';
+const TEXT = `${HUMAN} ${GENERATED}`;
+
+function sentence(text: string, p: number): Segment {
+  const start = TEXT.indexOf(text);
+  return { start, end: start + text.length, text, ai_probability: p };
+}
+
+const PARTLY: DetectResponse = {
+  ai_probability: 0.7,
+  mode: 'general',
+  language: 'en',
+  segments: [sentence(HUMAN, 0.1), sentence(GENERATED, 0.96)],
+  request_id: 'req_partly',
+  model: 'm1',
+  verdict: 'mixed',
+  confidence: 'low',
+  warnings: [],
+  generated_spans: [{ start: TEXT.indexOf(GENERATED), end: TEXT.length, ai_probability: 0.96 }],
+  generated_share: 0.6,
+  composition: 'partly_ai',
+};
+
+const context = { languageGiven: false, segments: true, source: { kind: 'text' as const } };
+
+function field(embed: { fields?: { name: string; value: string }[] }, name: string): string | undefined {
+  return embed.fields?.find((f) => f.name === name)?.value;
+}
+
+describe('generated passages in the Discord result', () => {
+  it('calls a mixed but partly generated post "Partly AI-generated" and quotes the passage, markup escaped', () => {
+    const embed = resultEmbed(PARTLY, context);
+    expect(embed.title).toBe('🟠 Partly AI-generated');
+    expect(embed.color).toBe(PARTLY_GENERATED_COLOUR);
+    expect(embed.description).toContain(
+      "Partly generated: One passage looks AI-written (60% of the post); the rest reads as the author's own writing.",
+    );
+    expect(field(embed, 'Generated passages (60% of the post)')).toBe(
+      `**96%** “${GENERATED.replace('**innovative**', '\\*\\*innovative\\*\\*')}”`,
+    );
+  });
+
+  it('keeps the verdict for a mixed post with no generated passage and says it is only uncertain', () => {
+    const embed = resultEmbed({ ...PARTLY, generated_spans: [], generated_share: 0, composition: 'uncertain' }, context);
+    expect(embed.title).toBe('🟡 Mixed or uncertain');
+    expect(embed.color).toBe(VERDICT_COLOURS.mixed);
+    expect(embed.description).toContain('Uncertain: the score falls between the thresholds');
+    expect(embed.fields?.some((f) => f.name.startsWith('Generated passages'))).toBe(false);
+  });
+
+  it('adds the passages under a likely-AI verdict without changing its title', () => {
+    const embed = resultEmbed({ ...PARTLY, verdict: 'likely_ai', confidence: 'medium' }, context);
+    expect(embed.title).toBe('🔴 Likely AI-written');
+    expect(field(embed, 'Generated passages (60% of the post)')).toMatch(/^\*\*96%\*\* “In today’s/);
+  });
+});
