@@ -18,7 +18,7 @@ import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
 import type { SlackAppConfig } from './config.ts';
 import { openChatStore, type ChatStore } from '../chat/store/index.ts';
 import { dedupKey, type DedupStore } from './dedup.ts';
-import { listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
+import { acknowledgeUnhandled, listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
 import { registerDetectCommand } from './listeners/detect-command.ts';
 import { registerDetailsAction } from './listeners/details-action.ts';
 import { registerMessageShortcut } from './listeners/detect-message-shortcut.ts';
@@ -171,6 +171,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   registerDetailsAction(app, ctx);
   registerSettingsCommand(app, ctx);
   app.error(listenerErrorHandler(logger, config.slackApiUrl));
+  acknowledgeUnhandled(app, logger);
 
   try {
     await app.init();
