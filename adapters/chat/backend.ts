@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { DetectClient, type DetectCallOptions } from '../../src/client/index.ts';
 import type { DetectRequest, DetectResponse } from '../../src/contract.ts';
+import { packageVersion } from '../../src/version.ts';
 import { DetectionQueue, parseQueueRate, type QueueRate } from './queue.ts';
 
 /** Options of one queued detection call. */
@@ -40,8 +41,13 @@ export interface DetectionBackend {
 export interface BackendOptions {
   /** Structured logger for the client (and the in-process service); never given keys or texts. */
   logger?: Logger | undefined;
-  /** Appended to the client's User-Agent, e.g. `textdetect-slack/0.1`, so the service's logs tell bots apart. */
+  /** Appended to the client's User-Agent (`botUserAgent`), so the service can tell the bots apart. */
   userAgent?: string | undefined;
+}
+
+/** What a bot adds to the client's User-Agent (`textdetect-discord/0.1.0`), so the service can tell the bots apart. */
+export function botUserAgent(bot: 'slack' | 'discord'): string {
+  return `textdetect-${bot}/${packageVersion()}`;
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

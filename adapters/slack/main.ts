@@ -3,7 +3,7 @@
  * to the detection service (or starts one in-process when DETECT_API_URL is unset) and serves Slack.
  */
 import pino from 'pino';
-import { connectDetectionBackend } from '../chat/backend.ts';
+import { botUserAgent, connectDetectionBackend } from '../chat/backend.ts';
 import { installProcessGuards } from '../chat/process-guard.ts';
 import { startSlackApp } from './app.ts';
 import { loadSlackConfig, SlackConfigError } from './config.ts';
@@ -22,7 +22,7 @@ async function main(): Promise<number> {
   const logger = pino({ name: 'textdetect-slack', level: config.logLevel });
   // A listener error Bolt does not catch must not end every check in flight (docs/slack.md).
   installProcessGuards(logger);
-  const backend = await connectDetectionBackend(process.env, { logger, userAgent: 'textdetect-slack/0.1' });
+  const backend = await connectDetectionBackend(process.env, { logger, userAgent: botUserAgent('slack') });
   let running;
   try {
     running = await startSlackApp(config, { detector: backend.detector, logger });
