@@ -305,6 +305,14 @@ describe('"Check for AI text" message command', () => {
     expect(log.body.content).not.toContain('lake');
   });
 
+  it('quotes a sentence the message repeats only once among the most AI-like', async () => {
+    const repeated = 'We are thrilled to announce the launch of our innovative new platform for seamless collaboration.';
+    const x = await interact(messageCommand(place, moderator, { content: `${repeated} ${repeated} ${ENGLISH_TEXT} ${repeated}` }));
+    const quoted = (field(x.edit.body.embeds[0], 'Most AI-like sentences') ?? '').split('\n').map((line) => /“(.*)”/.exec(line)?.[1]);
+    expect(quoted.length).toBeGreaterThan(1);
+    expect(new Set(quoted).size).toBe(quoted.length);
+  });
+
   it('answers clearly for a message with only attachments, without calling the service', async () => {
     const x = await interact(
       messageCommand(place, moderator, {
