@@ -185,6 +185,8 @@ export interface ExcludedCounts {
   codeBlocks: number;
   mentions: number;
   links?: number;
+  /** Counted, but not named in the note (emoji are decoration); it names them when they were all a text held. */
+  emoji?: number;
 }
 
 function plural(n: number, one: string, many: string): string {

@@ -131,7 +131,10 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
   const fields = { ...interactionFields(interaction), trigger: request.trigger, mode: request.mode, language: request.language };
   let text: string;
   try {
-    text = prepareTextForDetection(request.text, ctx.settings.maxTextChars);
+    text = prepareTextForDetection(request.text, ctx.settings.maxTextChars, {
+      subject: request.source.kind === 'message' ? 'message' : 'text',
+      leftOut: request.excluded,
+    });
   } catch (err) {
     await answerProblem(ctx, interaction, describeDetectError(err), errorCode(err));
     return;

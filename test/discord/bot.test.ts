@@ -335,6 +335,26 @@ describe('"Check for AI text" message command', () => {
     expect(x.edit.body.components).toEqual([]);
   });
 
+  it('says a message of emoji holds no words to check, without calling the service', async () => {
+    const calls = detectCalls;
+    // As Discord sends them: Unicode emoji from the picker, and a server's custom emoji.
+    const unicode = await interact(messageCommand(place, moderator, { content: '🎉🎉 🚀' }));
+    expect(unicode.edit.body.embeds[0].description).toBe(
+      'That message has only emoji, so there is nothing to check: the detector scores the words a person wrote.',
+    );
+    const custom = await interact(
+      messageCommand(place, moderator, { content: '<:blobwave:112233445566778899> <a:party:112233445566778800>' }),
+    );
+    expect(custom.edit.body.embeds[0].description).toBe(
+      'That message has only emoji, so there is nothing to check: the detector scores the words a person wrote.',
+    );
+    const pasted = await interact(chatInputDetect(place, moderator, { text: '👍🏽👍🏽', mode: 'general' }));
+    expect(pasted.edit.body.embeds[0].description).toBe(
+      'This text has only emoji, so there is nothing to check: the detector scores the words a person wrote.',
+    );
+    expect(detectCalls).toBe(calls);
+  });
+
   it('answers clearly for an empty message', async () => {
     const x = await interact(messageCommand(place, moderator, { content: '   ' }));
     expect(x.edit.body.embeds[0].description).toBe('That message has no text to check.');

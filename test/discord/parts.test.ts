@@ -101,7 +101,7 @@ describe('resultEmbed', () => {
     const long = 'word '.repeat(400);
     const result: DetectResponse = {
       ...base,
-      segments: [0, 1, 2, 3].map((i) => ({ start: i * 2000, end: i * 2000 + 2000, text: long, ai_probability: 0.5 + i / 10 })),
+      segments: [0, 1, 2, 3].map((i) => ({ start: i * 2000, end: i * 2000 + 2000, text: `${i} ${long}`, ai_probability: 0.5 + i / 10 })),
     };
     const embed = resultEmbed(result, { languageGiven: false, segments: true, source: { kind: 'text' } });
     const value = embed.fields?.find((f) => f.name === 'Most AI-like sentences')?.value ?? '';
