@@ -53,6 +53,8 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
 
   const logLines = output.split('\n').filter((l) => l.startsWith('{'));
   expect(logLines.some((l) => JSON.parse(l).msg === 'discord bot ready')).toBe(true);
+  // The SQLite state store opens without Node 22's ExperimentalWarning on every start.
+  expect(output).not.toContain('ExperimentalWarning');
   const done = logLines.map((l) => JSON.parse(l)).find((l) => l.msg === 'check done');
   expect(done).toMatchObject({
     trigger: 'detect',
