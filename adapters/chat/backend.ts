@@ -15,7 +15,11 @@ import { DetectionQueue, parseQueueRate, type QueueRate } from './queue.ts';
 export interface QueuedCallOptions extends DetectCallOptions {
   /** Told the check's place in the queue while it waits (1 = next). */
   onQueued?: ((position: number) => unknown) | undefined;
-  /** Told how long the check waited for its turn, when it starts. */
+  /** Told each time the check goes to the service (first attempt, and each try after a 429 pause). */
+  onCall?: (() => void) | undefined;
+  /** Told when a 429 pause holds the check back in the queue before it is tried (again). */
+  onPause?: ((ms: number) => void) | undefined;
+  /** Told, once the call has answered, how long the check waited for its turn (429 pauses included). */
   onStart?: ((waitedMs: number) => void) | undefined;
 }
 
@@ -118,9 +122,11 @@ export async function connectDetectionBackend(
     });
     const detector: QueuedDetector = {
       async detect(request, callOptions = {}) {
-        const { onQueued, onStart, ...clientOptions } = callOptions;
+        const { onQueued, onStart, onCall, onPause, ...clientOptions } = callOptions;
         const { value, waitedMs } = await queue.run(() => client.detect(request, clientOptions), {
           onQueued,
+          onCall,
+          onPause,
           signal: clientOptions.signal,
         });
         onStart?.(waitedMs);

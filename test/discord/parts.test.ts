@@ -156,4 +156,13 @@ describe('readBotSettings', () => {
       recheckTtlMs: 300_000,
     });
   });
+
+  it('keeps a check within the 15 minutes Discord accepts an answer', () => {
+    // 30 s of Discord's 15 minutes are kept for the final edit.
+    expect(readBotSettings({})).toMatchObject({ checkDeadlineMs: 60_000, answerWithinMs: 870_000 });
+    expect(readBotSettings({ DISCORD_CHECK_DEADLINE_SECONDS: '300' }).checkDeadlineMs).toBe(300_000);
+    expect(() => readBotSettings({ DISCORD_CHECK_DEADLINE_SECONDS: '900' })).toThrow(
+      'DISCORD_CHECK_DEADLINE_SECONDS="900" is too long: Discord accepts an answer for 15 minutes, so at most 810 s.',
+    );
+  });
 });
