@@ -5,10 +5,17 @@
 #   docker run --rm --env-file .env textdetect discord                          # the Discord bot
 #   docker run --rm -v textdetect-keys:/data textdetect keys create --env production --name NAME
 # `docker run --rm textdetect --help` lists the roles. compose.yaml runs Redis, the service and both bots.
+#
+# Offline (the registry cannot be reached): both stages start from NODE_IMAGE, so a base image that is
+# already on the machine will do. Load a saved node:22-slim and build without pulling, or name another
+# local Node 22 image (docs/build.md, "Building without network"):
+#   podman load -i node-22-slim.tar && podman build --pull=never --build-arg NODE_IMAGE=docker.io/library/node:22-slim -t textdetect .
+#   docker build --build-arg NODE_IMAGE=my-registry.local/node:22-slim -t textdetect .
+ARG NODE_IMAGE=node:22-slim
 
 # ---- build: every dependency (TypeScript), compile to dist/, then drop the dev dependencies
 # (tsx, TypeScript, vitest, the training corpus) so only what runs is copied on.
-FROM node:22-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would build before the sources are here; the build runs below.
@@ -22,7 +29,7 @@ RUN npm run build \
  && npm cache clean --force
 
 # ---- runtime: compiled JavaScript on plain node; no TypeScript loader, no sources, no tests.
-FROM node:22-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

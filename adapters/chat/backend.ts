@@ -14,13 +14,18 @@ import {
   type DetectRequest,
   type DetectResponse,
 } from '../../src/contract.ts';
+import { packageVersion } from '../../src/version.ts';
 import { DetectionQueue, parseQueueRate, type QueueRate } from './queue.ts';
 
 /** Options of one queued detection call. */
 export interface QueuedCallOptions extends DetectCallOptions {
   /** Told the check's place in the queue while it waits (1 = next). */
   onQueued?: ((position: number) => unknown) | undefined;
-  /** Told how long the check waited for its turn, when it starts. */
+  /** Told each time the check goes to the service (first attempt, and each try after a 429 pause). */
+  onCall?: (() => void) | undefined;
+  /** Told when a 429 pause holds the check back in the queue before it is tried (again). */
+  onPause?: ((ms: number) => void) | undefined;
+  /** Told, once the call has answered, how long the check waited for its turn (429 pauses included). */
   onStart?: ((waitedMs: number) => void) | undefined;
 }
 
@@ -48,8 +53,13 @@ export interface DetectionBackend {
 export interface BackendOptions {
   /** Structured logger for the client (and the in-process service); never given keys or texts. */
   logger?: Logger | undefined;
-  /** Appended to the client's User-Agent, e.g. `textdetect-slack/0.1`, so the service's logs tell bots apart. */
+  /** Appended to the client's User-Agent (`botUserAgent`), so the service can tell the bots apart. */
   userAgent?: string | undefined;
+}
+
+/** What a bot adds to the client's User-Agent (`textdetect-discord/0.1.0`), so the service can tell the bots apart. */
+export function botUserAgent(bot: 'slack' | 'discord'): string {
+  return `textdetect-${bot}/${packageVersion()}`;
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -120,9 +130,11 @@ export async function connectDetectionBackend(
     });
     const detector: QueuedDetector = {
       async detect(request, callOptions = {}) {
-        const { onQueued, onStart, ...clientOptions } = callOptions;
+        const { onQueued, onStart, onCall, onPause, ...clientOptions } = callOptions;
         const { value, waitedMs } = await queue.run(() => client.detect(request, clientOptions), {
           onQueued,
+          onCall,
+          onPause,
           signal: clientOptions.signal,
         });
         onStart?.(waitedMs);

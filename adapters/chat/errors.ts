@@ -20,8 +20,13 @@ export function retryAfterSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
+/**
+ * Adds the service's request id for support to look up. Only the service's own ids (`req_…`) are
+ * shown: when no answer came, the client's error carries the id the bot made up for the call, which
+ * the service may never have seen.
+ */
 function withRequestId(sentence: string, requestId: string | undefined): string {
-  return requestId ? `${sentence} (request id: ${requestId})` : sentence;
+  return requestId?.startsWith('req_') ? `${sentence} (request id: ${requestId})` : sentence;
 }
 
 /** Invalid-request codes the service sends, worded for someone who cannot change the API call, only the text. */

@@ -41,13 +41,22 @@ export function probabilityBar(probability: number, cells = 10): string {
   return '█'.repeat(filled) + '░'.repeat(cells - filled);
 }
 
-/** The `count` most AI-like sentences, in the order they appear in the text; empty for one-sentence texts. */
+/**
+ * The `count` most AI-like sentences, in the order they appear in the text. A sentence the text repeats
+ * is quoted once (its highest-scoring occurrence): three quotes of one line say nothing more than one.
+ * Empty when the text has a single distinct sentence, which the verdict already covers.
+ */
 export function mostAiLikeSentences(segments: readonly Segment[], count = 3): Segment[] {
-  if (segments.length < 2) return [];
-  return [...segments]
-    .sort((a, b) => b.ai_probability - a.ai_probability)
-    .slice(0, count)
-    .sort((a, b) => a.start - b.start);
+  const byScore = [...segments].sort((a, b) => b.ai_probability - a.ai_probability);
+  const seen = new Set<string>();
+  const distinct = byScore.filter((s) => {
+    const key = s.text.replace(/\s+/g, ' ').trim().toLowerCase();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  if (distinct.length < 2) return [];
+  return distinct.slice(0, count).sort((a, b) => a.start - b.start);
 }
 
 /** Cuts `text` to at most `max` characters (code points kept whole), marking the cut with an ellipsis. */
@@ -177,6 +186,8 @@ export interface ExcludedCounts {
   codeBlocks: number;
   mentions: number;
   links?: number;
+  /** Counted, but not named in the note (emoji are decoration); it names them when they were all a text held. */
+  emoji?: number;
 }
 
 function plural(n: number, one: string, many: string): string {

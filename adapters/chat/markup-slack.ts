@@ -122,8 +122,18 @@ function withoutFormatting(text: string): string {
   return out;
 }
 
-/** `:tada:`, `:wave::skin-tone-2:` (not `10:30:45` or `a:b:c` inside words). */
-const EMOJI_CODE = /(?<![\p{L}\p{N}:]):([a-z0-9_+'-]+):(?::skin-tone-[2-6]:)?(?![\p{L}\p{N}])/giu;
+/**
+ * A run of emoji codes: `:tada:`, `:wave::skin-tone-2:`, and codes typed back to back as Slack's
+ * picker inserts them (`:tada::rocket:`). The run is matched whole because inside it each code starts
+ * right after the previous one's colon; a lone code after a colon (`std::vector::push`) or inside
+ * words (`10:30:45`, `a:b:c`) is no emoji.
+ */
+const EMOJI_RUN = /(?<![\p{L}\p{N}:])(?::[a-z0-9_+'-]+:(?::skin-tone-[2-6]:)?)+(?![\p{L}\p{N}])/giu;
+const EMOJI_CODE = /:[a-z0-9_+'-]+:(?::skin-tone-[2-6]:)?/giu;
+
+function markEmojiRuns(text: string): string {
+  return text.replace(EMOJI_RUN, (run) => run.replace(EMOJI_CODE, (code) => markEmoji(code)));
+}
 
 /** Prose of mrkdwn (no code): tokens, quotes, formatting, emoji, entities. */
 async function renderProse(text: string, names: SlackNameResolver): Promise<string> {
@@ -131,8 +141,7 @@ async function renderProse(text: string, names: SlackNameResolver): Promise<stri
   const unquoted = text.replace(/^(?:&gt;&gt;&gt;|&gt;)[ \t]?/gm, '');
   const parts: string[] = [];
   let last = 0;
-  const styled = (s: string): string =>
-    markBareUrls(markPlainHandles(decodeSlackEntities(withoutFormatting(s).replace(EMOJI_CODE, (code) => markEmoji(code)))));
+  const styled = (s: string): string => markBareUrls(markPlainHandles(decodeSlackEntities(markEmojiRuns(withoutFormatting(s)))));
   for (const match of unquoted.matchAll(/<([^<>\n]+)>/g)) {
     const index = match.index ?? 0;
     parts.push(styled(unquoted.slice(last, index)));

@@ -34,13 +34,55 @@ export function countWords(text: string): number {
   return words ? words.length : 0;
 }
 
+/** What the markup renderer left out of a text (adapters/chat/markup.ts counts them). */
+export interface LeftOutParts {
+  codeBlocks?: number | undefined;
+  mentions?: number | undefined;
+  emoji?: number | undefined;
+  links?: number | undefined;
+}
+
+export interface PrepareContext {
+  /** What the moderator checked, for the wording: a pasted text or a message. Default `text`. */
+  subject?: 'text' | 'message' | undefined;
+  /** Parts the renderer left out of `raw`, so an empty result can say what the text held instead. */
+  leftOut?: LeftOutParts | undefined;
+}
+
+// Pictographs and flags; a text that reaches the check below has no letters or digits left.
+const EMOJI = /[\p{Extended_Pictographic}\p{Regional_Indicator}]/u;
+
+function listOf(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
 /**
- * Normalises the text and checks it can be sent: throws `EmptyTextError` when nothing readable is
- * left, `TextTooLongError` when it exceeds `maxChars` (counted as the service counts: UTF-16 units).
+ * Why a text with no words cannot be checked, naming what it holds instead (emoji, mentions, code
+ * blocks, web addresses, or only symbols), so "There is no text" is kept for texts that are empty.
  */
-export function prepareTextForDetection(raw: string, maxChars = DEFAULT_MAX_TEXT_CHARS): string {
+export function nothingToCheckSentence(text: string, context: PrepareContext = {}): string | undefined {
+  const subject = context.subject === 'message' ? 'That message' : 'This text';
+  const left = context.leftOut ?? {};
+  const kinds: string[] = [];
+  if ((left.emoji ?? 0) > 0 || EMOJI.test(text)) kinds.push('emoji');
+  if ((left.mentions ?? 0) > 0) kinds.push('mentions');
+  if ((left.codeBlocks ?? 0) > 0) kinds.push('code blocks');
+  if ((left.links ?? 0) > 0) kinds.push('web addresses');
+  if (kinds.length > 0) {
+    return `${subject} has only ${listOf(kinds)}, so there is nothing to check: the detector scores the words a person wrote.`;
+  }
+  if (text !== '') return `${subject} has no words, only symbols or punctuation, so there is nothing to check.`;
+  return undefined;
+}
+
+/**
+ * Normalises the text and checks it can be sent: throws `EmptyTextError` when no words are left
+ * (saying what the text held instead, see `nothingToCheckSentence`), `TextTooLongError` when it
+ * exceeds `maxChars` (counted as the service counts: UTF-16 units).
+ */
+export function prepareTextForDetection(raw: string, maxChars = DEFAULT_MAX_TEXT_CHARS, context: PrepareContext = {}): string {
   const text = normalizeText(raw);
-  if (text === '' || countWords(text) === 0) throw new EmptyTextError();
+  if (text === '' || countWords(text) === 0) throw new EmptyTextError(nothingToCheckSentence(text, context));
   if (text.length > maxChars) throw new TextTooLongError(text.length, maxChars);
   return text;
 }

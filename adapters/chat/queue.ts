@@ -40,6 +40,13 @@ export interface DetectionQueueOptions {
 export interface QueueCallOptions {
   /** Told the check's position (1 = next) while it waits; errors thrown here are ignored. */
   onQueued?: ((position: number) => unknown) | undefined;
+  /** Told each time the check goes to the service: its first attempt, and each try after a pause. */
+  onCall?: (() => void) | undefined;
+  /**
+   * Told when a pause holds the check back (the service answered 429, here or in another instance)
+   * before it goes to the service (again): it is waiting in the queue, not at the service.
+   */
+  onPause?: ((ms: number) => void) | undefined;
   signal?: AbortSignal | undefined;
   /** Units of the key's budget the call costs (a member check of 50 messages costs 5); default 1. */
   weight?: number | undefined;
@@ -129,7 +136,7 @@ export class DetectionQueue {
         if (ticket.abandoned) return { skipped: true as const };
         ticket.started = true;
         await this.#leave(ticket);
-        return { skipped: false as const, value: await this.#attempt(call, ticket, options.signal) };
+        return { skipped: false as const, value: await this.#attempt(call, ticket, options) };
       });
       scheduled.catch(() => undefined);
       const timedOut = new Promise<never>((_, reject) => {
@@ -227,7 +234,8 @@ export class DetectionQueue {
     if (this.#redis) await this.#redis.zrem(this.#waitingKey, ticket.id).catch(() => undefined);
   }
 
-  async #attempt<T>(call: () => Promise<T>, ticket: Ticket, signal: AbortSignal | undefined): Promise<{ value: T; waitedMs: number }> {
+  async #attempt<T>(call: () => Promise<T>, ticket: Ticket, options: QueueCallOptions): Promise<{ value: T; waitedMs: number }> {
+    const { signal } = options;
     for (;;) {
       const pause = await this.#pauseRemaining();
       if (pause > 0) {
@@ -237,10 +245,12 @@ export class DetectionQueue {
             retryAfterMs: pause,
           });
         }
+        options.onPause?.(pause);
         await sleep(pause, signal);
         continue;
       }
       const waitedMs = Date.now() - ticket.askedAt;
+      options.onCall?.();
       try {
         return { value: await call(), waitedMs };
       } catch (err) {

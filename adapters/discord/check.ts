@@ -28,6 +28,10 @@ export interface DetectionApi {
       signal?: AbortSignal;
       /** Called while the check waits in the bots' queue (see adapters/chat/queue.ts). */
       onQueued?: (position: number) => unknown;
+      /** Called each time the check goes to the service; a detector without a queue never calls it. */
+      onCall?: () => void;
+      /** Called when a 429 pause holds the check back in the queue. */
+      onPause?: (ms: number) => void;
       onStart?: (waitedMs: number) => void;
     },
   ): Promise<DetectResponse>;
@@ -129,12 +133,88 @@ function isTransient(err: unknown): boolean {
   return err instanceof RateLimitError || err instanceof ServerError || err instanceof TimeoutError || err instanceof ConnectionError;
 }
 
+/** What a moderator reads when Discord's time to answer ran out while the check still waited its turn. */
+export function stillQueuedSentence(position: number | undefined): string {
+  const where = position === undefined ? 'in the bot’s queue' : `in the bot’s queue (position ${position})`;
+  return `This check was still waiting ${where} when Discord’s time to answer ran out, so nothing was sent to the detection service. Other checks are using up the service’s rate limit: try again in a few minutes.`;
+}
+
+/**
+ * The two waits of a check, each with its own bound. Waiting in the bots' queue (announced by
+ * `onQueued`, or a 429 pause) may last as long as Discord still accepts an answer, less the time the
+ * service may then take; once at the service (`onCall`, or from the start for a detector without a
+ * queue), the service has `checkDeadlineMs`. `signal` aborts the call when the current bound passes,
+ * and `expired` then says which it was.
+ */
+class CheckDeadline {
+  readonly #controller = new AbortController();
+  readonly #serviceMs: number;
+  /** When the final answer must be sent at the latest. */
+  readonly #answerBy: number;
+  #timer: NodeJS.Timeout | undefined;
+  #where: 'queue' | 'service' = 'service';
+  #position: number | undefined;
+  expired: { where: 'queue' | 'service'; position: number | undefined } | undefined;
+
+  constructor(settings: DiscordBotSettings, interaction: RepliableInteraction) {
+    const now = Date.now();
+    // Discord's window runs from the interaction's creation (its snowflake's time); a host clock
+    // that disagrees with Discord's by more than the 3 s the deferral allows is not trusted.
+    const created = Number.isFinite(interaction.createdTimestamp) ? interaction.createdTimestamp : now;
+    this.#answerBy = Math.min(now, Math.max(created, now - 10_000)) + settings.answerWithinMs;
+    this.#serviceMs = settings.checkDeadlineMs;
+    this.atService();
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The check waits in the queue (at `position`, when known). */
+  queued(position: number | undefined): void {
+    if (position !== undefined) this.#position = position;
+    if (this.#where === 'queue') return;
+    this.#where = 'queue';
+    this.#arm(this.#answerBy - this.#serviceMs - Date.now());
+  }
+
+  /** The check goes to the service. */
+  atService(): void {
+    this.#where = 'service';
+    this.#position = undefined;
+    this.#arm(Math.min(this.#serviceMs, this.#answerBy - Date.now()));
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+  }
+
+  #arm(ms: number): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(
+      () => {
+        this.expired = { where: this.#where, position: this.#position };
+        this.#controller.abort(new Error(this.#where === 'queue' ? 'Discord’s time to answer ran out in the queue' : 'check deadline'));
+      },
+      Math.max(0, ms),
+    );
+  }
+}
+
+/** A request id the service gave (its `req_…` ids); the bot's own caller ids mean nothing to support. */
+function serviceRequestId(id: string | undefined): string | undefined {
+  return id?.startsWith('req_') ? id : undefined;
+}
+
 /** Runs a check for an interaction that `deferAnswer` has acknowledged. */
 export async function runCheck(ctx: BotContext, interaction: RepliableInteraction, request: CheckRequest): Promise<void> {
   const fields = { ...interactionFields(interaction), trigger: request.trigger, mode: request.mode, language: request.language };
   let text: string;
   try {
-    text = prepareTextForDetection(request.text, ctx.settings.maxTextChars);
+    text = prepareTextForDetection(request.text, ctx.settings.maxTextChars, {
+      subject: request.source.kind === 'message' ? 'message' : 'text',
+      leftOut: request.excluded,
+    });
   } catch (err) {
     await answerProblem(ctx, interaction, describeDetectError(err), errorCode(err));
     return;
@@ -163,10 +243,11 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
   }
 
   // Sent as X-Request-Id: the service logs it as caller_request_id, so bot and service logs can be
-  // joined even for calls that never got a req_ id (service unreachable).
+  // joined even for calls that never got a req_ id (service unreachable). It is the bot's own id,
+  // unknown to the service's support, so it is logged and never shown to the moderator.
   const callerRequestId = randomUUID();
   const started = performance.now();
-  const deadline = AbortSignal.timeout(ctx.settings.checkDeadlineMs);
+  const deadline = new CheckDeadline(ctx.settings, interaction);
   let result: DetectResponse;
   let queueWaitMs: number | undefined;
   // Once a "queued" notice replaced the placeholder, the final answer must clear it.
@@ -181,29 +262,44 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
       },
       {
         requestId: callerRequestId,
-        signal: AbortSignal.any([ctx.signal, deadline]),
+        signal: AbortSignal.any([ctx.signal, deadline.signal]),
         onQueued: async (position) => {
+          deadline.queued(position);
           announced = true;
           await editAnswer(ctx, interaction, { content: queuedNotice(position) });
         },
+        onPause: () => deadline.queued(undefined),
+        onCall: () => deadline.atService(),
         onStart: (waitedMs) => {
           queueWaitMs = waitedMs;
         },
       },
     );
   } catch (caught) {
-    // Our own deadline surfaces from the client as an abort; to the moderator it is a timeout.
-    const err =
-      deadline.aborted && !ctx.signal.aborted
-        ? new TimeoutError(`No answer within ${ctx.settings.checkDeadlineMs} ms`, {
-            code: 'timeout',
-            requestId: callerRequestId,
-            cause: caught,
-          })
-        : caught;
+    const ms = Math.round(performance.now() - started);
+    const expired = deadline.expired;
+    if (expired && !ctx.signal.aborted) {
+      // Our own deadline surfaces from the client as an abort: say which wait ran out.
+      const stillQueued = expired.where === 'queue';
+      const code = stillQueued ? 'answer_window_exceeded' : 'timeout';
+      ctx.logger.warn({ ...fields, callerRequestId, ms, code, queuePosition: expired.position }, 'check failed');
+      await editAnswer(ctx, interaction, {
+        ...(announced ? { content: '' } : {}),
+        embeds: [
+          problemEmbed(
+            stillQueued
+              ? stillQueuedSentence(expired.position)
+              : describeDetectError(new TimeoutError(`No answer within ${ctx.settings.checkDeadlineMs} ms`, { code, cause: caught })),
+          ),
+        ],
+        components: recheckButtons(key, request.mode, { retry: true }),
+      });
+      await recordInModLog(ctx, interaction, request, { errorCode: code, requestId: undefined });
+      return;
+    }
+    const err = caught;
     const code = errorCode(err);
     const requestId = (err as { requestId?: string }).requestId;
-    const ms = Math.round(performance.now() - started);
     if (code === 'internal_error') ctx.logger.error({ ...fields, callerRequestId, ms, err }, 'check failed inside the bot');
     else ctx.logger.warn({ ...fields, callerRequestId, ms, code, requestId }, 'check failed');
     await editAnswer(ctx, interaction, {
@@ -211,8 +307,10 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
       embeds: [problemEmbed(describeDetectError(err))],
       components: isTransient(err) ? recheckButtons(key, request.mode, { retry: true }) : [],
     });
-    await recordInModLog(ctx, interaction, request, { errorCode: code, requestId });
+    await recordInModLog(ctx, interaction, request, { errorCode: code, requestId: serviceRequestId(requestId) });
     return;
+  } finally {
+    deadline.stop();
   }
 
   ctx.logger.info(

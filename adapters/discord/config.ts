@@ -28,9 +28,10 @@ export interface DiscordBotSettings {
   /** Longest text sent to the service (UTF-16 units); default 50,000, the service's own default. */
   maxTextChars: number;
   /**
-   * Longest a moderator waits for an answer, in ms, retries and rate-limit waits included; default
-   * 60,000. Past it the reply says the service took too long (Discord would allow 15 minutes, but a
-   * moderator staring at "thinking…" is better told to try again).
+   * Longest the detection service may take over one check, in ms, from when the check leaves the
+   * bots' queue (retries included; time back in the queue after a 429 pause not counted); default
+   * 60,000. Past it the reply says the service took too long. Time waiting in the queue is bounded
+   * by `DETECT_QUEUE_MAX_WAIT_MS` and by `answerWithinMs`, not by this.
    */
   checkDeadlineMs: number;
   /**
@@ -39,7 +40,21 @@ export interface DiscordBotSettings {
    * the bot enforces it for `/detect user:` and the button, which everyone can reach.
    */
   memberCheckPermission: DefaultPermission;
+  /**
+   * How long after an interaction the bot may still answer it, in ms: Discord accepts edits of the
+   * deferred reply for 15 minutes after the interaction, and the bot keeps 30 s of that for its final
+   * edit. A check still queued when only `checkDeadlineMs` of this is left is given up with a
+   * sentence saying so. Fixed by Discord, so not read from the environment; tests shorten it.
+   */
+  answerWithinMs: number;
 }
+
+/** Discord's limit on answering an interaction (editing its deferred reply): 15 minutes. */
+export const DISCORD_INTERACTION_WINDOW_MS = 15 * 60_000;
+/** Kept back from that window so the final edit reaches Discord in time. */
+const FINAL_EDIT_MARGIN_MS = 30_000;
+/** A deadline that leaves a queued check some time to wait at all. */
+const MAX_CHECK_DEADLINE_SECONDS = (DISCORD_INTERACTION_WINDOW_MS - FINAL_EDIT_MARGIN_MS) / 1000 - 60;
 
 export const DEFAULT_SETTINGS: DiscordBotSettings = {
   apiUrl: DEFAULT_DISCORD_API_URL,
@@ -52,6 +67,7 @@ export const DEFAULT_SETTINGS: DiscordBotSettings = {
   maxTextChars: DEFAULT_MAX_TEXT_CHARS,
   checkDeadlineMs: 60_000,
   memberCheckPermission: DEFAULT_COMMAND_OPTIONS.checkMessagePermission,
+  answerWithinMs: DISCORD_INTERACTION_WINDOW_MS - FINAL_EDIT_MARGIN_MS,
 };
 
 export function parseBoolean(value: string | undefined, variable: string, fallback: boolean): boolean {
@@ -98,6 +114,16 @@ export function parseApiUrl(value: string | undefined): string {
   return v.replace(/\/+$/, '');
 }
 
+function checkDeadlineSeconds(value: string | undefined): number {
+  const seconds = positiveNumber(value, 'DISCORD_CHECK_DEADLINE_SECONDS', DEFAULT_SETTINGS.checkDeadlineMs / 1000);
+  if (seconds > MAX_CHECK_DEADLINE_SECONDS) {
+    throw new Error(
+      `DISCORD_CHECK_DEADLINE_SECONDS="${value}" is too long: Discord accepts an answer for 15 minutes, so at most ${MAX_CHECK_DEADLINE_SECONDS} s.`,
+    );
+  }
+  return seconds;
+}
+
 /** Reads every DISCORD_* setting of the running bot (the token is read by main.ts, not kept here). */
 export function readBotSettings(env: NodeJS.ProcessEnv = process.env): DiscordBotSettings {
   return {
@@ -110,8 +136,8 @@ export function readBotSettings(env: NodeJS.ProcessEnv = process.env): DiscordBo
       positiveNumber(env.DISCORD_RECHECK_TTL_MINUTES, 'DISCORD_RECHECK_TTL_MINUTES', DEFAULT_SETTINGS.recheckTtlMs / 60_000) * 60_000,
     state: storeLocationFromEnv(env),
     maxTextChars: Math.floor(positiveNumber(env.DETECT_MAX_TEXT_CHARS, 'DETECT_MAX_TEXT_CHARS', DEFAULT_SETTINGS.maxTextChars)),
-    checkDeadlineMs:
-      positiveNumber(env.DISCORD_CHECK_DEADLINE_SECONDS, 'DISCORD_CHECK_DEADLINE_SECONDS', DEFAULT_SETTINGS.checkDeadlineMs / 1000) * 1000,
+    checkDeadlineMs: checkDeadlineSeconds(env.DISCORD_CHECK_DEADLINE_SECONDS) * 1000,
+    answerWithinMs: DEFAULT_SETTINGS.answerWithinMs,
     memberCheckPermission: parsePermissionSetting(
       env.DISCORD_CHECK_PERMISSION,
       'DISCORD_CHECK_PERMISSION',

@@ -5,7 +5,7 @@
 import '../../src/node-version.ts';
 import pino from 'pino';
 import { DiscordjsError, DiscordjsErrorCodes } from 'discord.js';
-import { connectDetectionBackend, type DetectionBackend } from '../chat/backend.ts';
+import { botUserAgent, connectDetectionBackend, type DetectionBackend } from '../chat/backend.ts';
 import { installProcessGuards } from '../chat/process-guard.ts';
 import { createDiscordBot, type DiscordBot } from './bot.ts';
 import { inviteUrl } from './commands.ts';
@@ -58,7 +58,7 @@ async function main(): Promise<number> {
   process.once('SIGTERM', (s) => void stop(s));
 
   try {
-    backend = await connectDetectionBackend(process.env, { logger });
+    backend = await connectDetectionBackend(process.env, { logger, userAgent: botUserAgent('discord') });
     bot = createDiscordBot({ token, detect: backend.detector, settings, logger });
     await bot.start();
   } catch (err) {

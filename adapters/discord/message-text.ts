@@ -7,6 +7,7 @@
  * so this reads both shapes through one structural view.
  */
 import { EmptyTextError } from '../chat/errors.ts';
+import { nothingToCheckSentence } from '../chat/message-text.ts';
 import { joinRendered, type RenderedText } from '../chat/markup.ts';
 import { renderDiscordMarkdown, type DiscordNames } from '../chat/markup-discord.ts';
 
@@ -108,7 +109,7 @@ function collect(message: MessageLike, parts: Parts): void {
 /**
  * The words of a message as its readers see them (markup rendered, see adapters/chat/markup-discord.ts),
  * with what was left out of the score. Throws `EmptyTextError` with a sentence that says *why* there
- * is nothing to check (attachments only, embeds without text, only code or mentions, or nothing).
+ * is nothing to check (attachments only, embeds without text, only code, mentions or emoji, or nothing).
  */
 export function readMessage(message: MessageLike): RenderedText {
   const parts: Parts = { texts: [], attachments: 0, embeds: 0 };
@@ -123,7 +124,7 @@ export function readMessage(message: MessageLike): RenderedText {
   const rendered = joinRendered(parts.texts);
   if (rendered.text) return rendered;
   if (rendered.readable) {
-    throw new EmptyTextError('That message has only code blocks, mentions or emoji, and none of them is prose the detector can score.');
+    throw new EmptyTextError(nothingToCheckSentence('', { subject: 'message', leftOut: rendered.excluded }));
   }
   if (parts.attachments > 0) {
     throw new EmptyTextError(

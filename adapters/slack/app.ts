@@ -18,7 +18,7 @@ import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
 import type { SlackAppConfig } from './config.ts';
 import { openChatStore, type ChatStore } from '../chat/store/index.ts';
 import { dedupKey, type DedupStore } from './dedup.ts';
-import { listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
+import { acknowledgeUnhandled, listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
 import { registerAuthorCheckAction } from './listeners/detect-author.ts';
 import { registerDetectCommand } from './listeners/detect-command.ts';
 import { registerDetailsAction } from './listeners/details-action.ts';
@@ -173,6 +173,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   registerSettingsCommand(app, ctx);
   registerAuthorCheckAction(app, ctx);
   app.error(listenerErrorHandler(logger, config.slackApiUrl));
+  acknowledgeUnhandled(app, logger);
 
   try {
     await app.init();

@@ -238,9 +238,14 @@ function truncateMarkup(text: string): string {
         .join('')}…`;
 }
 
-/** A failure as a moderator sees it: one sentence, marked as a problem, never a stack. */
-export function buildErrorMessage(sentence: string): SlackMessage {
-  const text = escapeAndFit(sentence, LIMITS.sectionText - 20);
+/**
+ * A failure as a moderator sees it: one sentence, marked as a problem, never a stack. The sentence is
+ * escaped, unless `markup` says the bot wrote it in mrkdwn itself (a `<!subteam^…>` mention that
+ * Slack should draw as the group's name) and it holds no user text.
+ */
+export function buildErrorMessage(sentence: string, options: { markup?: 'mrkdwn' } = {}): SlackMessage {
+  const room = LIMITS.sectionText - 20;
+  const text = options.markup === 'mrkdwn' ? sentence.slice(0, room) : escapeAndFit(sentence, room);
   return {
     text: sentence,
     blocks: [{ type: 'section', block_id: 'error', text: mrkdwn(`:x: ${text}`) }],

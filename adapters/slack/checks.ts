@@ -145,7 +145,10 @@ export async function runCheck(ctx: SlackAppContext, req: CheckRequest): Promise
   let words: number | undefined;
   try {
     if (!record) {
-      const text = prepareTextForDetection(req.rawText ?? '', ctx.config.maxTextChars);
+      const text = prepareTextForDetection(req.rawText ?? '', ctx.config.maxTextChars, {
+        subject: req.source?.kind === 'message' ? 'message' : 'text',
+        leftOut: req.source?.excluded,
+      });
       words = countWords(text);
       record = ctx.results.create({
         teamId: req.teamId,

@@ -37,7 +37,7 @@ export interface SlackAppConfig {
   maxTextChars: number;
   /** Redis URL shared by replicas for the state store (results for buttons, settings, retry de-duplication). Env `REDIS_URL`; default unset (SQLite). */
   redisUrl: string | undefined;
-  /** Folder of the SQLite state store when `REDIS_URL` is unset. Env `DATA_DIR`; default `./data`. */
+  /** Folder of the SQLite state store when `REDIS_URL` is unset. Env `DATA_DIR`; default the user's data folder (`defaultDataDir`). */
   dataDir: string | undefined;
   /** pino level. Env `LOG_LEVEL`; default `info`. */
   logLevel: string;

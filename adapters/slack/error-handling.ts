@@ -9,13 +9,17 @@
  * signature check still get 401: they are not from Slack. A signed body that is neither JSON nor a
  * form cannot be parsed at all and keeps Bolt's 400.
  */
-import type { HTTPReceiverOptions, SocketModeReceiverOptions } from '@slack/bolt';
+import type { App, HTTPReceiverOptions, ReceiverEvent, SocketModeReceiverOptions } from '@slack/bolt';
 import type { Logger } from 'pino';
 
 export const UNREADABLE_REQUEST_REPLY =
   'Sorry, the app could not read this request from Slack, so nothing was checked. Try again; if it keeps happening, tell the app admin.';
 
-/** Under Slack's 3 s: a request no listener acknowledges gets its 200 before Slack gives up on it. */
+/**
+ * Under Slack's 3 s: the receiver's last resort for a request nothing acknowledged. Requests that
+ * reach the app are acknowledged as soon as its listeners are done (`acknowledgeUnhandled`); this
+ * timer is left for those Bolt drops before them (no type it knows, authorization failed).
+ */
 export const UNHANDLED_REQUEST_ACK_MS = 2_500;
 
 type Json = Record<string, unknown>;
@@ -91,6 +95,34 @@ async function tellUser(body: unknown, slackApiUrl: string, logger: Logger): Pro
   } catch (err) {
     logger.warn({ ...errorFields(err) }, 'could not tell the user their request was unreadable');
   }
+}
+
+/**
+ * A request that no listener takes (an unknown command, shortcut, button or event type) is acknowledged
+ * as soon as the app has run it through its listeners, in HTTP and Socket Mode alike, instead of when
+ * the receiver's fallback timer fires. The app runs every listener before `processEvent` settles, and
+ * ours ack first thing, so a request still unacknowledged then will never be.
+ */
+export function acknowledgeUnhandled(app: App, logger: Logger): void {
+  const processEvent = app.processEvent.bind(app);
+  app.processEvent = async (event: ReceiverEvent): Promise<void> => {
+    let acked = false;
+    const tracked: ReceiverEvent = {
+      ...event,
+      ack: (response?: unknown) => {
+        acked = true;
+        return event.ack(response);
+      },
+    };
+    // A rejection goes to the receiver's processEventErrorHandler, which acknowledges it itself.
+    await processEvent(tracked);
+    if (acked) return;
+    logger.warn(
+      { ...requestFields(event.body) },
+      'no listener acknowledged a Slack request; answered 200 at once so Slack does not retry it',
+    );
+    await event.ack();
+  };
 }
 
 /** Receiver options: bad payloads are logged and acknowledged with 200 instead of 404/500. */

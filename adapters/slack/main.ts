@@ -4,7 +4,7 @@
  */
 import '../../src/node-version.ts';
 import pino from 'pino';
-import { connectDetectionBackend } from '../chat/backend.ts';
+import { botUserAgent, connectDetectionBackend } from '../chat/backend.ts';
 import { installProcessGuards } from '../chat/process-guard.ts';
 import { startSlackApp } from './app.ts';
 import { loadSlackConfig, SlackConfigError } from './config.ts';
@@ -23,7 +23,7 @@ async function main(): Promise<number> {
   const logger = pino({ name: 'textdetect-slack', level: config.logLevel });
   // A listener error Bolt does not catch must not end every check in flight (docs/slack.md).
   installProcessGuards(logger);
-  const backend = await connectDetectionBackend(process.env, { logger, userAgent: 'textdetect-slack/0.1' });
+  const backend = await connectDetectionBackend(process.env, { logger, userAgent: botUserAgent('slack') });
   let running;
   try {
     running = await startSlackApp(config, { detector: backend.detector, logger });

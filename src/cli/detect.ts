@@ -21,6 +21,7 @@ import {
   type Language,
   type Mode,
 } from '../client/index.ts';
+import { WARNING_MESSAGES, type WarningCode } from '../contract.ts';
 
 export const EXIT = { ok: 0, badInput: 2, auth: 3, rateLimited: 4, server: 5, interrupted: 130 } as const;
 
@@ -194,9 +195,12 @@ const VERDICT_WORDS: Record<DetectResponse['verdict'], string> = {
   likely_human: 'likely human-written',
 };
 
-const WARNING_WORDS: Record<string, string> = {
-  short_text: 'the text is short (under ~40 words), so the score is a weak guess',
-};
+/** The contract's sentence for each warning code; a code newer than this build still gets a sentence naming it. */
+export function warningLine(code: string): string {
+  return Object.hasOwn(WARNING_MESSAGES, code)
+    ? WARNING_MESSAGES[code as WarningCode]
+    : `The service flagged this result (${code.replace(/[^\w.-]/g, '').slice(0, 40) || 'unknown'}): treat the score with extra care.`;
+}
 
 /** Whether to colour stdout: a terminal, unless NO_COLOR is set; FORCE_COLOR forces it. */
 export function useColour(stream: NodeJS.WriteStream = process.stdout): boolean {
@@ -213,8 +217,9 @@ function paint(probability: number, text: string, colour: boolean): string {
   return `\u001b[${code}m${text}\u001b[0m`;
 }
 
-function percent(probability: number): string {
-  return `${(probability * 100).toFixed(1)}%`;
+/** One decimal, never 0.0% or 100.0% (as the bots and the web page): a detector cannot be certain. */
+export function percent(probability: number): string {
+  return `${Math.min(99.9, Math.max(0.1, Math.round(probability * 1000) / 10)).toFixed(1)}%`;
 }
 
 /** The human-readable result. */
@@ -224,7 +229,7 @@ export function formatResult(result: DetectResponse, colour: boolean): string {
     `mode: ${result.mode}   language: ${result.language}   model: ${result.model}`,
     `request_id: ${result.request_id}`,
   ];
-  for (const warning of result.warnings) lines.push(`warning: ${WARNING_WORDS[warning] ?? warning}`);
+  for (const warning of result.warnings) lines.push(`warning: ${warningLine(warning)}`);
   if (result.segments.length > 0) {
     lines.push('', 'Sentences:');
     for (const segment of result.segments) {

@@ -54,6 +54,17 @@ describe('describeDetectError', () => {
     }
   });
 
+  it('shows only request ids the service gave, never the id the client made up for a call that got no answer', () => {
+    const local = '3f2c9a6e-8d1b-4c5e-9f7a-2b6d8e0c1a4f';
+    expect(describeDetectError(new TimeoutError('timeout', { code: 'timeout', requestId: local }))).toBe(
+      'The detection service took too long to answer. Try again in a minute.',
+    );
+    expect(describeDetectError(new DetectError('x', { code: 'limiter_unavailable', requestId: local }))).not.toContain(local);
+    expect(
+      describeDetectError(new ServerError('x', { status: 502, code: 'bad_gateway', requestId: 'req_01J0000000000000000000000A' })),
+    ).toContain('(request id: req_01J0000000000000000000000A)');
+  });
+
   it('never exposes an unknown error', () => {
     const err = new TypeError("Cannot read properties of undefined (reading 'x')");
     expect(describeDetectError(err)).toBe(

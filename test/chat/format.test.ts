@@ -4,6 +4,7 @@ import {
   excludedNote,
   languageLabel,
   modeLabel,
+  mostAiLikeSentences,
   oneLineSummary,
   otherModes,
   segmentLines,
@@ -31,6 +32,29 @@ const result: DetectResponse = {
   generated_share: null,
   composition: null,
 };
+
+describe('most AI-like sentences', () => {
+  const seg = (start: number, text: string, ai_probability: number) => ({ start, end: start + text.length, text, ai_probability });
+
+  it('quotes a sentence the text repeats once, and fills the other places with the next ones', () => {
+    const segments = [
+      seg(0, 'We are thrilled to announce our launch.', 0.97),
+      seg(40, 'Lunch was late.', 0.2),
+      seg(56, 'We are thrilled to announce our launch.', 0.97),
+      seg(96, 'We are  thrilled to announce our launch. ', 0.96),
+      seg(137, 'Tickets are on sale now.', 0.6),
+    ];
+    expect(mostAiLikeSentences(segments).map((s) => [s.start, s.text])).toEqual([
+      [0, 'We are thrilled to announce our launch.'],
+      [40, 'Lunch was late.'],
+      [137, 'Tickets are on sale now.'],
+    ]);
+  });
+
+  it('quotes nothing when every sentence is the same one', () => {
+    expect(mostAiLikeSentences([seg(0, 'Great launch!', 0.8), seg(14, 'Great launch!', 0.8), seg(28, 'great launch!', 0.7)])).toEqual([]);
+  });
+});
 
 describe('format additions', () => {
   it('lists the other modes and labels', () => {

@@ -35,6 +35,20 @@ const MRKDWN: { name: string; input: string; text: string; readable: string; cod
     readable: 'Shipped :tada: thanks :wave::skin-tone-2: at 10:30:45',
   },
   {
+    // What Slack's emoji picker inserts when two are chosen in a row.
+    name: 'emoji codes typed back to back',
+    input: ':tada::tada: Great launch everyone :rocket::wave::skin-tone-3::fire:',
+    text: 'Great launch everyone',
+    readable: ':tada::tada: Great launch everyone :rocket::wave::skin-tone-3::fire:',
+  },
+  { name: 'a message of emoji codes only', input: ':tada::rocket:', text: '', readable: ':tada::rocket:' },
+  {
+    name: 'colons in code-like words are no emoji',
+    input: 'call std::vector::push_back at 10:30:45 on a:b:c',
+    text: 'call std::vector::push_back at 10:30:45 on a:b:c',
+    readable: 'call std::vector::push_back at 10:30:45 on a:b:c',
+  },
+  {
     name: 'user mention resolved, left out of the score',
     input: 'Thanks <@U1>, see you',
     text: 'Thanks, see you',
@@ -125,6 +139,10 @@ describe('Slack mrkdwn', () => {
       expect(r.excluded.mentions).toBe(row.mentions ?? 0);
     });
   }
+
+  it('counts each of several emoji typed back to back', async () => {
+    expect((await renderSlackMrkdwn(':tada::rocket: launch day :wave::skin-tone-2:')).excluded.emoji).toBe(3);
+  });
 
   it('survives a resolver that throws, and no resolver at all', async () => {
     expect((await renderSlackMrkdwn('<@U1> in <#C1>', { user: () => Promise.reject(new Error('missing_scope')) })).readable).toBe(

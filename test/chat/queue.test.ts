@@ -95,6 +95,26 @@ describe('DETECT_QUEUE_MAX_WAIT_MS', () => {
     }
   });
 
+  it('tells a check when it goes to the service and when a 429 pause holds it back in the queue', async () => {
+    const queue = new DetectionQueue({ id: `chat-queue-phases-${process.pid}-${Date.now()}`, maxConcurrent: 1, maxWaitMs: 5_000 });
+    const phases: string[] = [];
+    let attempts = 0;
+    try {
+      const { value } = await queue.run(
+        async () => {
+          attempts += 1;
+          if (attempts === 1) throw new RateLimitError('Too many requests', { status: 429, code: 'rate_limited', retryAfterMs: 200 });
+          return 'answered';
+        },
+        { onCall: () => phases.push('call'), onPause: (ms) => phases.push(`pause ${ms > 0 && ms <= 200 ? 'ok' : ms}`) },
+      );
+      expect(value).toBe('answered');
+      expect(phases).toEqual(['call', 'pause ok', 'call']);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('reads DETECT_QUEUE_RATE, refusing what is not calls per window', () => {
     expect(parseQueueRate('10/5s')).toEqual({ max: 10, intervalMs: 5000 });
     expect(parseQueueRate('600/1m')).toEqual({ max: 600, intervalMs: 60_000 });

@@ -2,16 +2,50 @@
  * The bots' state store, both implementations against the real thing: node:sqlite on a temporary
  * folder, and the Redis server of this test run.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openChatStore, RedisChatStore, SqliteChatStore, storeLocationFromEnv, type ChatStore } from '../../adapters/chat/store/index.ts';
+import {
+  defaultDataDir,
+  openChatStore,
+  RedisChatStore,
+  SqliteChatStore,
+  storeLocationFromEnv,
+  type ChatStore,
+} from '../../adapters/chat/store/index.ts';
 import { DATABASE_FILE } from '../../adapters/chat/store/sqlite.ts';
 
 const REDIS_URL = process.env.REDIS_URL!;
+const STORE_MODULE = fileURLToPath(new URL('../../adapters/chat/store/index.ts', import.meta.url));
+// By address: a child started in another folder would not find tsx from there.
+const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+
+/** Runs an ES module snippet in a fresh node (with tsx, as the bots run from sources), in `cwd`. */
+async function runNode(
+  code: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  await mkdir(cwd, { recursive: true });
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, '--input-type=module', '-e', code], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('exit', (exitCode) => resolve({ code: exitCode, stdout, stderr }));
+  });
+}
 const RUN = Date.now();
 let dir: string;
 
@@ -144,6 +178,39 @@ describe('SQLite schema', () => {
     expect(() => openChatStore({ dataDir: join(file, 'data') })).toThrow(
       /^Could not open the bot database in DATA_DIR=.*a-file\/data .*point DATA_DIR at a writable folder/,
     );
+  });
+
+  it('keeps its file in the user’s data folder by default, never in the working directory', async () => {
+    expect(defaultDataDir({ XDG_DATA_HOME: '/srv/xdg', HOME: '/home/ada' })).toBe('/srv/xdg/textdetect');
+    expect(defaultDataDir({ HOME: '/home/ada' })).toBe('/home/ada/.local/share/textdetect');
+    // The XDG spec: a relative XDG_DATA_HOME is ignored.
+    expect(defaultDataDir({ XDG_DATA_HOME: 'rel/path', HOME: '/home/ada' })).toBe('/home/ada/.local/share/textdetect');
+    // A bot started with DATA_DIR unset, from a checkout: the file lands under XDG_DATA_HOME, nothing in the checkout.
+    const home = join(dir, 'xdg-home');
+    const checkout = join(dir, 'checkout');
+    const opened = await runNode(
+      `const { openChatStore, storeLocationFromEnv } = await import(${JSON.stringify(STORE_MODULE)});
+       const store = openChatStore(storeLocationFromEnv(process.env)); console.log(store.path); await store.close();`,
+      { XDG_DATA_HOME: home, DATA_DIR: '', REDIS_URL: '' },
+      checkout,
+    );
+    expect(opened.code, opened.stderr).toBe(0);
+    expect(opened.stdout.trim()).toBe(join(home, 'textdetect', DATABASE_FILE));
+    expect(existsSync(join(home, 'textdetect', DATABASE_FILE))).toBe(true);
+    expect(existsSync(join(checkout, 'data'))).toBe(false);
+  });
+
+  it('opens SQLite without Node’s ExperimentalWarning, and leaves other warnings alone', async () => {
+    const run = await runNode(
+      `const { SqliteChatStore } = await import(${JSON.stringify(STORE_MODULE)});
+       const store = new SqliteChatStore(${JSON.stringify(join(dir, 'quiet'))}); await store.close();
+       process.emitWarning('a warning of another kind', 'ExperimentalWarning');`,
+      {},
+      dir,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain('SQLite is an experimental feature');
+    expect(run.stderr).toContain('ExperimentalWarning: a warning of another kind');
   });
 
   it('chooses Redis when REDIS_URL is set and refuses a URL that is not redis://', async () => {

@@ -9,10 +9,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/redis.ts';
-import { rateLimitNotice } from '../../src/cli/detect.ts';
+import { formatResult, percent, rateLimitNotice } from '../../src/cli/detect.ts';
+import type { DetectResponse } from '../../src/client/index.ts';
+import { WARNING_CODES, WARNING_MESSAGES } from '../../src/contract.ts';
 import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/textdetect.mjs', import.meta.url));
+
+// Written for this test in a generic AI register, so the engine scores it close to 1.
+const AI_REGISTER_TEXT =
+  "In conclusion, it is important to note that effective communication plays a crucial role in fostering collaboration, enhancing productivity, and ensuring the overall success of any organization in today's rapidly evolving landscape. " +
+  'Furthermore, leveraging innovative strategies and embracing a holistic approach can significantly enhance outcomes, drive sustainable growth, and create meaningful value for all stakeholders involved. ' +
+  "Moreover, it is important to note that effective communication plays a crucial role in fostering collaboration, enhancing productivity, and ensuring the overall success of any organization in today's rapidly evolving landscape.";
 
 interface CliResult {
   code: number | null;
@@ -93,6 +101,46 @@ describe('textdetect "text"', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Sentences:/);
     expect(r.stdout).toMatch(/\u001b\[3[123]m/);
+  });
+
+  it('never prints 100.0% or 0.0%, even for a text the engine scores 0.9998', async () => {
+    // Three sentences in a generic AI register: the engine gives ~0.9998, which one decimal rounds to 100.0%.
+    const json = await cli(['--json', '--segments', AI_REGISTER_TEXT], { env });
+    const answer = JSON.parse(json.stdout) as { ai_probability: number; segments: { ai_probability: number }[] };
+    const r = await cli(['--segments', AI_REGISTER_TEXT], { env });
+    expect(r.code).toBe(0);
+    const figures = [...r.stdout.matchAll(/(\d+\.\d)%/g)].map((m) => m[1]);
+    expect(figures).toEqual([answer.ai_probability, ...answer.segments.map((s) => s.ai_probability)].map((p) => percent(p).slice(0, -1)));
+    expect(r.stdout).not.toMatch(/\b100\.0%|\b0\.0%/);
+    expect(percent(0.9995)).toBe('99.9%');
+    expect(percent(0.00004)).toBe('0.1%');
+    expect(percent(0.8734)).toBe('87.3%');
+  });
+
+  it('gives every warning code its sentence, and a code it does not know a sentence naming it', async () => {
+    const short = await cli(['The meeting moved to Thursday.'], { env });
+    expect(short.stdout).toContain(`warning: ${WARNING_MESSAGES.short_text}`);
+    const result = {
+      ai_probability: 0.5,
+      mode: 'general',
+      language: 'en',
+      verdict: 'mixed',
+      confidence: 'low',
+      request_id: 'req_01J00000000000000000000000',
+      model: 'm',
+      segments: [],
+      generated_spans: [],
+      generated_share: null,
+      composition: null,
+      warnings: [...WARNING_CODES, 'brand_new_code'],
+    } as DetectResponse;
+    const lines = formatResult(result, false)
+      .split('\n')
+      .filter((l) => l.startsWith('warning: '));
+    expect(lines).toEqual([
+      ...WARNING_CODES.map((code) => `warning: ${WARNING_MESSAGES[code]}`),
+      'warning: The service flagged this result (brand_new_code): treat the score with extra care.',
+    ]);
   });
 
   it('exits 2 for bad input without calling the server', async () => {

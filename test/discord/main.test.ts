@@ -4,7 +4,12 @@
  * and exits cleanly on SIGTERM.
  */
 import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createApiKey, startService } from '../../src/service/index.ts';
+import { DetectProxy } from '../slack/proxy.ts';
 import { startBotProcess, type BotProcess } from './bot-process.ts';
 import { FakeDiscord, snowflake } from './fake-discord.ts';
 import { chatInputDetect, user } from './payloads.ts';
@@ -48,6 +53,8 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
 
   const logLines = output.split('\n').filter((l) => l.startsWith('{'));
   expect(logLines.some((l) => JSON.parse(l).msg === 'discord bot ready')).toBe(true);
+  // The SQLite state store opens without Node 22's ExperimentalWarning on every start.
+  expect(output).not.toContain('ExperimentalWarning');
   const done = logLines.map((l) => JSON.parse(l)).find((l) => l.msg === 'check done');
   expect(done).toMatchObject({
     trigger: 'detect',
@@ -62,6 +69,37 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
   expect(output).not.toContain('committee');
   expect(output).not.toContain('secret-part');
   expect(output).not.toContain(payload.token);
+}, 45_000);
+
+it('names itself to the detection service in its User-Agent', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'discord-main-ua-'));
+  const apiKeysFile = join(dir, 'keys.json');
+  const { key } = await createApiKey(apiKeysFile, { name: 'discord-ua' });
+  const service = await startService({ host: '127.0.0.1', port: 0, apiKeysFile, logLevel: 'silent' });
+  const proxy = new DetectProxy(service.url);
+  await proxy.start();
+  // A Discord of its own: the shared one still counts the first test's session as ready.
+  const discord = await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN });
+  try {
+    bot = await startBotProcess(discord, TOKEN, { DETECT_API_URL: proxy.url, DETECT_API_KEY: key, LOG_LEVEL: 'warn' });
+    const place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
+    const payload = chatInputDetect(place, user(), { text: TEXT, mode: 'general' });
+    discord.sendInteraction(payload);
+    const edit = await discord.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), 20_000);
+    expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+    const version = (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    // The client's own part, then the bot's, as the Slack app sends `textdetect-slack/…`.
+    expect(proxy.detectUserAgents.at(-1)).toMatch(
+      new RegExp(`^textdetect-client/\\S+ node/\\S+ textdetect-discord/${version.replace(/\./g, '\\.')}$`),
+    );
+    bot.child.kill('SIGTERM');
+    expect(await bot.exited).toBe(0);
+  } finally {
+    await discord.close();
+    await proxy.stop();
+    await service.close();
+    await rm(dir, { recursive: true, force: true });
+  }
 }, 45_000);
 
 function runBot(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {

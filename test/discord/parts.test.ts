@@ -104,7 +104,7 @@ describe('resultEmbed', () => {
     const long = 'word '.repeat(400);
     const result: DetectResponse = {
       ...base,
-      segments: [0, 1, 2, 3].map((i) => ({ start: i * 2000, end: i * 2000 + 2000, text: long, ai_probability: 0.5 + i / 10 })),
+      segments: [0, 1, 2, 3].map((i) => ({ start: i * 2000, end: i * 2000 + 2000, text: `${i} ${long}`, ai_probability: 0.5 + i / 10 })),
     };
     const embed = resultEmbed(result, { languageGiven: false, segments: true, source: { kind: 'text' } });
     const value = embed.fields?.find((f) => f.name === 'Most AI-like sentences')?.value ?? '';
@@ -158,5 +158,14 @@ describe('readBotSettings', () => {
       apiUrl: 'http://127.0.0.1:9/api',
       recheckTtlMs: 300_000,
     });
+  });
+
+  it('keeps a check within the 15 minutes Discord accepts an answer', () => {
+    // 30 s of Discord's 15 minutes are kept for the final edit.
+    expect(readBotSettings({})).toMatchObject({ checkDeadlineMs: 60_000, answerWithinMs: 870_000 });
+    expect(readBotSettings({ DISCORD_CHECK_DEADLINE_SECONDS: '300' }).checkDeadlineMs).toBe(300_000);
+    expect(() => readBotSettings({ DISCORD_CHECK_DEADLINE_SECONDS: '900' })).toThrow(
+      'DISCORD_CHECK_DEADLINE_SECONDS="900" is too long: Discord accepts an answer for 15 minutes, so at most 810 s.',
+    );
   });
 });

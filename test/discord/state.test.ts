@@ -7,10 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectDetectionBackend, type DetectionBackend } from '../../adapters/chat/backend.ts';
 import type { StoreLocation } from '../../adapters/chat/store/index.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
+import { stillQueuedSentence } from '../../adapters/discord/check.ts';
+import type { DiscordBotSettings } from '../../adapters/discord/config.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
@@ -32,12 +34,17 @@ let dir: string;
 let service: RunningService;
 let proxy: DetectProxy;
 let key: string;
+let pacedKey: string;
+let windowKey: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'discord-state-'));
   const apiKeysFile = join(dir, 'keys.json');
   // The burst key: 10 checks per 5 s window.
   key = (await createApiKey(apiKeysFile, { name: 'discord-state', rateLimitMax: 10 })).key;
+  // Keys of their own for the queue tests, so the other tests' use of the window does not matter.
+  pacedKey = (await createApiKey(apiKeysFile, { name: 'discord-queue-paced', rateLimitMax: 10 })).key;
+  windowKey = (await createApiKey(apiKeysFile, { name: 'discord-queue-window', rateLimitMax: 10 })).key;
   service = await startService({ host: '127.0.0.1', port: 0, apiKeysFile, rateLimitWindow: '5 seconds', logLevel: 'silent' });
   proxy = new DetectProxy(service.url);
   await proxy.start();
@@ -58,12 +65,18 @@ interface BotUnderTest {
   taken: string[];
 }
 
-async function startBot(state: StoreLocation, fake?: FakeDiscord, env: Record<string, string> = {}, place?: Place): Promise<BotUnderTest> {
+async function startBot(
+  state: StoreLocation,
+  fake?: FakeDiscord,
+  env: Record<string, string> = {},
+  place?: Place,
+  extra: { key?: string; settings?: Partial<DiscordBotSettings> } = {},
+): Promise<BotUnderTest> {
   const discord = fake ?? (await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN }));
   const backend = await connectDetectionBackend(
     {
       DETECT_API_URL: proxy.url,
-      DETECT_API_KEY: key,
+      DETECT_API_KEY: extra.key ?? key,
       DETECT_MAX_RETRIES: '0',
       ...(state.redisUrl ? { REDIS_URL: state.redisUrl } : {}),
       ...env,
@@ -80,7 +93,7 @@ async function startBot(state: StoreLocation, fake?: FakeDiscord, env: Record<st
       return backend.detector.detect(request, options);
     },
   };
-  const bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: discord.apiUrl, state } });
+  const bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: discord.apiUrl, state, ...extra.settings } });
   await bot.start();
   return { fake: discord, bot, backend, taken, place: place ?? { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() } };
 }
@@ -363,4 +376,77 @@ describe('a burst of 30 checks against a key limited to 10 per 5 s', () => {
         `${notices.length} queued notices; taken at most ${askedDisplacement} places from the order sent, reached the service at most ${queueDisplacement} places from the order taken; 0 refused`,
     );
   }, 60_000);
+});
+
+describe('waiting in the queue is not the service taking too long', () => {
+  let b: BotUnderTest | undefined;
+  afterEach(async () => {
+    await stopBot(b);
+    b = undefined;
+  });
+
+  it('a check that waits in the queue longer than the service deadline is still answered', async () => {
+    // The key's budget, known to the queue: one call every 500 ms, so the 8th waits ~3.5 s for its turn.
+    b = await startBot(
+      { dataDir: join(dir, `paced-${Date.now()}`) },
+      undefined,
+      { DETECT_QUEUE_RATE: '10/5s', DETECT_QUEUE_MAX_WAIT_MS: '60000' },
+      undefined,
+      { key: pacedKey, settings: { checkDeadlineMs: 1_500 } },
+    );
+    const moderator = user(snowflake(), 'moderator');
+    const payloads = Array.from({ length: 8 }, (_, i) =>
+      chatInputDetect(b!.place, moderator, { text: `Paced check ${i + 1}. ${TEXT}`, mode: 'general' }),
+    );
+    const exchanges = await Promise.all(
+      payloads.map(async (p, i) => {
+        await new Promise((r) => setTimeout(r, i * 5));
+        return interact(b!.fake, p);
+      }),
+    );
+    for (const x of exchanges) {
+      expect(x.edit.body.embeds[0].description).not.toMatch(/took too long|still waiting/);
+      expect(field(x.edit.body.embeds[0], 'Request ID')).toMatch(/^`req_\w+`$/);
+    }
+    // The last ones waited their turn longer than the 1.5 s the service is given, and were told their place.
+    expect(Math.max(...exchanges.map((x) => x.edit.at - x.callback.at))).toBeGreaterThan(2_000);
+    const notices = b.fake.requests.filter((r) => r.method === 'PATCH' && String(r.body?.content ?? '').startsWith('⏳ Queued (position '));
+    expect(notices.length).toBeGreaterThan(0);
+  }, 30_000);
+
+  it('when Discord’s time to answer runs out in the queue, it says so, with the position, and sends nothing', async () => {
+    // One call per 10 s, and a 4 s answer window (Discord's is 15 minutes): the second and third checks
+    // are still queued when only the service's 1 s is left of it, at about 3 s.
+    b = await startBot(
+      { dataDir: join(dir, `window-${Date.now()}`) },
+      undefined,
+      { DETECT_QUEUE_RATE: '1/10s', DETECT_QUEUE_MAX_WAIT_MS: '60000' },
+      undefined,
+      { key: windowKey, settings: { checkDeadlineMs: 1_000, answerWithinMs: 4_000 } },
+    );
+    const moderator = user(snowflake(), 'moderator');
+    const sentBefore = proxy.detectBodies.length;
+    const payloads = Array.from({ length: 3 }, (_, i) =>
+      chatInputDetect(b!.place, moderator, { text: `Window check ${i + 1}. ${TEXT}`, mode: 'general' }),
+    );
+    const exchanges = await Promise.all(
+      payloads.map(async (p, i) => {
+        await new Promise((r) => setTimeout(r, i * 5));
+        return interact(b!.fake, p);
+      }),
+    );
+    const [first, ...queued] = exchanges;
+    expect(field(first!.edit.body.embeds[0], 'Request ID')).toMatch(/^`req_\w+`$/);
+    const sentences = queued.map((x) => x.edit.body.embeds[0].description);
+    expect(sentences.sort()).toEqual([stillQueuedSentence(1), stillQueuedSentence(2)].sort());
+    for (const x of queued) {
+      expect(x.edit.at - x.callback.at).toBeGreaterThan(2_500);
+      expect(x.edit.at - x.callback.at).toBeLessThan(4_000);
+      expect(x.edit.body.components[0].components[0].label).toBe('Try again');
+      // The queued notice is cleared by the answer.
+      expect(x.edit.body.content).toBe('');
+    }
+    // Only the first check reached the service.
+    expect(proxy.detectBodies.slice(sentBefore).map((body) => /^Window check (\d)/.exec(body.text)?.[1])).toEqual(['1']);
+  }, 30_000);
 });

@@ -231,8 +231,19 @@ describe('the Docker runtime stage, replayed without Docker', () => {
 
   it('compose.yaml runs Redis, the service and both bots from this image', async () => {
     // Compose resolves YAML merge keys (`<<: *image`), which YAML 1.2 parsers apply only when asked.
-    const compose = parseYaml(await readFile(join(ROOT, 'compose.yaml'), 'utf8'), { merge: true }) as {
-      services: Record<string, { build?: string; image?: string; command?: string[]; environment?: Record<string, string> }>;
+    const text = await readFile(join(ROOT, 'compose.yaml'), 'utf8');
+    const compose = parseYaml(text, { merge: true }) as {
+      services: Record<
+        string,
+        {
+          build?: string;
+          image?: string;
+          command?: string[];
+          environment?: Record<string, string>;
+          profiles?: string[];
+          env_file?: unknown[];
+        }
+      >;
     };
     const { redis, service, slack, discord } = compose.services;
     expect(redis?.image).toMatch(/^redis:7/);
@@ -243,6 +254,40 @@ describe('the Docker runtime stage, replayed without Docker', () => {
     for (const bot of [slack, discord]) {
       expect(bot?.build).toBe('.');
       expect(bot?.environment?.DETECT_API_URL).toBe('http://service:8080');
+      // State in Redis, not in a folder of the container that is lost (or not writable).
+      expect(bot?.environment?.REDIS_URL).toBe('redis://redis:6379');
     }
+    // `docker compose up -d` with the example .env (no tokens) starts Redis and the service only:
+    // a bot starts when its profile is asked for, instead of exiting and being restarted forever.
+    expect(slack?.profiles).toEqual(['slack']);
+    expect(discord?.profiles).toEqual(['discord']);
+    const startedByDefault = Object.entries(compose.services)
+      .filter(([, definition]) => !definition.profiles?.length)
+      .map(([name]) => name);
+    expect(startedByDefault.sort()).toEqual(['redis', 'service']);
+    // `env_file` with `required: false` needs Docker Compose 2.24.0; the file says so.
+    const optionalEnvFiles = Object.values(compose.services).filter((definition) =>
+      definition.env_file?.some((entry) => (entry as { required?: boolean }).required === false),
+    );
+    expect(optionalEnvFiles.length).toBeGreaterThan(0);
+    expect(text).toMatch(/Docker Compose 2\.24\.0 or newer/);
+  });
+
+  it('builds from a base image given with --build-arg, node:22-slim by default, for builds without the registry', async () => {
+    const text = await readFile(join(ROOT, 'Dockerfile'), 'utf8');
+    // The ARG comes before the first FROM (so FROM can use it), and every stage starts from it.
+    const lines = text.split('\n');
+    const arg = lines.findIndex((line) => /^ARG NODE_IMAGE=node:22-slim$/.test(line));
+    const froms = lines.flatMap((line, i) => (/^FROM\s/.test(line) ? [{ line, i }] : []));
+    expect(arg).toBeGreaterThanOrEqual(0);
+    expect(froms.length).toBe(2);
+    for (const { line, i } of froms) {
+      expect(i).toBeGreaterThan(arg);
+      expect(line).toMatch(/^FROM \$\{NODE_IMAGE\}(\s|$)/);
+    }
+    // The offline path is written down where a builder looks first.
+    const build = await readFile(join(ROOT, 'docs', 'build.md'), 'utf8');
+    expect(build).toContain('podman load');
+    expect(build).toContain('--build-arg NODE_IMAGE=');
   });
 });

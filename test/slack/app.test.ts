@@ -92,6 +92,22 @@ describe('slash command /detect', () => {
     expect(h.proxy.detectCalls).toBe(before);
   });
 
+  it('scores emoji typed back to back as emoji, and refuses a text of emoji alone by saying so', async () => {
+    const before = h.proxy.detectCalls;
+    const cmd = slashCommandBody(h, `general :tada::tada: ${LONG_TEXT}`);
+    await postToApp(h, cmd.body);
+    await h.slack.waitFor(responseFor(cmd.responseUrl));
+    expect(h.proxy.detectBodies.at(-1)?.text).toBe(LONG_TEXT);
+
+    const only = slashCommandBody(h, ':tada::rocket:');
+    await postToApp(h, only.body);
+    const reply = await h.slack.waitFor(responseFor(only.responseUrl));
+    expect(String(reply.args.text)).toBe(
+      'This text has only emoji, so there is nothing to check: the detector scores the words a person wrote.',
+    );
+    expect(h.proxy.detectCalls).toBe(before + 1);
+  });
+
   it('flags a short text as low confidence', async () => {
     const cmd = slashCommandBody(h, 'This is a rather short message about our plans for lunch tomorrow.');
     await postToApp(h, cmd.body);
@@ -298,6 +314,17 @@ describe('message shortcut "Check for AI text"', () => {
     const reply = await h.slack.waitFor(responseFor(responseUrl));
     expect(reply.args.response_type).toBe('ephemeral');
     expect(blockText(reply)).toMatch(/Request id: `req_/);
+  });
+
+  it('tells the moderator when the message holds only emoji', async () => {
+    const before = h.proxy.detectCalls;
+    const { payload } = messageShortcutPayload(h, { ts: '1700000510.000100', text: ':tada: :rocket::fire:' });
+    await postToApp(h, interactionBody(payload));
+    const reply = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && blockText(c).includes('only emoji'));
+    expect(String(reply.args.text)).toBe(
+      'That message has only emoji, so there is nothing to check: the detector scores the words a person wrote.',
+    );
+    expect(h.proxy.detectCalls).toBe(before);
   });
 
   it('tells the moderator when the message has no text', async () => {

@@ -19,6 +19,8 @@ import { interactionBody, LONG_TEXT, postToApp, slashCommandBody, startHarness, 
 
 let h: Harness;
 const logs: Record<string, any>[] = [];
+/** Well under the receiver's 2.5 s fallback, with room for a loaded machine. */
+const ACK_AT_ONCE_MS = 1_000;
 
 beforeAll(async () => {
   const sink = new Writable({
@@ -117,10 +119,11 @@ function blockActionsExample(responseUrl: string): Record<string, any> {
 }
 
 describe("Slack's documented payloads", () => {
-  it('the slash command example: another command is acknowledged (200) and logged, /detect is answered', async () => {
+  it('the slash command example: another command is acknowledged (200) at once and logged, /detect is answered', async () => {
     const other = await postToApp(h, slashCommandExample({}));
     expect(other.status).toBe(200);
-    expect(other.elapsedMs).toBeLessThan(3000);
+    // At once, not after the receiver's 2.5 s fallback: nothing is left to wait for once no listener took it.
+    expect(other.elapsedMs).toBeLessThan(ACK_AT_ONCE_MS);
     expect(logs.some((l) => l.msg?.startsWith('no listener acknowledged a Slack request'))).toBe(true);
 
     const responseUrl = h.slack.responseUrl();
@@ -147,10 +150,10 @@ describe("Slack's documented payloads", () => {
     expect(JSON.stringify(reply.args)).toContain('Not scored: 1 web address');
   });
 
-  it('the block_actions example (a button this app does not have) is acknowledged', async () => {
+  it('the block_actions example (a button this app does not have) is acknowledged at once', async () => {
     const res = await postToApp(h, interactionBody(blockActionsExample(h.slack.responseUrl())));
     expect(res.status).toBe(200);
-    expect(res.elapsedMs).toBeLessThan(3000);
+    expect(res.elapsedMs).toBeLessThan(ACK_AT_ONCE_MS);
   });
 });
 
@@ -188,11 +191,10 @@ describe('broken payloads', () => {
     ],
   ];
   for (const [name, body] of cases) {
-    // Concurrent: the unhandled ones each wait out the 2.5 s before their 200.
-    it.concurrent(`answers ${name} with 200 in time`, async ({ expect }) => {
+    it(`answers ${name} with 200 at once`, async () => {
       const res = await postToApp(h, body());
       expect(res.status).toBe(200);
-      expect(res.elapsedMs).toBeLessThan(3000);
+      expect(res.elapsedMs).toBeLessThan(ACK_AT_ONCE_MS);
     });
   }
 

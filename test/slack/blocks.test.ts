@@ -87,7 +87,13 @@ describe('result message', () => {
 
   it('stays within limits with enormous, markup-heavy sentences and escapes them', () => {
     const nasty = `<!channel> & <@U123> *bold* ${'&<>'.repeat(2000)}`;
-    const result: DetectResponse = { ...TYPICAL, segments: segmentsOf([nasty, nasty, nasty, nasty], [0.9, 0.8, 0.7, 0.6]) };
+    const result: DetectResponse = {
+      ...TYPICAL,
+      segments: segmentsOf(
+        [1, 2, 3, 4].map((n) => `${nasty} ${n}`),
+        [0.9, 0.8, 0.7, 0.6],
+      ),
+    };
     const long = 'x'.repeat(60_000);
     const message = buildResultMessage({ result, checkId: 'c', source: { kind: 'text', words: 9000 }, text: long });
     expect(validateBlockKit(message.blocks)).toEqual([]);

@@ -11,6 +11,8 @@ export class DetectProxy {
   detectCalls = 0;
   /** JSON bodies of the /v1/detect calls, in order, to see exactly which text a request sent. */
   readonly detectBodies: { text: string; mode?: string; segments?: boolean }[] = [];
+  /** The User-Agent header of each /v1/detect call, in order. */
+  readonly detectUserAgents: (string | undefined)[] = [];
   private server: Server | undefined;
   private port = 0;
 
@@ -24,7 +26,10 @@ export class DetectProxy {
     const target = new URL(this.target);
     this.server = createServer((req, res) => {
       const isDetect = req.method === 'POST' && req.url?.startsWith('/v1/detect') === true;
-      if (isDetect) this.detectCalls++;
+      if (isDetect) {
+        this.detectCalls++;
+        this.detectUserAgents.push(req.headers['user-agent']);
+      }
       const chunks: Buffer[] = [];
       const forward = (): void => {
         const body = Buffer.concat(chunks);

@@ -162,4 +162,27 @@ describe('Socket Mode', () => {
     const reply = await slack.waitFor((c) => c.method === 'chat.postEphemeral' && JSON.stringify(c.args.blocks).includes('1700000900'));
     expect(reply.args).toMatchObject({ channel: 'C0GENERAL', user: 'U0MOD' });
   });
+
+  it('acknowledges an envelope no listener handles (another app’s command), so Slack does not retry it', async () => {
+    const envelopeId = 'env-unknown-command-1';
+    const sent = performance.now();
+    socket!.send(
+      JSON.stringify({
+        envelope_id: envelopeId,
+        type: 'slash_commands',
+        accepts_response_payload: true,
+        payload: {
+          team_id: slack.teamId,
+          channel_id: 'C0GENERAL',
+          user_id: 'U0MOD',
+          command: '/weather',
+          text: '94070',
+          response_url: slack.responseUrl(),
+          trigger_id: triggerId(),
+        },
+      }),
+    );
+    const ack = await waitForAck(envelopeId);
+    expect(ack.at - sent).toBeLessThan(1_000);
+  });
 });

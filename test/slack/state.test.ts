@@ -190,6 +190,9 @@ describe('/detect-settings', () => {
     await postToApp(h, interactionBody(outsider.payload));
     const refusal = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && c.args.user === 'U0NEW');
     expect(String(refusal.args.text)).toContain('only members of <!subteam^S0MODS> (and admins) may run “Check for AI text”');
+    // The block is what Slack shows: the group as a mention it draws with its name, not escaped markup.
+    expect(blockText(refusal)).toContain('only members of <!subteam^S0MODS> (and admins)');
+    expect(blockText(refusal)).not.toContain('&lt;');
     expect(h.proxy.detectCalls).toBe(calls);
 
     const member = messageShortcutPayload(h, message);

@@ -2,18 +2,15 @@
  * Headless Chromium for the page tests: the system's `chromium` (Debian package) driven by
  * playwright-core, which downloads nothing. CHROMIUM_PATH overrides the binary.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { BrowserContext } from 'playwright-core';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-export const HAS_CHROMIUM = existsSync(CHROMIUM_PATH);
-export const NO_CHROMIUM_MESSAGE =
-  `skipped: no Chromium at ${CHROMIUM_PATH}. Install Debian's package (apt-get install -y chromium) ` +
-  'or set CHROMIUM_PATH to a Chromium binary to run the web page tests.';
+import { CHROMIUM_PATH } from './chromium.ts';
+
+export { CHROMIUM_PATH, HAS_CHROMIUM, NO_CHROMIUM_MESSAGE } from './chromium.ts';
 
 const ARGS = [
   '--headless',

@@ -18,6 +18,7 @@ interface Wording {
   warningSentence(code: string): string;
   countCharacters(text: string): number;
   band(probability: number): number;
+  formatPercent(probability: number): string;
 }
 
 // The page's own module, loaded as the browser loads it (plain JavaScript, no build).
@@ -160,6 +161,19 @@ describe('web page over HTTP', () => {
       expect(sentence).toMatch(/^[A-Z].*\.$/);
     }
     expect(wording.warningSentence('brand_new_code')).toContain('“brand_new_code”');
+  });
+
+  it('writes whole percents, never 0% or 100%', () => {
+    expect([0, 0.0004, 0.006, 0.5, 0.873, 0.994, 0.9995, 1].map(wording.formatPercent)).toEqual([
+      '1%',
+      '1%',
+      '1%',
+      '50%',
+      '87%',
+      '99%',
+      '99%',
+      '99%',
+    ]);
   });
 
   it('counts characters as the server does (code points) and bands probabilities in fifths', () => {

@@ -24,6 +24,17 @@ const MIXED_TEXT =
 
 const SHORT_TEXT = 'The meeting moved to Thursday because half the team was away.';
 
+/** Three sentences in a generic AI register, written for this test: the engine scores them close to 1. */
+const AI_REGISTER_TEXT =
+  "In conclusion, it is important to note that effective communication plays a crucial role in fostering collaboration, enhancing productivity, and ensuring the overall success of any organization in today's rapidly evolving landscape. " +
+  'Furthermore, leveraging innovative strategies and embracing a holistic approach can significantly enhance outcomes, drive sustainable growth, and create meaningful value for all stakeholders involved. ' +
+  "Moreover, it is important to note that effective communication plays a crucial role in fostering collaboration, enhancing productivity, and ensuring the overall success of any organization in today's rapidly evolving landscape.";
+
+/** The page's figure for a probability: a whole percent, never 0% or 100%. */
+function shownPercent(probability: number): string {
+  return `${Math.min(99, Math.max(1, Math.round(probability * 100)))}%`;
+}
+
 /** Code run inside the page reaches the DOM through this (the project's TypeScript has no DOM lib). */
 type Dom = any;
 
@@ -85,6 +96,9 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
   it('asks for a key once, checks a text, and shows exactly what the API answers', async () => {
     const page = await openPage();
     await expect(page.isVisible('#key-card')).resolves.toBe(true);
+    // No key yet: the header's "API key / Forget key" stays hidden (its display:flex must not beat [hidden]).
+    await expect(page.isVisible('#key-status')).resolves.toBe(false);
+    await expect(page.isVisible('#forget-key')).resolves.toBe(false);
     // Check before any key: the page asks for one, then runs the check once it is saved.
     await page.fill('#text', MIXED_TEXT);
     await page.click('#check');
@@ -127,7 +141,7 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
       };
     });
     expect(Number(shown.probability)).toBe(api.body.ai_probability);
-    expect(shown.figure).toBe(`${Math.round(api.body.ai_probability * 100)}%`);
+    expect(shown.figure).toBe(shownPercent(api.body.ai_probability));
     expect(shown.dash).toBe(`${(api.body.ai_probability * 100).toFixed(2)} 100`);
     expect(shown.verdict).toBe(api.body.verdict);
     expect(shown.verdictLabel).toBe(
@@ -162,7 +176,7 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
         end: segment.end,
         text: segment.text,
         band: `seg seg-b${Math.min(4, Math.floor(segment.ai_probability * 5))}`,
-        tip: `${Math.round(segment.ai_probability * 100)}% AI`,
+        tip: `${shownPercent(segment.ai_probability)} AI`,
         focusable: true,
       });
     });
@@ -218,6 +232,24 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     await expect(second.isVisible('#key-card')).resolves.toBe(false);
     await expect(second.isVisible('#key-status')).resolves.toBe(true);
     await second.close();
+    await page.close();
+  });
+
+  it('never shows 100% (or 0%), in the figure or a sentence’s tooltip', async () => {
+    const page = await openPage();
+    // The key is kept from the first test (same browser profile); enter it if a test before removed it.
+    if (await page.isVisible('#key-card')) {
+      await page.fill('#api-key', key);
+      await page.click('#key-form button[type="submit"]');
+    }
+    const { status, body } = await checkText(page, AI_REGISTER_TEXT);
+    expect(status).toBe(200);
+    await page.waitForSelector('#result[data-state="done"]');
+    expect(await page.textContent('#probability')).toBe(shownPercent(body.ai_probability));
+    const tips = await page.$$eval('#highlighted .seg', (spans) => spans.map((span: Dom) => span.dataset.tip));
+    expect(tips).toEqual(body.segments.map((segment: { ai_probability: number }) => `${shownPercent(segment.ai_probability)} AI`));
+    const shown = [await page.textContent('#probability'), ...tips, await page.textContent('#result-announcement')].join(' ');
+    expect(shown).not.toMatch(/\b(100|0)%/);
     await page.close();
   });
 
@@ -387,6 +419,13 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     );
     await expect(page.isVisible('#key-card')).resolves.toBe(true);
     expect(await page.evaluate(() => (globalThis as Dom).document.activeElement?.id)).toBe('api-key');
+    // The refused key is not kept: a reload asks for a key again instead of showing the bad one as in use.
+    expect(await page.evaluate(() => (globalThis as Dom).localStorage.getItem('textdetect.apiKey'))).toBeNull();
+    await expect(page.isVisible('#key-status')).resolves.toBe(false);
+    await page.reload();
+    await expect(page.isVisible('#key-card')).resolves.toBe(true);
+    await expect(page.isVisible('#key-status')).resolves.toBe(false);
+    expect(await page.textContent('#key-hint')).not.toContain(badKey.slice(-4));
     expect(page.url()).not.toContain(badKey);
     expect(service.rawLogs()).not.toContain(badKey);
     await page.screenshot({ path: join(shots, 'playground-bad-key.png'), fullPage: true });

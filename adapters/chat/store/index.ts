@@ -1,9 +1,11 @@
 /**
  * Opens the bots' state store from the environment:
  * - `REDIS_URL` set → Redis, shared by every bot instance on that URL;
- * - otherwise → SQLite in `DATA_DIR` (default `./data`, relative to the working directory).
+ * - otherwise → SQLite in `DATA_DIR`, by default the user's data folder (`defaultDataDir`), outside
+ *   any checkout so a bot run from the repository writes nothing into it.
  */
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { RedisChatStore } from './redis.ts';
 import { SqliteChatStore } from './sqlite.ts';
@@ -13,7 +15,17 @@ export type { ChatStore, ScopeSettings, SettingsPatch } from './types.ts';
 export { RedisChatStore } from './redis.ts';
 export { SqliteChatStore } from './sqlite.ts';
 
-export const DEFAULT_DATA_DIR = 'data';
+/**
+ * Where the SQLite store lives when `DATA_DIR` is unset: `$XDG_DATA_HOME/textdetect`, else
+ * `~/.local/share/textdetect` (the XDG base-directory default; the service keeps its key file in
+ * the matching config folder, `~/.config/textdetect`).
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_DATA_HOME?.trim();
+  // The XDG spec ignores a relative XDG_DATA_HOME.
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME?.trim() || homedir(), '.local', 'share');
+  return join(base, 'textdetect');
+}
 
 export interface StoreLocation {
   redisUrl?: string | undefined;
@@ -30,7 +42,7 @@ export function storeLocationFromEnv(env: NodeJS.ProcessEnv): StoreLocation {
 
 export function openChatStore(location: StoreLocation, logger?: Logger): ChatStore {
   if (location.redisUrl) return new RedisChatStore(location.redisUrl, { logger });
-  const dataDir = resolve(location.dataDir ?? DEFAULT_DATA_DIR);
+  const dataDir = resolve(location.dataDir ?? defaultDataDir());
   try {
     return new SqliteChatStore(dataDir);
   } catch (err) {

@@ -24,6 +24,28 @@ type DatabaseConstructor = new (path: string) => Database;
 
 export const DATABASE_FILE = 'textdetect-bots.sqlite';
 
+/**
+ * node:sqlite, loaded without the `ExperimentalWarning: SQLite is an experimental feature` Node 22
+ * prints on every start: the module is what the bots are built on, not an experiment to warn
+ * moderators' admins about. Only that one warning is held back, while the module loads (node emits
+ * it synchronously from the load); every other warning still goes out.
+ */
+function loadDatabaseSync(): DatabaseConstructor {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]): void {
+    const message = typeof warning === 'string' ? warning : warning.message;
+    const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: unknown } | undefined)?.type;
+    const name = typeof warning === 'string' ? type : warning.name;
+    if (name === 'ExperimentalWarning' && /^SQLite is an experimental feature/.test(message)) return;
+    (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    return (createRequire(import.meta.url)('node:sqlite') as { DatabaseSync: DatabaseConstructor }).DatabaseSync;
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
 /** Index = version - 1. Append new migrations; never edit one that has shipped. */
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE checks (id TEXT PRIMARY KEY, record TEXT NOT NULL, expires_at INTEGER NOT NULL);
@@ -46,7 +68,7 @@ export class SqliteChatStore implements ChatStore {
   constructor(dataDir: string, options: { now?: () => number } = {}) {
     mkdirSync(dataDir, { recursive: true });
     this.path = join(dataDir, DATABASE_FILE);
-    const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as { DatabaseSync: DatabaseConstructor };
+    const DatabaseSync = loadDatabaseSync();
     this.#db = new DatabaseSync(this.path);
     this.#now = options.now ?? Date.now;
     this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 2000; PRAGMA synchronous = NORMAL;');

@@ -3,6 +3,11 @@ import type { ButtonInteraction } from 'discord.js';
 import { answerProblem, deferAnswer, runCheck, type BotContext } from '../check.ts';
 import { parseRecheckCustomId } from '../commands.ts';
 
+/** The answer to a button whose text is no longer stored (docs/discord.md quotes it). */
+export function expiredButtonSentence(ttlMinutes: number): string {
+  return `This button has expired: the bot remembers a checked text for ${ttlMinutes} minutes after its last use. Run the check again.`;
+}
+
 /** True when the button is one of ours (the router leaves other buttons alone). */
 export function isRecheckButton(interaction: ButtonInteraction): boolean {
   return parseRecheckCustomId(interaction.customId) !== undefined;
@@ -26,13 +31,7 @@ export async function handleRecheckButton(ctx: BotContext, interaction: ButtonIn
     return;
   }
   if (!remembered) {
-    const minutes = Math.round(ctx.settings.recheckTtlMs / 60_000);
-    await answerProblem(
-      ctx,
-      interaction,
-      `This button has expired: the bot remembers a checked text for ${minutes} minutes after its last use. Run the check again.`,
-      'recheck_expired',
-    );
+    await answerProblem(ctx, interaction, expiredButtonSentence(Math.round(ctx.settings.recheckTtlMs / 60_000)), 'recheck_expired');
     return;
   }
   if (remembered.ownerId !== interaction.user.id) {

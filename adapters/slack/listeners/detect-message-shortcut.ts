@@ -78,6 +78,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
         ctx.logger.info({ team: teamId, user: shortcut.user.id, code: 'checker_group_required' }, 'check not run');
         const refusal = buildErrorMessage(
           `In this workspace only members of <!subteam^${settings.checkerId}> (and admins) may run “Check for AI text” (set with /detect-settings checkers).`,
+          { markup: 'mrkdwn' },
         );
         await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, refusal);
         return;

@@ -242,7 +242,12 @@ async function check() {
     retryAfter: Number.isFinite(retryHeader) && retryHeader > 0 ? retryHeader : undefined,
   });
   showError(failure.sentence, answer?.error?.request_id ?? response?.headers.get('request-id') ?? undefined);
-  if (failure.askForKey) askForKey();
+  if (failure.askForKey) {
+    // A refused key is not kept: after a reload the page must ask again, not show it as the key in use.
+    keyStore.forget();
+    showKeyState();
+    askForKey();
+  }
   if (status === 429 && failure.waitSeconds) waitBeforeRetry(failure.waitSeconds);
 }
 

@@ -1,9 +1,13 @@
 // What the page says: the API's machine-readable answers (verdicts, warning codes, error codes)
 // turned into sentences. No DOM here, so the wording can be checked against real API answers in Node.
 
-/** @param {number} probability 0..1 */
+/**
+ * A whole percent, never 0% or 100% (as the bots show it): a detector cannot be certain, and 0.9995
+ * rounded to "100%" reads as if it were.
+ * @param {number} probability 0..1
+ */
 export function formatPercent(probability) {
-  return `${Math.round(probability * 100)}%`;
+  return `${Math.min(99, Math.max(1, Math.round(probability * 100)))}%`;
 }
 
 export const VERDICTS = {

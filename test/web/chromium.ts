@@ -1,0 +1,14 @@
+/**
+ * Where the web page tests find Chromium, without loading playwright: the test reporter reads it too,
+ * to say at the end of a run that those tests were skipped.
+ */
+import { existsSync } from 'node:fs';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+export const HAS_CHROMIUM = existsSync(CHROMIUM_PATH);
+export const NO_CHROMIUM_MESSAGE =
+  `skipped: no Chromium at ${CHROMIUM_PATH}. Install Debian's package (apt-get install -y chromium) ` +
+  'or set CHROMIUM_PATH to a Chromium binary to run the web page tests.';
+
+/** The test file that needs Chromium. */
+export const BROWSER_TEST_FILE = 'test/web/playground.test.ts';
