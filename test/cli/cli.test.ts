@@ -106,11 +106,21 @@ describe('textdetect "text"', () => {
   it('never prints 100.0% or 0.0%, even for a text the engine scores 0.9998', async () => {
     // Three sentences in a generic AI register: the engine gives ~0.9998, which one decimal rounds to 100.0%.
     const json = await cli(['--json', '--segments', AI_REGISTER_TEXT], { env });
-    const answer = JSON.parse(json.stdout) as { ai_probability: number; segments: { ai_probability: number }[] };
+    const answer = JSON.parse(json.stdout) as {
+      ai_probability: number;
+      segments: { ai_probability: number }[];
+      generated_spans: { ai_probability: number }[];
+    };
     const r = await cli(['--segments', AI_REGISTER_TEXT], { env });
     expect(r.code).toBe(0);
     const figures = [...r.stdout.matchAll(/(\d+\.\d)%/g)].map((m) => m[1]);
-    expect(figures).toEqual([answer.ai_probability, ...answer.segments.map((s) => s.ai_probability)].map((p) => percent(p).slice(0, -1)));
+    // The document, each sentence, then each generated-looking span (the spans' section comes last).
+    const printed = [
+      answer.ai_probability,
+      ...answer.segments.map((s) => s.ai_probability),
+      ...answer.generated_spans.map((s) => s.ai_probability),
+    ];
+    expect(figures).toEqual(printed.map((p) => percent(p).slice(0, -1)));
     expect(r.stdout).not.toMatch(/\b100\.0%|\b0\.0%/);
     expect(percent(0.9995)).toBe('99.9%');
     expect(percent(0.00004)).toBe('0.1%');
