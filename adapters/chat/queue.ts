@@ -41,7 +41,18 @@ export interface QueueCallOptions {
   /** Told the check's position (1 = next) while it waits; errors thrown here are ignored. */
   onQueued?: ((position: number) => unknown) | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * A watched channel's message rather than a moderator's check (adapters/chat/watch/): it starts
+   * only after every waiting interactive check, is not counted in their positions, and has no wait
+   * bound, since it is kept in the store and nobody is looking at a spinner for it.
+   */
+  background?: boolean | undefined;
 }
+
+/** Bottleneck runs lower numbers first; interactive checks keep its default (5). */
+const BACKGROUND_PRIORITY = 9;
+/** Share of the key's budget a background call leaves to interactive checks. */
+const INTERACTIVE_RESERVE = 0.25;
 
 export interface QueuedResult<T> {
   value: T;
@@ -118,6 +129,7 @@ export class DetectionQueue {
    * pause as long as the wait stays within `maxWaitMs`.
    */
   async run<T>(call: () => Promise<T>, options: QueueCallOptions = {}): Promise<QueuedResult<T>> {
+    if (options.background) return this.#runBackground(call, options.signal);
     const ticket: Ticket = { id: randomUUID(), askedAt: Date.now(), started: false, abandoned: false };
     await this.#enter(ticket);
     const announcer = this.#announce(ticket, options.onQueued);
@@ -127,7 +139,7 @@ export class DetectionQueue {
         if (ticket.abandoned) return { skipped: true as const };
         ticket.started = true;
         await this.#leave(ticket);
-        return { skipped: false as const, value: await this.#attempt(call, ticket, options.signal) };
+        return { skipped: false as const, value: await this.#attempt(call, ticket, options.signal, this.#options.maxWaitMs) };
       });
       scheduled.catch(() => undefined);
       const timedOut = new Promise<never>((_, reject) => {
@@ -166,6 +178,23 @@ export class DetectionQueue {
       clearTimeout(giveUp);
       announcer.stop();
     }
+  }
+
+  /**
+   * True when a background call may start now without costing an interactive check its turn: no
+   * interactive check waits (in any instance), no 429 pause holds the queue, and more than a
+   * quarter of the key's budget is left in this window.
+   */
+  async roomForBackground(): Promise<boolean> {
+    if ((await this.#pauseRemaining()) > 0) return false;
+    const waiting = this.#redis ? await this.#redis.zcard(this.#waitingKey).catch(() => 0) : this.#waiting.length;
+    if (waiting > 0) return false;
+    const rate = this.#options.rate;
+    if (rate) {
+      const left = await this.#bottleneck.currentReservoir().catch(() => null);
+      if (left !== null && left <= Math.ceil(rate.max * INTERACTIVE_RESERVE)) return false;
+    }
+    return true;
   }
 
   /** 1 for the next check to start; counts the checks of every instance when clustered. */
@@ -216,11 +245,39 @@ export class DetectionQueue {
     if (this.#redis) await this.#redis.zrem(this.#waitingKey, ticket.id).catch(() => undefined);
   }
 
-  async #attempt<T>(call: () => Promise<T>, ticket: Ticket, signal: AbortSignal | undefined): Promise<{ value: T; waitedMs: number }> {
+  async #runBackground<T>(call: () => Promise<T>, signal: AbortSignal | undefined): Promise<QueuedResult<T>> {
+    const ticket: Ticket = { id: randomUUID(), askedAt: Date.now(), started: false, abandoned: false };
+    const scheduled = this.#bottleneck.schedule({ priority: BACKGROUND_PRIORITY }, async () => {
+      if (ticket.abandoned) return { skipped: true as const };
+      ticket.started = true;
+      return { skipped: false as const, value: await this.#attempt(call, ticket, signal, Number.POSITIVE_INFINITY) };
+    });
+    scheduled.catch(() => undefined);
+    const aborted = signal
+      ? new Promise<never>((_, reject) => {
+          const onAbort = (): void => {
+            if (!ticket.started) ticket.abandoned = true;
+            reject(signal.reason);
+          };
+          if (signal.aborted) onAbort();
+          else signal.addEventListener('abort', onAbort, { once: true });
+        })
+      : new Promise<never>(() => undefined);
+    const outcome = await Promise.race([scheduled, aborted]);
+    if (outcome.skipped) throw new Error('unreachable: a skipped ticket never resolves its caller');
+    return { value: outcome.value.value, waitedMs: outcome.value.waitedMs };
+  }
+
+  async #attempt<T>(
+    call: () => Promise<T>,
+    ticket: Ticket,
+    signal: AbortSignal | undefined,
+    maxWaitMs: number,
+  ): Promise<{ value: T; waitedMs: number }> {
     for (;;) {
       const pause = await this.#pauseRemaining();
       if (pause > 0) {
-        if (Date.now() + pause - ticket.askedAt > this.#options.maxWaitMs) {
+        if (Date.now() + pause - ticket.askedAt > maxWaitMs) {
           throw new QueueWaitExceededError('The service asked to pause longer than a check may wait.', {
             code: 'queue_wait_exceeded',
             retryAfterMs: pause,
@@ -235,7 +292,7 @@ export class DetectionQueue {
       } catch (err) {
         if (!(err instanceof RateLimitError) || err instanceof QueueWaitExceededError) throw err;
         const wait = Math.max(1, err.retryAfterMs);
-        if (Date.now() + wait - ticket.askedAt > this.#options.maxWaitMs) throw err;
+        if (Date.now() + wait - ticket.askedAt > maxWaitMs) throw err;
         this.#options.logger?.info({ retryAfterMs: wait }, 'service rate limit reached; queued checks pause');
         await this.#pauseFor(wait);
       }

@@ -17,9 +17,11 @@ import { guardGatewayDispatch, type GatewayGuard } from './gateway-guard.ts';
 import { handleCheckMessage } from './handlers/check-message.ts';
 import { handleDetectCommand } from './handlers/detect-command.ts';
 import { handleRecheckButton, isRecheckButton } from './handlers/recheck-button.ts';
+import { handleReviewButton, isReviewButton } from './handlers/review-button.ts';
 import { handleSettingsCommand } from './handlers/settings-command.ts';
 import { ModLog } from './modlog.ts';
 import { RecheckStore } from './recheck-store.ts';
+import { DiscordWatching, type DiscordWatchOptions } from './watch/runtime.ts';
 
 export const GATEWAY_INTENTS = [GatewayIntentBits.Guilds] as const;
 
@@ -34,6 +36,8 @@ export interface DiscordBotOptions {
   logger?: Logger | undefined;
   /** State store to use instead of opening one from `settings.state`; the bot then does not close it. */
   store?: ChatStore | undefined;
+  /** Watching chosen channels (adapters/discord/watch/); without it `/detect-settings watch` says it is not set up. */
+  watch?: DiscordWatchOptions | undefined;
 }
 
 export interface DiscordBot {
@@ -55,6 +59,7 @@ async function routeInteraction(ctx: BotContext, interaction: Interaction): Prom
     if (interaction.commandName === CHECK_MESSAGE_COMMAND) return handleCheckMessage(ctx, interaction);
   } else if (interaction.isButton()) {
     if (isRecheckButton(interaction)) return handleRecheckButton(ctx, interaction);
+    if (isReviewButton(interaction)) return handleReviewButton(ctx, interaction);
   }
   if (interaction.isRepliable()) {
     // A command this build does not know: registered by a newer or older version of the bot.
@@ -88,6 +93,8 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
     modLog: new ModLog(client.rest, logger),
     signal: shutdown.signal,
   };
+  const watching = new DiscordWatching(client, context, options.watch, logger);
+  context.watch = watching;
 
   const gateway = guardGatewayDispatch(client, logger);
   client.on(Events.InteractionCreate, (interaction) => {
@@ -115,8 +122,10 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
       const ready = once(client, Events.ClientReady);
       // If login throws, `ready` is never awaited; a later 'error' event must not become an unhandled rejection.
       ready.catch(() => undefined);
+      await watching.beforeLogin(options.token);
       await client.login(options.token);
       await ready;
+      watching.start();
       logger.info(
         {
           user: client.user?.tag,
@@ -125,12 +134,14 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
           modLog: settings.modLogChannelId ?? null,
           state: state.kind,
           ephemeral: settings.ephemeral,
+          watching: watching.status,
         },
         'discord bot ready',
       );
     },
     async stop() {
       shutdown.abort();
+      await watching.stop();
       await client.destroy();
       if (!options.store) await state.close();
     },

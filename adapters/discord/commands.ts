@@ -14,6 +14,7 @@ import {
 } from 'discord.js';
 import type { Mode } from '../../src/contract.ts';
 import { CHAT_MODES, modeLabel } from '../chat/format.ts';
+import { addWatchSubcommands } from './watch/commands.ts';
 
 export const DETECT_COMMAND = 'detect';
 /** Server settings, for members with Manage Server. */
@@ -170,7 +171,7 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
         .addRoleOption((o) => o.setName(SETTINGS_OPTIONS.role).setDescription('Members with this role may check messages')),
     );
 
-  return [detect.toJSON(), checkMessage.toJSON(), settings.toJSON()];
+  return [detect.toJSON(), checkMessage.toJSON(), addWatchSubcommands(settings).toJSON()];
 }
 
 /**
