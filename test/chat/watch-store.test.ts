@@ -157,10 +157,19 @@ describe.each(implementations)('%s watch store', (_kind, open) => {
       expect(await store.reserveCard(scope, 'C2', 'A3', now, limits)).toMatchObject({ ok: true, slot: 1 });
 
       const expires = now + 30 * DAY_MS;
-      await store.recordScore(score(scope, 'm1', { presets: 7, verdict: 'likely_ai', probability: 0.99, flagId: 'f1', card: 'failed' }), expires);
+      await store.recordScore(
+        score(scope, 'm1', { presets: 7, verdict: 'likely_ai', probability: 0.99, flagId: 'f1', card: 'failed' }),
+        expires,
+      );
       await store.recordScore(score(scope, 'm2', { presets: 4, probability: 0.85 }), expires);
-      await store.recordScore(score(scope, 'm3', { presets: 6, verdict: 'likely_ai', probability: 0.9, flagId: 'f3', card: 'failed' }), expires);
-      await store.recordScore(score(scope, 'm4', { channelId: 'C2', presets: 6, verdict: 'likely_ai', flagId: 'f4', card: 'shadow' }), expires);
+      await store.recordScore(
+        score(scope, 'm3', { presets: 6, verdict: 'likely_ai', probability: 0.9, flagId: 'f3', card: 'failed' }),
+        expires,
+      );
+      await store.recordScore(
+        score(scope, 'm4', { channelId: 'C2', presets: 6, verdict: 'likely_ai', flagId: 'f4', card: 'shadow' }),
+        expires,
+      );
       await store.recordScore(score(scope, 'm5', { postedAt: now - 10 * DAY_MS }), expires);
       await store.setCard(scope, 'f1', 'posted', { cardId: 'card1', cardChannelId: 'MOD' });
       await store.setCard(scope, 'f3', 'cap');
@@ -196,7 +205,10 @@ describe.each(implementations)('%s watch store', (_kind, open) => {
         await store.watchChannel(scope, 'C1', now);
         await store.setExempt(scope, 'R1', true);
         await store.enqueue(item(scope, 'waiting'));
-        await store.recordScore(score(scope, 'recent', { flagId: 'f1', presets: 6, verdict: 'likely_ai', card: 'shadow' }), now + 30 * DAY_MS);
+        await store.recordScore(
+          score(scope, 'recent', { flagId: 'f1', presets: 6, verdict: 'likely_ai', card: 'shadow' }),
+          now + 30 * DAY_MS,
+        );
         await store.recordScore(score(scope, 'old', { postedAt: now - 20 * DAY_MS }), now + 10 * DAY_MS);
       }
       await store.setRetention('discord:7', 10, 30, now);

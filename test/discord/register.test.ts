@@ -78,6 +78,14 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     'mode:1',
     'modlog:1',
     'checker-role:1',
+    'watch:1',
+    'unwatch:1',
+    'cards:1',
+    'exempt-role:1',
+    'preset:1',
+    'retention:1',
+    'report:1',
+    'delete-data:1',
   ]);
   const [, mode, modlog, role] = settings.options;
   expect(mode.options[0]).toMatchObject({ name: 'mode', type: 3, required: true });

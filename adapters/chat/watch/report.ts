@@ -21,7 +21,9 @@ function share(part: number, whole: number): string {
 }
 
 function periodLines(label: string, counts: ChannelCounts, preset: Preset, markup: ReportMarkup): string[] {
-  const presets = PRESETS.map((p) => (p === preset ? markup.bold(`${p} ${number(counts.byPreset[p])}`) : `${p} ${number(counts.byPreset[p])}`));
+  const presets = PRESETS.map((p) =>
+    p === preset ? markup.bold(`${p} ${number(counts.byPreset[p])}`) : `${p} ${number(counts.byPreset[p])}`,
+  );
   const lines = [`${label}: ${number(counts.scored)} messages scored · would flag: ${presets.join(' · ')}`];
   const c = counts.cards;
   const flags = c.shadow + c.posted + c.author_window + c.cap + c.failed;
@@ -30,7 +32,9 @@ function periodLines(label: string, counts: ChannelCounts, preset: Preset, marku
     if (c.shadow > 0) parts.push(`${number(c.shadow)} in shadow mode (no card)`);
     if (c.posted > 0) parts.push(`${number(c.posted)} card${c.posted === 1 ? '' : 's'} posted`);
     if (c.author_window + c.cap > 0) {
-      parts.push(`${number(c.author_window + c.cap)} held back (same member within the window ${number(c.author_window)}, hourly cap ${number(c.cap)})`);
+      parts.push(
+        `${number(c.author_window + c.cap)} held back (same member within the window ${number(c.author_window)}, hourly cap ${number(c.cap)})`,
+      );
     }
     if (c.failed > 0) parts.push(`${number(c.failed)} without a card (no review channel, or the post failed)`);
     lines.push(`   Flags: ${number(flags)}: ${parts.join(', ')}`);

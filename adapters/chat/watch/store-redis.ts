@@ -268,18 +268,11 @@ export class RedisWatchStore implements WatchStore {
   }
 
   async complete(key: string): Promise<void> {
-    await this.#redis
-      .multi()
-      .zrem(this.#key('inflight'), key)
-      .zrem(this.#key('pending'), key)
-      .hdel(this.#key('items'), key)
-      .exec();
+    await this.#redis.multi().zrem(this.#key('inflight'), key).zrem(this.#key('pending'), key).hdel(this.#key('items'), key).exec();
   }
 
   async drop(scope: string, channelId: string, messageId: string): Promise<boolean> {
-    return (
-      (await this.#redis.eval(DROP, 2, this.#key('pending'), this.#key('items'), itemKey({ scope, channelId, messageId }))) === 1
-    );
+    return (await this.#redis.eval(DROP, 2, this.#key('pending'), this.#key('items'), itemKey({ scope, channelId, messageId }))) === 1;
   }
 
   async pendingCount(): Promise<number> {

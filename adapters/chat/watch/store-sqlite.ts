@@ -207,7 +207,8 @@ export class SqliteWatchStore implements WatchStore {
     // A message being scored stays with its claimer (the watcher that holds it knows it was deleted).
     return (
       Number(
-        this.#db.prepare('DELETE FROM watch_pending WHERE key = ? AND lease_until = 0').run(itemKey({ scope, channelId, messageId })).changes,
+        this.#db.prepare('DELETE FROM watch_pending WHERE key = ? AND lease_until = 0').run(itemKey({ scope, channelId, messageId }))
+          .changes,
       ) > 0
     );
   }
@@ -266,7 +267,9 @@ export class SqliteWatchStore implements WatchStore {
         )
         .run(scope, channelId, hour);
       this.#db
-        .prepare('INSERT INTO watch_author_cards (scope, author_id, until) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET until = excluded.until')
+        .prepare(
+          'INSERT INTO watch_author_cards (scope, author_id, until) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET until = excluded.until',
+        )
         .run(scope, authorId, now + limits.windowMs);
       return { ok: true, slot: used + 1, cap: limits.cap, hourEndsAt: (hour + 1) * HOUR_MS } as const;
     });

@@ -101,9 +101,7 @@ export interface FlagRecord {
 }
 
 /** The answer of `reserveCard`: a card may be posted (its place in the hour), or why not. */
-export type CardReservation =
-  | { ok: true; slot: number; cap: number; hourEndsAt: number }
-  | { ok: false; reason: 'author_window' | 'cap' };
+export type CardReservation = { ok: true; slot: number; cap: number; hourEndsAt: number } | { ok: false; reason: 'author_window' | 'cap' };
 
 export interface ReviewResult {
   /** False when another moderator answered first (the flag keeps their outcome). */

@@ -20,15 +20,7 @@ import type { WatchSettings } from './config.ts';
 import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
 import type { WatchStore } from './store.ts';
-import {
-  DAY_MS,
-  itemKey,
-  type Judgment,
-  type PendingItem,
-  type Preset,
-  type WatchConfig,
-  type WatchedChannel,
-} from './types.ts';
+import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
 
 /**
  * Fewest words a single message needs to be scored: under 40 the engine answers `short_text` and
@@ -191,12 +183,15 @@ export class Watcher {
   start(): void {
     if (this.#loop) return;
     this.#loop = this.#run();
-    this.#renewer = setInterval(() => {
-      if (this.#inflight.size === 0) return;
-      this.store.renew([...this.#inflight.keys()], Date.now() + this.#leaseMs).catch((err: unknown) => {
-        this.#logger.warn({ err: (err as Error).message }, 'could not renew the leases of messages being scored');
-      });
-    }, Math.max(100, Math.floor(this.#leaseMs / 3)));
+    this.#renewer = setInterval(
+      () => {
+        if (this.#inflight.size === 0) return;
+        this.store.renew([...this.#inflight.keys()], Date.now() + this.#leaseMs).catch((err: unknown) => {
+          this.#logger.warn({ err: (err as Error).message }, 'could not renew the leases of messages being scored');
+        });
+      },
+      Math.max(100, Math.floor(this.#leaseMs / 3)),
+    );
     this.#renewer.unref();
     const sweep = (): void => {
       this.store.sweep(Date.now(), this.settings.retentionDays).catch((err: unknown) => {

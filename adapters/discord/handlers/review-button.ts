@@ -21,7 +21,8 @@ function memberName(interaction: ButtonInteraction): string {
 
 async function tellPrivately(ctx: BotContext, interaction: ButtonInteraction, content: string): Promise<void> {
   try {
-    if (interaction.replied || interaction.deferred) await interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+    if (interaction.replied || interaction.deferred)
+      await interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
     else await interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
   } catch (err) {
     ctx.logger.warn({ ...interactionFields(interaction), err: describeDiscordError(err) }, 'could not answer a review button');
@@ -52,7 +53,11 @@ export async function handleReviewButton(ctx: BotContext, interaction: ButtonInt
     result = await store.review(guildScope(interaction.guildId), parsed.flagId, parsed.outcome, interaction.user.id, now);
   } catch (err) {
     ctx.logger.error({ ...fields, err: (err as Error).message }, 'could not record a review');
-    await tellPrivately(ctx, interaction, 'The answer could not be saved (the bot’s store is unavailable). Nothing was recorded; try again in a minute.');
+    await tellPrivately(
+      ctx,
+      interaction,
+      'The answer could not be saved (the bot’s store is unavailable). Nothing was recorded; try again in a minute.',
+    );
     return;
   }
   if (!result) {

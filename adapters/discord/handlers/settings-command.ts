@@ -40,7 +40,9 @@ export async function handleSettingsCommand(ctx: BotContext, interaction: ChatIn
       await handleWatchSettings(ctx, interaction, subcommand as string);
     } catch (err) {
       ctx.logger.error({ ...interactionFields(interaction), subcommand, err: (err as Error).message }, 'watch settings failed');
-      await reply('The watch settings could not be read or saved (the bot’s store is unavailable). Nothing was changed; try again in a minute.');
+      await reply(
+        'The watch settings could not be read or saved (the bot’s store is unavailable). Nothing was changed; try again in a minute.',
+      );
     }
     return;
   }

@@ -2,13 +2,7 @@
  * `/detect-settings watch|unwatch|cards|exempt-role|preset|retention|report|delete-data`. Reached
  * through handleSettingsCommand, which has already deferred (ephemerally) and checked Manage Server.
  */
-import {
-  type APIEmbed,
-  type ChannelType,
-  type ChatInputCommandInteraction,
-  type GuildBasedChannel,
-  PermissionFlagsBits,
-} from 'discord.js';
+import { type APIEmbed, type ChannelType, type ChatInputCommandInteraction, type GuildBasedChannel, PermissionFlagsBits } from 'discord.js';
 import { DEFAULT_PRESET, isPreset, PRESET_DESCRIPTIONS } from '../../chat/watch/presets.ts';
 import { reportLines } from '../../chat/watch/report.ts';
 import { MIN_MESSAGE_WORDS } from '../../chat/watch/watcher.ts';
@@ -39,7 +33,12 @@ function botPermissionsIn(interaction: ChatInputCommandInteraction, channelId: s
   return memberPermissions(guild, me.id, [...me.roles.cache.keys()], channel);
 }
 
-function permissionWarning(interaction: ChatInputCommandInteraction, channelId: string, needed: Record<string, bigint>, what: string): string {
+function permissionWarning(
+  interaction: ChatInputCommandInteraction,
+  channelId: string,
+  needed: Record<string, bigint>,
+  what: string,
+): string {
   const bits = botPermissionsIn(interaction, channelId);
   if (bits === undefined) return '';
   const missing = missingPermissions(bits, needed);

@@ -106,7 +106,10 @@ export function cardButtons(flagId: string): APIActionRowComponent<APIButtonComp
 }
 
 /** The card after a review: the outcome, who chose it and when, in place of the buttons. */
-export function reviewedEmbed(embed: APIEmbed, review: { outcome: Outcome; reviewerName?: string | undefined; reviewerId: string; at: number }): APIEmbed {
+export function reviewedEmbed(
+  embed: APIEmbed,
+  review: { outcome: Outcome; reviewerName?: string | undefined; reviewerId: string; at: number },
+): APIEmbed {
   const fields = (embed.fields ?? []).filter((f) => f.name !== REVIEW_FIELD);
   fields.push({
     name: REVIEW_FIELD,

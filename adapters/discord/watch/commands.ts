@@ -95,7 +95,9 @@ export function addWatchSubcommands(builder: SlashCommandSubcommandsOnlyBuilder)
           o.setName(WATCH_OPTIONS.days).setDescription('Days (1–365)').setMinValue(1).setMaxValue(MAX_RETENTION_DAYS),
         ),
     )
-    .addSubcommand((c) => c.setName(WATCH_SUBCOMMANDS.report).setDescription('What watching flagged and what moderators answered (7 and 30 days)'))
+    .addSubcommand((c) =>
+      c.setName(WATCH_SUBCOMMANDS.report).setDescription('What watching flagged and what moderators answered (7 and 30 days)'),
+    )
     .addSubcommand((c) =>
       c
         .setName(WATCH_SUBCOMMANDS.deleteData)

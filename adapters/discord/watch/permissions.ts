@@ -10,7 +10,10 @@ const ALL = (1n << 64n) - 1n;
 
 /** Who counts as a moderator, and is never scored: any of these, server-wide or in the channel. */
 export const MODERATOR_PERMISSIONS =
-  PermissionFlagsBits.Administrator | PermissionFlagsBits.ManageGuild | PermissionFlagsBits.ManageMessages | PermissionFlagsBits.ModerateMembers;
+  PermissionFlagsBits.Administrator |
+  PermissionFlagsBits.ManageGuild |
+  PermissionFlagsBits.ManageMessages |
+  PermissionFlagsBits.ModerateMembers;
 
 export function memberPermissions(guild: Guild, memberId: string, roleIds: readonly string[], channel?: GuildBasedChannel | null): bigint {
   if (guild.ownerId === memberId) return ALL;

@@ -35,7 +35,10 @@ export function discordWatchPlatform(client: Client, ctx: BotContext): WatchPlat
         if (err instanceof EmptyTextError) return undefined;
         // 404: deleted; 403: the bot lost access. Neither will change by waiting.
         if (err instanceof DiscordAPIError && err.status < 500 && err.status !== 429) {
-          ctx.logger.info({ channelId: item.channelId, messageId: item.messageId, err: describeDiscordError(err) }, 'could not read a queued message again');
+          ctx.logger.info(
+            { channelId: item.channelId, messageId: item.messageId, err: describeDiscordError(err) },
+            'could not read a queued message again',
+          );
           return undefined;
         }
         if (err instanceof DiscordAPIError || err instanceof HTTPError) throw new RetryLaterError(`Discord answered ${err.status}`);

@@ -8,14 +8,7 @@
  * "Message Content Intent" on in the Developer Portal it asks for both; without it, it keeps to
  * `Guilds`, every command works, and `/detect-settings watch` says what to switch on.
  */
-import {
-  ApplicationFlags,
-  Events,
-  GatewayIntentBits,
-  IntentsBitField,
-  Routes,
-  type Client,
-} from 'discord.js';
+import { ApplicationFlags, Events, GatewayIntentBits, IntentsBitField, Routes, type Client } from 'discord.js';
 import type { Logger } from 'pino';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
 import type { WatchDetector } from '../../chat/watch/detector.ts';

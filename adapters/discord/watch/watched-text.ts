@@ -13,4 +13,3 @@ export function watchedText(message: { id: string; content?: string | null; ment
   if (!content.trim()) throw new EmptyTextError('That message has no text to check.');
   return renderDiscordMarkdown(content, mentionNames({ id: message.id, mentions: message.mentions }));
 }
-
