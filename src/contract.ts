@@ -114,6 +114,18 @@ export interface DetectResponse {
 /** Most messages one author request may carry. */
 export const AUTHOR_MAX_MESSAGES = 200;
 
+/** Messages of an author request that cost one unit of the key's rate limit (a single text costs one). */
+export const AUTHOR_MESSAGES_PER_UNIT = 10;
+
+/**
+ * Units of the key's rate limit one `POST /v1/detect/author` request with `messageCount` messages
+ * costs: one per started group of AUTHOR_MESSAGES_PER_UNIT messages (1 to 20). The server charges
+ * it and the SDK paces by it, so both count the same.
+ */
+export function authorRequestCost(messageCount: number): number {
+  return Math.max(1, Math.ceil(messageCount / AUTHOR_MESSAGES_PER_UNIT));
+}
+
 /**
  * One author's recent messages, judged together (`POST /v1/detect/author`). Each message is scored on
  * its own, and the author's answer combines them.

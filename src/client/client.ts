@@ -1,5 +1,6 @@
 /**
- * DetectClient: the one way bots, batch jobs and customers call POST /v1/detect.
+ * DetectClient: the one way bots, batch jobs and customers call POST /v1/detect and
+ * POST /v1/detect/author.
  *
  * Each logical call gets one X-Request-Id (kept across retries so the server's logs tie the attempts
  * together), passes through a bottleneck limiter sized to the key's budget, and retries what can
@@ -26,7 +27,8 @@ import {
 import { RequestLimiter, type LimiterOptions, type ResolvedLimiterConfig } from './limiter.ts';
 import { silentLogger, type ClientLogger } from './logger.ts';
 import { backoffDelay, sleep } from './timing.ts';
-import type { DetectRequest, DetectResponse, ErrorEnvelope, ErrorType } from '../contract.ts';
+import { AUTHOR_MAX_MESSAGES, authorRequestCost } from '../contract.ts';
+import type { DetectAuthorRequest, DetectAuthorResponse, DetectRequest, DetectResponse, ErrorEnvelope, ErrorType } from '../contract.ts';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -135,9 +137,19 @@ export interface ClientStats {
   rateLimitErrors: number;
 }
 
-type AttemptOutcome =
-  | { kind: 'ok'; response: DetectResponse }
+type AttemptOutcome<T> =
+  | { kind: 'ok'; response: T }
   | { kind: 'fail'; error: DetectError; retry: 'none' | 'backoff' | 'rate_limit'; delayMs?: number | undefined };
+
+/** One logical API call: where it goes, what it sends, what it costs and how its answer is read. */
+interface CallSpec<T> {
+  path: string;
+  body: string;
+  /** Units of the key's rate limit the server charges for it (see `authorRequestCost`). */
+  cost: number;
+  /** The 2xx body as the expected answer, or undefined when it is not one. */
+  parse(text: string): T | undefined;
+}
 
 interface RateLimitHeaders {
   limit: number | undefined;
@@ -150,6 +162,7 @@ export class DetectClient {
   private readonly apiKey: string;
   private readonly origin: string;
   private readonly path: string;
+  private readonly authorPath: string;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
   private readonly retryBaseMs: number;
@@ -191,6 +204,7 @@ export class DetectClient {
     }
     this.origin = url.origin;
     this.path = `${url.pathname.replace(/\/+$/, '')}/v1/detect`;
+    this.authorPath = `${this.path}/author`;
     this.timeoutMs = positive(options.timeoutMs, 'timeoutMs') ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = nonNegativeInt(options.maxRetries, 'maxRetries') ?? DEFAULT_MAX_RETRIES;
     this.retryBaseMs = positive(options.retryBaseMs, 'retryBaseMs') ?? DEFAULT_RETRY_BASE_MS;
@@ -240,6 +254,41 @@ export class DetectClient {
         });
       }
       const response = await this.run(request, requestId, options.signal);
+      this.counters.succeeded++;
+      return response;
+    } catch (err) {
+      this.counters.failed++;
+      if (err instanceof RateLimitError) this.counters.rateLimitErrors++;
+      throw err;
+    }
+  }
+
+  /**
+   * Judges one author across 1 to AUTHOR_MAX_MESSAGES of their messages (POST /v1/detect/author).
+   * Paced as the server charges it: `authorRequestCost(messages.length)` units of the key's budget.
+   * Throws a DetectError subclass when it cannot (see errors.ts).
+   */
+  async detectAuthor(request: DetectAuthorRequest, options: DetectCallOptions = {}): Promise<DetectAuthorResponse> {
+    const requestId = options.requestId ?? randomUUID();
+    try {
+      if (!UUID_PATTERN.test(requestId)) {
+        throw new InvalidRequestError(`requestId must be a UUID such as ${randomUUID()}; got "${requestId}".`, {
+          code: 'invalid_request_id',
+          param: 'requestId',
+        });
+      }
+      this.assertOpen(requestId);
+      const messages = checkMessages(request, requestId);
+      const body = JSON.stringify({
+        messages,
+        ...(request.mode !== undefined ? { mode: request.mode } : {}),
+        ...(request.language !== undefined ? { language: request.language } : {}),
+      });
+      const response = await this.call(
+        { path: this.authorPath, body, cost: authorRequestCost(messages.length), parse: parseAuthorResponse },
+        requestId,
+        options.signal,
+      );
       this.counters.succeeded++;
       return response;
     } catch (err) {
@@ -325,28 +374,38 @@ export class DetectClient {
     return this.closed;
   }
 
-  private async run(request: DetectRequest, requestId: string, callerSignal: AbortSignal | undefined): Promise<DetectResponse> {
+  private assertOpen(requestId: string): void {
     if (this.closing.signal.aborted) {
       throw new AbortedError('The client was closed; create a new DetectClient.', { code: 'client_closed', requestId });
     }
+  }
+
+  private async run(request: DetectRequest, requestId: string, callerSignal: AbortSignal | undefined): Promise<DetectResponse> {
+    this.assertOpen(requestId);
     if (request === null || typeof request !== 'object' || typeof request.text !== 'string') {
       throw new InvalidRequestError('The request needs a "text" string.', { code: 'invalid_request', param: 'text', requestId });
     }
-    const signal = callerSignal ? AbortSignal.any([callerSignal, this.closing.signal]) : this.closing.signal;
-    setMaxListeners(0, signal);
     const body = JSON.stringify({
       text: request.text,
       ...(request.mode !== undefined ? { mode: request.mode } : {}),
       ...(request.language !== undefined ? { language: request.language } : {}),
       ...(request.segments !== undefined ? { segments: request.segments } : {}),
     });
+    return this.call({ path: this.path, body, cost: 1, parse: parseResponse }, requestId, callerSignal);
+  }
+
+  /** Sends one call through the limiter, retrying what can succeed later. */
+  private async call<T>(spec: CallSpec<T>, requestId: string, callerSignal: AbortSignal | undefined): Promise<T> {
+    const signal = callerSignal ? AbortSignal.any([callerSignal, this.closing.signal]) : this.closing.signal;
+    setMaxListeners(0, signal);
     for (let attempt = 0; ; attempt++) {
-      let outcome: AttemptOutcome;
+      let outcome: AttemptOutcome<T>;
       try {
-        outcome = await this.limiter.schedule(() => this.attempt(body, requestId, signal, attempt), {
+        outcome = await this.limiter.schedule(() => this.attempt(spec, requestId, signal, attempt), {
           // Retries jump ahead of fresh calls so a batch drains in order instead of starving them.
           priority: attempt === 0 ? 5 : 4,
           signal,
+          cost: spec.cost,
         });
       } catch (err) {
         throw this.failure(err, signal, requestId);
@@ -382,7 +441,7 @@ export class DetectClient {
   }
 
   /** One HTTP attempt, run inside a limiter slot. Never throws for HTTP or network failures. */
-  private async attempt(body: string, requestId: string, signal: AbortSignal, attempt: number): Promise<AttemptOutcome> {
+  private async attempt<T>(spec: CallSpec<T>, requestId: string, signal: AbortSignal, attempt: number): Promise<AttemptOutcome<T>> {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new TimeoutError('timeout', { code: 'timeout', requestId })), this.timeoutMs);
     const attemptSignal = AbortSignal.any([signal, deadline.signal]);
@@ -394,7 +453,7 @@ export class DetectClient {
       try {
         res = await this.pool.request({
           method: 'POST',
-          path: this.path,
+          path: spec.path,
           headers: {
             authorization: `Bearer ${this.apiKey}`,
             'content-type': 'application/json',
@@ -402,7 +461,7 @@ export class DetectClient {
             'user-agent': this.userAgent,
             'x-request-id': requestId,
           },
-          body,
+          body: spec.body,
           signal: attemptSignal,
         });
         text = await res.body.text();
@@ -420,7 +479,7 @@ export class DetectClient {
           // The budget is spent until the window resets: hold everyone back rather than collect 429s.
           await this.limiter.pauseFor(rate.resetMs);
         }
-        const parsed = parseResponse(text);
+        const parsed = spec.parse(text);
         if (!parsed) {
           return {
             kind: 'fail',
@@ -608,6 +667,40 @@ function parseResponse(text: string): DetectResponse | undefined {
     // Falls through to "not a detection result".
   }
   return undefined;
+}
+
+function parseAuthorResponse(text: string): DetectAuthorResponse | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<DetectAuthorResponse> | null;
+    if (
+      value &&
+      typeof value.ai_probability === 'number' &&
+      typeof value.request_id === 'string' &&
+      typeof value.verdict === 'string' &&
+      Array.isArray(value.messages)
+    ) {
+      return { ...value, warnings: value.warnings ?? [] } as DetectAuthorResponse;
+    }
+  } catch {
+    // Falls through to "not a detection result".
+  }
+  return undefined;
+}
+
+/** The request's messages, checked as the server would (sizes excepted: those are the server's settings). */
+function checkMessages(request: DetectAuthorRequest, requestId: string): string[] {
+  const messages: unknown = request !== null && typeof request === 'object' ? request.messages : undefined;
+  const invalid = (message: string, param = 'messages') => new InvalidRequestError(message, { code: 'invalid_request', param, requestId });
+  if (!Array.isArray(messages)) throw invalid(`The request needs "messages": an array of 1 to ${AUTHOR_MAX_MESSAGES} strings.`);
+  if (messages.length === 0) throw invalid('The field "messages" is empty; send at least one message.');
+  if (messages.length > AUTHOR_MAX_MESSAGES) {
+    throw invalid(
+      `The field "messages" holds ${messages.length} messages, more than ${AUTHOR_MAX_MESSAGES}; send the ${AUTHOR_MAX_MESSAGES} most recent ones.`,
+    );
+  }
+  const bad = messages.findIndex((message) => typeof message !== 'string');
+  if (bad >= 0) throw invalid(`Message ${bad} (counting from 0) is not a string; every message must be a string.`, `messages[${bad}]`);
+  return messages as string[];
 }
 
 function errorCode(err: unknown): string | undefined {

@@ -5,6 +5,7 @@
  *
  *   const client = new DetectClient({ apiKey, baseUrl });
  *   const result = await client.detect({ text, mode: 'academic' });
+ *   const author = await client.detectAuthor({ messages: ['…', '…'] });
  */
 export {
   DetectClient,
@@ -20,4 +21,15 @@ export type { LimiterOptions } from './limiter.ts';
 export type { ClientLogger } from './logger.ts';
 export * from './errors.ts';
 export type * from './types.ts';
-export { CONFIDENCES, ERROR_CODES, LANGUAGES, MODES, VERDICTS } from '../contract.ts';
+export {
+  AUTHOR_MAX_MESSAGES,
+  AUTHOR_MESSAGES_PER_UNIT,
+  authorRequestCost,
+  COMPOSITIONS,
+  CONFIDENCES,
+  ERROR_CODES,
+  LANGUAGES,
+  MODES,
+  SKIP_REASONS,
+  VERDICTS,
+} from '../contract.ts';

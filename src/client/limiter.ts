@@ -50,6 +50,8 @@ export interface ScheduleOptions {
   /** bottleneck priority, 0 (first) to 9; retries use a lower number so they are not starved. */
   priority: number;
   signal?: AbortSignal | undefined;
+  /** Units of the key's budget the call costs on the server (default 1). */
+  cost?: number | undefined;
 }
 
 const PAUSE_SUFFIX = ':pause';
@@ -130,7 +132,7 @@ export class RequestLimiter {
       return fn();
     };
     if (!this.bottleneck) return job();
-    const scheduled = this.bottleneck.schedule({ priority: options.priority }, job);
+    const scheduled = this.scheduleUnits(options, job);
     if (!signal) return scheduled;
     // bottleneck cannot remove a queued job, so the caller is released at once and the job later
     // runs as a no-op.
@@ -149,6 +151,27 @@ export class RequestLimiter {
         },
       );
     });
+  }
+
+  /**
+   * Queues a call that costs `options.cost` units of the key's budget (an author request: one per
+   * 10 messages). The call itself carries the units as its bottleneck weight, so it is sent only
+   * when the interval's reservoir still holds all of them, as the server's counter must. minTime
+   * ignores weight, so weight-0 jobs queued behind it keep the pacing even, one minTime per unit.
+   * A weight cannot exceed maxConcurrent: units beyond it are empty jobs queued ahead (first in,
+   * first out within a priority). Never more units than the whole budget, or the call would wait
+   * here forever while the server answers it at once with a clear error.
+   */
+  private scheduleUnits<T>(options: ScheduleOptions, job: () => Promise<T>): Promise<T> {
+    const bottleneck = this.bottleneck as Bottleneck;
+    const { priority } = options;
+    const units = Math.min(Math.max(1, Math.floor(options.cost ?? 1)), this.learnedMax ?? Number.POSITIVE_INFINITY);
+    const weight = Math.min(units, this.config?.maxConcurrent ?? units);
+    const noop = async (): Promise<undefined> => undefined;
+    for (let unit = weight; unit < units; unit++) bottleneck.schedule({ priority }, noop).catch(() => undefined);
+    const scheduled = bottleneck.schedule({ priority, weight }, job);
+    for (let unit = 1; unit < weight; unit++) bottleneck.schedule({ priority, weight: 0 }, noop).catch(() => undefined);
+    return scheduled;
   }
 
   private async waitForRedis(signal: AbortSignal | undefined): Promise<void> {

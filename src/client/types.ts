@@ -3,15 +3,21 @@
  * shared with the service and the bots; this module keeps the SDK's historical import path working.
  */
 export type {
+  AuthorMessageScore,
+  Composition,
   Confidence,
+  DetectAuthorRequest,
+  DetectAuthorResponse,
   DetectRequest,
   DetectResponse,
   ErrorCode,
   ErrorEnvelope,
   ErrorType,
+  GeneratedSpan,
   KnownErrorCode,
   Language,
   Mode,
   Segment,
+  SkipReason,
   Verdict,
 } from '../contract.ts';

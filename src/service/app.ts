@@ -9,7 +9,8 @@ import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { DetectOptions, Language, Mode } from '../detector/types.ts';
+import { AUTHOR_MAX_MESSAGES, AUTHOR_MESSAGES_PER_UNIT, authorRequestCost } from '../contract.ts';
+import type { AuthorDetectOptions, DetectOptions, Language, Mode } from '../detector/types.ts';
 import { UnsupportedLanguageError } from '../detector/types.ts';
 import type { ServiceConfig } from './config.ts';
 import type { EngineHost } from './engine.ts';
@@ -21,7 +22,14 @@ import { metricsPlugin } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import playground from './playground/index.ts';
 import type { RedisCounters } from './ratelimit.ts';
-import { detectRequestSchema, detectResponseSchema, healthSchema, readySchema } from './schemas.ts';
+import {
+  detectAuthorRequestSchema,
+  detectAuthorResponseSchema,
+  detectRequestSchema,
+  detectResponseSchema,
+  healthSchema,
+  readySchema,
+} from './schemas.ts';
 
 export interface AppDependencies {
   config: ServiceConfig & { rateLimitWindowMs: number; bodyLimitBytes: number };
@@ -42,6 +50,11 @@ interface RequestContext {
   language: Language | undefined;
   textLength: number | undefined;
   errorCode: string | undefined;
+  /** POST /v1/detect/author: messages in the request, units of the rate limit charged, and what the engine used. */
+  messageCount?: number;
+  costUnits?: number;
+  messagesUsed?: number;
+  wordsUsed?: number;
 }
 
 declare module 'fastify' {
@@ -57,12 +70,19 @@ interface DetectBody {
   segments?: boolean;
 }
 
+interface DetectAuthorBody {
+  messages: string[];
+  mode?: Mode;
+  language?: Language;
+}
+
 /** Paths that are never refused for the rate limit (probes, metrics and the contract must stay reachable); their answers still report the budget. */
 const UNLIMITED = new Set(['/healthz', '/readyz', '/v1/openapi.json', '/metrics']);
 
 /** Every path the API serves, with the methods it accepts (for 405 + Allow). */
 const ROUTES: Record<string, string[]> = {
   '/v1/detect': ['POST'],
+  '/v1/detect/author': ['POST'],
   '/v1/openapi.json': ['GET', 'HEAD'],
   '/healthz': ['GET', 'HEAD'],
   '/readyz': ['GET', 'HEAD'],
@@ -121,6 +141,91 @@ function validationError(error: FastifyError, maxTextChars: number): ApiError {
         field && FIELD_NAMES.has(field) ? { param: field } : {},
       );
   }
+}
+
+/** Index of an item in `messages` from an ajv instance path such as `/messages/3`. */
+function messageIndex(instancePath: string): number | undefined {
+  const match = /^\/messages\/(\d+)/.exec(instancePath);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The same as `validationError`, for the fields of POST /v1/detect/author. */
+function authorValidationError(error: FastifyError, body: unknown, config: AppDependencies['config']): ApiError {
+  const first = error.validation?.[0];
+  if (!first) return new ApiError(400, 'invalid_request', 'The request body does not match the API schema.');
+  // A single text sent here by mistake: say where it belongs rather than only that "messages" is missing.
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && 'text' in body) {
+    return new ApiError(
+      400,
+      'invalid_request',
+      'Unknown field "text": this endpoint takes one author\'s "messages" (an array of strings); to check one text, send it to POST /v1/detect.',
+      { param: 'text' },
+    );
+  }
+  const params = first.params as Record<string, unknown>;
+  const field = first.instancePath.replace(/^\//, '').split('/')[0] || undefined;
+  const index = messageIndex(first.instancePath);
+  const shape = `an array of 1 to ${AUTHOR_MAX_MESSAGES} strings, such as {"messages": ["first message", "second message"]}`;
+  switch (first.keyword) {
+    case 'additionalProperties': {
+      const name = String(params.additionalProperty).slice(0, 100);
+      return new ApiError(400, 'invalid_request', `Unknown field "${name}"; accepted fields are messages, mode and language.`, {
+        param: name,
+      });
+    }
+    case 'required':
+      return new ApiError(400, 'invalid_request', `The field "messages" is required: ${shape}.`, { param: 'messages' });
+    case 'type':
+      if (!field) return new ApiError(400, 'invalid_request', `The request body must be a JSON object whose "messages" is ${shape}.`);
+      if (index !== undefined) {
+        return new ApiError(400, 'invalid_request', `Message ${index} (counting from 0) is not a string; every message must be a string.`, {
+          param: `messages[${index}]`,
+        });
+      }
+      if (field === 'messages')
+        return new ApiError(400, 'invalid_request', `The field "messages" must be ${shape}.`, { param: 'messages' });
+      return new ApiError(400, 'invalid_request', `The field "${field}" must be a ${String(params.type)}.`, { param: field });
+    case 'minItems':
+      return new ApiError(400, 'invalid_request', 'The field "messages" is empty; send at least one message.', { param: 'messages' });
+    case 'maxItems':
+      return new ApiError(
+        400,
+        'invalid_request',
+        `The field "messages" holds more than ${AUTHOR_MAX_MESSAGES} messages; send the ${AUTHOR_MAX_MESSAGES} most recent ones.`,
+        { param: 'messages', details: { max_messages: AUTHOR_MAX_MESSAGES } },
+      );
+    case 'maxLength':
+      return new ApiError(
+        413,
+        'text_too_long',
+        `Message ${index ?? '?'} (counting from 0) is longer than ${config.authorMaxMessageChars} characters; shorten it, leave it out, or check it alone with POST /v1/detect.`,
+        { param: `messages[${index ?? ''}]`, details: { max_chars: config.authorMaxMessageChars } },
+      );
+    case 'enum': {
+      const allowed = (params.allowedValues as unknown[] | undefined)?.join(', ') ?? '';
+      return new ApiError(400, 'invalid_request', `The field "${field}" must be one of: ${allowed}.`, { param: field ?? '' });
+    }
+    default:
+      return new ApiError(
+        400,
+        'invalid_request',
+        `The field "${field ?? 'body'}" is invalid: ${first.message ?? 'does not match the schema'}.`,
+        field === 'messages' || field === 'mode' || field === 'language' ? { param: field } : {},
+      );
+  }
+}
+
+/** Length in Unicode code points, as JSON Schema's `maxLength` counts (the text has no lone surrogates). */
+function codePointLength(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      pairs++;
+      i++;
+    }
+  }
+  return text.length - pairs;
 }
 
 /** Maps every error fastify or our code raises to an ApiError; anything unexpected becomes 500. */
@@ -375,7 +480,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
     let authFailure: ApiError | undefined;
     let key: StoredApiKey | undefined;
-    if (!request.is404 && url === '/v1/detect' && request.method === 'POST') {
+    if (!request.is404 && (url === '/v1/detect' || url === '/v1/detect/author') && request.method === 'POST') {
       const outcome = await authenticate(request);
       authFailure = outcome.failure;
       key = outcome.key;
@@ -546,6 +651,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         mode: ctx?.mode,
         language: ctx?.language,
         text_length: ctx?.textLength,
+        message_count: ctx?.messageCount,
+        cost_units: ctx?.costUnits,
+        messages_used: ctx?.messagesUsed,
+        words_used: ctx?.wordsUsed,
         status: reply.statusCode,
         error_code: ctx?.errorCode,
         latency_ms: Math.round(reply.elapsedTime * 100) / 100,
@@ -622,6 +731,134 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         generated_spans: segments ? result.generated_spans : [],
         generated_share: segments ? result.generated_share : null,
         composition: segments ? result.composition : null,
+      };
+    },
+  );
+
+  const authorBodySchema = detectAuthorRequestSchema(config.authorMaxMessageChars, config.authorMaxTotalChars);
+
+  /**
+   * Charges the units of an author request beyond the one every request pays in onRequest. The
+   * remaining budget is read first, so a request the budget cannot cover is refused having cost one
+   * unit (like any refused request) instead of draining the rest of the window.
+   */
+  async function chargeExtraUnits(request: FastifyRequest, reply: FastifyReply, cost: number): Promise<void> {
+    const extra = cost - 1;
+    if (extra <= 0) return;
+    const budget = await limiter(request, { increment: false });
+    if (budget.isAllowed) return;
+    const costSentence = `this request costs ${cost} units of the rate limit (one per ${AUTHOR_MESSAGES_PER_UNIT} messages)`;
+    if (cost > budget.max) {
+      throw new ApiError(
+        400,
+        'invalid_request',
+        `The key's whole budget is ${budget.max} units per ${formatWindow(config.rateLimitWindowMs)}, and ${costSentence}; send at most ${budget.max * AUTHOR_MESSAGES_PER_UNIT} messages per request.`,
+        { param: 'messages', details: { cost_units: cost } },
+      );
+    }
+    const refuse = (remaining: number, ttlMs: number) => {
+      const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
+      return new ApiError(
+        429,
+        'rate_limited',
+        `Too many requests: ${costSentence}, and ${remaining} of this key's ${budget.max} per ${formatWindow(config.rateLimitWindowMs)} are left; retry in ${seconds} s or send fewer messages.`,
+        {
+          retryAfter: seconds,
+          headers: { 'Retry-After': String(seconds), 'Retry-After-Ms': String(Math.max(0, ttlMs)) },
+          details: { cost_units: cost },
+        },
+      );
+    };
+    if (budget.remaining < extra) throw refuse(budget.remaining, budget.ttl);
+    const charges = await Promise.all(Array.from({ length: extra }, () => limiter(request)));
+    // Concurrent requests of the same key may have taken the units meanwhile: the last count decides.
+    let last = charges[0]!;
+    for (const charge of charges) if (!charge.isAllowed && !last.isAllowed && charge.remaining < last.remaining) last = charge;
+    if (last.isAllowed) return;
+    setRateLimitHeaders(reply, last.max, last.remaining, last.ttlInSeconds);
+    if (last.isExceeded) throw refuse(last.remaining, last.ttl);
+  }
+
+  app.post<{ Body: DetectAuthorBody }>(
+    '/v1/detect/author',
+    {
+      // Validation errors are answered by the handler, in terms of this route's fields.
+      attachValidation: true,
+      schema: {
+        body: authorBodySchema,
+        response: { 200: detectAuthorResponseSchema },
+      },
+      preValidation: async (request) => {
+        if (!isJsonContentType(request.headers['content-type'])) {
+          throw new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with the header Content-Type: application/json.');
+        }
+      },
+    },
+    async (request, reply) => {
+      if (request.validationError) throw authorValidationError(request.validationError as FastifyError, request.body, config);
+      const { messages } = request.body;
+      const mode: Mode = request.body.mode ?? 'general';
+      request.ctx.mode = mode;
+      request.ctx.messageCount = messages.length;
+      let totalChars = 0;
+      for (const [index, message] of messages.entries()) {
+        if (message.includes('\u0000')) {
+          throw new ApiError(
+            400,
+            'invalid_request',
+            `Message ${index} (counting from 0) contains a NUL (\\u0000) character, which is not allowed.`,
+            {
+              param: `messages[${index}]`,
+            },
+          );
+        }
+        if (hasLoneSurrogate(message)) {
+          throw new ApiError(
+            400,
+            'invalid_request',
+            `Message ${index} (counting from 0) contains an unpaired UTF-16 surrogate, which is not valid Unicode.`,
+            { param: `messages[${index}]` },
+          );
+        }
+        totalChars += codePointLength(message);
+      }
+      request.ctx.textLength = totalChars;
+      if (totalChars > config.authorMaxTotalChars) {
+        throw new ApiError(
+          413,
+          'text_too_long',
+          `The messages hold ${totalChars} characters together, more than ${config.authorMaxTotalChars}; send fewer or shorter messages (the most recent ones).`,
+          { param: 'messages', details: { max_total_chars: config.authorMaxTotalChars } },
+        );
+      }
+      if (engine.state !== 'ready') {
+        throw new ApiError(503, 'not_ready', 'The detection engine is not loaded yet; retry in a few seconds.', {
+          retryAfter: 5,
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      const cost = authorRequestCost(messages.length);
+      request.ctx.costUnits = cost;
+      await chargeExtraUnits(request, reply, cost);
+      const options: AuthorDetectOptions = { mode };
+      if (request.body.language !== undefined) options.language = request.body.language;
+      const result = await engine.detectAuthor(messages, options);
+      request.ctx.language = result.language;
+      request.ctx.messagesUsed = result.messages_used;
+      request.ctx.wordsUsed = result.words_used;
+      return {
+        ai_probability: result.ai_probability,
+        mode: result.mode,
+        language: result.language,
+        verdict: result.verdict,
+        confidence: result.confidence,
+        warnings: result.warnings,
+        messages_used: result.messages_used,
+        words_used: result.words_used,
+        evidence_needed: result.evidence_needed,
+        messages: result.messages,
+        request_id: request.id,
+        model: result.model,
       };
     },
   );

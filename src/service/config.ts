@@ -37,9 +37,18 @@ export interface ServiceConfig {
   /** Longest accepted `text`, in Unicode characters (code points, as JSON Schema `maxLength` counts). Env `MAX_TEXT_CHARS`; default 50000. */
   maxTextChars: number;
   /**
-   * Largest accepted request body in bytes. Default (env `BODY_LIMIT_BYTES`): room for `maxTextChars`
-   * characters even if every one is sent as JSON escapes, a character outside the BMP taking two
-   * (`\ud83d\ude00`, 12 bytes, as Python's default `json.dumps` writes emoji), plus 16 KiB.
+   * Longest message of a `POST /v1/detect/author` request, in Unicode characters. Env
+   * `AUTHOR_MAX_MESSAGE_CHARS`; default 10000: well above chat messages (Discord allows 4,000
+   * characters, Slack advises staying under 4,000); a longer text is a document for /v1/detect.
+   */
+  authorMaxMessageChars: number;
+  /** Most characters all messages of one `POST /v1/detect/author` request may hold together. Env `AUTHOR_MAX_TOTAL_CHARS`; default 50000. */
+  authorMaxTotalChars: number;
+  /**
+   * Largest accepted request body in bytes. Default (env `BODY_LIMIT_BYTES`): room for the larger of
+   * `maxTextChars` and `authorMaxTotalChars` characters even if every one is sent as JSON escapes, a
+   * character outside the BMP taking two (`\ud83d\ude00`, 12 bytes, as Python's default
+   * `json.dumps` writes emoji), plus 16 KiB (which also covers the quotes and commas of 200 messages).
    */
   bodyLimit: number | undefined;
   /** A request body must arrive completely within this many ms, else 408. Env `BODY_TIMEOUT_MS`; default 10000. */
@@ -104,6 +113,8 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServiceConf
     redisUrl: undefined,
     redisKeyPrefix: 'textdetect:ratelimit:',
     maxTextChars: 50_000,
+    authorMaxMessageChars: 10_000,
+    authorMaxTotalChars: 50_000,
     bodyLimit: undefined,
     bodyTimeoutMs: 10_000,
     modelPath: undefined,
@@ -210,6 +221,8 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
   config.redisUrl = redisUrl;
   config.redisKeyPrefix = text(env, 'REDIS_KEY_PREFIX') ?? config.redisKeyPrefix;
   config.maxTextChars = integer(env, 'MAX_TEXT_CHARS', 1, 10_000_000) ?? config.maxTextChars;
+  config.authorMaxMessageChars = integer(env, 'AUTHOR_MAX_MESSAGE_CHARS', 1, 10_000_000) ?? config.authorMaxMessageChars;
+  config.authorMaxTotalChars = integer(env, 'AUTHOR_MAX_TOTAL_CHARS', 1, 10_000_000) ?? config.authorMaxTotalChars;
   config.bodyLimit = integer(env, 'BODY_LIMIT_BYTES', 1024) ?? config.bodyLimit;
   config.bodyTimeoutMs = integer(env, 'BODY_TIMEOUT_MS', 100) ?? config.bodyTimeoutMs;
   config.modelPath = text(env, 'MODEL_PATH');
@@ -254,12 +267,17 @@ export function resolveConfig(config: ServiceConfig): ServiceConfig & { rateLimi
   if (!Number.isSafeInteger(config.maxTextChars) || config.maxTextChars < 1) {
     throw new ConfigError(`maxTextChars must be a positive integer, got ${String(config.maxTextChars)}.`);
   }
+  for (const name of ['authorMaxMessageChars', 'authorMaxTotalChars'] as const) {
+    if (!Number.isSafeInteger(config[name]) || config[name] < 1) {
+      throw new ConfigError(`${name} must be a positive integer, got ${String(config[name])}.`);
+    }
+  }
   if (!Number.isSafeInteger(config.port) || config.port < 0 || config.port > 65_535) {
     throw new ConfigError(`port must be 0..65535, got ${String(config.port)}.`);
   }
   if (config.environment !== 'sandbox' && config.environment !== 'production') {
     throw new ConfigError(`environment must be "sandbox" or "production", got "${String(config.environment)}".`);
   }
-  const bodyLimitBytes = config.bodyLimit ?? config.maxTextChars * 12 + 16 * 1024;
+  const bodyLimitBytes = config.bodyLimit ?? Math.max(config.maxTextChars, config.authorMaxTotalChars) * 12 + 16 * 1024;
   return { ...config, rateLimitWindowMs: windowMs, bodyLimitBytes };
 }

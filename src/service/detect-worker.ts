@@ -1,6 +1,6 @@
-/** Body of a scoring worker thread: loads one engine, then scores the texts the pool sends it. */
+/** Body of a scoring worker thread: loads one engine, then scores the texts and authors' messages the pool sends it. */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { DetectOptions } from '../detector/types.ts';
+import type { WorkerJob } from './engine.ts';
 
 const port = parentPort;
 if (!port) throw new Error('detect-worker must run in a worker thread');
@@ -9,9 +9,13 @@ const { modelPath } = workerData as { modelPath?: string };
 try {
   const { createDetector } = await import('../detector/index.ts');
   const detector = await createDetector(modelPath === undefined ? {} : { model: modelPath });
-  port.on('message', (message: { id: number; text: string; options: DetectOptions }) => {
+  port.on('message', (message: WorkerJob) => {
     try {
-      port.postMessage({ id: message.id, result: detector.detect(message.text, message.options) });
+      const result =
+        message.kind === 'author'
+          ? detector.detectAuthor(message.messages, message.options)
+          : detector.detect(message.text, message.options);
+      port.postMessage({ id: message.id, result });
     } catch (err) {
       const e = err as Error & { detected?: string };
       port.postMessage({ id: message.id, error: { name: e.name, message: e.message, detected: e.detected } });

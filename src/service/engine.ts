@@ -3,7 +3,7 @@
  * tracks whether it is ready, so /readyz and /v1/detect can answer 503 while it is not.
  */
 import { Worker } from 'node:worker_threads';
-import type { DetectionResult, DetectOptions } from '../detector/types.ts';
+import type { AuthorDetectionResult, AuthorDetectOptions, DetectionResult, DetectOptions } from '../detector/types.ts';
 import { UnsupportedLanguageError } from '../detector/types.ts';
 
 /**
@@ -27,12 +27,20 @@ export interface EngineHost {
   /** Resolves when loaded; rejects if loading fails. */
   readonly loaded: Promise<void>;
   detect(text: string, options: DetectOptions): Promise<DetectionResult>;
+  /** One author's messages judged together (validated by the caller: 1..AUTHOR_MAX_MESSAGES strings). */
+  detectAuthor(messages: readonly string[], options: AuthorDetectOptions): Promise<AuthorDetectionResult>;
   close(): Promise<void>;
 }
 
+/** What the pool posts to a worker: a text to detect, or an author's messages. */
+type Job =
+  | { kind: 'text'; text: string; options: DetectOptions }
+  | { kind: 'author'; messages: readonly string[]; options: AuthorDetectOptions };
+export type WorkerJob = Job & { id: number };
+
 interface WorkerReply {
   id: number;
-  result?: DetectionResult;
+  result?: DetectionResult | AuthorDetectionResult;
   error?: { name: string; message: string; detected?: string };
 }
 
@@ -73,6 +81,10 @@ function inProcessEngine(modelPath: string | undefined): EngineHost {
       if (!detector || state !== 'ready') throw new Error('engine not ready');
       return detector.detect(text, options);
     },
+    async detectAuthor(messages, options) {
+      if (!detector || state !== 'ready') throw new Error('engine not ready');
+      return detector.detectAuthor(messages, options);
+    },
     async close() {
       state = 'closed';
     },
@@ -89,7 +101,8 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
   let failure: Error | undefined;
   let model: string | undefined;
   let nextId = 1;
-  const pending = new Map<number, { resolve(r: DetectionResult): void; reject(e: Error): void; worker: number }>();
+  // Each entry resolves with what its job type returns (see `submit`).
+  const pending = new Map<number, { resolve(r: unknown): void; reject(e: Error): void; worker: number }>();
   const busy = new Array<number>(size).fill(0);
   const workers: Array<Worker | undefined> = new Array(size).fill(undefined);
 
@@ -169,6 +182,23 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
   })();
   loaded.catch(() => undefined);
 
+  /** Posts a job to the least busy worker; resolves with the worker's result for it. */
+  const submit = <T>(job: Job): Promise<T> => {
+    if (state !== 'ready') return Promise.reject(new Error('engine not ready'));
+    let index = -1;
+    for (let i = 0; i < size; i++) {
+      if (workers[i] && (index < 0 || (busy[i] ?? 0) < (busy[index] ?? 0))) index = i;
+    }
+    const worker = index >= 0 ? workers[index] : undefined;
+    if (!worker) return Promise.reject(new Error('no scoring worker is running'));
+    busy[index] = (busy[index] ?? 0) + 1;
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (r: unknown) => void, reject, worker: index });
+      worker.postMessage({ ...job, id });
+    });
+  };
+
   return {
     get state() {
       return state;
@@ -184,19 +214,10 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
     },
     loaded,
     detect(text, options) {
-      if (state !== 'ready') return Promise.reject(new Error('engine not ready'));
-      let index = -1;
-      for (let i = 0; i < size; i++) {
-        if (workers[i] && (index < 0 || (busy[i] ?? 0) < (busy[index] ?? 0))) index = i;
-      }
-      const worker = index >= 0 ? workers[index] : undefined;
-      if (!worker) return Promise.reject(new Error('no scoring worker is running'));
-      busy[index] = (busy[index] ?? 0) + 1;
-      const id = nextId++;
-      return new Promise<DetectionResult>((resolve, reject) => {
-        pending.set(id, { resolve, reject, worker: index });
-        worker.postMessage({ id, text, options });
-      });
+      return submit<DetectionResult>({ kind: 'text', text, options });
+    },
+    detectAuthor(messages, options) {
+      return submit<AuthorDetectionResult>({ kind: 'author', messages, options });
     },
     async close() {
       state = 'closed';

@@ -49,7 +49,10 @@ export function createLogger(level: ServiceConfig['logLevel']): Logger {
     base: { service: 'textdetect' },
     // Belt and braces: the service never logs requests wholesale, but if anyone adds `req` to a
     // log line, the key must not follow it.
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'text', 'body.text'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'text', 'body.text', 'messages', 'body.messages'],
+      censor: '[redacted]',
+    },
   });
 }
 

@@ -3,7 +3,17 @@
  * schemas.ts, i.e. the very objects that validate requests and serialise answers.
  */
 import type { ServiceConfig } from './config.ts';
-import { detectRequestSchema, detectResponseSchema, errorSchema, healthSchema, readySchema } from './schemas.ts';
+import { AUTHOR_MAX_MESSAGES, AUTHOR_MESSAGES_PER_UNIT } from '../contract.ts';
+import {
+  authorMessageScoreSchema,
+  detectAuthorRequestSchema,
+  detectAuthorResponseSchema,
+  detectRequestSchema,
+  detectResponseSchema,
+  errorSchema,
+  healthSchema,
+  readySchema,
+} from './schemas.ts';
 
 const ID_HEADERS = {
   'Request-Id': { description: 'The `request_id` of this answer.', schema: { type: 'string' } },
@@ -33,7 +43,10 @@ function errorResponse(description: string, extraHeaders: Record<string, unknown
 }
 
 export function buildOpenApiDocument(
-  config: Pick<ServiceConfig, 'maxTextChars' | 'environment'> & { rateLimitWindowMs: number; rateLimitMax: number },
+  config: Pick<ServiceConfig, 'maxTextChars' | 'environment' | 'authorMaxMessageChars' | 'authorMaxTotalChars'> & {
+    rateLimitWindowMs: number;
+    rateLimitMax: number;
+  },
 ) {
   const limited = { ...ID_HEADERS, ...RATE_HEADERS };
   return {
@@ -44,7 +57,8 @@ export function buildOpenApiDocument(
       description:
         'Tells how likely a text was written by an AI. Authenticate with `Authorization: Bearer <key>` ' +
         `(this server is a ${config.environment} server and accepts ${config.environment === 'sandbox' ? 'sk_test_' : 'sk_live_'} keys). ` +
-        `Requests are limited to ${config.rateLimitMax} per ${config.rateLimitWindowMs / 1000} s per key by default. ` +
+        `Requests are limited to ${config.rateLimitMax} per ${config.rateLimitWindowMs / 1000} s per key by default; ` +
+        `a request costs one unit of that budget, except POST /v1/detect/author, which costs one per started group of ${AUTHOR_MESSAGES_PER_UNIT} messages. ` +
         'Every error answer is `{"error": {type, code, message, request_id, ...}}`.',
     },
     servers: [{ url: '/' }],
@@ -55,6 +69,9 @@ export function buildOpenApiDocument(
       schemas: {
         DetectRequest: detectRequestSchema(config.maxTextChars),
         DetectResponse: detectResponseSchema,
+        DetectAuthorRequest: detectAuthorRequestSchema(config.authorMaxMessageChars, config.authorMaxTotalChars),
+        DetectAuthorResponse: detectAuthorResponseSchema,
+        AuthorMessageScore: authorMessageScoreSchema,
         Error: errorSchema,
         Health: healthSchema,
         Ready: readySchema,
@@ -110,6 +127,73 @@ export function buildOpenApiDocument(
               'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
               'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
             }),
+            '500': errorResponse('`internal_error`.'),
+            '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', {
+              'Retry-After': { schema: { type: 'integer' } },
+            }),
+          },
+        },
+      },
+      '/v1/detect/author': {
+        post: {
+          operationId: 'detectAuthor',
+          summary: 'Judge one author across their recent messages',
+          description:
+            `Scores each of 1 to ${AUTHOR_MAX_MESSAGES} messages of one author on its own and combines them into one answer about the author; ` +
+            'blank, link-only and other-language messages are skipped and reported. ' +
+            `Limits: at most ${config.authorMaxMessageChars} characters per message and ${config.authorMaxTotalChars} for all messages together (413 \`text_too_long\`). ` +
+            `Cost: ceil(messages / ${AUTHOR_MESSAGES_PER_UNIT}) units of the key's rate limit (1 to ${AUTHOR_MAX_MESSAGES / AUTHOR_MESSAGES_PER_UNIT}); ` +
+            'a request the remaining budget cannot cover is refused with 429 and costs one unit, like any refused request. ' +
+            "The answer's RateLimit-Remaining counts the units left.",
+          security: [{ bearerAuth: [] }],
+          parameters: [
+            {
+              name: 'X-Request-Id',
+              in: 'header',
+              required: false,
+              description: 'Your own id for this call (a UUID); echoed in the X-Request-Id header and logged with ours.',
+              schema: { type: 'string', format: 'uuid' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectAuthorRequest' } } },
+          },
+          responses: {
+            '200': {
+              description: "The author's combined answer, with each message's own score.",
+              headers: limited,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectAuthorResponse' } } },
+            },
+            '400': errorResponse(
+              '`invalid_json` (body not JSON / not UTF-8) or `invalid_request`: `messages` missing, not an array, empty, over ' +
+                `${AUTHOR_MAX_MESSAGES} items, an item that is not a string (\`param\` is e.g. \`messages[3]\`), an unknown field, ` +
+                "or a cost above the key's whole budget.",
+              RATE_HEADERS,
+            ),
+            '401': errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', {
+              ...RATE_HEADERS,
+              'WWW-Authenticate': { schema: { type: 'string' } },
+            }),
+            '403': errorResponse('`wrong_environment`: a live key on a sandbox server or a test key on a production server.', RATE_HEADERS),
+            '408': errorResponse('`request_timeout`: the body did not arrive in time.'),
+            '413': errorResponse(
+              '`text_too_long` (a message, named by `param`, or all messages together over the limit) or `payload_too_large` (body over the byte limit).',
+              RATE_HEADERS,
+            ),
+            '415': errorResponse(
+              '`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed.',
+              RATE_HEADERS,
+            ),
+            '417': errorResponse('`expectation_failed`: an `Expect` header other than `100-continue`.'),
+            '429': errorResponse(
+              "`rate_limited`, also when the remaining budget cannot cover this request's cost; wait `retry_after` seconds.",
+              {
+                ...RATE_HEADERS,
+                'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
+                'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
+              },
+            ),
             '500': errorResponse('`internal_error`.'),
             '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', {
               'Retry-After': { schema: { type: 'integer' } },

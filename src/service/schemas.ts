@@ -4,7 +4,16 @@
  * from what the server enforces. Only keywords that mean the same in draft-07 (ajv) and 2020-12
  * (OpenAPI 3.1) are used.
  */
-import { COMPOSITIONS, CONFIDENCES, LANGUAGES, MODES, VERDICTS } from '../contract.ts';
+import {
+  AUTHOR_MAX_MESSAGES,
+  AUTHOR_MESSAGES_PER_UNIT,
+  COMPOSITIONS,
+  CONFIDENCES,
+  LANGUAGES,
+  MODES,
+  SKIP_REASONS,
+  VERDICTS,
+} from '../contract.ts';
 
 export function detectRequestSchema(maxTextChars: number) {
   return {
@@ -180,5 +189,132 @@ export const readySchema = {
       enum: ['ok', 'stale'],
       description: '`stale`: the API key file is unreadable and the last good version is in force (see the logs).',
     },
+  },
+} as const;
+
+/**
+ * `POST /v1/detect/author`. The total size of all messages cannot be said in JSON Schema; the
+ * handler checks it (413 `text_too_long`) and the description states it.
+ */
+export function detectAuthorRequestSchema(maxMessageChars: number, maxTotalChars: number) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['messages'],
+    properties: {
+      messages: {
+        type: 'array',
+        minItems: 1,
+        maxItems: AUTHOR_MAX_MESSAGES,
+        items: {
+          type: 'string',
+          maxLength: maxMessageChars,
+          description: `One message, at most ${maxMessageChars} characters (Unicode code points); no NUL characters or unpaired UTF-16 surrogates. Blank messages are accepted and reported as skipped ("empty").`,
+        },
+        description: `1 to ${AUTHOR_MAX_MESSAGES} messages of one author, in any order (the answer keeps it), holding at most ${maxTotalChars} characters together. Each started group of ${AUTHOR_MESSAGES_PER_UNIT} messages costs one unit of the key's rate limit.`,
+      },
+      mode: {
+        type: 'string',
+        enum: [...MODES],
+        default: 'general',
+        description: 'Calibration and verdict thresholds to apply.',
+      },
+      language: {
+        type: 'string',
+        enum: [...LANGUAGES],
+        description:
+          'Score every message as this language. When omitted each message is identified on its own, and messages clearly in neither language are skipped ("other_language") instead of refused.',
+      },
+    },
+  } as const;
+}
+
+export const authorMessageScoreSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['index', 'words', 'ai_probability', 'skipped'],
+  properties: {
+    index: { type: 'integer', minimum: 0, description: "Position of the message in the request's `messages`." },
+    words: { type: 'integer', minimum: 0, description: 'Words the engine counted in it (0 when skipped).' },
+    ai_probability: {
+      type: ['number', 'null'],
+      minimum: 0,
+      maximum: 1,
+      description: "The message's own calibrated probability; null when it was skipped.",
+    },
+    skipped: {
+      type: ['string', 'null'],
+      enum: [...SKIP_REASONS, null],
+      description:
+        'Why the message was left out of the score: `empty` (blank), `no_words`, `link_only`, `other_language`; null when it was used. New reasons may be added.',
+    },
+  },
+} as const;
+
+export const detectAuthorResponseSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'ai_probability',
+    'mode',
+    'language',
+    'verdict',
+    'confidence',
+    'warnings',
+    'messages_used',
+    'words_used',
+    'evidence_needed',
+    'messages',
+    'request_id',
+    'model',
+  ],
+  properties: {
+    ai_probability: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      description: "Probability that this author's messages were written by an AI, calibrated on author windows.",
+    },
+    mode: { type: 'string', enum: [...MODES], description: 'The mode applied.' },
+    language: {
+      type: 'string',
+      enum: [...LANGUAGES],
+      description: 'The language applied: the one given, else the one most of the used messages were in.',
+    },
+    verdict: {
+      type: 'string',
+      enum: [...VERDICTS],
+      description: 'Reading of `ai_probability`; `mixed` while there is too little evidence.',
+    },
+    confidence: { type: 'string', enum: [...CONFIDENCES] },
+    warnings: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'As for /v1/detect, plus `too_little_evidence`: too few scorable messages or words for a verdict (`evidence_needed` says how many more). New codes may be added.',
+    },
+    messages_used: { type: 'integer', minimum: 0, description: 'Messages that counted towards the score.' },
+    words_used: { type: 'integer', minimum: 0, description: 'Words in the messages that counted.' },
+    evidence_needed: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['messages', 'words'],
+      properties: {
+        messages: { type: 'integer', minimum: 0, description: 'More scorable messages a verdict would need.' },
+        words: { type: 'integer', minimum: 0, description: 'More words a verdict would need.' },
+      },
+      description: 'How many more messages and words a verdict would need; null when there were enough.',
+    },
+    messages: {
+      type: 'array',
+      items: authorMessageScoreSchema,
+      description: 'One entry per request message, in request order.',
+    },
+    request_id: {
+      type: 'string',
+      pattern: '^req_[0-9A-Z]{26}$',
+      description: '`req_` + a time-sortable unique id; also in the `Request-Id` header.',
+    },
+    model: { type: 'string', description: "Version id of the engine's model." },
   },
 } as const;

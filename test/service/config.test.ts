@@ -1,6 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defaultApiKeysFile, defaultConfig, loadConfigFromEnv, parseDuration } from '../../src/service/config.ts';
+import {
+  ConfigError,
+  defaultApiKeysFile,
+  defaultConfig,
+  loadConfigFromEnv,
+  parseDuration,
+  resolveConfig,
+} from '../../src/service/config.ts';
 
 async function envExample(): Promise<Record<string, string>> {
   const raw = await readFile(new URL('../../.env.example', import.meta.url), 'utf8');
@@ -37,6 +44,8 @@ describe('configuration', () => {
       REDIS_URL: 'redis://r:6379/2',
       REDIS_KEY_PREFIX: 'x:',
       MAX_TEXT_CHARS: '1000',
+      AUTHOR_MAX_MESSAGE_CHARS: '300',
+      AUTHOR_MAX_TOTAL_CHARS: '4000',
       BODY_LIMIT_BYTES: '20000',
       BODY_TIMEOUT_MS: '500',
       MODEL_PATH: '/m.bin',
@@ -60,6 +69,8 @@ describe('configuration', () => {
       redisUrl: 'redis://r:6379/2',
       redisKeyPrefix: 'x:',
       maxTextChars: 1000,
+      authorMaxMessageChars: 300,
+      authorMaxTotalChars: 4000,
       bodyLimit: 20000,
       bodyTimeoutMs: 500,
       modelPath: '/m.bin',
@@ -82,6 +93,8 @@ describe('configuration', () => {
       ['RATE_LIMIT_MAX', '0'],
       ['RATE_LIMIT_WINDOW', 'soon'],
       ['MAX_TEXT_CHARS', '-5'],
+      ['AUTHOR_MAX_MESSAGE_CHARS', '0'],
+      ['AUTHOR_MAX_TOTAL_CHARS', 'lots'],
       ['LOG_LEVEL', 'loud'],
       ['DETECT_WORKERS', '1.5'],
       ['REDIS_URL', 'notaurl'],
@@ -94,6 +107,14 @@ describe('configuration', () => {
       expect(() => loadConfigFromEnv({ [name]: value }), `${name}=${value}`).toThrow(ConfigError);
       expect(() => loadConfigFromEnv({ [name]: value })).toThrow(name);
     }
+  });
+
+  it('makes room in the default body limit for the larger of one text and all messages of an author', () => {
+    const base = { ...defaultConfig({ HOME: '/home/someone' }), maxTextChars: 1000 };
+    expect(resolveConfig({ ...base, authorMaxTotalChars: 500 }).bodyLimitBytes).toBe(1000 * 12 + 16 * 1024);
+    expect(resolveConfig({ ...base, authorMaxTotalChars: 3000 }).bodyLimitBytes).toBe(3000 * 12 + 16 * 1024);
+    expect(resolveConfig({ ...base, authorMaxTotalChars: 3000, bodyLimit: 5000 }).bodyLimitBytes).toBe(5000);
+    expect(() => resolveConfig({ ...base, authorMaxMessageChars: 0 })).toThrow('authorMaxMessageChars');
   });
 
   it('parses durations', () => {

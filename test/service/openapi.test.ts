@@ -9,7 +9,7 @@ let key: string;
 let doc: any;
 
 beforeAll(async () => {
-  service = await startTestService({ maxTextChars: 1234 });
+  service = await startTestService({ maxTextChars: 1234, authorMaxMessageChars: 321, authorMaxTotalChars: 999 });
   key = await service.newKey();
   const answer = await call(service, '/v1/openapi.json');
   expect(answer.status).toBe(200);
@@ -27,18 +27,16 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('documents exactly the routes the server serves', async () => {
-    expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/readyz', '/v1/detect', '/v1/openapi.json']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/readyz', '/v1/detect', '/v1/detect/author', '/v1/openapi.json']);
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const method of Object.keys(item)) {
-        const answer = await call(
-          service,
-          path,
-          method === 'post' ? { method: 'POST', key, body: { text: ENGLISH_TEXT } } : { method: method.toUpperCase() },
-        );
+        const body = path === '/v1/detect/author' ? { messages: [ENGLISH_TEXT.slice(0, 300)] } : { text: ENGLISH_TEXT };
+        const answer = await call(service, path, method === 'post' ? { method: 'POST', key, body } : { method: method.toUpperCase() });
+        expect(answer.status, `${method} ${path}`).toBeLessThan(300);
         expect(Object.keys(item[method].responses), `${method} ${path}`).toContain(String(answer.status));
       }
       // Methods it does not document are refused with 405, not served.
-      const other = path === '/v1/detect' ? 'GET' : 'POST';
+      const other = path.startsWith('/v1/detect') ? 'GET' : 'POST';
       expect((await call(service, path, { method: other, key })).status).toBe(405);
     }
   });
@@ -68,6 +66,36 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
+  it("carries the author request's schema with this server's limits, and the cost", async () => {
+    const request = doc.components.schemas.DetectAuthorRequest;
+    expect(request.additionalProperties).toBe(false);
+    expect(request.required).toEqual(['messages']);
+    expect(request.properties.messages).toMatchObject({ minItems: 1, maxItems: 200, items: { type: 'string', maxLength: 321 } });
+    expect(request.properties.messages.description).toContain('at most 999 characters together');
+    const operation = doc.paths['/v1/detect/author'].post;
+    expect(operation.description).toContain('Cost: ceil(messages / 10) units');
+    expect(operation.description).toContain('321 characters per message and 999 for all messages together');
+    expect(doc.info.description).toContain('POST /v1/detect/author, which costs one per started group of 10 messages');
+    const ajv = new Ajv2020({ strict: false });
+    const validRequest = ajv.compile(request);
+    const samples: Array<[unknown, boolean]> = [
+      [{ messages: ['one', 'two'] }, true],
+      [{ messages: ['one'], mode: 'legal', language: 'en' }, true],
+      [{ messages: [] }, false],
+      [{ messages: 'one' }, false],
+      [{ messages: ['one', 2] }, false],
+      [{ messages: ['x'.repeat(322)] }, false],
+      [{ messages: Array.from({ length: 201 }, () => 'x') }, false],
+      [{ messages: ['one'], segments: true }, false],
+    ];
+    for (const [body, valid] of samples) {
+      expect(validRequest(body), JSON.stringify(body).slice(0, 80)).toBe(valid);
+      const answer = await call(service, '/v1/detect/author', { key, body });
+      if (valid) expect(answer.status).toBe(200);
+      else expect([400, 413]).toContain(answer.status);
+    }
+  });
+
   it('describes the answers the server actually sends', async () => {
     const ajv = new Ajv2020({ strict: false });
     for (const [name, schema] of Object.entries<object>(doc.components.schemas)) ajv.addSchema(schema, `#/components/schemas/${name}`);
@@ -75,11 +103,21 @@ describe('GET /v1/openapi.json', () => {
     const error = ajv.compile(doc.components.schemas.Error);
     const ok = await detect(service, key, { text: ENGLISH_TEXT, segments: true });
     expect(response(ok.body), JSON.stringify(response.errors)).toBe(true);
+    const authorResponse = ajv.compile(doc.components.schemas.DetectAuthorResponse);
+    const few = await call(service, '/v1/detect/author', { key, body: { messages: ['', 'https://example.com', 'Short one.'] } });
+    expect(few.body.evidence_needed).not.toBeNull();
+    expect(authorResponse(few.body), JSON.stringify(authorResponse.errors)).toBe(true);
+    const many = Array.from({ length: 12 }, (_, i) => `${ENGLISH_TEXT.slice(i * 20, i * 20 + 70)} ${i}`);
+    const enough = await call(service, '/v1/detect/author', { key, body: { messages: many } });
+    expect(enough.body.evidence_needed).toBeNull();
+    expect(authorResponse(enough.body), JSON.stringify(authorResponse.errors)).toBe(true);
     for (const bad of [
       await detect(service, key, { text: 1 }),
       await call(service, '/v1/detect', { body: { text: ENGLISH_TEXT } }),
       await call(service, '/nowhere'),
       await call(service, '/v1/detect', { key, raw: 'not json', headers: { 'content-type': 'application/json' } }),
+      await call(service, '/v1/detect/author', { key, body: { messages: [1] } }),
+      await call(service, '/v1/detect/author', { key, body: { messages: ['x'.repeat(322)] } }),
     ]) {
       expect(bad.status).toBeGreaterThanOrEqual(400);
       expect(error(bad.body), JSON.stringify(error.errors)).toBe(true);
