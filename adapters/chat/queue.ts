@@ -47,6 +47,8 @@ export interface QueueCallOptions {
    * bound, since it is kept in the store and nobody is looking at a spinner for it.
    */
   background?: boolean | undefined;
+  /** Units of the key's budget a background call spends (an author-level call of 20 messages costs 2). */
+  weight?: number | undefined;
 }
 
 /** Bottleneck runs lower numbers first; interactive checks keep its default (5). */
@@ -129,7 +131,14 @@ export class DetectionQueue {
    * pause as long as the wait stays within `maxWaitMs`.
    */
   async run<T>(call: () => Promise<T>, options: QueueCallOptions = {}): Promise<QueuedResult<T>> {
-    if (options.background) return this.#runBackground(call, options.signal);
+    if (options.background) {
+      // A weight above the concurrency or the budget could never start.
+      const weight = Math.max(
+        1,
+        Math.min(options.weight ?? 1, this.#options.maxConcurrent, this.#options.rate?.max ?? Number.POSITIVE_INFINITY),
+      );
+      return this.#runBackground(call, options.signal, weight);
+    }
     const ticket: Ticket = { id: randomUUID(), askedAt: Date.now(), started: false, abandoned: false };
     await this.#enter(ticket);
     const announcer = this.#announce(ticket, options.onQueued);
@@ -245,9 +254,9 @@ export class DetectionQueue {
     if (this.#redis) await this.#redis.zrem(this.#waitingKey, ticket.id).catch(() => undefined);
   }
 
-  async #runBackground<T>(call: () => Promise<T>, signal: AbortSignal | undefined): Promise<QueuedResult<T>> {
+  async #runBackground<T>(call: () => Promise<T>, signal: AbortSignal | undefined, weight: number): Promise<QueuedResult<T>> {
     const ticket: Ticket = { id: randomUUID(), askedAt: Date.now(), started: false, abandoned: false };
-    const scheduled = this.#bottleneck.schedule({ priority: BACKGROUND_PRIORITY }, async () => {
+    const scheduled = this.#bottleneck.schedule({ priority: BACKGROUND_PRIORITY, weight }, async () => {
       if (ticket.abandoned) return { skipped: true as const };
       ticket.started = true;
       return { skipped: false as const, value: await this.#attempt(call, ticket, signal, Number.POSITIVE_INFINITY) };

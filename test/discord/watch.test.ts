@@ -38,12 +38,27 @@ const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
 const RUN = Date.now();
 
-// Written for these tests in the register of a generated answer: the engine rates each likely_ai (≥ 0.99).
+// Written for these tests in the register of a generated answer: the engine rates each likely_ai on
+// its own (0.98–1.00); a member who posts five of them is judged likely_ai as an author.
 const AI_TEXTS = [
   'It is important to note that effective communication plays a crucial role in fostering collaboration within any community. By leveraging clear guidelines and consistent moderation practices, communities can create an inclusive environment where every member feels valued and heard. Furthermore, regular feedback mechanisms enable continuous improvement, ensuring that the community remains vibrant, engaging, and aligned with its core values over time.',
   "In today's fast-paced digital landscape, maintaining a healthy online community requires a thoughtful and multifaceted approach. Moderators must balance the need for open dialogue with the importance of safety and respect. Additionally, implementing transparent policies helps build trust among members. Ultimately, a well-moderated community can serve as a valuable resource, fostering meaningful connections and promoting positive interactions for everyone involved.",
   'Artificial intelligence has the potential to transform numerous industries by streamlining processes and enhancing decision-making capabilities. However, it is essential to consider the ethical implications associated with its widespread adoption. By prioritizing transparency, accountability, and fairness, organizations can harness the benefits of AI while mitigating potential risks. In conclusion, a balanced approach is key to ensuring responsible innovation that benefits society as a whole.',
+  'Remote work offers numerous advantages for both employees and employers, including increased flexibility and reduced commuting time. However, it also presents unique challenges, such as maintaining effective communication and fostering a sense of team cohesion. To address these issues, organizations should invest in robust collaboration tools and establish clear expectations. By doing so, they can create a productive and supportive remote work environment.',
+  'Sustainable gardening practices play a vital role in preserving the environment and promoting biodiversity. By utilizing composting, rainwater harvesting, and native plant species, gardeners can significantly reduce their ecological footprint. Moreover, these practices contribute to healthier soil and more resilient ecosystems. Ultimately, embracing sustainable gardening is a meaningful step toward a greener future for generations to come.',
 ];
+
+let clock = Date.now();
+/** Increasing message times, so a member's messages have a clear order. */
+function nextTime(): string {
+  clock = Math.max(clock + 5, Date.now());
+  return new Date(clock).toISOString();
+}
+
+/** A member posting `count` of the AI texts, one after another. */
+function aiPosts(place: Place, author: Author, count = 5): Record<string, unknown>[] {
+  return Array.from({ length: count }, (_, i) => messageCreate(place, author, AI_TEXTS[i % AI_TEXTS.length]!, { timestamp: nextTime() }));
+}
 // And one in a member's own voice, rated likely_human.
 const HUMAN_TEXT =
   'ok so i finally got the raid team together last night and honestly it was a mess lol. tank disconnected twice, our healer was eating pizza the whole time and kept forgetting to heal, and i died to the same dumb fire thing like four times. still we got the boss down at like 2am so whatever, worth it. anyone up for tonight? i can do 9ish my time';
@@ -243,30 +258,40 @@ describe.each([
     expect(r.fake.identifies.at(-1).intents).toBe(1 | 512 | 32768);
     const reply = await watch(r, admin);
     expect(reply).toContain(`Watching <#${r.world.general}> (and its threads) in **shadow mode**`);
+    expect(reply).toContain('judged with the same member’s recent messages in the channel');
     expect(reply).toContain('never the text');
     expect(reply).toContain('Kept 30 days');
     expect(reply).toContain('never deletes, mutes or replies');
 
     const before = proxy.detectCalls;
-    r.fake.dispatch('MESSAGE_CREATE', messageCreate(r.world.place, poster, AI_TEXTS[0]!));
-    r.fake.dispatch('MESSAGE_CREATE', messageCreate(r.world.place, user(snowflake(), 'gamer'), HUMAN_TEXT));
+    for (const m of aiPosts(r.world.place, poster)) r.fake.dispatch('MESSAGE_CREATE', m);
+    r.fake.dispatch('MESSAGE_CREATE', messageCreate(r.world.place, user(snowflake(), 'gamer'), HUMAN_TEXT, { timestamp: nextTime() }));
     const watcher = r.bot.context.watch!.watcher!;
-    await waitUntil(() => watcher.counters.scored === 2, 15_000, 'two scores');
-    expect(proxy.detectCalls).toBe(before + 2);
+    await waitUntil(() => watcher.counters.scored === 6, 15_000, 'six scores');
+    expect(proxy.detectCalls).toBe(before + 6);
+    // Judged as an author: five messages are the least evidence the engine takes, so only the fifth flags.
+    const authorCalls = proxy.detectBodies.slice(-6) as unknown as { messages?: string[] }[];
+    expect(authorCalls.map((b) => b.messages?.length).sort()).toEqual([1, 1, 2, 3, 4, 5]);
     expect(watcher.counters.flagged).toBe(1);
     expect(cardsPosted(r)).toHaveLength(0);
 
     const report = await settings(r, admin, 'report');
     expect(report).toContain(`<#${r.world.general}>: shadow mode`);
-    expect(report).toMatch(/Last 7 days: 2 messages scored · would flag: strict 1 · \*\*standard 1\*\* · loose 1/);
+    expect(report).toMatch(/Last 7 days: 6 messages scored · would flag: strict 1 · \*\*standard 1\*\* · loose 1/);
     expect(report).toContain('Flags: 1: 1 in shadow mode (no card)');
   });
 
   it('with cards on, posts one card per flag in the mod-log channel, never pinging and never acting in the channel', async () => {
     const reply = await cardsOn(r!, admin);
     expect(reply).toContain(`Review cards are on for <#${r!.world.general}>`);
-    const message = messageCreate(r!.world.place, poster, AI_TEXTS[1]!, { nick: 'Posty' });
-    r!.fake.dispatch('MESSAGE_CREATE', message);
+    const second = user(snowflake(), 'second') as Author;
+    const posts: Record<string, unknown>[] = aiPosts(r!.world.place, second).map((m) => ({
+      ...m,
+      member: { ...(m.member as object), nick: 'Posty' },
+    }));
+    for (const m of posts) r!.fake.dispatch('MESSAGE_CREATE', m);
+    const message = posts.at(-1) as { id: string };
+    const poster = second;
     const card = await r!.fake.waitForRequest((q) => q.method === 'POST' && q.path === `/channels/${r!.world.modlog}/messages`);
     const embed = card.body.embeds[0];
     expect(card.body.allowed_mentions).toEqual({ parse: [] });
@@ -276,8 +301,13 @@ describe.each([
     const field = (n: string) => embed.fields.find((f: { name: string }) => f.name === n)?.value as string;
     expect(field('Verdict')).toBe('🔴 Likely AI-written');
     expect(field('Probability')).toMatch(/^█+░* \d+%$/);
-    expect(field('Evidence')).toMatch(/^1 message, \d+ words · General mode · standard preset$/);
-    expect(field('Most AI-like sentences').split('\n')).toHaveLength(3);
+    expect(embed.title).toBe('🔴 Flag for review: this member’s recent messages look AI-written');
+    expect(field('Evidence')).toMatch(
+      /^5 messages, \d+ words \(this member’s recent messages in the channel\) · General mode · standard preset$/,
+    );
+    const quoted = field('Most AI-like messages').split('\n');
+    expect(quoted).toHaveLength(3);
+    for (const line of quoted) expect(line).toMatch(/^\*\*\d+%\*\* \[message\]\(https:\/\/discord\.com\/channels\/\d+\/\d+\/\d+\) “.+”$/);
     expect(field('Request ID')).toMatch(/^`req_/);
     expect(card.body.components[0].components.map((b: { label: string }) => b.label)).toEqual(['Confirm', 'False positive', 'Dismiss']);
     expect(publicActions(r!)).toEqual([]);
@@ -314,8 +344,8 @@ describe.each([
     const watcher = r!.bot.context.watch!.watcher!;
     const scored = watcher.counters.scored;
     const flooder = user(snowflake(), 'flooder') as Author;
-    for (const text of AI_TEXTS) r!.fake.dispatch('MESSAGE_CREATE', messageCreate(r!.world.place, flooder, text));
-    await waitUntil(() => watcher.counters.scored === scored + 3, 15_000, 'three scores');
+    for (const m of aiPosts(r!.world.place, flooder, 7)) r!.fake.dispatch('MESSAGE_CREATE', m);
+    await waitUntil(() => watcher.counters.scored === scored + 7, 15_000, 'seven scores');
     const scope = `discord:${r!.world.place.guildId}`;
     const heldBack = async () => (await r!.store.report(scope, Date.now())).channels.get(r!.world.general)!.week.cards.author_window;
     await waitUntil(async () => (await heldBack()) === 2, 5_000, 'held back flags');
@@ -325,7 +355,7 @@ describe.each([
   it('restarted mid-queue, scores every waiting message exactly once, reading the texts again by id', async () => {
     const first = r!;
     const watcher = first.bot.context.watch!.watcher!;
-    const messages = AI_TEXTS.map((text, i) =>
+    const messages = AI_TEXTS.slice(0, 3).map((text, i) =>
       messageCreate(first.world.place, user(snowflake(), `late${i}`) as Author, `${text} Number ${i}.`),
     );
     // The fake keeps the messages, as Discord does, for the restarted bot to read by id.
@@ -362,10 +392,10 @@ describe.each([
     const reads = second.fake.requests.filter((q) => q.method === 'GET' && /^\/channels\/\d+\/messages\/\d+$/.test(q.path));
     expect(reads).toHaveLength(3);
     // A message the first instance had on the wire is sent again (its answer was lost), never recorded twice.
-    const sentAfter = proxy.detectBodies.slice(sentBefore).map((b) => b.text);
+    const sentAfter = (proxy.detectBodies.slice(sentBefore) as unknown as { messages: string[] }[]).map((b) => b.messages.at(-1));
     for (const m of messages) expect(sentAfter.filter((t) => t === m.content).length).toBeGreaterThanOrEqual(1);
     const report = await second.store.report(`discord:${first.world.place.guildId}`, Date.now());
-    expect(report.channels.get(first.world.general)!.week.scored).toBe(2 + 1 + 3 + 3);
+    expect(report.channels.get(first.world.general)!.week.scored).toBe(6 + 5 + 7 + 3);
   });
 
   it('deletes everything of the server when the bot is removed, but not in an outage', async () => {
@@ -434,7 +464,7 @@ describe('what watching leaves out (SQLite)', () => {
       messageCreate(w.place, member, text, { webhookId: snowflake() }),
       messageCreate(w.place, member, text, { type: 7 }), // a member joined
       messageCreate(w.place, member, `!warn @someone ${text}`),
-      messageCreate(w.place, member, 'short and sweet, not forty words'),
+      messageCreate(w.place, member, 'short and sweet, not twenty words'),
       messageCreate(w.place, member, text, { roles: [w.modRole] }),
       messageCreate(w.place, member, text, { roles: [w.exemptRole] }),
       messageCreate(w.place, member, text, { timestamp: new Date(Date.now() - 3_600_000).toISOString() }),
@@ -480,7 +510,7 @@ describe('what watching leaves out (SQLite)', () => {
       r!.fake.dispatch('MESSAGE_DELETE', messageDelete(toDelete));
       await waitUntil(async () => (await r!.store.pendingCount()) === 0, 15_000, 'drained');
       await waitUntil(() => proxy.detectBodies.length >= sentBefore + 2, 5_000, 'both calls');
-      const texts = proxy.detectBodies.slice(sentBefore).map((b) => b.text);
+      const texts = (proxy.detectBodies.slice(sentBefore) as unknown as { messages: string[] }[]).flatMap((b) => b.messages);
       expect(texts).toContain(`${HUMAN_TEXT} edited later`);
       expect(texts).not.toContain(AI_TEXTS[1]);
       expect(texts).not.toContain(AI_TEXTS[2]);
@@ -525,9 +555,10 @@ describe('the hourly card cap', () => {
     await watch(r, admin);
     await cardsOn(r, admin);
     const watcher = r.bot.context.watch!.watcher!;
-    for (const text of AI_TEXTS)
-      r.fake.dispatch('MESSAGE_CREATE', messageCreate(r.world.place, user(snowflake(), 'someone') as Author, text));
-    await waitUntil(() => watcher.counters.scored === 3, 15_000, 'three scores');
+    for (let i = 0; i < 3; i++) {
+      for (const m of aiPosts(r.world.place, user(snowflake(), `someone${i}`) as Author)) r.fake.dispatch('MESSAGE_CREATE', m);
+    }
+    await waitUntil(() => watcher.counters.scored === 15, 15_000, 'fifteen scores');
     await waitUntil(() => cardsPosted(r!).length === 2, 5_000, 'two cards');
     await new Promise((res) => setTimeout(res, 200));
     const cards = cardsPosted(r);
@@ -555,5 +586,28 @@ describe('without the Message Content intent', () => {
     expect((await r.store.getConfig(`discord:${r.world.place.guildId}`)).channels).toEqual([]);
     const { edit } = await interact(r.fake, chatInputDetect(r.world.place, admin, { text: HUMAN_TEXT, mode: 'general' }));
     expect(edit?.body.embeds[0].title).toMatch(/Likely human-written|Mixed/);
+  });
+});
+
+describe('judged message by message (WATCH_JUDGE=message)', () => {
+  let r: Running | undefined;
+  afterAll(async () => {
+    await stopWatchBot(r);
+  });
+
+  it('flags one long message on its own and quotes its most AI-like sentences', async () => {
+    r = await startWatchBot({ dataDir: join(dir, 'by-message') }, newWorld(), { settings: { judge: 'message' } });
+    const admin = user(snowflake(), 'admin');
+    expect(await watch(r, admin)).toContain('each new message of 40 words or more is scored on its own');
+    await cardsOn(r, admin);
+    const calls = proxy.detectBodies.length;
+    r.fake.dispatch('MESSAGE_CREATE', messageCreate(r.world.place, user(snowflake(), 'once') as Author, AI_TEXTS[0]!));
+    const card = await r.fake.waitForRequest((q) => q.method === 'POST' && q.path === `/channels/${r!.world.modlog}/messages`);
+    expect(proxy.detectBodies[calls]).toMatchObject({ text: AI_TEXTS[0], segments: true });
+    const embed = card.body.embeds[0];
+    expect(embed.title).toBe('🔴 Flag for review: possible AI-written message');
+    const field = (n: string) => embed.fields.find((f: { name: string }) => f.name === n)?.value as string;
+    expect(field('Evidence')).toMatch(/^1 message, \d+ words · General mode · standard preset$/);
+    expect(field('Most AI-like sentences').split('\n')).toHaveLength(3);
   });
 });

@@ -4,6 +4,7 @@
  * back) and the share of reviewed flags moderators confirmed. Worded once here; each platform
  * passes its own markup for channels, bold and dates.
  */
+import type { WatchSettings } from './config.ts';
 import { PRESET_DESCRIPTIONS } from './presets.ts';
 import { OUTCOMES, PRESETS, type ChannelCounts, type Preset, type ReportData, type WatchConfig } from './types.ts';
 
@@ -47,6 +48,14 @@ function periodLines(label: string, counts: ChannelCounts, preset: Preset, marku
     );
   }
   return lines;
+}
+
+/** How a watched message is judged, for the reply to `watch`. */
+export function judgingSentence(settings: Pick<WatchSettings, 'judge' | 'recentMessages' | 'recentWindowMs'>): string {
+  if (settings.judge === 'message') {
+    return 'each new message of 40 words or more is scored on its own, in the background; older messages never are.';
+  }
+  return `each new message of 20 words or more is judged with the same member’s recent messages in the channel (up to ${settings.recentMessages} from the last ${Math.round(settings.recentWindowMs / 3_600_000)} hours, shorter ones included), in the background; messages from before watching started never are.`;
 }
 
 export function reportLines(

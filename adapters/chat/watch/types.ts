@@ -133,8 +133,12 @@ export function emptyCounts(): ChannelCounts {
   };
 }
 
-/** The judgment of a watched message (or, with the author-level score, of its author's recent messages). */
+/**
+ * The judgment behind a flag: of the author's recent messages in the channel (`author`, the
+ * author-level score of POST /v1/detect/author), or of the one message (`message`).
+ */
 export interface Judgment {
+  basis: 'author' | 'message';
   probability: number;
   verdict: Verdict;
   confidence: Confidence;
@@ -144,8 +148,11 @@ export interface Judgment {
   model: string;
   messagesUsed: number;
   wordsUsed: number;
-  /** Up to three most AI-like sentences, for the card only (never stored). */
-  highlights: { text: string; probability: number }[];
+  /**
+   * Up to three most AI-like messages (author basis: with their ids, for links) or sentences
+   * (message basis); for the card only, never stored.
+   */
+  highlights: { text: string; probability: number; messageId?: string | undefined; threadId?: string | undefined }[];
 }
 
 export const DAY_MS = 86_400_000;

@@ -19,14 +19,23 @@ import { countWords } from '../message-text.ts';
 import type { WatchSettings } from './config.ts';
 import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
+import { authorKey, RecentMessages } from './recent.ts';
 import type { WatchStore } from './store.ts';
 import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
 
 /**
- * Fewest words a single message needs to be scored: under 40 the engine answers `short_text` and
- * never `likely_ai` (WARNING_MESSAGES in src/contract.ts), so shorter messages could never be flagged.
+ * Fewest words a single message needs to be scored on its own (`judge: message`): under 40 the
+ * engine answers `short_text` and never `likely_ai` (WARNING_MESSAGES in src/contract.ts), so
+ * shorter messages could never be flagged.
  */
 export const MIN_MESSAGE_WORDS = 40;
+
+/**
+ * Fewest words a message needs to start an author-level judgment (`judge: author`): the average a
+ * judgment needs (the engine wants at least 5 messages and 100 words). Shorter messages still join
+ * the member's recent messages, so they count in the next judgment.
+ */
+export const AUTHOR_TRIGGER_WORDS = 20;
 
 /** A new message of a channel, as a platform hands it over (text already rendered as readers see it). */
 export interface IncomingMessage {
@@ -156,6 +165,7 @@ export class Watcher {
   readonly #idlePollMs: number;
   readonly #maxCachedTexts: number;
   readonly #texts = new Map<string, CachedMessage>();
+  readonly #recent: RecentMessages;
   readonly #configs = new Map<string, { config: WatchConfig; until: number }>();
   readonly #inflight = new Map<string, Promise<void>>();
   readonly #attempts = new Map<string, number>();
@@ -177,6 +187,17 @@ export class Watcher {
     this.#configTtlMs = options.configTtlMs ?? 5_000;
     this.#idlePollMs = options.idlePollMs ?? 1_000;
     this.#maxCachedTexts = options.maxCachedTexts ?? 20_000;
+    this.#recent = new RecentMessages({ maxPerAuthor: this.settings.recentMessages, windowMs: this.settings.recentWindowMs });
+  }
+
+  /** Words a message needs to be queued for a judgment. */
+  get minWords(): number {
+    return this.settings.judge === 'author' ? AUTHOR_TRIGGER_WORDS : MIN_MESSAGE_WORDS;
+  }
+
+  /** Members' recent messages held in memory for author-level judgments. */
+  get recentMessages(): number {
+    return this.#recent.size;
   }
 
   /** Starts scoring queued messages (those left by a previous run included). */
@@ -256,9 +277,12 @@ export class Watcher {
    */
   async edited(message: IncomingMessage, isExempt?: (exemptIds: string[]) => boolean | Promise<boolean>): Promise<OfferResult> {
     const key = itemKey(message);
+    const recentKey = authorKey(message.scope, message.channelId, message.authorId);
+    // A member's later judgments read what their message says now.
+    if (this.#recent.has(recentKey, message.messageId)) this.#recent.add(recentKey, this.#recentOf(message));
     if (await this.store.isScored(message.scope, message.channelId, message.messageId, message.postedAt)) return 'already_scored';
     if (await this.store.isPending(message.scope, message.channelId, message.messageId)) {
-      if (countWords(message.text) < MIN_MESSAGE_WORDS) {
+      if (countWords(message.text) < this.minWords) {
         await this.store.drop(message.scope, message.channelId, message.messageId);
         this.#texts.delete(key);
         return 'too_short';
@@ -273,6 +297,7 @@ export class Watcher {
   async deleted(scope: string, channelId: string, messageId: string): Promise<boolean> {
     const key = itemKey({ scope, channelId, messageId });
     this.#texts.delete(key);
+    this.#recent.removeMessage(scope, channelId, messageId);
     if (this.#inflight.has(key)) {
       this.#deletedWhileScoring.add(key);
       return true;
@@ -284,6 +309,7 @@ export class Watcher {
   async deleteScope(scope: string): Promise<void> {
     await this.store.deleteScope(scope);
     for (const key of this.#texts.keys()) if (key.startsWith(`${scope}|`)) this.#texts.delete(key);
+    this.#recent.deleteScope(scope);
     this.invalidate(scope);
     this.#logger.info({ scope }, 'deleted every watch record of the scope');
   }
@@ -308,7 +334,11 @@ export class Watcher {
     if (!watching) return 'not_watched';
     if (message.postedAt < watching.channel.since) return 'history';
     if (isExempt && (await isExempt(watching.config.exemptIds))) return 'exempt';
-    if (countWords(message.text) < MIN_MESSAGE_WORDS) return 'too_short';
+    const words = countWords(message.text);
+    if (words === 0) return 'too_short';
+    if (this.settings.judge === 'author')
+      this.#recent.add(authorKey(message.scope, message.channelId, message.authorId), this.#recentOf(message));
+    if (words < this.minWords) return 'too_short';
     const key = itemKey(message);
     const item: PendingItem = {
       scope: message.scope,
@@ -330,6 +360,10 @@ export class Watcher {
     }
     this.#wake?.();
     return 'queued';
+  }
+
+  #recentOf(message: Pick<IncomingMessage, 'messageId' | 'threadId' | 'postedAt' | 'text'>) {
+    return { messageId: message.messageId, threadId: message.threadId, postedAt: message.postedAt, text: message.text };
   }
 
   #remember(key: string, message: CachedMessage): void {
@@ -415,15 +449,19 @@ export class Watcher {
       let message = this.#texts.get(key);
       if (!message) {
         message = await this.#platform.fetchMessage(item);
-        if (!message || countWords(message.text) < MIN_MESSAGE_WORDS) {
+        if (!message || countWords(message.text) < this.minWords) {
           this.counters.gone += 1;
           log.info({ readAgain: true }, 'watched message is gone or unreadable; not scored');
           await this.#finish(key);
           return;
         }
+        if (this.settings.judge === 'author') {
+          this.#recent.add(authorKey(item.scope, item.channelId, item.authorId), this.#recentOf({ ...item, text: message.text }));
+        }
       }
       const mode = await this.#platform.mode(item.scope);
-      const judgment = await this.#judge(message.text, mode);
+      const judgment =
+        this.settings.judge === 'author' ? await this.#judgeAuthor(item, message.text, mode) : await this.#judge(message.text, mode);
       if (this.#deletedWhileScoring.has(key)) {
         this.counters.gone += 1;
         log.info('watched message was deleted while it was scored; not recorded');
@@ -434,6 +472,10 @@ export class Watcher {
     } catch (err) {
       if (this.#shutdown.signal.aborted) {
         await this.store.release(key, Date.now()).catch(() => undefined);
+        return;
+      }
+      if (this.#deletedWhileScoring.has(key)) {
+        await this.#finish(key).catch(() => undefined);
         return;
       }
       if (isTransient(err)) {
@@ -458,9 +500,47 @@ export class Watcher {
     await this.store.complete(key);
   }
 
+  /** The author's recent messages in the channel, up to this one, judged together. */
+  async #judgeAuthor(item: PendingItem, text: string, mode: Mode): Promise<Judgment> {
+    let recent = this.#recent.window(authorKey(item.scope, item.channelId, item.authorId), item.postedAt);
+    if (!recent.some((m) => m.messageId === item.messageId)) {
+      recent = [...recent, { messageId: item.messageId, threadId: item.threadId, postedAt: item.postedAt, text }].slice(
+        -this.settings.recentMessages,
+      );
+    }
+    const result = await this.#detector.detectAuthor({ messages: recent.map((m) => m.text), mode }, { signal: this.#shutdown.signal });
+    const highlights = result.messages
+      .filter((m) => m.skipped === null && m.ai_probability !== null && recent[m.index] !== undefined)
+      .sort((a, b) => (b.ai_probability ?? 0) - (a.ai_probability ?? 0))
+      .slice(0, 3)
+      .map((m) => {
+        const message = recent[m.index]!;
+        return {
+          text: truncate(message.text.replace(/\s+/g, ' ').trim(), 200),
+          probability: m.ai_probability ?? 0,
+          messageId: message.messageId,
+          threadId: message.threadId,
+        };
+      });
+    return {
+      basis: 'author',
+      probability: result.ai_probability,
+      verdict: result.verdict,
+      confidence: result.confidence,
+      warnings: Array.isArray(result.warnings) ? result.warnings : [],
+      mode: result.mode,
+      requestId: result.request_id,
+      model: result.model,
+      messagesUsed: result.messages_used,
+      wordsUsed: result.words_used,
+      highlights,
+    };
+  }
+
   async #judge(text: string, mode: Mode): Promise<Judgment> {
     const result = await this.#detector.detect({ text, mode, segments: true }, { signal: this.#shutdown.signal });
     return {
+      basis: 'message',
       probability: result.ai_probability,
       verdict: result.verdict,
       confidence: result.confidence,
@@ -530,7 +610,7 @@ export class Watcher {
       return;
     }
     const reservation = await this.store.reserveCard(item.scope, item.channelId, item.authorId, Date.now(), {
-      windowMs: this.settings.authorWindowMs,
+      windowMs: this.settings.cardWindowMs,
       cap: this.settings.cardsPerChannelHour,
     });
     if (!reservation.ok) {

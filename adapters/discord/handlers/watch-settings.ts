@@ -5,7 +5,7 @@
 import { type APIEmbed, type ChannelType, type ChatInputCommandInteraction, type GuildBasedChannel, PermissionFlagsBits } from 'discord.js';
 import { DEFAULT_PRESET, isPreset, PRESET_DESCRIPTIONS } from '../../chat/watch/presets.ts';
 import { reportLines } from '../../chat/watch/report.ts';
-import { MIN_MESSAGE_WORDS } from '../../chat/watch/watcher.ts';
+import { judgingSentence } from '../../chat/watch/report.ts';
 import { editAnswer, guildScope, guildSettings, interactionFields, type BotContext } from '../check.ts';
 import { NEUTRAL_COLOUR } from '../reply.ts';
 import { WATCH_OPTIONS, WATCH_SUBCOMMANDS, WATCHABLE_CHANNEL_TYPES } from '../watch/commands.ts';
@@ -92,7 +92,7 @@ export async function handleWatchSettings(ctx: BotContext, interaction: ChatInpu
       );
       await reply(
         [
-          `👀 Watching <#${channel.id}> (and its threads) in **shadow mode**: new messages of ${MIN_MESSAGE_WORDS} words or more are scored in the background, never older ones. Flags are recorded and counted, but no card is posted yet: check \`/detect-settings report\` after a few days, then turn cards on with \`/detect-settings cards\`.${warning}`,
+          `👀 Watching <#${channel.id}> (and its threads) in **shadow mode**: ${judgingSentence(watching.settings)} Flags are recorded and counted, but no card is posted yet: check \`/detect-settings report\` after a few days, then turn cards on with \`/detect-settings cards\`.${warning}`,
           'Left out: bots and webhooks, system messages, command-like messages, edits of messages already scored, moderators (Manage Messages, Manage Server, Timeout Members, Administrator, the checker role) and exempt roles (`/detect-settings exempt-role`).',
           'The bot never deletes, mutes or replies to anything in the channel; flags are shown only in the review (mod-log) channel.',
           dataStatement(retentionDays),
@@ -142,7 +142,7 @@ export async function handleWatchSettings(ctx: BotContext, interaction: ChatInpu
         'cards cannot be posted there until it has them.',
       );
       await reply(
-        `🗂️ Review cards are on for <#${channel.id}>: each flag is posted in <#${reviewChannel}> with **Confirm**, **False positive** and **Dismiss**. At most ${watching.settings.cardsPerChannelHour} cards per hour from this channel, and one per member per ${Math.round(watching.settings.authorWindowMs / 60_000)} minutes; the others are counted in the report. Nothing is ever done in the channel itself.${warning}`,
+        `🗂️ Review cards are on for <#${channel.id}>: each flag is posted in <#${reviewChannel}> with **Confirm**, **False positive** and **Dismiss**. At most ${watching.settings.cardsPerChannelHour} cards per hour from this channel, and one per member per ${Math.round(watching.settings.cardWindowMs / 60_000)} minutes; the others are counted in the report. Nothing is ever done in the channel itself.${warning}`,
       );
       return;
     }

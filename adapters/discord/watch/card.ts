@@ -56,14 +56,18 @@ export function cardEmbed(card: ReviewCard, guildId: string): APIEmbed {
     { name: 'Probability', value: `${probabilityBar(j.probability)} ${formatPercent(j.probability)}`, inline: true },
     {
       name: 'Evidence',
-      value: `${j.messagesUsed} message${j.messagesUsed === 1 ? '' : 's'}, ${j.wordsUsed} words · ${modeLabel(j.mode)} mode · ${card.preset} preset`,
+      value: `${j.messagesUsed} message${j.messagesUsed === 1 ? '' : 's'}, ${j.wordsUsed} words${j.basis === 'author' ? ' (this member’s recent messages in the channel)' : ''} · ${modeLabel(j.mode)} mode · ${card.preset} preset`,
       inline: false,
     },
   ];
   if (j.highlights.length > 0) {
+    const quote = (h: (typeof j.highlights)[number]): string => {
+      const where = h.messageId ? ` [message](${messageLink(guildId, h.threadId ?? card.channelId, h.messageId)})` : '';
+      return `**${formatPercent(h.probability)}**${where} “${escapeMarkdown(h.text)}”`;
+    };
     fields.push({
-      name: 'Most AI-like sentences',
-      value: truncate(j.highlights.map((h) => `**${formatPercent(h.probability)}** “${escapeMarkdown(h.text)}”`).join('\n'), 1024),
+      name: j.basis === 'author' ? 'Most AI-like messages' : 'Most AI-like sentences',
+      value: truncate(j.highlights.map(quote).join('\n'), 1024),
       inline: false,
     });
   }
@@ -76,7 +80,10 @@ export function cardEmbed(card: ReviewCard, guildId: string): APIEmbed {
   }
   fields.push({ name: 'Request ID', value: `\`${j.requestId}\``, inline: false });
   return {
-    title: `${VERDICT_EMOJI[j.verdict]} Flag for review: possible AI-written message`,
+    title:
+      j.basis === 'author'
+        ? `${VERDICT_EMOJI[j.verdict]} Flag for review: this member’s recent messages look AI-written`
+        : `${VERDICT_EMOJI[j.verdict]} Flag for review: possible AI-written message`,
     color: VERDICT_COLOURS[j.verdict],
     description: lines.join('\n'),
     fields,
