@@ -24,6 +24,10 @@ import { registerDetailsAction } from './listeners/details-action.ts';
 import { registerMessageShortcut } from './listeners/detect-message-shortcut.ts';
 import { registerRecheckAction } from './listeners/recheck-action.ts';
 import { registerSettingsCommand } from './listeners/settings-command.ts';
+import { registerMessageEvents } from './listeners/message-event.ts';
+import { registerReviewAction } from './listeners/review-action.ts';
+import { registerUninstallEvents } from './listeners/uninstall-event.ts';
+import { SlackWatching, type SlackWatchOptions } from './watch/runtime.ts';
 
 /** On stop, checks already acknowledged get this long to post their replies. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -34,6 +38,8 @@ export interface SlackAppDeps {
   logger: Logger;
   /** Replaces the state store opened from `config.redisUrl`/`config.dataDir`; the app then does not close it. */
   store?: ChatStore | undefined;
+  /** Watching chosen channels (adapters/slack/watch/); without it `/detect-settings watch` says it is not set up. */
+  watch?: SlackWatchOptions | undefined;
 }
 
 export interface RunningSlackApp {
@@ -170,11 +176,16 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   registerRecheckAction(app, ctx);
   registerDetailsAction(app, ctx);
   registerSettingsCommand(app, ctx);
+  if (deps.watch) ctx.watch = new SlackWatching(app.client, ctx, deps.watch, logger);
+  registerMessageEvents(app, ctx);
+  registerReviewAction(app, ctx);
+  registerUninstallEvents(app, ctx);
   app.error(listenerErrorHandler(logger, config.slackApiUrl));
 
   try {
     await app.init();
   } catch (err) {
+    await ctx.watch?.stop();
     if (ownsState) await state.close();
     const slackError = (err as { data?: { error?: unknown } }).data?.error;
     throw new Error(
@@ -195,6 +206,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     eventsUrl = `http://${host}:${address.port}${EVENTS_PATH}`;
     logger.info({ port: address.port, path: EVENTS_PATH }, 'listening for Slack requests over HTTP');
   }
+  ctx.watch?.start();
 
   let stopping: Promise<void> | undefined;
   const stop = async (): Promise<void> => {
@@ -212,6 +224,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
         clearTimeout(timer);
       }
     } finally {
+      await ctx.watch?.stop();
       if (ownsState) await state.close();
     }
   };

@@ -32,6 +32,10 @@ export interface FakeSlackOptions {
   admins?: string[];
   /** User groups (subteam id → member ids) for usergroups.users.list. */
   usergroups?: Record<string, string[]>;
+  /** The token's scopes, sent as `x-oauth-scopes` on every Web API answer (as Slack does). */
+  scopes?: string[];
+  /** Web API methods a test answers itself (checked before the fake's own). */
+  methods?: Record<string, (args: Record<string, unknown>) => Record<string, unknown>>;
 }
 
 const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata']);
@@ -119,7 +123,7 @@ export class FakeSlack {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const raw = await readBody(req);
     const reply = (status: number, body: unknown, type = 'application/json'): void => {
-      res.writeHead(status, { 'content-type': type });
+      res.writeHead(status, { 'content-type': type, ...(this.options.scopes ? { 'x-oauth-scopes': this.options.scopes.join(',') } : {}) });
       res.end(typeof body === 'string' ? body : JSON.stringify(body));
     };
 
@@ -164,6 +168,8 @@ export class FakeSlack {
   }
 
   private answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
+    const own = this.options.methods?.[method];
+    if (own) return own(args);
     const notIn = new Set(this.options.channelsWithoutBot ?? []);
     switch (method) {
       case 'apps.connections.open':

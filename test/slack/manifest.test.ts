@@ -15,7 +15,20 @@ describe('adapters/slack/manifest.yml', () => {
     );
     expect(manifest).toMatch(/^\s+interactivity:\n\s+is_enabled: true\n\s+request_url: https:\/\/\S+\/slack\/events$/m);
     const scopes = [...manifest.matchAll(/^\s+- ([a-z]+:[a-z.]+|commands)$/gm)].map((m) => m[1]);
-    expect(scopes).toEqual(['commands', 'chat:write', 'users:read', 'channels:read', 'groups:read', 'usergroups:read']);
+    expect(scopes).toEqual([
+      'commands',
+      'chat:write',
+      'users:read',
+      'channels:read',
+      'groups:read',
+      'usergroups:read',
+      'channels:history',
+      'groups:history',
+    ]);
+    // Watching: the message events of public and private channels, and the removal of the app.
+    expect(manifest).toMatch(
+      /^\s+event_subscriptions:\n\s+request_url: https:\/\/\S+\/slack\/events\n\s+bot_events:\n(\s+#.*\n)*\s+- message\.channels\n\s+- message\.groups\n(\s+#.*\n)*\s+- app_uninstalled\n\s+- tokens_revoked$/m,
+    );
     expect(manifest).toMatch(new RegExp(`^\\s+- command: ${SETTINGS_COMMAND}\\n(\\s+\\S.*\\n)*?\\s+should_escape: true$`, 'm'));
     // Tabs are invalid YAML indentation.
     expect(manifest).not.toContain('\t');
