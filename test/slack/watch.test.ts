@@ -22,7 +22,16 @@ import { buttonPayload, interactionBody, postToApp, SIGNING_SECRET, slashCommand
 import { signSlackRequest } from './fake-slack.ts';
 
 const RUN = Date.now();
-const ALL_SCOPES = ['commands', 'chat:write', 'users:read', 'channels:read', 'groups:read', 'usergroups:read', 'channels:history', 'groups:history'];
+const ALL_SCOPES = [
+  'commands',
+  'chat:write',
+  'users:read',
+  'channels:read',
+  'groups:read',
+  'usergroups:read',
+  'channels:history',
+  'groups:history',
+];
 
 // Written for these tests in the register of a generated answer (each rated likely_ai on its own).
 const AI_TEXTS = [
@@ -131,8 +140,16 @@ async function start(options: Options): Promise<{ h: Harness; store: WatchStore 
           ok: true,
           channel: { id: args.channel, name: 'general', is_channel: true, is_private: false, is_member: args.channel !== 'C0NOTIN' },
         }),
-        'conversations.history': (args) => ({ ok: true, messages: kept.has(String(args.latest)) ? [kept.get(String(args.latest))] : [], has_more: false }),
-        'conversations.replies': (args) => ({ ok: true, messages: kept.has(String(args.latest)) ? [kept.get(String(args.latest))] : [], has_more: false }),
+        'conversations.history': (args) => ({
+          ok: true,
+          messages: kept.has(String(args.latest)) ? [kept.get(String(args.latest))] : [],
+          has_more: false,
+        }),
+        'conversations.replies': (args) => ({
+          ok: true,
+          messages: kept.has(String(args.latest)) ? [kept.get(String(args.latest))] : [],
+          has_more: false,
+        }),
       },
     },
     watch: (backend) => ({
@@ -155,13 +172,17 @@ async function settings(h: { eventsUrl: string; slack: Harness['slack'] }, text:
 }
 
 function cards(h: Harness): RecordedCall[] {
-  return h.slack.callsOf('chat.postMessage').filter((c) => Array.isArray(c.args.blocks) && JSON.stringify(c.args.blocks).includes('watch_review'));
+  return h.slack
+    .callsOf('chat.postMessage')
+    .filter((c) => Array.isArray(c.args.blocks) && JSON.stringify(c.args.blocks).includes('watch_review'));
 }
 
 /** Everything the app did in a watched channel: posting, updating, deleting, reacting. */
 function publicActions(h: Harness, channel: string): RecordedCall[] {
   return h.slack.calls.filter(
-    (c) => ['chat.postMessage', 'chat.update', 'chat.delete', 'chat.postEphemeral', 'reactions.add', 'conversations.kick'].includes(c.method) && c.args.channel === channel,
+    (c) =>
+      ['chat.postMessage', 'chat.update', 'chat.delete', 'chat.postEphemeral', 'reactions.add', 'conversations.kick'].includes(c.method) &&
+      c.args.channel === channel,
   );
 }
 
@@ -209,7 +230,9 @@ describe.each([
   it('with cards on, posts one card in the audit channel, naming the author in plain text, and nothing in the channel', async () => {
     expect(await settings(h, 'cards <#C0GENERAL|general> on')).toContain('Review cards are on for <#C0GENERAL>');
     for (const text of AI_TEXTS) await postEvent(h, messageEvent('C0GENERAL', 'U0REGULAR2', text));
-    const card = await h.slack.waitFor((c) => c.method === 'chat.postMessage' && JSON.stringify(c.args.blocks ?? []).includes('watch_review'));
+    const card = await h.slack.waitFor(
+      (c) => c.method === 'chat.postMessage' && JSON.stringify(c.args.blocks ?? []).includes('watch_review'),
+    );
     expect(card.args.channel).toBe('C0AUDIT');
     const json = JSON.stringify(card.args.blocks);
     expect(json).toContain('this member’s recent messages look AI-written');
@@ -218,7 +241,9 @@ describe.each([
     expect(json).toMatch(/\*Evidence:\* 5 messages, \d+ words \(this member’s recent messages in the channel\)/);
     expect(json).toContain('Most AI-like messages');
     expect(json).toContain('https://test.slack.com/archives/C0GENERAL/p');
-    const actions = (card.args.blocks as { type: string; elements?: { action_id: string; text: { text: string } }[] }[]).find((b) => b.type === 'actions')!;
+    const actions = (card.args.blocks as { type: string; elements?: { action_id: string; text: { text: string } }[] }[]).find(
+      (b) => b.type === 'actions',
+    )!;
     expect(actions.elements!.map((e) => e.text.text)).toEqual(['Confirm', 'False positive', 'Dismiss']);
     expect(publicActions(h, 'C0GENERAL')).toEqual([]);
   });
@@ -350,7 +375,13 @@ describe('what watching leaves out, edits, deletes and threads (SQLite)', () => 
         channel_type: 'channel',
         ts: nextTs(),
         event_ts: nextTs(),
-        message: { type: 'message', user: 'U0EDIT', text: `${HUMAN_TEXT} edited later`, ts: toEdit.ts, edited: { user: 'U0EDIT', ts: nextTs() } },
+        message: {
+          type: 'message',
+          user: 'U0EDIT',
+          text: `${HUMAN_TEXT} edited later`,
+          ts: toEdit.ts,
+          edited: { user: 'U0EDIT', ts: nextTs() },
+        },
         previous_message: { type: 'message', user: 'U0EDIT', text: AI_TEXTS[1], ts: toEdit.ts },
       });
       await postEvent(h, {

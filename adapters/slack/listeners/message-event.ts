@@ -40,7 +40,11 @@ function isMemberMessage(m: SlackMessageEvent | undefined): m is SlackMessageEve
   return m.subtype === undefined || MEMBER_SUBTYPES.has(m.subtype);
 }
 
-async function incoming(teamId: string, channel: string, m: SlackMessageEvent & { user: string; ts: string }): Promise<IncomingMessage | undefined> {
+async function incoming(
+  teamId: string,
+  channel: string,
+  m: SlackMessageEvent & { user: string; ts: string },
+): Promise<IncomingMessage | undefined> {
   if (isCommandLike(m.text ?? '')) return undefined;
   const text = (await watchedSlackText(m)).text;
   if (!text) return undefined;

@@ -38,7 +38,9 @@ export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
         await handleWatchSetting(ctx, { team_id: teamId, user_id: command.user_id, text: command.text ?? '' }, client, answer);
       } catch (err) {
         log.error({ err: (err as Error).message }, 'watch setting failed');
-        await answer('The watch settings could not be read or saved (the app’s store or Slack did not answer). Nothing was changed; try again in a minute.');
+        await answer(
+          'The watch settings could not be read or saved (the app’s store or Slack did not answer). Nothing was changed; try again in a minute.',
+        );
       }
       return;
     }

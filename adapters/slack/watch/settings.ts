@@ -126,7 +126,9 @@ export async function handleWatchSetting(
     case 'watch': {
       const channel = channelId(args[0]);
       if (!channel) {
-        await answer(`“${args[0] ?? '(nothing)'}” is not a channel. Type # and pick the channel, e.g. \`/detect-settings watch #general\`.`);
+        await answer(
+          `“${args[0] ?? '(nothing)'}” is not a channel. Type # and pick the channel, e.g. \`/detect-settings watch #general\`.`,
+        );
         return;
       }
       const readiness = await channelReadiness(client, channel);
@@ -139,7 +141,9 @@ export async function handleWatchSetting(
       invalidate();
       log.info({ channel, added }, 'watching a channel');
       if (!added) {
-        await answer(`<#${channel}> is already watched (since ${slackDate(watched.since)}, ${watched.cards ? 'review cards on' : 'shadow mode'}).`);
+        await answer(
+          `<#${channel}> is already watched (since ${slackDate(watched.since)}, ${watched.cards ? 'review cards on' : 'shadow mode'}).`,
+        );
         return;
       }
       await answer(
