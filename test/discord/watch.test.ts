@@ -527,6 +527,9 @@ describe('what watching leaves out (SQLite)', () => {
   });
 
   it('reports what each preset would flag and keeps to the chosen one; refuses delete-data without confirm', async () => {
+    const shown = await settings(r!, admin, 'show');
+    expect(shown).toContain(`• Watched channels: <#${r!.world.general}> (shadow mode)`);
+    expect(shown).toContain(`• Exempt roles: <@&${r!.world.exemptRole}> (moderators always are)`);
     const preset = await settings(r!, admin, 'preset', [{ name: 'preset', type: 3, value: 'loose' }]);
     expect(preset).toContain('**loose** preset');
     const report = await settings(r!, admin, 'report');

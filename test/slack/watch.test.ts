@@ -421,6 +421,10 @@ describe('what watching leaves out, edits, deletes and threads (SQLite)', () => 
   });
 
   it('delete-data needs confirm, then leaves nothing', async () => {
+    const shown = await settings(h, '');
+    expect(shown).toContain('• Watched channels: <#C0GENERAL> (shadow mode)');
+    expect(shown).toContain('• Exempt user groups: <!subteam^S0REGULARS>');
+    expect(shown).toContain('/detect-settings watch #channel');
     expect(await settings(h, 'delete-data')).toMatch(/^Nothing was deleted\./);
     expect((await store.getConfig('slack:T0TEST')).channels).toHaveLength(1);
     expect(await settings(h, 'delete-data confirm')).toMatch(/^Deleted everything the app kept about this workspace/);

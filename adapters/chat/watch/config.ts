@@ -32,9 +32,14 @@ export const DEFAULT_WATCH_SETTINGS: WatchSettings = {
   retentionDays: 30,
   cardsPerChannelHour: 10,
   cardWindowMs: 60 * 60_000,
-  concurrency: 2,
+  concurrency: 4,
   maxPendingAgeMs: 24 * 3_600_000,
 };
+
+/** A WATCH_* variable with a value the bots cannot use; its message names the variable. */
+export class WatchConfigError extends Error {
+  override name = 'WatchConfigError';
+}
 
 /** Longest retention a scope may choose: a year. */
 export const MAX_RETENTION_DAYS = 365;
@@ -44,7 +49,7 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min
   if (!raw) return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name}="${raw}" must be a whole number from ${min} to ${max}.`);
+    throw new WatchConfigError(`${name}="${raw}" must be a whole number from ${min} to ${max}.`);
   }
   return value;
 }
@@ -55,14 +60,16 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min
  * - `WATCH_RETENTION_DAYS` (30, 1–365): default retention of scores, ids and outcomes.
  * - `WATCH_CARDS_PER_CHANNEL_HOUR` (10): hourly card cap per watched channel.
  * - `WATCH_CARD_WINDOW_MINUTES` (60): one card per member per this many minutes.
- * - `WATCH_CONCURRENCY` (2): watched messages scored at once.
+ * - `WATCH_CONCURRENCY` (4): watched messages scored at once (at most half of DETECT_QUEUE_CONCURRENCY is sensible).
  * - `WATCH_MAX_PENDING_HOURS` (24): unscored messages older than this are dropped.
  */
 export function readWatchSettings(env: NodeJS.ProcessEnv = process.env): WatchSettings {
   const d = DEFAULT_WATCH_SETTINGS;
   const judge = env.WATCH_JUDGE?.trim().toLowerCase() || d.judge;
   if (judge !== 'author' && judge !== 'message') {
-    throw new Error(`WATCH_JUDGE="${env.WATCH_JUDGE}" must be author (the member's recent messages) or message (each message alone).`);
+    throw new WatchConfigError(
+      `WATCH_JUDGE="${env.WATCH_JUDGE}" must be author (the member's recent messages) or message (each message alone).`,
+    );
   }
   return {
     judge,

@@ -10,7 +10,7 @@ import type { ScopeSettings, SettingsPatch } from '../../chat/store/index.ts';
 import { editAnswer, guildScope, guildSettings, interactionFields, type BotContext } from '../check.ts';
 import { BOT_DEFAULT_CHOICE, MODLOG_CHANNEL_TYPES, SETTINGS_OPTIONS, SETTINGS_SUBCOMMANDS } from '../commands.ts';
 import { describeDiscordError } from '../discord-errors.ts';
-import { handleWatchSettings, isWatchSubcommand } from './watch-settings.ts';
+import { handleWatchSettings, isWatchSubcommand, watchSummary } from './watch-settings.ts';
 
 type Outcome = { ok: true; patch: SettingsPatch; done: string } | { ok: false; problem: string; code: string };
 
@@ -47,7 +47,7 @@ export async function handleSettingsCommand(ctx: BotContext, interaction: ChatIn
     return;
   }
   if (subcommand === SETTINGS_SUBCOMMANDS.show) {
-    await reply(describeSettings(ctx, await guildSettings(ctx, guildId)));
+    await reply(`${describeSettings(ctx, await guildSettings(ctx, guildId))}${await watchSummary(ctx, guildId)}`);
     return;
   }
   const outcome = readChange(interaction, subcommand, guildId);

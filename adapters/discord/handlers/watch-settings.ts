@@ -18,6 +18,25 @@ export function isWatchSubcommand(name: string | null): boolean {
   return name !== null && SUBCOMMANDS.has(name);
 }
 
+/** Lines for `/detect-settings show`: watched channels, exempt roles, preset and retention; empty without watching. */
+export async function watchSummary(ctx: BotContext, guildId: string): Promise<string> {
+  const watching = ctx.watch;
+  if (!watching?.store) return '';
+  try {
+    const config = await watching.store.getConfig(guildScope(guildId));
+    const channels = config.channels.map((c) => `<#${c.channelId}> (${c.cards ? 'cards on' : 'shadow mode'})`).join(', ');
+    return [
+      '',
+      `• Watched channels: ${channels || 'none'}${watching.status === 'intent_missing' ? ' (⚠️ watching is off: the bot lacks the Message Content intent)' : ''}`,
+      `• Exempt roles: ${config.exemptIds.map((id) => `<@&${id}>`).join(', ') || 'none'} (moderators always are)`,
+      `• Flagging preset: ${config.preset ?? DEFAULT_PRESET}; records kept ${config.retentionDays ?? watching.settings.retentionDays} days`,
+    ].join('\n');
+  } catch (err) {
+    ctx.logger.warn({ guildId, err: (err as Error).message }, 'could not read the watch settings');
+    return '\n• Watched channels: unknown (the bot’s store did not answer)';
+  }
+}
+
 const NOT_SET_UP = 'Watching is not set up in this bot. Ask the bot admin (it is started without watching).';
 
 function dataStatement(days: number): string {

@@ -8,7 +8,7 @@ import { slackErrorCode, teamScope, teamSettings, type SlackAppContext } from '.
 import { auditChannelFor, defaultModeFor } from '../config.ts';
 import { isWorkspaceAdmin, parseSettingsCommand, SETTINGS_COMMAND, SETTINGS_USAGE } from '../settings.ts';
 import type { ScopeSettings } from '../../chat/store/index.ts';
-import { handleWatchSetting, isWatchSetting, WATCH_USAGE } from '../watch/settings.ts';
+import { handleWatchSetting, isWatchSetting, WATCH_USAGE, watchSummary } from '../watch/settings.ts';
 
 export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
   app.command(SETTINGS_COMMAND, async ({ command, ack, respond, client }) => {
@@ -46,7 +46,7 @@ export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
     }
     const parsed = parseSettingsCommand(command.text ?? '');
     if (parsed.kind === 'show') {
-      await answer(`${describe(await teamSettings(ctx, teamId))}\n\n${SETTINGS_USAGE}\n${WATCH_USAGE}`);
+      await answer(`${describe(await teamSettings(ctx, teamId))}${await watchSummary(ctx, teamId)}\n\n${SETTINGS_USAGE}\n${WATCH_USAGE}`);
       return;
     }
     if (parsed.kind === 'invalid') {

@@ -23,6 +23,25 @@ export const WATCH_USAGE = [
   '• `/detect-settings preset strict|standard|loose`, `retention <days>|default`, `report`, `delete-data`',
 ].join('\n');
 
+/** Lines for `/detect-settings` (show): watched channels, exempt groups, preset and retention; empty without watching. */
+export async function watchSummary(ctx: SlackAppContext, teamId: string): Promise<string> {
+  const watching = ctx.watch;
+  if (!watching) return '';
+  try {
+    const config = await watching.store.getConfig(teamScope(teamId));
+    const channels = config.channels.map((c) => `<#${c.channelId}> (${c.cards ? 'cards on' : 'shadow mode'})`).join(', ');
+    return [
+      '',
+      `• Watched channels: ${channels || 'none'}`,
+      `• Exempt user groups: ${config.exemptIds.map((id) => `<!subteam^${id}>`).join(', ') || 'none'} (admins and the checkers group always are)`,
+      `• Flagging preset: *${config.preset ?? DEFAULT_PRESET}*; records kept ${config.retentionDays ?? watching.settings.retentionDays} days`,
+    ].join('\n');
+  } catch (err) {
+    ctx.logger.warn({ team: teamId, err: (err as Error).message }, 'could not read the watch settings');
+    return '\n• Watched channels: unknown (the app’s store did not answer)';
+  }
+}
+
 export function isWatchSetting(text: string): boolean {
   const name = text.trim().split(/\s+/)[0]?.toLowerCase() ?? '';
   return (WATCH_SETTINGS as readonly string[]).includes(name);
