@@ -81,6 +81,12 @@ export class DetectionQueue {
   readonly #connection: Bottleneck.IORedisConnection | undefined;
   /** Waiting tickets of this process, in order; the shared list lives in Redis when clustered. */
   readonly #waiting: Ticket[] = [];
+  /**
+   * Background calls scheduled here and not started yet. With pacing (minTime), Bottleneck gives a
+   * call its start time when it is scheduled, and a later interactive check cannot overtake it, so
+   * at most one background call may be waiting for its start at a time.
+   */
+  #backgroundWaiting = 0;
   #pausedUntil = 0;
 
   constructor(options: DetectionQueueOptions) {
@@ -191,11 +197,16 @@ export class DetectionQueue {
 
   /**
    * True when a background call may start now without costing an interactive check its turn: no
-   * interactive check waits (in any instance), no 429 pause holds the queue, and more than a
-   * quarter of the key's budget is left in this window.
+   * other background call waits for its start here, no interactive check waits (in any instance), no
+   * 429 pause holds the queue, two places on the wire are free, and more than a quarter of the key's
+   * budget is left in this window.
    */
   async roomForBackground(): Promise<boolean> {
+    if (this.#backgroundWaiting > 0) return false;
     if ((await this.#pauseRemaining()) > 0) return false;
+    // Two places on the wire stay free for interactive checks (one when there are only two).
+    const running = await this.#bottleneck.running().catch(() => 0);
+    if (running >= Math.max(1, this.#options.maxConcurrent - 2)) return false;
     const waiting = this.#redis ? await this.#redis.zcard(this.#waitingKey).catch(() => 0) : this.#waiting.length;
     if (waiting > 0) return false;
     const rate = this.#options.rate;
@@ -256,16 +267,26 @@ export class DetectionQueue {
 
   async #runBackground<T>(call: () => Promise<T>, signal: AbortSignal | undefined, weight: number): Promise<QueuedResult<T>> {
     const ticket: Ticket = { id: randomUUID(), askedAt: Date.now(), started: false, abandoned: false };
+    this.#backgroundWaiting += 1;
+    let counted = true;
+    const started = (): void => {
+      if (counted) this.#backgroundWaiting -= 1;
+      counted = false;
+    };
     const scheduled = this.#bottleneck.schedule({ priority: BACKGROUND_PRIORITY, weight }, async () => {
+      started();
       if (ticket.abandoned) return { skipped: true as const };
       ticket.started = true;
       return { skipped: false as const, value: await this.#attempt(call, ticket, signal, Number.POSITIVE_INFINITY) };
     });
-    scheduled.catch(() => undefined);
+    scheduled.catch(started);
     const aborted = signal
       ? new Promise<never>((_, reject) => {
           const onAbort = (): void => {
-            if (!ticket.started) ticket.abandoned = true;
+            if (!ticket.started) {
+              ticket.abandoned = true;
+              started();
+            }
             reject(signal.reason);
           };
           if (signal.aborted) onAbort();

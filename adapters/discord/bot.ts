@@ -1,9 +1,11 @@
 /**
  * The discord.js client and the routing of interactions to their handlers.
  *
- * Gateway intents: `Guilds` only. Interactions arrive without any intent; `Guilds` keeps the server
- * and channel caches that turn a target message into a full `Message`. The privileged Message
- * Content intent is not needed: a message command's interaction carries the message it targets.
+ * Gateway intents: `Guilds` for the commands. Interactions arrive without any intent; `Guilds` keeps
+ * the server and channel caches that turn a target message into a full `Message`. The privileged
+ * Message Content intent is not needed for them: a message command's interaction carries the message
+ * it targets. Watching channels adds GuildMessages and MessageContent when the application has the
+ * latter switched on (watch/runtime.ts).
  */
 import { Client, Events, GatewayIntentBits, RESTEvents, type Interaction } from 'discord.js';
 import { once } from 'node:events';

@@ -44,9 +44,11 @@ describe('background (watched) calls in the detection queue', () => {
     proxy.delayMs = 150;
     try {
       const sent = proxy.detectBodies.length;
+      expect(await backend.queue.roomForBackground()).toBe(true);
       const watched = Array.from({ length: 4 }, (_, i) => watch.detect({ text: WATCHED(i), mode: 'general' }));
       await new Promise((r) => setTimeout(r, 20));
-      expect(await backend.queue.roomForBackground()).toBe(true);
+      // The only place on the wire is taken and other watched calls wait: no room for more.
+      expect(await backend.queue.roomForBackground()).toBe(false);
       const positions: number[] = [];
       const interactive = backend.detector.detect({ text: INTERACTIVE, mode: 'general' }, { onQueued: (p) => positions.push(p) });
       await new Promise((r) => setTimeout(r, 20));
@@ -59,6 +61,39 @@ describe('background (watched) calls in the detection queue', () => {
       expect(positions.every((p) => p === 1)).toBe(true);
     } finally {
       proxy.delayMs = 0;
+      await backend.close();
+    }
+  });
+
+  it('with the calls paced, a watcher that waits for room keeps an interactive check’s wait under two paces', async () => {
+    // 20 calls a second: one start every 50 ms. Watched calls that took their start times in
+    // advance would each push an interactive check 50 ms further back.
+    const backend = await connectDetectionBackend({ DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_QUEUE_RATE: '20/1s' });
+    const watch = watchDetectorFor(backend);
+    let pumping = true;
+    const inFlight = new Set<Promise<unknown>>();
+    // What the watcher does: start a watched call only when the queue has room, up to 4 at once.
+    const pump = (async () => {
+      for (let i = 0; pumping; i++) {
+        if (inFlight.size < 4 && (await backend.queue.roomForBackground())) {
+          const call = watch.detect({ text: WATCHED(i), mode: 'general' }).finally(() => inFlight.delete(call));
+          inFlight.add(call);
+        } else {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+    })();
+    try {
+      await new Promise((r) => setTimeout(r, 600));
+      const waits: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        await backend.detector.detect({ text: INTERACTIVE, mode: 'general' }, { onStart: (ms) => waits.push(ms) });
+      }
+      expect(Math.max(...waits)).toBeLessThan(100);
+    } finally {
+      pumping = false;
+      await pump;
+      await Promise.allSettled([...inFlight]);
       await backend.close();
     }
   });
