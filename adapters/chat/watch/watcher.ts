@@ -403,7 +403,8 @@ export class Watcher {
         room = true;
       }
       if (!room) {
-        await this.#nap(25);
+        // Usually a watched call waiting for its start (a local check, no I/O): it starts within one pace.
+        await this.#nap(5);
         continue;
       }
       let item: PendingItem | undefined;
