@@ -48,9 +48,20 @@ export interface QueueCallOptions {
    */
   onPause?: ((ms: number) => void) | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * A watched channel's message rather than a moderator's check (adapters/chat/watch/): it starts
+   * only after every waiting interactive check, is not counted in their positions, and has no wait
+   * bound, since it is kept in the store and nobody is looking at a spinner for it.
+   */
+  background?: boolean | undefined;
   /** Units of the key's budget the call costs (a member check of 50 messages costs 5); default 1. */
   weight?: number | undefined;
 }
+
+/** Bottleneck runs lower numbers first; interactive checks keep its default (5). */
+const BACKGROUND_PRIORITY = 9;
+/** Share of the key's budget a background call leaves to interactive checks. */
+const INTERACTIVE_RESERVE = 0.25;
 
 export interface QueuedResult<T> {
   value: T;
@@ -77,6 +88,12 @@ export class DetectionQueue {
   readonly #connection: Bottleneck.IORedisConnection | undefined;
   /** Waiting tickets of this process, in order; the shared list lives in Redis when clustered. */
   readonly #waiting: Ticket[] = [];
+  /**
+   * Background calls scheduled here and not started yet. With pacing (minTime), Bottleneck gives a
+   * call its start time when it is scheduled, and a later interactive check cannot overtake it, so
+   * at most one background call may be waiting for its start at a time.
+   */
+  #backgroundWaiting = 0;
   #pausedUntil = 0;
 
   constructor(options: DetectionQueueOptions) {
@@ -127,6 +144,14 @@ export class DetectionQueue {
    * pause as long as the wait stays within `maxWaitMs`.
    */
   async run<T>(call: () => Promise<T>, options: QueueCallOptions = {}): Promise<QueuedResult<T>> {
+    if (options.background) {
+      // A weight above the concurrency or the budget could never start.
+      const weight = Math.max(
+        1,
+        Math.min(options.weight ?? 1, this.#options.maxConcurrent, this.#options.rate?.max ?? Number.POSITIVE_INFINITY),
+      );
+      return this.#runBackground(call, options.signal, weight);
+    }
     const ticket: Ticket = { id: randomUUID(), askedAt: Date.now(), started: false, abandoned: false };
     await this.#enter(ticket);
     const announcer = this.#announce(ticket, options.onQueued);
@@ -136,7 +161,7 @@ export class DetectionQueue {
         if (ticket.abandoned) return { skipped: true as const };
         ticket.started = true;
         await this.#leave(ticket);
-        return { skipped: false as const, value: await this.#attempt(call, ticket, options) };
+        return { skipped: false as const, value: await this.#attempt(call, ticket, options, this.#options.maxWaitMs) };
       });
       scheduled.catch(() => undefined);
       const timedOut = new Promise<never>((_, reject) => {
@@ -175,6 +200,28 @@ export class DetectionQueue {
       clearTimeout(giveUp);
       announcer.stop();
     }
+  }
+
+  /**
+   * True when a background call may start now without costing an interactive check its turn: no
+   * other background call waits for its start here, no interactive check waits (in any instance), no
+   * 429 pause holds the queue, two places on the wire are free, and more than a quarter of the key's
+   * budget is left in this window.
+   */
+  async roomForBackground(): Promise<boolean> {
+    if (this.#backgroundWaiting > 0) return false;
+    if ((await this.#pauseRemaining()) > 0) return false;
+    // Two places on the wire stay free for interactive checks (one when there are only two).
+    const running = await this.#bottleneck.running().catch(() => 0);
+    if (running >= Math.max(1, this.#options.maxConcurrent - 2)) return false;
+    const waiting = this.#redis ? await this.#redis.zcard(this.#waitingKey).catch(() => 0) : this.#waiting.length;
+    if (waiting > 0) return false;
+    const rate = this.#options.rate;
+    if (rate) {
+      const left = await this.#bottleneck.currentReservoir().catch(() => null);
+      if (left !== null && left <= Math.ceil(rate.max * INTERACTIVE_RESERVE)) return false;
+    }
+    return true;
   }
 
   /** 1 for the next check to start; counts the checks of every instance when clustered. */
@@ -234,12 +281,50 @@ export class DetectionQueue {
     if (this.#redis) await this.#redis.zrem(this.#waitingKey, ticket.id).catch(() => undefined);
   }
 
-  async #attempt<T>(call: () => Promise<T>, ticket: Ticket, options: QueueCallOptions): Promise<{ value: T; waitedMs: number }> {
+  async #runBackground<T>(call: () => Promise<T>, signal: AbortSignal | undefined, weight: number): Promise<QueuedResult<T>> {
+    const ticket: Ticket = { id: randomUUID(), askedAt: Date.now(), started: false, abandoned: false };
+    this.#backgroundWaiting += 1;
+    let counted = true;
+    const started = (): void => {
+      if (counted) this.#backgroundWaiting -= 1;
+      counted = false;
+    };
+    const scheduled = this.#bottleneck.schedule({ priority: BACKGROUND_PRIORITY, weight }, async () => {
+      started();
+      if (ticket.abandoned) return { skipped: true as const };
+      ticket.started = true;
+      return { skipped: false as const, value: await this.#attempt(call, ticket, { signal }, Number.POSITIVE_INFINITY) };
+    });
+    scheduled.catch(started);
+    const aborted = signal
+      ? new Promise<never>((_, reject) => {
+          const onAbort = (): void => {
+            if (!ticket.started) {
+              ticket.abandoned = true;
+              started();
+            }
+            reject(signal.reason);
+          };
+          if (signal.aborted) onAbort();
+          else signal.addEventListener('abort', onAbort, { once: true });
+        })
+      : new Promise<never>(() => undefined);
+    const outcome = await Promise.race([scheduled, aborted]);
+    if (outcome.skipped) throw new Error('unreachable: a skipped ticket never resolves its caller');
+    return { value: outcome.value.value, waitedMs: outcome.value.waitedMs };
+  }
+
+  async #attempt<T>(
+    call: () => Promise<T>,
+    ticket: Ticket,
+    options: QueueCallOptions,
+    maxWaitMs: number,
+  ): Promise<{ value: T; waitedMs: number }> {
     const { signal } = options;
     for (;;) {
       const pause = await this.#pauseRemaining();
       if (pause > 0) {
-        if (Date.now() + pause - ticket.askedAt > this.#options.maxWaitMs) {
+        if (Date.now() + pause - ticket.askedAt > maxWaitMs) {
           throw new QueueWaitExceededError('The service asked to pause longer than a check may wait.', {
             code: 'queue_wait_exceeded',
             retryAfterMs: pause,
@@ -256,7 +341,7 @@ export class DetectionQueue {
       } catch (err) {
         if (!(err instanceof RateLimitError) || err instanceof QueueWaitExceededError) throw err;
         const wait = Math.max(1, err.retryAfterMs);
-        if (Date.now() + wait - ticket.askedAt > this.#options.maxWaitMs) throw err;
+        if (Date.now() + wait - ticket.askedAt > maxWaitMs) throw err;
         this.#options.logger?.info({ retryAfterMs: wait }, 'service rate limit reached; queued checks pause');
         await this.#pauseFor(wait);
       }

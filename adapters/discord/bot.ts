@@ -6,6 +6,8 @@
  * Content intent is not needed on the gateway: a message command's interaction carries the message
  * it targets, and member checks read history over REST, where what counts is the intent's switch in
  * the Developer Portal, not the intents the bot identifies with (see history.ts).
+ * Watching channels adds GuildMessages and MessageContent when the application has the latter
+ * switched on (watch/runtime.ts).
  */
 import { ApplicationFlags, Client, Events, GatewayIntentBits, RESTEvents, type Interaction } from 'discord.js';
 import { once } from 'node:events';
@@ -20,9 +22,11 @@ import { handleAuthorCheckButton, handleCheckAuthorMenu, isAuthorCheckButton } f
 import { handleCheckMessage } from './handlers/check-message.ts';
 import { handleDetectCommand } from './handlers/detect-command.ts';
 import { handleRecheckButton, isRecheckButton } from './handlers/recheck-button.ts';
+import { handleReviewButton, isReviewButton } from './handlers/review-button.ts';
 import { handleSettingsCommand } from './handlers/settings-command.ts';
 import { ModLog } from './modlog.ts';
 import { RecheckStore } from './recheck-store.ts';
+import { DiscordWatching, type DiscordWatchOptions } from './watch/runtime.ts';
 
 export const GATEWAY_INTENTS = [GatewayIntentBits.Guilds] as const;
 
@@ -37,6 +41,8 @@ export interface DiscordBotOptions {
   logger?: Logger | undefined;
   /** State store to use instead of opening one from `settings.state`; the bot then does not close it. */
   store?: ChatStore | undefined;
+  /** Watching chosen channels (adapters/discord/watch/); without it `/detect-settings watch` says it is not set up. */
+  watch?: DiscordWatchOptions | undefined;
 }
 
 export interface DiscordBot {
@@ -61,6 +67,7 @@ async function routeInteraction(ctx: BotContext, interaction: Interaction): Prom
   } else if (interaction.isButton()) {
     if (isRecheckButton(interaction)) return handleRecheckButton(ctx, interaction);
     if (isAuthorCheckButton(interaction)) return handleAuthorCheckButton(ctx, interaction);
+    if (isReviewButton(interaction)) return handleReviewButton(ctx, interaction);
   }
   if (interaction.isRepliable()) {
     // A command this build does not know: registered by a newer or older version of the bot.
@@ -94,6 +101,8 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
     modLog: new ModLog(client.rest, logger),
     signal: shutdown.signal,
   };
+  const watching = new DiscordWatching(client, context, options.watch, logger);
+  context.watch = watching;
 
   const gateway = guardGatewayDispatch(client, logger);
   client.on(Events.InteractionCreate, (interaction) => {
@@ -121,8 +130,10 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
       const ready = once(client, Events.ClientReady);
       // If login throws, `ready` is never awaited; a later 'error' event must not become an unhandled rejection.
       ready.catch(() => undefined);
+      await watching.beforeLogin(options.token);
       await client.login(options.token);
       await ready;
+      watching.start();
       logger.info(
         {
           user: client.user?.tag,
@@ -134,12 +145,14 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
           // From READY; member checks need it switched on in the Developer Portal (history.ts).
           messageContentIntent:
             client.application?.flags?.any(ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited) ?? null,
+          watching: watching.status,
         },
         'discord bot ready',
       );
     },
     async stop() {
       shutdown.abort();
+      await watching.stop();
       await client.destroy();
       if (!options.store) await state.close();
     },

@@ -15,6 +15,7 @@ import {
 import type { Mode } from '../../src/contract.ts';
 import { DEFAULT_HISTORY_WINDOW, HISTORY_LIMITS } from '../chat/author.ts';
 import { CHAT_MODES, modeLabel } from '../chat/format.ts';
+import { addWatchSubcommands } from './watch/commands.ts';
 
 export const DETECT_COMMAND = 'detect';
 /** Server settings, for members with Manage Server. */
@@ -216,7 +217,7 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
     .setDefaultMemberPermissions(options.checkMessagePermission);
 
   // Appended last, so the order of the commands registered before stays the same.
-  return [detect.toJSON(), checkMessage.toJSON(), settings.toJSON(), checkAuthor.toJSON()];
+  return [detect.toJSON(), checkMessage.toJSON(), addWatchSubcommands(settings).toJSON(), checkAuthor.toJSON()];
 }
 
 /**

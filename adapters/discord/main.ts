@@ -7,6 +7,8 @@ import pino from 'pino';
 import { DiscordjsError, DiscordjsErrorCodes } from 'discord.js';
 import { botUserAgent, connectDetectionBackend, type DetectionBackend } from '../chat/backend.ts';
 import { installProcessGuards } from '../chat/process-guard.ts';
+import { readWatchSettings } from '../chat/watch/config.ts';
+import { watchDetectorFor } from '../chat/watch/detector.ts';
 import { createDiscordBot, type DiscordBot } from './bot.ts';
 import { inviteUrl } from './commands.ts';
 import { readBotSettings, readToken } from './config.ts';
@@ -28,17 +30,29 @@ function explainStartFailure(err: unknown): string {
     return 'Discord refused DISCORD_TOKEN. Copy a fresh token from the Developer Portal (your application → Bot → Reset Token).';
   }
   if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.DisallowedIntents) {
-    return 'Discord refused the gateway intents. The bot asks only for Guilds, which needs no approval: check that the token belongs to this bot.';
+    return 'Discord refused the gateway intents. The bot asks for Guilds, and for Message Content only when the application has it switched on: check that the token belongs to this bot, or set DISCORD_WATCH=off.';
   }
   return err instanceof Error ? err.message : String(err);
+}
+
+/** `DISCORD_WATCH`: `auto` (default: watching when the application has Message Content on) or `off`. */
+function readWatchSwitch(env: NodeJS.ProcessEnv = process.env): 'auto' | 'off' {
+  const value = env.DISCORD_WATCH?.trim().toLowerCase() || 'auto';
+  if (value === 'auto' || value === 'on') return 'auto';
+  if (value === 'off') return 'off';
+  throw new Error(`DISCORD_WATCH="${env.DISCORD_WATCH}" must be auto or off.`);
 }
 
 async function main(): Promise<number> {
   let token: string;
   let settings: ReturnType<typeof readBotSettings>;
+  let watchSettings: ReturnType<typeof readWatchSettings>;
+  let watchEnabled: 'auto' | 'off';
   try {
     token = readToken();
     settings = readBotSettings();
+    watchSettings = readWatchSettings();
+    watchEnabled = readWatchSwitch();
   } catch (err) {
     process.stderr.write(`${explainStartFailure(err)}\n`);
     return 2;
@@ -59,7 +73,13 @@ async function main(): Promise<number> {
 
   try {
     backend = await connectDetectionBackend(process.env, { logger, userAgent: botUserAgent('discord') });
-    bot = createDiscordBot({ token, detect: backend.detector, settings, logger });
+    bot = createDiscordBot({
+      token,
+      detect: backend.detector,
+      settings,
+      logger,
+      watch: { detector: watchDetectorFor(backend), settings: watchSettings, enabled: watchEnabled },
+    });
     await bot.start();
   } catch (err) {
     process.stderr.write(`Could not start the Discord bot: ${explainStartFailure(err)}\n`);

@@ -25,6 +25,10 @@ import { registerDetailsAction } from './listeners/details-action.ts';
 import { registerMessageShortcut } from './listeners/detect-message-shortcut.ts';
 import { registerRecheckAction } from './listeners/recheck-action.ts';
 import { registerSettingsCommand } from './listeners/settings-command.ts';
+import { registerMessageEvents } from './listeners/message-event.ts';
+import { registerReviewAction } from './listeners/review-action.ts';
+import { registerUninstallEvents } from './listeners/uninstall-event.ts';
+import { SlackWatching, type SlackWatchOptions } from './watch/runtime.ts';
 
 /** On stop, checks already acknowledged get this long to post their replies. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -35,6 +39,8 @@ export interface SlackAppDeps {
   logger: Logger;
   /** Replaces the state store opened from `config.redisUrl`/`config.dataDir`; the app then does not close it. */
   store?: ChatStore | undefined;
+  /** Watching chosen channels (adapters/slack/watch/); without it `/detect-settings watch` says it is not set up. */
+  watch?: SlackWatchOptions | undefined;
 }
 
 export interface RunningSlackApp {
@@ -172,12 +178,17 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   registerDetailsAction(app, ctx);
   registerSettingsCommand(app, ctx);
   registerAuthorCheckAction(app, ctx);
+  if (deps.watch) ctx.watch = new SlackWatching(app.client, ctx, deps.watch, logger);
+  registerMessageEvents(app, ctx);
+  registerReviewAction(app, ctx);
+  registerUninstallEvents(app, ctx);
   app.error(listenerErrorHandler(logger, config.slackApiUrl));
   acknowledgeUnhandled(app, logger);
 
   try {
     await app.init();
   } catch (err) {
+    await ctx.watch?.stop();
     if (ownsState) await state.close();
     const slackError = (err as { data?: { error?: unknown } }).data?.error;
     throw new Error(
@@ -198,6 +209,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     eventsUrl = `http://${host}:${address.port}${EVENTS_PATH}`;
     logger.info({ port: address.port, path: EVENTS_PATH }, 'listening for Slack requests over HTTP');
   }
+  ctx.watch?.start();
 
   let stopping: Promise<void> | undefined;
   const stop = async (): Promise<void> => {
@@ -215,6 +227,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
         clearTimeout(timer);
       }
     } finally {
+      await ctx.watch?.stop();
       if (ownsState) await state.close();
     }
   };

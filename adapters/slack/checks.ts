@@ -21,6 +21,7 @@ import {
 } from './blocks.ts';
 import { auditChannelFor, defaultModeFor, type SlackAppConfig } from './config.ts';
 import type { NameResolver } from './message-text.ts';
+import type { SlackWatching } from './watch/runtime.ts';
 
 type WebClient = webApi.WebClient;
 
@@ -106,6 +107,8 @@ export interface SlackAppContext {
   state: ChatStore;
   /** Display names of users and channels, shared by every listener (see createNameResolver). */
   names: NameCache;
+  /** Watched channels and review cards (adapters/slack/watch/); set when the app runs with watching. */
+  watch?: SlackWatching | undefined;
 }
 
 export interface CheckRequest {

@@ -6,15 +6,19 @@ import '../../src/node-version.ts';
 import pino from 'pino';
 import { botUserAgent, connectDetectionBackend } from '../chat/backend.ts';
 import { installProcessGuards } from '../chat/process-guard.ts';
+import { readWatchSettings, WatchConfigError, type WatchSettings } from '../chat/watch/config.ts';
+import { watchDetectorFor } from '../chat/watch/detector.ts';
 import { startSlackApp } from './app.ts';
 import { loadSlackConfig, SlackConfigError } from './config.ts';
 
 async function main(): Promise<number> {
   let config;
+  let watchSettings: WatchSettings;
   try {
     config = loadSlackConfig();
+    watchSettings = readWatchSettings();
   } catch (err) {
-    if (err instanceof SlackConfigError) {
+    if (err instanceof SlackConfigError || err instanceof WatchConfigError) {
       process.stderr.write(`textdetect-slack: ${err.message}\n`);
       return 2;
     }
@@ -26,7 +30,11 @@ async function main(): Promise<number> {
   const backend = await connectDetectionBackend(process.env, { logger, userAgent: botUserAgent('slack') });
   let running;
   try {
-    running = await startSlackApp(config, { detector: backend.detector, logger });
+    running = await startSlackApp(config, {
+      detector: backend.detector,
+      logger,
+      watch: { detector: watchDetectorFor(backend), settings: watchSettings },
+    });
   } catch (err) {
     logger.error({ err: (err as Error).message }, 'the Slack app could not start');
     await backend.close();

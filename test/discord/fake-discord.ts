@@ -77,7 +77,12 @@ export type FakeRoute = (
 export interface FakeDiscordOptions {
   applicationId: string;
   token: string;
+  /** The application's `flags` (GET /applications/@me and READY), e.g. the Message Content intent bits. */
+  applicationFlags?: number;
 }
+
+/** A route a test adds to the fake (see `route`): answers every matching request. */
+export type RouteHandler = (request: RecordedRequest, match: RegExpExecArray) => OverrideResponse;
 
 export class FakeDiscord {
   readonly applicationId: string;
@@ -96,6 +101,8 @@ export class FakeDiscord {
   #seq = 0;
   #overrides: Override[] = [];
   #routes: FakeRoute[] = [];
+  #matchRoutes: { method: string; path: RegExp; handler: RouteHandler }[] = [];
+  readonly #applicationFlags: number;
   /** Interactions sent and not yet acknowledged: token → id. */
   readonly #pending = new Map<string, string>();
   readonly #acknowledged = new Set<string>();
@@ -105,6 +112,7 @@ export class FakeDiscord {
   private constructor(options: FakeDiscordOptions) {
     this.applicationId = options.applicationId;
     this.token = options.token;
+    this.#applicationFlags = options.applicationFlags ?? 0;
     this.botUser = { id: options.applicationId, username: 'textdetect', global_name: null, discriminator: '0', avatar: null, bot: true };
     this.#http = createServer((req, res) => void this.#handle(req, res));
     this.#wss = new WebSocketServer({ server: this.#http, path: '/gateway' });
@@ -138,6 +146,11 @@ export class FakeDiscord {
   /** Adds REST endpoints, consulted before the built-in 404. */
   addRoute(route: FakeRoute): void {
     this.#routes.push(route);
+  }
+
+  /** Answers every request matching `method` and `path` with `handler` (routes the fake does not know by itself). */
+  route(method: string, path: RegExp, handler: RouteHandler): void {
+    this.#matchRoutes.push({ method, path, handler });
   }
 
   /** Resolves with the first recorded request (past or future) that matches. */
@@ -214,7 +227,7 @@ export class FakeDiscord {
               session_id: this.sessionId,
               resume_gateway_url: this.gatewayUrl,
               shard: payload.d.shard ?? [0, 1],
-              application: { id: this.applicationId, flags: 0 },
+              application: { id: this.applicationId, flags: this.#applicationFlags },
             },
           });
           for (const resolve of this.#readyWaiters.splice(0)) resolve();
@@ -269,6 +282,15 @@ export class FakeDiscord {
       return;
     }
 
+    for (const route of this.#matchRoutes) {
+      const match = route.method === record.method ? route.path.exec(path) : null;
+      if (match) {
+        const response = route.handler(record, match);
+        answer(response.status, response.body, response.headers);
+        return;
+      }
+    }
+
     const botAuth = req.headers.authorization === `Bot ${this.token}`;
     const unauthorized = (): void => answer(401, { message: '401: Unauthorized', code: 0 });
     let m: RegExpExecArray | null;
@@ -290,7 +312,7 @@ export class FakeDiscord {
         description: '',
         bot_public: true,
         bot_require_code_grant: false,
-        flags: 0,
+        flags: this.#applicationFlags,
       });
     }
     if (record.method === 'PUT' && (m = /^\/applications\/(\d+)(?:\/guilds\/(\d+))?\/commands$/.exec(path))) {

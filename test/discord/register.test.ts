@@ -89,6 +89,14 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     'modlog:1',
     'checker-role:1',
     'history:1',
+    'watch:1',
+    'unwatch:1',
+    'cards:1',
+    'exempt-role:1',
+    'preset:1',
+    'retention:1',
+    'report:1',
+    'delete-data:1',
   ]);
   const [, mode, modlog, role, history] = settings.options;
   expect(history.options).toEqual([

@@ -34,9 +34,11 @@ export interface FakeSlackOptions {
   usergroups?: Record<string, string[]>;
   /** Users users.info reports as bots (`is_bot: true`). */
   bots?: string[];
+  /** The token's scopes, sent as `x-oauth-scopes` on every Web API answer (as Slack does). */
+  scopes?: string[];
   /**
-   * More Web API methods (helpers in other files add them, e.g. fake-history.ts): method → answer,
-   * consulted before `unknown_method`.
+   * More Web API methods (tests, and helpers in other files such as fake-history.ts): method → answer,
+   * checked before the fake's own.
    */
   methods?: Record<string, (args: Record<string, unknown>) => Record<string, unknown>>;
 }
@@ -126,7 +128,7 @@ export class FakeSlack {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const raw = await readBody(req);
     const reply = (status: number, body: unknown, type = 'application/json'): void => {
-      res.writeHead(status, { 'content-type': type });
+      res.writeHead(status, { 'content-type': type, ...(this.options.scopes ? { 'x-oauth-scopes': this.options.scopes.join(',') } : {}) });
       res.end(typeof body === 'string' ? body : JSON.stringify(body));
     };
 
@@ -171,6 +173,8 @@ export class FakeSlack {
   }
 
   private answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
+    const own = this.options.methods?.[method];
+    if (own) return own(args);
     const notIn = new Set(this.options.channelsWithoutBot ?? []);
     switch (method) {
       case 'apps.connections.open':

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { connectDetectionBackend, type DetectionBackend } from '../../adapters/chat/backend.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
+import type { SlackWatchOptions } from '../../adapters/slack/watch/runtime.ts';
 import { loadSlackConfig, type SlackAppConfig } from '../../adapters/slack/config.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { FakeSlack, signSlackRequest, triggerId, type FakeSlackOptions } from './fake-slack.ts';
@@ -40,6 +41,8 @@ export interface HarnessOptions {
   slack?: Partial<FakeSlackOptions>;
   /** Extra backend variables (DETECT_QUEUE_*), merged over the harness's. */
   backendEnv?: Record<string, string>;
+  /** Runs the app with watching (adapters/slack/watch/), built on the harness's backend. */
+  watch?: (backend: DetectionBackend) => SlackWatchOptions;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -82,7 +85,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...options.env,
   });
-  const app = await startSlackApp(config, { detector: backend.detector, logger: options.appLogger ?? logger });
+  const app = await startSlackApp(config, {
+    detector: backend.detector,
+    logger: options.appLogger ?? logger,
+    ...(options.watch ? { watch: options.watch(backend) } : {}),
+  });
   return {
     service,
     proxy,

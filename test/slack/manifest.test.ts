@@ -28,6 +28,10 @@ describe('adapters/slack/manifest.yml', () => {
     // `/detect @member` needs the member's id, which Slack sends only for escaped commands.
     // The lines up to `should_escape` must belong to the same command (no `- command:` in between).
     expect(manifest).toMatch(new RegExp(`^\\s+- command: ${command}\\n(\\s+(?!- command:)\\S.*\\n)*?\\s+should_escape: true$`, 'm'));
+    // Watching: the message events of public and private channels, and the removal of the app.
+    expect(manifest).toMatch(
+      /^\s+event_subscriptions:\n\s+request_url: https:\/\/\S+\/slack\/events\n\s+bot_events:\n(\s+#.*\n)*\s+- message\.channels\n\s+- message\.groups\n(\s+#.*\n)*\s+- app_uninstalled\n\s+- tokens_revoked$/m,
+    );
     expect(manifest).toMatch(new RegExp(`^\\s+- command: ${SETTINGS_COMMAND}\\n(\\s+\\S.*\\n)*?\\s+should_escape: true$`, 'm'));
     // Tabs are invalid YAML indentation.
     expect(manifest).not.toContain('\t');

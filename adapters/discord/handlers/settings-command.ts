@@ -11,6 +11,7 @@ import type { ScopeSettings, SettingsPatch } from '../../chat/store/index.ts';
 import { editAnswer, guildScope, guildSettings, interactionFields, type BotContext } from '../check.ts';
 import { BOT_DEFAULT_CHOICE, MODLOG_CHANNEL_TYPES, SETTINGS_OPTIONS, SETTINGS_SUBCOMMANDS } from '../commands.ts';
 import { describeDiscordError } from '../discord-errors.ts';
+import { handleWatchSettings, isWatchSubcommand, watchSummary } from './watch-settings.ts';
 
 type Outcome = { ok: true; patch: SettingsPatch; done: string } | { ok: false; problem: string; code: string };
 
@@ -35,8 +36,19 @@ export async function handleSettingsCommand(ctx: BotContext, interaction: ChatIn
 
   const subcommand = interaction.options.getSubcommand(false);
   const scope = guildScope(guildId);
+  if (isWatchSubcommand(subcommand)) {
+    try {
+      await handleWatchSettings(ctx, interaction, subcommand as string);
+    } catch (err) {
+      ctx.logger.error({ ...interactionFields(interaction), subcommand, err: (err as Error).message }, 'watch settings failed');
+      await reply(
+        'The watch settings could not be read or saved (the bot’s store is unavailable). Nothing was changed; try again in a minute.',
+      );
+    }
+    return;
+  }
   if (subcommand === SETTINGS_SUBCOMMANDS.show) {
-    await reply(describeSettings(ctx, await guildSettings(ctx, guildId)));
+    await reply(`${describeSettings(ctx, await guildSettings(ctx, guildId))}${await watchSummary(ctx, guildId)}`);
     return;
   }
   const outcome = readChange(interaction, subcommand, guildId);

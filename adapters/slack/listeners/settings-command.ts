@@ -9,6 +9,7 @@ import { auditChannelFor, defaultModeFor } from '../config.ts';
 import { isWorkspaceAdmin, parseSettingsCommand, SETTINGS_COMMAND, SETTINGS_USAGE } from '../settings.ts';
 import type { ScopeSettings } from '../../chat/store/index.ts';
 import { describeHistoryWindow, historyWindowOf } from '../../chat/author.ts';
+import { handleWatchSetting, isWatchSetting, WATCH_USAGE, watchSummary } from '../watch/settings.ts';
 
 export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
   app.command(SETTINGS_COMMAND, async ({ command, ack, respond, client }) => {
@@ -34,9 +35,20 @@ export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
       ].join('\n');
     };
 
+    if (isWatchSetting(command.text ?? '')) {
+      try {
+        await handleWatchSetting(ctx, { team_id: teamId, user_id: command.user_id, text: command.text ?? '' }, client, answer);
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'watch setting failed');
+        await answer(
+          'The watch settings could not be read or saved (the app’s store or Slack did not answer). Nothing was changed; try again in a minute.',
+        );
+      }
+      return;
+    }
     const parsed = parseSettingsCommand(command.text ?? '');
     if (parsed.kind === 'show') {
-      await answer(`${describe(await teamSettings(ctx, teamId))}\n\n${SETTINGS_USAGE}`);
+      await answer(`${describe(await teamSettings(ctx, teamId))}${await watchSummary(ctx, teamId)}\n\n${SETTINGS_USAGE}\n${WATCH_USAGE}`);
       return;
     }
     if (parsed.kind === 'invalid') {

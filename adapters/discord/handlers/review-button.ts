@@ -1,0 +1,98 @@
+/**
+ * Confirm / False positive / Dismiss on a review card. The first moderator's answer is recorded
+ * (outcome, who, when) and shown on the card, which is edited in place and loses its buttons; a
+ * moderator who pressed a moment later sees the card as answered and is told, privately, by whom.
+ * Nothing happens in the watched channel.
+ */
+import { MessageFlags, PermissionFlagsBits, type APIEmbed, type ButtonInteraction } from 'discord.js';
+import { guildScope, guildSettings, interactionFields, type BotContext } from '../check.ts';
+import { describeDiscordError } from '../discord-errors.ts';
+import { mayCheckMessages } from './settings-command.ts';
+import { OUTCOME_DONE, parseReviewCustomId, plainPerson, REVIEW_FIELD, reviewedEmbed } from '../watch/card.ts';
+
+export function isReviewButton(interaction: ButtonInteraction): boolean {
+  return parseReviewCustomId(interaction.customId) !== undefined;
+}
+
+function memberName(interaction: ButtonInteraction): string {
+  const member = interaction.member as { nick?: string | null; nickname?: string | null } | null;
+  return member?.nickname || member?.nick || interaction.user.globalName || interaction.user.username;
+}
+
+async function tellPrivately(ctx: BotContext, interaction: ButtonInteraction, content: string): Promise<void> {
+  try {
+    if (interaction.replied || interaction.deferred)
+      await interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+    else await interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+  } catch (err) {
+    ctx.logger.warn({ ...interactionFields(interaction), err: describeDiscordError(err) }, 'could not answer a review button');
+  }
+}
+
+export async function handleReviewButton(ctx: BotContext, interaction: ButtonInteraction): Promise<void> {
+  const parsed = parseReviewCustomId(interaction.customId);
+  if (!parsed || !interaction.guildId) return;
+  const fields = { ...interactionFields(interaction), flagId: parsed.flagId, outcome: parsed.outcome };
+  const store = ctx.watch?.store;
+  if (!store) {
+    await tellPrivately(ctx, interaction, 'Watching is not set up in this bot, so this card cannot be answered here. Ask the bot admin.');
+    return;
+  }
+  const checker = (await guildSettings(ctx, interaction.guildId)).checkerId;
+  const moderator =
+    interaction.memberPermissions?.has(PermissionFlagsBits.ManageMessages) === true ||
+    (checker !== undefined && mayCheckMessages(interaction, checker));
+  if (!moderator) {
+    ctx.logger.info({ ...fields, code: 'review_forbidden' }, 'review refused');
+    await tellPrivately(ctx, interaction, 'Only moderators (Manage Messages, or the checker role) can answer review cards.');
+    return;
+  }
+  const now = Date.now();
+  let result: Awaited<ReturnType<typeof store.review>>;
+  try {
+    result = await store.review(guildScope(interaction.guildId), parsed.flagId, parsed.outcome, interaction.user.id, now);
+  } catch (err) {
+    ctx.logger.error({ ...fields, err: (err as Error).message }, 'could not record a review');
+    await tellPrivately(
+      ctx,
+      interaction,
+      'The answer could not be saved (the bot’s store is unavailable). Nothing was recorded; try again in a minute.',
+    );
+    return;
+  }
+  if (!result) {
+    await tellPrivately(
+      ctx,
+      interaction,
+      'This flag is no longer kept (records are deleted after the server’s retention period, or with `/detect-settings delete-data`), so the answer was not recorded.',
+    );
+    return;
+  }
+  const flag = result.flag;
+  const embed = (interaction.message.embeds[0]?.toJSON() ?? {}) as APIEmbed;
+  const answered = (embed.fields ?? []).some((f) => f.name === REVIEW_FIELD);
+  // A late press on a card already showing the answer leaves it as it is; the card is (re)written
+  // by the press that recorded the outcome, or when an earlier edit of it failed.
+  if (result.applied || !answered) {
+    const edited = reviewedEmbed(embed, {
+      outcome: flag.outcome ?? parsed.outcome,
+      reviewerId: flag.reviewerId ?? interaction.user.id,
+      reviewerName: flag.reviewerId === interaction.user.id ? memberName(interaction) : undefined,
+      at: flag.reviewedAt ?? now,
+    });
+    try {
+      await interaction.update({ embeds: [edited], components: [], allowedMentions: { parse: [] } });
+    } catch (err) {
+      ctx.logger.warn({ ...fields, err: describeDiscordError(err) }, 'could not edit the review card');
+    }
+  }
+  if (result.applied) {
+    ctx.logger.info(fields, 'flag reviewed');
+  } else {
+    await tellPrivately(
+      ctx,
+      interaction,
+      `This flag was already answered: ${OUTCOME_DONE[flag.outcome ?? parsed.outcome]} by ${plainPerson(undefined, flag.reviewerId ?? 'unknown')}. Your answer was not recorded.`,
+    );
+  }
+}

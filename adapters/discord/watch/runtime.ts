@@ -1,0 +1,140 @@
+/**
+ * Watching in the Discord bot: the gateway intents it needs, the watcher, and the removal of a
+ * server's data when the bot leaves it.
+ *
+ * Intents: watching needs GUILD_MESSAGES (message events) and the privileged MESSAGE_CONTENT (their
+ * text). Asking for a privileged intent the application has not switched on makes Discord close the
+ * gateway (4014) and the whole bot would stop, so the bot first reads its application's flags: with
+ * "Message Content Intent" on in the Developer Portal it asks for both; without it, it keeps to
+ * `Guilds`, every command works, and `/detect-settings watch` says what to switch on.
+ */
+import { ApplicationFlags, Events, GatewayIntentBits, IntentsBitField, Routes, type Client } from 'discord.js';
+import type { Logger } from 'pino';
+import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
+import type { WatchDetector } from '../../chat/watch/detector.ts';
+import { openWatchStore, type WatchStore } from '../../chat/watch/store.ts';
+import { Watcher } from '../../chat/watch/watcher.ts';
+import { guildScope, type BotContext } from '../check.ts';
+import { describeDiscordError } from '../discord-errors.ts';
+import { handleWatchDispatch, type WatchDispatchContext } from '../handlers/watch-messages.ts';
+import { discordWatchPlatform } from './platform.ts';
+
+export const WATCH_INTENTS = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent] as const;
+
+const MESSAGE_CONTENT_FLAGS = ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited;
+
+export interface DiscordWatchOptions {
+  /** Background detection through the bots' queue (adapters/chat/watch/detector.ts). */
+  detector: WatchDetector;
+  settings?: WatchSettings | undefined;
+  /** A store to use instead of opening one at the bot's state location; the bot then does not close it. */
+  store?: WatchStore | undefined;
+  /** `off` never asks for the message intents; `auto` (default) asks when the application has Message Content on. */
+  enabled?: 'auto' | 'off' | undefined;
+  leaseMs?: number | undefined;
+  idlePollMs?: number | undefined;
+  configTtlMs?: number | undefined;
+}
+
+/** `on`: watching works; `intent_missing`: Message Content is off in the Developer Portal; `off`: not set up. */
+export type WatchStatus = 'on' | 'off' | 'intent_missing';
+
+/** What `/detect-settings watch` tells a moderator when the bot cannot read messages. */
+export const INTENT_MISSING_REPLY =
+  'Watching needs Discord’s **Message Content** intent, which this bot does not have. The bot admin must switch on **Message Content Intent** (Developer Portal → the application → Bot → Privileged Gateway Intents) and restart the bot. Nothing is being watched; every other command works.';
+
+export class DiscordWatching {
+  status: WatchStatus = 'off';
+  readonly store: WatchStore | undefined;
+  readonly watcher: Watcher | undefined;
+  readonly settings: WatchSettings;
+  readonly #client: Client;
+  readonly #ctx: BotContext;
+  readonly #options: DiscordWatchOptions | undefined;
+  readonly #logger: Logger;
+  readonly #ownsStore: boolean;
+
+  constructor(client: Client, ctx: BotContext, options: DiscordWatchOptions | undefined, logger: Logger) {
+    this.#client = client;
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#logger = logger;
+    this.settings = options?.settings ?? DEFAULT_WATCH_SETTINGS;
+    this.#ownsStore = options !== undefined && options.store === undefined;
+    this.store = options ? (options.store ?? openWatchStore(ctx.settings.state, logger)) : undefined;
+    if (options && this.store) {
+      this.watcher = new Watcher({
+        store: this.store,
+        detector: options.detector,
+        platform: discordWatchPlatform(client, ctx),
+        settings: this.settings,
+        logger,
+        leaseMs: options.leaseMs,
+        idlePollMs: options.idlePollMs,
+        configTtlMs: options.configTtlMs,
+      });
+    }
+    const dispatch: WatchDispatchContext | undefined = this.watcher
+      ? { client, ctx, watcher: this.watcher, logger, parents: new Map() }
+      : undefined;
+    // Events.Raw carries every dispatch before discord.js builds objects from it; the handler never throws.
+    client.on(Events.Raw, (packet: { t?: unknown; d?: unknown }) => {
+      if (packet?.t === 'GUILD_DELETE') {
+        const d = packet.d as { id?: unknown; unavailable?: unknown } | undefined;
+        // `unavailable` marks an outage; without it the bot was removed (kicked, or the server deleted).
+        if (d && typeof d.id === 'string' && d.unavailable !== true) void this.removeGuild(d.id, 'bot removed from the server');
+        return;
+      }
+      if (dispatch && this.status === 'on') handleWatchDispatch(dispatch, packet);
+    });
+  }
+
+  /** Chooses the gateway intents before logging in (see the file comment). */
+  async beforeLogin(token: string): Promise<void> {
+    if (!this.#options || this.#options.enabled === 'off') {
+      this.status = 'off';
+      return;
+    }
+    let flags = 0;
+    try {
+      this.#client.rest.setToken(token);
+      const application = (await this.#client.rest.get(Routes.currentApplication())) as { flags?: number };
+      flags = application.flags ?? 0;
+    } catch (err) {
+      // Login reports a bad token or an unreachable Discord with its own sentence.
+      this.#logger.warn({ err: describeDiscordError(err) }, 'could not read the application’s intents; watching stays off');
+    }
+    if ((flags & MESSAGE_CONTENT_FLAGS) === 0) {
+      this.status = 'intent_missing';
+      this.#logger.warn(
+        'watching is off: the application does not have the Message Content intent (Developer Portal → Bot → Privileged Gateway Intents)',
+      );
+      return;
+    }
+    this.#client.options.intents = new IntentsBitField([...WATCH_INTENTS]).freeze();
+    this.status = 'on';
+  }
+
+  /** Starts scoring after the gateway is ready. */
+  start(): void {
+    if (this.status === 'on') this.watcher?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.watcher?.stop();
+    if (this.#ownsStore) await this.store?.close();
+  }
+
+  /** Deletes everything the bot keeps about a server: watch records and settings. */
+  async removeGuild(guildId: string, reason: string): Promise<void> {
+    const scope = guildScope(guildId);
+    try {
+      if (this.watcher) await this.watcher.deleteScope(scope);
+      else await this.store?.deleteScope(scope);
+      await this.#ctx.state.updateSettings(scope, { defaultMode: null, auditChannelId: null, checkerId: null });
+      this.#logger.info({ guildId, reason }, 'deleted everything kept about the server');
+    } catch (err) {
+      this.#logger.error({ guildId, err: (err as Error).message }, 'could not delete the server’s data');
+    }
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * Watching's store, both implementations against the real thing: node:sqlite in a temporary folder
+ * and the Redis server of this test run. The same sequence must give the same answers in both.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WatchStore } from '../../adapters/chat/watch/store.ts';
+import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
+import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
+import { DAY_MS, HOUR_MS, itemKey, type PendingItem, type ScoreRecord } from '../../adapters/chat/watch/types.ts';
+
+const REDIS_URL = process.env.REDIS_URL!;
+const RUN = Date.now();
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'watch-store-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const implementations: [string, (name: string) => WatchStore][] = [
+  ['SQLite', (name) => new SqliteWatchStore(join(dir, name))],
+  ['Redis', (name) => new RedisWatchStore(REDIS_URL, { prefix: `test:watch-store:${RUN}:${name}:` })],
+];
+
+function item(scope: string, messageId: string, over: Partial<PendingItem> = {}): PendingItem {
+  const now = Date.now();
+  return { scope, channelId: 'C1', messageId, authorId: 'A1', postedAt: now - 1_000, enqueuedAt: now, ...over };
+}
+
+function score(scope: string, messageId: string, over: Partial<ScoreRecord> = {}): ScoreRecord {
+  return {
+    scope,
+    channelId: 'C1',
+    messageId,
+    authorId: 'A1',
+    postedAt: Date.now() - 1_000,
+    probability: 0.5,
+    verdict: 'mixed',
+    confidence: 'low',
+    presets: 0,
+    requestId: `req_${messageId}`,
+    ...over,
+  };
+}
+
+describe.each(implementations)('%s watch store', (_kind, open) => {
+  it('keeps watched channels, exempt roles, preset and retention per scope', async () => {
+    const store = open('config');
+    try {
+      expect(await store.getConfig('discord:1')).toEqual({ channels: [], exemptIds: [], preset: undefined, retentionDays: undefined });
+      expect((await store.watchChannel('discord:1', 'C1', 1000)).added).toBe(true);
+      const again = await store.watchChannel('discord:1', 'C1', 5000);
+      expect(again).toEqual({ added: false, channel: { channelId: 'C1', since: 1000, cards: false } });
+      expect(await store.setCards('discord:1', 'C1', true)).toEqual({ channelId: 'C1', since: 1000, cards: true });
+      expect(await store.setCards('discord:1', 'C404', true)).toBeUndefined();
+      expect(await store.setExempt('discord:1', 'R2', true)).toEqual(['R2']);
+      expect(await store.setExempt('discord:1', 'R1', true)).toEqual(['R1', 'R2']);
+      expect(await store.setExempt('discord:1', 'R2', false)).toEqual(['R1']);
+      await store.setPreset('discord:1', 'loose');
+      await store.setRetention('discord:1', 7, 30, Date.now());
+      expect(await store.getConfig('discord:1')).toEqual({
+        channels: [{ channelId: 'C1', since: 1000, cards: true }],
+        exemptIds: ['R1'],
+        preset: 'loose',
+        retentionDays: 7,
+      });
+      expect(await store.getConfig('discord:12')).toEqual({ channels: [], exemptIds: [], preset: undefined, retentionDays: undefined });
+      expect(await store.unwatchChannel('discord:1', 'C1')).toBe(true);
+      expect(await store.unwatchChannel('discord:1', 'C1')).toBe(false);
+      expect(await store.scopes()).toContain('discord:1');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('queues each message once, hands it to one claimer at a time, and takes it back when a lease runs out', async () => {
+    const store = open('queue');
+    const scope = 'slack:T1';
+    try {
+      const base = Date.now();
+      expect(await store.enqueue(item(scope, 'm1', { enqueuedAt: base }))).toBe(true);
+      expect(await store.enqueue(item(scope, 'm1', { enqueuedAt: base + 1 }))).toBe(false);
+      expect(await store.enqueue(item(scope, 'm2', { enqueuedAt: base + 2 }))).toBe(true);
+      expect(await store.enqueue(item(scope, 'm3', { enqueuedAt: base + 3 }))).toBe(true);
+      expect(await store.pendingCount()).toBe(3);
+      expect(await store.isPending(scope, 'C1', 'm2')).toBe(true);
+
+      const first = await store.claim(base + 10, 300);
+      expect(first?.messageId).toBe('m1');
+      const second = await store.claim(base + 10, 60_000);
+      expect(second?.messageId).toBe('m2');
+      // A deleted message that waits is dropped; one being scored is not taken from its claimer.
+      expect(await store.drop(scope, 'C1', 'm3')).toBe(true);
+      expect(await store.drop(scope, 'C1', 'm2')).toBe(false);
+      expect(await store.claim(base + 10, 60_000)).toBeUndefined();
+      // m1's claimer died: after its lease another claim takes it again.
+      const reclaimed = await store.claim(base + 400, 60_000);
+      expect(reclaimed?.messageId).toBe('m1');
+      await store.complete(itemKey(reclaimed!));
+      // Put back with a delay (a 429): not before its time.
+      await store.release(itemKey(second!), base + 5_000);
+      expect(await store.claim(base + 1_000, 60_000)).toBeUndefined();
+      expect((await store.claim(base + 5_000, 60_000))?.messageId).toBe('m2');
+      await store.complete(itemKey(second!));
+      expect(await store.pendingCount()).toBe(0);
+
+      // A scored message is never queued again.
+      expect(await store.recordScore(score(scope, 'm1'), Date.now() + DAY_MS)).toBe(true);
+      expect(await store.recordScore(score(scope, 'm1', { probability: 0.9 }), Date.now() + DAY_MS)).toBe(false);
+      expect(await store.isScored(scope, 'C1', 'm1', Date.now() - 1_000)).toBe(true);
+      expect(await store.enqueue(item(scope, 'm1'))).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('two claimers never take the same message', async () => {
+    const a = open('race');
+    const b = open('race');
+    try {
+      const base = Date.now() - 1_000;
+      for (let i = 0; i < 40; i++) await a.enqueue(item('discord:race', `m${i}`, { enqueuedAt: base + i }));
+      const taken: string[] = [];
+      const drain = async (store: WatchStore): Promise<void> => {
+        for (;;) {
+          const next = await store.claim(Date.now(), 60_000);
+          if (!next) return;
+          taken.push(next.messageId);
+        }
+      };
+      await Promise.all([drain(a), drain(b)]);
+      expect(taken).toHaveLength(40);
+      expect(new Set(taken).size).toBe(40);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('one card per member per window, a per-channel hourly cap, the first review stands, and the report counts it all', async () => {
+    const store = open('cards');
+    const scope = 'discord:9';
+    try {
+      const now = Date.now();
+      const limits = { windowMs: 60_000, cap: 2 };
+      expect(await store.reserveCard(scope, 'C1', 'A1', now, limits)).toMatchObject({ ok: true, slot: 1, cap: 2 });
+      expect(await store.reserveCard(scope, 'C1', 'A1', now, limits)).toEqual({ ok: false, reason: 'author_window' });
+      const second = await store.reserveCard(scope, 'C1', 'A2', now, limits);
+      expect(second).toEqual({ ok: true, slot: 2, cap: 2, hourEndsAt: (Math.floor(now / HOUR_MS) + 1) * HOUR_MS });
+      expect(await store.reserveCard(scope, 'C1', 'A3', now, limits)).toEqual({ ok: false, reason: 'cap' });
+      expect(await store.reserveCard(scope, 'C2', 'A3', now, limits)).toMatchObject({ ok: true, slot: 1 });
+
+      const expires = now + 30 * DAY_MS;
+      await store.recordScore(
+        score(scope, 'm1', { presets: 7, verdict: 'likely_ai', probability: 0.99, flagId: 'f1', card: 'failed' }),
+        expires,
+      );
+      await store.recordScore(score(scope, 'm2', { presets: 4, probability: 0.85 }), expires);
+      await store.recordScore(
+        score(scope, 'm3', { presets: 6, verdict: 'likely_ai', probability: 0.9, flagId: 'f3', card: 'failed' }),
+        expires,
+      );
+      await store.recordScore(
+        score(scope, 'm4', { channelId: 'C2', presets: 6, verdict: 'likely_ai', flagId: 'f4', card: 'shadow' }),
+        expires,
+      );
+      await store.recordScore(score(scope, 'm5', { postedAt: now - 10 * DAY_MS }), expires);
+      await store.setCard(scope, 'f1', 'posted', { cardId: 'card1', cardChannelId: 'MOD' });
+      await store.setCard(scope, 'f3', 'cap');
+
+      const reviewed = await store.review(scope, 'f1', 'confirmed', 'MODA', now);
+      expect(reviewed?.applied).toBe(true);
+      const late = await store.review(scope, 'f1', 'false_positive', 'MODB', now + 5);
+      expect(late?.applied).toBe(false);
+      expect(late?.flag).toMatchObject({ outcome: 'confirmed', reviewerId: 'MODA', reviewedAt: now, cardId: 'card1', card: 'posted' });
+      expect(await store.review(scope, 'nope', 'confirmed', 'MODA', now)).toBeUndefined();
+      expect(await store.getFlag(scope, 'f3')).toMatchObject({ messageId: 'm3', card: 'cap', probability: 0.9, verdict: 'likely_ai' });
+
+      const report = await store.report(scope, now);
+      const c1 = report.channels.get('C1')!;
+      expect(c1.week).toMatchObject({
+        scored: 3,
+        byPreset: { strict: 1, standard: 2, loose: 3 },
+        cards: { shadow: 0, posted: 1, author_window: 0, cap: 1, failed: 0 },
+        outcomes: { confirmed: 1, false_positive: 0, dismissed: 0 },
+      });
+      expect(c1.month.scored).toBe(4);
+      expect(report.channels.get('C2')!.week).toMatchObject({ scored: 1, cards: { shadow: 1 } });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a shorter retention deletes older records at once; deleting a scope leaves nothing of it and keeps the others', async () => {
+    const store = open('delete');
+    try {
+      const now = Date.now();
+      for (const scope of ['discord:7', 'discord:77']) {
+        await store.watchChannel(scope, 'C1', now);
+        await store.setExempt(scope, 'R1', true);
+        await store.enqueue(item(scope, 'waiting'));
+        await store.recordScore(
+          score(scope, 'recent', { flagId: 'f1', presets: 6, verdict: 'likely_ai', card: 'shadow' }),
+          now + 30 * DAY_MS,
+        );
+        await store.recordScore(score(scope, 'old', { postedAt: now - 20 * DAY_MS }), now + 10 * DAY_MS);
+      }
+      await store.setRetention('discord:7', 10, 30, now);
+      expect((await store.report('discord:7', now)).channels.get('C1')!.month.scored).toBe(1);
+      expect(await store.isScored('discord:7', 'C1', 'old', now - 20 * DAY_MS)).toBe(false);
+
+      await store.deleteScope('discord:7');
+      expect(await store.getConfig('discord:7')).toEqual({ channels: [], exemptIds: [], preset: undefined, retentionDays: undefined });
+      expect(await store.isPending('discord:7', 'C1', 'waiting')).toBe(false);
+      expect(await store.getFlag('discord:7', 'f1')).toBeUndefined();
+      expect((await store.report('discord:7', now)).channels.size).toBe(0);
+      expect(await store.scopes()).not.toContain('discord:7');
+      // The neighbouring scope, whose id starts with the same digits, is untouched.
+      expect(await store.isPending('discord:77', 'C1', 'waiting')).toBe(true);
+      expect(await store.getFlag('discord:77', 'f1')).toBeDefined();
+      expect((await store.getConfig('discord:77')).exemptIds).toEqual(['R1']);
+      if (store.kind === 'redis') {
+        const redis = new Redis(REDIS_URL);
+        try {
+          expect(await redis.keys(`test:watch-store:${RUN}:delete:s:discord:7:*`)).toEqual([]);
+        } finally {
+          redis.disconnect();
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});

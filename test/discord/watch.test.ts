@@ -1,0 +1,616 @@
+/**
+ * Watching chosen channels, end to end: the real discord.js client against the fake Discord (REST
+ * and gateway), the real detection service behind the counting proxy, real SQLite and Redis. Gateway
+ * dispatches follow Discord's documented shapes (watch-payloads.ts).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApplicationFlags } from 'discord.js';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDetectionBackend, type DetectionBackend } from '../../adapters/chat/backend.ts';
+import type { StoreLocation } from '../../adapters/chat/store/index.ts';
+import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../adapters/chat/watch/config.ts';
+import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
+import type { WatchStore } from '../../adapters/chat/watch/store.ts';
+import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
+import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
+import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
+import { INTENT_MISSING_REPLY } from '../../adapters/discord/watch/runtime.ts';
+import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
+import { DetectProxy } from '../slack/proxy.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
+import { chatInputDetect, user, type Place } from './payloads.ts';
+import {
+  cardButtonPress,
+  guildWithChannels,
+  messageCreate,
+  messageDelete,
+  messageUpdate,
+  resolvedChannel,
+  settingsCommand,
+  threadCreate,
+  type Author,
+} from './watch-payloads.ts';
+
+const APP_ID = snowflake();
+const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
+const RUN = Date.now();
+
+// Written for these tests in the register of a generated answer: the engine rates each likely_ai on
+// its own (0.98–1.00); a member who posts five of them is judged likely_ai as an author.
+const AI_TEXTS = [
+  'It is important to note that effective communication plays a crucial role in fostering collaboration within any community. By leveraging clear guidelines and consistent moderation practices, communities can create an inclusive environment where every member feels valued and heard. Furthermore, regular feedback mechanisms enable continuous improvement, ensuring that the community remains vibrant, engaging, and aligned with its core values over time.',
+  "In today's fast-paced digital landscape, maintaining a healthy online community requires a thoughtful and multifaceted approach. Moderators must balance the need for open dialogue with the importance of safety and respect. Additionally, implementing transparent policies helps build trust among members. Ultimately, a well-moderated community can serve as a valuable resource, fostering meaningful connections and promoting positive interactions for everyone involved.",
+  'Artificial intelligence has the potential to transform numerous industries by streamlining processes and enhancing decision-making capabilities. However, it is essential to consider the ethical implications associated with its widespread adoption. By prioritizing transparency, accountability, and fairness, organizations can harness the benefits of AI while mitigating potential risks. In conclusion, a balanced approach is key to ensuring responsible innovation that benefits society as a whole.',
+  'Remote work offers numerous advantages for both employees and employers, including increased flexibility and reduced commuting time. However, it also presents unique challenges, such as maintaining effective communication and fostering a sense of team cohesion. To address these issues, organizations should invest in robust collaboration tools and establish clear expectations. By doing so, they can create a productive and supportive remote work environment.',
+  'Sustainable gardening practices play a vital role in preserving the environment and promoting biodiversity. By utilizing composting, rainwater harvesting, and native plant species, gardeners can significantly reduce their ecological footprint. Moreover, these practices contribute to healthier soil and more resilient ecosystems. Ultimately, embracing sustainable gardening is a meaningful step toward a greener future for generations to come.',
+];
+
+let clock = Date.now();
+/** Increasing message times, so a member's messages have a clear order. */
+function nextTime(): string {
+  clock = Math.max(clock + 5, Date.now());
+  return new Date(clock).toISOString();
+}
+
+/** A member posting `count` of the AI texts, one after another. */
+function aiPosts(place: Place, author: Author, count = 5): Record<string, unknown>[] {
+  return Array.from({ length: count }, (_, i) => messageCreate(place, author, AI_TEXTS[i % AI_TEXTS.length]!, { timestamp: nextTime() }));
+}
+// And one in a member's own voice, rated likely_human.
+const HUMAN_TEXT =
+  'ok so i finally got the raid team together last night and honestly it was a mess lol. tank disconnected twice, our healer was eating pizza the whole time and kept forgetting to heal, and i died to the same dumb fire thing like four times. still we got the boss down at like 2am so whatever, worth it. anyone up for tonight? i can do 9ish my time';
+
+const MANAGE_MESSAGES = (1n << 13n).toString();
+
+let dir: string;
+let service: RunningService;
+let proxy: DetectProxy;
+let key: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'discord-watch-'));
+  const apiKeysFile = join(dir, 'keys.json');
+  key = (await createApiKey(apiKeysFile, { name: 'discord-watch', rateLimitMax: 100_000 })).key;
+  service = await startService({ host: '127.0.0.1', port: 0, apiKeysFile, logLevel: 'silent' });
+  proxy = new DetectProxy(service.url);
+  await proxy.start();
+}, 60_000);
+
+afterAll(async () => {
+  await proxy?.stop();
+  await service?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+interface World {
+  place: Place;
+  general: string;
+  modlog: string;
+  other: string;
+  modRole: string;
+  exemptRole: string;
+}
+
+function newWorld(): World {
+  const place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
+  return { place, general: place.channelId, modlog: snowflake(), other: snowflake(), modRole: snowflake(), exemptRole: snowflake() };
+}
+
+interface Running {
+  fake: FakeDiscord;
+  bot: DiscordBot;
+  backend: DetectionBackend;
+  store: WatchStore;
+  world: World;
+}
+
+async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function openStore(state: StoreLocation, name: string): WatchStore {
+  return state.redisUrl
+    ? new RedisWatchStore(state.redisUrl, { prefix: `test:discord-watch:${RUN}:${name}:` })
+    : new SqliteWatchStore(state.dataDir as string);
+}
+
+async function startWatchBot(
+  state: StoreLocation,
+  world: World,
+  options: { fake?: FakeDiscord; flags?: number; settings?: Partial<WatchSettings>; store?: WatchStore; leaseMs?: number } = {},
+): Promise<Running> {
+  const fake =
+    options.fake ??
+    (await FakeDiscord.start({
+      applicationId: APP_ID,
+      token: TOKEN,
+      applicationFlags: options.flags ?? ApplicationFlags.GatewayMessageContentLimited,
+    }));
+  const backend = await connectDetectionBackend(
+    { DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_MAX_RETRIES: '0', ...(state.redisUrl ? { REDIS_URL: state.redisUrl } : {}) },
+    { logger: pino({ level: 'silent' }) },
+  );
+  const store = options.store ?? openStore(state, 'default');
+  const bot = createDiscordBot({
+    token: TOKEN,
+    detect: backend.detector,
+    settings: { apiUrl: fake.apiUrl, state },
+    watch: {
+      detector: watchDetectorFor(backend),
+      store,
+      settings: { ...DEFAULT_WATCH_SETTINGS, ...options.settings },
+      idlePollMs: 50,
+      configTtlMs: 0,
+      leaseMs: options.leaseMs,
+    },
+  });
+  await bot.start();
+  fake.dispatch(
+    'GUILD_CREATE',
+    guildWithChannels(
+      world.place,
+      [
+        { id: world.general, name: 'general' },
+        { id: world.modlog, name: 'mod-log' },
+        { id: world.other, name: 'other' },
+      ],
+      [
+        { id: world.modRole, name: 'Moderators', permissions: MANAGE_MESSAGES },
+        { id: world.exemptRole, name: 'Regulars', permissions: '0' },
+      ],
+      APP_ID,
+    ),
+  );
+  await waitUntil(() => bot.client.guilds.cache.has(world.place.guildId), 5_000, 'GUILD_CREATE');
+  return { fake, bot, backend, store, world };
+}
+
+async function stopWatchBot(r: Running | undefined, options: { closeFake?: boolean; closeStore?: boolean } = {}): Promise<void> {
+  if (!r) return;
+  await r.bot.stop();
+  await r.backend.close();
+  if (options.closeStore !== false) await r.store.close();
+  if (options.closeFake !== false) await r.fake.close();
+}
+
+async function interact(
+  fake: FakeDiscord,
+  payload: { id: string; token: string },
+): Promise<{ callback: RecordedRequest; edit?: RecordedRequest }> {
+  fake.sendInteraction(payload);
+  const callback = await fake.waitForRequest(
+    (r) => r.method === 'POST' && r.path === `/interactions/${payload.id}/${payload.token}/callback`,
+  );
+  if (callback.body?.type !== 5) return { callback };
+  const edit = await fake.waitForRequest(
+    (r) => r.method === 'PATCH' && r.path === `/webhooks/${APP_ID}/${payload.token}/messages/@original`,
+  );
+  return { callback, edit };
+}
+
+async function settings(
+  r: Running,
+  admin: ReturnType<typeof user>,
+  subcommand: string,
+  options: { name: string; type: number; value: string | boolean | number }[] = [],
+  resolved?: Record<string, unknown>,
+): Promise<string> {
+  const { edit } = await interact(r.fake, settingsCommand(r.world.place, admin, subcommand, options, resolved));
+  return String(edit?.body.content ?? edit?.body.embeds?.[0]?.description ?? '');
+}
+
+function channelOption(id: string, name: string) {
+  return { options: [{ name: 'channel', type: 7, value: id }], resolved: { channels: { [id]: resolvedChannel(id, name) } } };
+}
+
+async function watch(r: Running, admin: ReturnType<typeof user>, channelId = r.world.general): Promise<string> {
+  const o = channelOption(channelId, 'general');
+  return settings(r, admin, 'watch', o.options, o.resolved);
+}
+
+async function cardsOn(r: Running, admin: ReturnType<typeof user>): Promise<string> {
+  const modlog = channelOption(r.world.modlog, 'mod-log');
+  await settings(r, admin, 'modlog', modlog.options, modlog.resolved);
+  const o = channelOption(r.world.general, 'general');
+  return settings(r, admin, 'cards', [...o.options, { name: 'state', type: 3, value: 'on' }], o.resolved);
+}
+
+function cardsPosted(r: Running): RecordedRequest[] {
+  return r.fake.requests.filter((q) => q.method === 'POST' && q.path === `/channels/${r.world.modlog}/messages` && q.body?.components);
+}
+
+/** Every request the bot made that could act in a watched channel: posting, deleting, reacting, timing a member out. */
+function publicActions(r: Running): RecordedRequest[] {
+  const w = r.world;
+  return r.fake.requests.filter(
+    (q) =>
+      (q.method !== 'GET' && (q.path.startsWith(`/channels/${w.general}/`) || q.path.startsWith(`/channels/${w.other}/`))) ||
+      q.path.includes('/members/') ||
+      q.path.includes('/bans/') ||
+      q.method === 'DELETE',
+  );
+}
+
+describe.each([
+  ['SQLite', false],
+  ['Redis', true],
+])('watching a channel (%s)', (name, useRedis) => {
+  let r: Running | undefined;
+  let second: Running | undefined;
+  const admin = user(snowflake(), 'admin');
+  const poster = user(snowflake(), 'poster') as Author;
+  afterAll(async () => {
+    await stopWatchBot(second);
+    await stopWatchBot(r);
+  });
+
+  it('asks for the message intents, starts in shadow mode and records flags without a card', async () => {
+    const state: StoreLocation = useRedis ? { redisUrl: process.env.REDIS_URL! } : { dataDir: join(dir, `main-${name}`) };
+    r = await startWatchBot(state, newWorld(), { store: openStore(state, `main-${name}`) });
+    // Guilds | GuildMessages | MessageContent
+    expect(r.fake.identifies.at(-1).intents).toBe(1 | 512 | 32768);
+    const reply = await watch(r, admin);
+    expect(reply).toContain(`Watching <#${r.world.general}> (and its threads) in **shadow mode**`);
+    expect(reply).toContain('judged with the same member’s recent messages in the channel');
+    expect(reply).toContain('never the text');
+    expect(reply).toContain('Kept 30 days');
+    expect(reply).toContain('never deletes, mutes or replies');
+
+    const before = proxy.detectCalls;
+    for (const m of aiPosts(r.world.place, poster)) r.fake.dispatch('MESSAGE_CREATE', m);
+    r.fake.dispatch('MESSAGE_CREATE', messageCreate(r.world.place, user(snowflake(), 'gamer'), HUMAN_TEXT, { timestamp: nextTime() }));
+    const watcher = r.bot.context.watch!.watcher!;
+    await waitUntil(() => watcher.counters.scored === 6, 15_000, 'six scores');
+    expect(proxy.detectCalls).toBe(before + 6);
+    // Judged as an author: five messages are the least evidence the engine takes, so only the fifth flags.
+    const authorCalls = proxy.detectBodies.slice(-6) as unknown as { messages?: string[] }[];
+    expect(authorCalls.map((b) => b.messages?.length).sort()).toEqual([1, 1, 2, 3, 4, 5]);
+    expect(watcher.counters.flagged).toBe(1);
+    expect(cardsPosted(r)).toHaveLength(0);
+
+    const report = await settings(r, admin, 'report');
+    expect(report).toContain(`<#${r.world.general}>: shadow mode`);
+    expect(report).toMatch(/Last 7 days: 6 messages scored · would flag: strict 1 · \*\*standard 1\*\* · loose 1/);
+    expect(report).toContain('Flags: 1: 1 in shadow mode (no card)');
+  });
+
+  it('with cards on, posts one card per flag in the mod-log channel, never pinging and never acting in the channel', async () => {
+    const reply = await cardsOn(r!, admin);
+    expect(reply).toContain(`Review cards are on for <#${r!.world.general}>`);
+    const second = user(snowflake(), 'second') as Author;
+    const posts: Record<string, unknown>[] = aiPosts(r!.world.place, second).map((m) => ({
+      ...m,
+      member: { ...(m.member as object), nick: 'Posty' },
+    }));
+    for (const m of posts) r!.fake.dispatch('MESSAGE_CREATE', m);
+    const message = posts.at(-1) as { id: string };
+    const poster = second;
+    const card = await r!.fake.waitForRequest((q) => q.method === 'POST' && q.path === `/channels/${r!.world.modlog}/messages`);
+    const embed = card.body.embeds[0];
+    expect(card.body.allowed_mentions).toEqual({ parse: [] });
+    expect(embed.description).toContain(`**Author:** Posty (${poster.id})`);
+    expect(embed.description).not.toContain(`<@${poster.id}>`);
+    expect(embed.description).toContain(`https://discord.com/channels/${r!.world.place.guildId}/${r!.world.general}/${message.id}`);
+    const field = (n: string) => embed.fields.find((f: { name: string }) => f.name === n)?.value as string;
+    expect(field('Verdict')).toBe('🔴 Likely AI-written');
+    expect(field('Probability')).toMatch(/^█+░* \d+%$/);
+    expect(embed.title).toBe('🔴 Flag for review: this member’s recent messages look AI-written');
+    expect(field('Evidence')).toMatch(
+      /^5 messages, \d+ words \(this member’s recent messages in the channel\) · General mode · standard preset$/,
+    );
+    const quoted = field('Most AI-like messages').split('\n');
+    expect(quoted).toHaveLength(3);
+    for (const line of quoted) expect(line).toMatch(/^\*\*\d+%\*\* \[message\]\(https:\/\/discord\.com\/channels\/\d+\/\d+\/\d+\) “.+”$/);
+    expect(field('Request ID')).toMatch(/^`req_/);
+    expect(card.body.components[0].components.map((b: { label: string }) => b.label)).toEqual(['Confirm', 'False positive', 'Dismiss']);
+    expect(publicActions(r!)).toEqual([]);
+  });
+
+  it('records Confirm on the card, edited in place; a later press and a non-moderator change nothing', async () => {
+    const card = cardsPosted(r!).at(-1)!;
+    const confirm = card.body.components[0].components[0].custom_id as string;
+    const cardMessage = { id: snowflake(), channelId: r!.world.modlog, embeds: card.body.embeds, components: card.body.components };
+    const member = user(snowflake(), 'member');
+    const refused = await interact(r!.fake, cardButtonPress(r!.world.place, member, confirm, cardMessage, '1024'));
+    expect(refused.callback.body).toMatchObject({ type: 4, data: { flags: 64 } });
+    expect(refused.callback.body.data.content).toContain('Only moderators');
+
+    const mod = user(snowflake(), 'alice');
+    const pressed = await interact(r!.fake, cardButtonPress(r!.world.place, mod, confirm, cardMessage));
+    expect(pressed.callback.body.type).toBe(7);
+    expect(pressed.callback.body.data.components).toEqual([]);
+    const review = pressed.callback.body.data.embeds[0].fields.find((f: { name: string }) => f.name === 'Review').value as string;
+    expect(review).toMatch(new RegExp(`^✅ Confirmed by alice \\(${mod.id}\\) · <t:\\d+:f>$`));
+
+    const answered = { ...cardMessage, embeds: pressed.callback.body.data.embeds, components: [] };
+    const falsePositive = confirm.replace(':confirmed:', ':false_positive:');
+    const late = await interact(r!.fake, cardButtonPress(r!.world.place, user(snowflake(), 'bob'), falsePositive, answered));
+    expect(late.callback.body).toMatchObject({ type: 4, data: { flags: 64 } });
+    expect(late.callback.body.data.content).toContain('already answered: ✅ Confirmed');
+
+    const report = await settings(r!, admin, 'report');
+    expect(report).toContain('Reviewed 1 of 1 cards: confirmed 1 (100%), false positive 0, dismissed 0');
+  });
+
+  it('gives a member one card per window however many flagged messages they post', async () => {
+    const before = cardsPosted(r!).length;
+    const watcher = r!.bot.context.watch!.watcher!;
+    const scored = watcher.counters.scored;
+    const flooder = user(snowflake(), 'flooder') as Author;
+    for (const m of aiPosts(r!.world.place, flooder, 7)) r!.fake.dispatch('MESSAGE_CREATE', m);
+    await waitUntil(() => watcher.counters.scored === scored + 7, 15_000, 'seven scores');
+    const scope = `discord:${r!.world.place.guildId}`;
+    const heldBack = async () => (await r!.store.report(scope, Date.now())).channels.get(r!.world.general)!.week.cards.author_window;
+    await waitUntil(async () => (await heldBack()) === 2, 5_000, 'held back flags');
+    expect(cardsPosted(r!).length).toBe(before + 1);
+  });
+
+  it('restarted mid-queue, scores every waiting message exactly once, reading the texts again by id', async () => {
+    const first = r!;
+    const watcher = first.bot.context.watch!.watcher!;
+    const messages = AI_TEXTS.slice(0, 3).map((text, i) =>
+      messageCreate(first.world.place, user(snowflake(), `late${i}`) as Author, `${text} Number ${i}.`),
+    );
+    // The fake keeps the messages, as Discord does, for the restarted bot to read by id.
+    first.fake.route('GET', /^\/channels\/(\d+)\/messages\/(\d+)$/, (_req, m) => {
+      const found = messages.find((x) => x.id === m[2] && x.channel_id === m[1]);
+      return found ? { status: 200, body: found } : { status: 404, body: { message: 'Unknown Message', code: 10008 } };
+    });
+    proxy.delayMs = 1_500;
+    const sentBefore = proxy.detectBodies.length;
+    const callsBefore = proxy.detectCalls;
+    for (const m of messages) first.fake.dispatch('MESSAGE_CREATE', m);
+    await waitUntil(async () => (await first.store.pendingCount()) === 3, 5_000, 'three queued');
+    await waitUntil(() => proxy.detectCalls > callsBefore, 5_000, 'a call on the wire');
+    const scoredBefore = watcher.counters.scored;
+    await stopWatchBot(first, { closeFake: false, closeStore: false });
+    expect(watcher.counters.scored).toBe(scoredBefore);
+    expect(await first.store.pendingCount()).toBe(3);
+    proxy.delayMs = 0;
+
+    second = await startWatchBot(
+      first.store.kind === 'redis' ? { redisUrl: process.env.REDIS_URL! } : { dataDir: join(dir, `main-${name}`) },
+      first.world,
+      {
+        fake: first.fake,
+        store: first.store,
+      },
+    );
+    r = undefined;
+    const next = second.bot.context.watch!.watcher!;
+    await waitUntil(() => next.counters.scored === 3, 15_000, 'the three scored after the restart');
+    expect(await second.store.pendingCount()).toBe(0);
+    for (const m of messages)
+      expect(await second.store.isScored(`discord:${first.world.place.guildId}`, first.world.general, String(m.id), Date.now())).toBe(true);
+    const reads = second.fake.requests.filter((q) => q.method === 'GET' && /^\/channels\/\d+\/messages\/\d+$/.test(q.path));
+    expect(reads).toHaveLength(3);
+    // A message the first instance had on the wire is sent again (its answer was lost), never recorded twice.
+    const sentAfter = (proxy.detectBodies.slice(sentBefore) as unknown as { messages: string[] }[]).map((b) => b.messages.at(-1));
+    for (const m of messages) expect(sentAfter.filter((t) => t === m.content).length).toBeGreaterThanOrEqual(1);
+    const report = await second.store.report(`discord:${first.world.place.guildId}`, Date.now());
+    expect(report.channels.get(first.world.general)!.week.scored).toBe(6 + 5 + 7 + 3);
+  });
+
+  it('deletes everything of the server when the bot is removed, but not in an outage', async () => {
+    const s = second!;
+    const scope = `discord:${s.world.place.guildId}`;
+    s.fake.dispatch('GUILD_DELETE', { id: s.world.place.guildId, unavailable: true });
+    await new Promise((res) => setTimeout(res, 200));
+    expect((await s.store.getConfig(scope)).channels).toHaveLength(1);
+    s.fake.dispatch('GUILD_DELETE', { id: s.world.place.guildId });
+    await waitUntil(async () => (await s.store.getConfig(scope)).channels.length === 0, 5_000, 'deletion');
+    expect((await s.store.report(scope, Date.now())).channels.size).toBe(0);
+    expect(await s.bot.context.state.getSettings(scope)).toEqual({});
+    expect(await s.store.scopes()).not.toContain(scope);
+  });
+});
+
+describe('what watching leaves out (SQLite)', () => {
+  let r: Running | undefined;
+  const admin = user(snowflake(), 'admin');
+  beforeAll(async () => {
+    const state = { dataDir: join(dir, 'filters') };
+    // One at a time, so messages wait in the queue behind a slow call.
+    r = await startWatchBot(state, newWorld(), { settings: { concurrency: 1 } });
+    await watch(r, admin);
+  });
+  afterAll(async () => {
+    await stopWatchBot(r);
+  });
+
+  it('bots, webhooks, system messages, commands, short messages, moderators, exempt roles, history, DMs and other channels', async () => {
+    const w = r!.world;
+    const watcher = r!.bot.context.watch!.watcher!;
+    const exempt = channelOption(w.general, 'general');
+    await settings(
+      r!,
+      admin,
+      'exempt-role',
+      [
+        { name: 'role', type: 8, value: w.exemptRole },
+        { name: 'action', type: 3, value: 'add' },
+      ],
+      {
+        ...exempt.resolved,
+        roles: {
+          [w.exemptRole]: {
+            id: w.exemptRole,
+            name: 'Regulars',
+            color: 0,
+            hoist: false,
+            icon: null,
+            unicode_emoji: null,
+            position: 2,
+            permissions: '0',
+            managed: false,
+            mentionable: false,
+            flags: 0,
+          },
+        },
+      },
+    );
+    const calls = proxy.detectCalls;
+    const member = user(snowflake(), 'member') as Author;
+    const text = AI_TEXTS[2]!;
+    const sent = [
+      messageCreate(w.place, { ...user(snowflake(), 'somebot'), bot: true }, text),
+      messageCreate(w.place, member, text, { webhookId: snowflake() }),
+      messageCreate(w.place, member, text, { type: 7 }), // a member joined
+      messageCreate(w.place, member, `!warn @someone ${text}`),
+      messageCreate(w.place, member, 'short and sweet, not twenty words'),
+      messageCreate(w.place, member, text, { roles: [w.modRole] }),
+      messageCreate(w.place, member, text, { roles: [w.exemptRole] }),
+      messageCreate(w.place, member, text, { timestamp: new Date(Date.now() - 3_600_000).toISOString() }),
+      messageCreate(w.place, member, text, { guildId: null }),
+      messageCreate(w.place, member, text, { channelId: w.other }),
+    ];
+    for (const m of sent) r!.fake.dispatch('MESSAGE_CREATE', m);
+    // A member's ordinary message after them all: once it is scored, every earlier dispatch was handled.
+    r!.fake.dispatch('MESSAGE_CREATE', messageCreate(w.place, member, HUMAN_TEXT));
+    await waitUntil(() => watcher.counters.scored === 1, 15_000, 'the one message that counts');
+    expect(proxy.detectCalls).toBe(calls + 1);
+    expect(watcher.counters.skipped).toMatchObject({ too_short: 1, exempt: 2, history: 1 });
+  });
+
+  it('scores thread replies as the watched channel’s, an edit of a waiting message with its new text, never an edit of a scored one, and drops a deleted one', async () => {
+    const w = r!.world;
+    const watcher = r!.bot.context.watch!.watcher!;
+    const thread = threadCreate(w.place, w.general, snowflake());
+    r!.fake.dispatch('THREAD_CREATE', thread);
+    await waitUntil(() => r!.bot.client.channels.cache.has(String(thread.id)), 5_000, 'THREAD_CREATE');
+    const scored = watcher.counters.scored;
+    const member = user(snowflake(), 'threader') as Author;
+    r!.fake.dispatch('MESSAGE_CREATE', messageCreate(w.place, member, AI_TEXTS[0]!, { channelId: String(thread.id) }));
+    await waitUntil(() => watcher.counters.scored === scored + 1, 15_000, 'the thread reply');
+    const scope = `discord:${w.place.guildId}`;
+    const report = await r!.store.report(scope, Date.now());
+    expect(report.channels.get(w.general)!.week.scored).toBeGreaterThanOrEqual(1);
+
+    // Held in the queue (slow service) while edited and deleted.
+    proxy.delayMs = 800;
+    try {
+      const blocker = messageCreate(w.place, member, HUMAN_TEXT);
+      const sentBefore = proxy.detectBodies.length;
+      const callsBefore = proxy.detectCalls;
+      r!.fake.dispatch('MESSAGE_CREATE', blocker);
+      await waitUntil(() => proxy.detectCalls > callsBefore, 5_000, 'a call on the wire');
+      const toEdit = messageCreate(w.place, member, AI_TEXTS[1]!);
+      const toDelete = messageCreate(w.place, member, AI_TEXTS[2]!);
+      r!.fake.dispatch('MESSAGE_CREATE', toEdit);
+      r!.fake.dispatch('MESSAGE_CREATE', toDelete);
+      await waitUntil(async () => (await r!.store.pendingCount()) >= 2, 5_000, 'queued');
+      r!.fake.dispatch('MESSAGE_UPDATE', messageUpdate(toEdit, `${HUMAN_TEXT} edited later`));
+      r!.fake.dispatch('MESSAGE_DELETE', messageDelete(toDelete));
+      await waitUntil(async () => (await r!.store.pendingCount()) === 0, 15_000, 'drained');
+      await waitUntil(() => proxy.detectBodies.length >= sentBefore + 2, 5_000, 'both calls');
+      const texts = (proxy.detectBodies.slice(sentBefore) as unknown as { messages: string[] }[]).flatMap((b) => b.messages);
+      expect(texts).toContain(`${HUMAN_TEXT} edited later`);
+      expect(texts).not.toContain(AI_TEXTS[1]);
+      expect(texts).not.toContain(AI_TEXTS[2]);
+      expect(await r!.store.isScored(scope, w.general, String(toDelete.id), Date.now())).toBe(false);
+
+      const calls = proxy.detectCalls;
+      r!.fake.dispatch('MESSAGE_UPDATE', messageUpdate(toEdit, AI_TEXTS[0]!));
+      r!.fake.dispatch('MESSAGE_CREATE', messageCreate(w.place, member, 'a short message after the edit'));
+      await waitUntil(() => (watcher.counters.skipped.too_short ?? 0) >= 2, 5_000, 'the marker message');
+      expect(proxy.detectCalls).toBe(calls);
+    } finally {
+      proxy.delayMs = 0;
+    }
+  });
+
+  it('reports what each preset would flag and keeps to the chosen one; refuses delete-data without confirm', async () => {
+    const shown = await settings(r!, admin, 'show');
+    expect(shown).toContain(`• Watched channels: <#${r!.world.general}> (shadow mode)`);
+    expect(shown).toContain(`• Exempt roles: <@&${r!.world.exemptRole}> (moderators always are)`);
+    const preset = await settings(r!, admin, 'preset', [{ name: 'preset', type: 3, value: 'loose' }]);
+    expect(preset).toContain('**loose** preset');
+    const report = await settings(r!, admin, 'report');
+    expect(report).toContain('preset **loose**');
+    expect(report).toMatch(/would flag: strict \d+ · standard \d+ · \*\*loose \d+\*\*/);
+    const kept = await settings(r!, admin, 'delete-data', [{ name: 'confirm', type: 5, value: false }]);
+    expect(kept).toMatch(/^Nothing was deleted\./);
+    const scope = `discord:${r!.world.place.guildId}`;
+    expect((await r!.store.getConfig(scope)).channels).toHaveLength(1);
+    const deleted = await settings(r!, admin, 'delete-data', [{ name: 'confirm', type: 5, value: true }]);
+    expect(deleted).toMatch(/^Deleted everything the bot kept about this server/);
+    expect(await r!.store.getConfig(scope)).toEqual({ channels: [], exemptIds: [], preset: undefined, retentionDays: undefined });
+    expect((await r!.store.report(scope, Date.now())).channels.size).toBe(0);
+  });
+});
+
+describe('the hourly card cap', () => {
+  let r: Running | undefined;
+  afterAll(async () => {
+    await stopWatchBot(r);
+  });
+
+  it('posts at most the cap per channel per hour, and the last card says so', async () => {
+    r = await startWatchBot({ dataDir: join(dir, 'cap') }, newWorld(), { settings: { cardsPerChannelHour: 2 } });
+    const admin = user(snowflake(), 'admin');
+    await watch(r, admin);
+    await cardsOn(r, admin);
+    const watcher = r.bot.context.watch!.watcher!;
+    for (let i = 0; i < 3; i++) {
+      for (const m of aiPosts(r.world.place, user(snowflake(), `someone${i}`) as Author)) r.fake.dispatch('MESSAGE_CREATE', m);
+    }
+    await waitUntil(() => watcher.counters.scored === 15, 15_000, 'fifteen scores');
+    await waitUntil(() => cardsPosted(r!).length === 2, 5_000, 'two cards');
+    await new Promise((res) => setTimeout(res, 200));
+    const cards = cardsPosted(r);
+    expect(cards).toHaveLength(2);
+    const capField = (c: RecordedRequest) => c.body.embeds[0].fields.find((f: { name: string }) => f.name.includes('Hourly card limit'));
+    expect(capField(cards[0]!)).toBeUndefined();
+    expect(capField(cards[1]!).value).toContain('This is card 2 of 2');
+    const report = await settings(r, admin, 'report');
+    expect(report).toContain('held back (same member within the window 0, hourly cap 1)');
+  });
+});
+
+describe('without the Message Content intent', () => {
+  let r: Running | undefined;
+  afterAll(async () => {
+    await stopWatchBot(r);
+  });
+
+  it('logs in with Guilds only, keeps every command working, and says what to switch on', async () => {
+    r = await startWatchBot({ dataDir: join(dir, 'no-intent') }, newWorld(), { flags: 0 });
+    expect(r.fake.identifies.at(-1).intents).toBe(1);
+    expect(r.bot.context.watch!.status).toBe('intent_missing');
+    const admin = user(snowflake(), 'admin');
+    expect(await watch(r, admin)).toBe(INTENT_MISSING_REPLY);
+    expect((await r.store.getConfig(`discord:${r.world.place.guildId}`)).channels).toEqual([]);
+    const { edit } = await interact(r.fake, chatInputDetect(r.world.place, admin, { text: HUMAN_TEXT, mode: 'general' }));
+    expect(edit?.body.embeds[0].title).toMatch(/Likely human-written|Mixed/);
+  });
+});
+
+describe('judged message by message (WATCH_JUDGE=message)', () => {
+  let r: Running | undefined;
+  afterAll(async () => {
+    await stopWatchBot(r);
+  });
+
+  it('flags one long message on its own and quotes its most AI-like sentences', async () => {
+    r = await startWatchBot({ dataDir: join(dir, 'by-message') }, newWorld(), { settings: { judge: 'message' } });
+    const admin = user(snowflake(), 'admin');
+    expect(await watch(r, admin)).toContain('each new message of 40 words or more is scored on its own');
+    await cardsOn(r, admin);
+    const calls = proxy.detectBodies.length;
+    r.fake.dispatch('MESSAGE_CREATE', messageCreate(r.world.place, user(snowflake(), 'once') as Author, AI_TEXTS[0]!));
+    const card = await r.fake.waitForRequest((q) => q.method === 'POST' && q.path === `/channels/${r!.world.modlog}/messages`);
+    expect(proxy.detectBodies[calls]).toMatchObject({ text: AI_TEXTS[0], segments: true });
+    const embed = card.body.embeds[0];
+    expect(embed.title).toBe('🔴 Flag for review: possible AI-written message');
+    const field = (n: string) => embed.fields.find((f: { name: string }) => f.name === n)?.value as string;
+    expect(field('Evidence')).toMatch(/^1 message, \d+ words · General mode · standard preset$/);
+    expect(field('Most AI-like sentences').split('\n')).toHaveLength(3);
+  });
+});
