@@ -14,6 +14,9 @@
  *   --logo         the same per generator family (writes models/logo.json)
  *   --source-max-fpr X  per-source cap on the share of held-out human texts called likely_ai (default 0.01)
  *   --data DIR     corpus directory (default ../shared/data relative to the repository root)
+ *   --exclude-ids FILE  leave out the training texts whose ids FILE lists (JSON with an `ids` array;
+ *                  models/author-heldout-ids.json: the tweets of the accounts that the author-level
+ *                  model is measured on, so its per-message scores are held out; see scripts/train-author.ts)
  *   --dry-run      train and report without writing the artifact
  *   --aug X        share of training texts that also get a perturbed copy (typos, deleted
  *                  articles) for the classifier; default 0 (off)
@@ -35,7 +38,7 @@
  * 1%-FPR thresholds are fitted on train, and dev stays an untouched report set.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deleteArticles, misspell } from '../src/detector/attacks.ts';
@@ -85,6 +88,7 @@ const OUT = resolve(ROOT, arg('--out') ?? 'models/detector.bin');
 const FOLDS = Number(arg('--folds') ?? 4);
 const SEED = Number(arg('--seed') ?? 1);
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
+const EXCLUDE_IDS = arg('--exclude-ids') ? resolve(arg('--exclude-ids')!) : undefined;
 const LOGO = process.argv.includes('--logo');
 const LOSO = process.argv.includes('--loso');
 /** The corpora trained on (`<name>-train.jsonl`) and reported on (`<name>-dev.jsonl`). */
@@ -589,7 +593,9 @@ function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
 }
 
 async function main(): Promise<void> {
-  const trainRows = TRAIN_FILES.flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}-train.jsonl`)));
+  const excluded = EXCLUDE_IDS ? new Set((JSON.parse(readFileSync(EXCLUDE_IDS, 'utf8')) as { ids: string[] }).ids) : undefined;
+  const trainRows = TRAIN_FILES.flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}-train.jsonl`))).filter((r) => !excluded?.has(r.id));
+  if (excluded) log(`left out ${excluded.size} listed ids (${EXCLUDE_IDS})`);
   const devSets = TRAIN_FILES.map((f) => [f, readJsonl<CorpusRow>(join(DATA, `${f}-dev.jsonl`))] as const);
   const devRows = devSets.flatMap(([, rows]) => rows);
   log(`read ${trainRows.length} train, ${devRows.length} dev texts from ${DATA}`);
