@@ -35,12 +35,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readArtifact } from '../src/detector/artifact.ts';
 import { authorBandFor, authorProbability, poolMessages, type AuthorBand, type AuthorModel } from '../src/detector/author.ts';
-import { countWords } from '../src/detector/engine.ts';
-import { identifyLanguage } from '../src/detector/language.ts';
 import { auroc, ece, formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
 import { LoadedModel } from '../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
-import { fitPlatt, readJsonl, thresholdAtFpr, type CorpusRow } from '../src/detector/training.ts';
+import { authorsFromFile, IMITATES, windowRanges, type Author } from './author-windows.ts';
+import { fitPlatt, thresholdAtFpr } from '../src/detector/training.ts';
 import type { Language } from '../src/detector/types.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -66,28 +65,8 @@ const SOURCE_GUARD_MIN = 20;
 /** Fewest messages and words for a verdict: below them the windows show no usable threshold (see the report). */
 const MIN_MESSAGES = 3;
 const MIN_WORDS = 80;
-/** Bots grouped with the account they imitate, for leave-one-author-out. */
-const IMITATES: Record<string, string> = { dril_gpt2: 'dril', calebgamman2: 'calebgamman', utilitylimbgpt2: 'utilitylimb' };
-
 const t0 = Date.now();
 const log = (msg: string): void => console.error(`[train-author ${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
-
-interface AuthorRow extends CorpusRow {
-  author?: string;
-}
-
-interface Author {
-  /** `tweets:<account>` or `text:<id>`. */
-  id: string;
-  kind: 'tweets' | 'sentences';
-  /** Leave-one-author-out group. */
-  group: string;
-  /** Human source for the false-positive guard: the account, or the corpus source. */
-  source: string;
-  y: 0 | 1;
-  language: Language;
-  messages: string[];
-}
 
 interface Window {
   author: Author;
@@ -99,53 +78,8 @@ interface Window {
   mean: number;
 }
 
-const RE_LINK = /\b(?:https?:\/\/|www\.)\S+/giu;
-
-/** The messages of an author the engine would use: not empty, not link-only, with words, not clearly another language. */
-function usable(text: string, language: Language): boolean {
-  if (!/\S/.test(text)) return false;
-  if (!/[\p{L}\p{N}]/u.test(text.replace(RE_LINK, ''))) return false;
-  if (countWords(text, language) === 0) return false;
-  const g = identifyLanguage(normalize(text).text);
-  return !(g.certain && g.language !== language);
-}
-
 function loadAuthors(): Author[] {
-  const authors: Author[] = [];
-  const tweets = new Map<string, AuthorRow[]>();
-  for (const r of readJsonl<AuthorRow>(join(DATA, 'authors-train.jsonl'))) {
-    if (!r.author) throw new Error(`authors-train.jsonl: ${r.id} has no author.`);
-    tweets.set(r.author, [...(tweets.get(r.author) ?? []), r]);
-  }
-  for (const [account, rows] of [...tweets].sort((a, b) => a[0].localeCompare(b[0]))) {
-    authors.push({
-      id: `tweets:${account}`,
-      kind: 'tweets',
-      group: `tweets:${IMITATES[account] ?? account}`,
-      source: `tweepfake:${account}`,
-      y: rows[0]!.label === 'ai' ? 1 : 0,
-      language: 'en',
-      messages: rows.map((r) => r.text).filter((t) => usable(t, 'en')),
-    });
-  }
-  const segmenters = new Map<Language, Intl.Segmenter>();
-  for (const file of ['corpus-dev', 'extra-dev']) {
-    for (const r of readJsonl<CorpusRow>(join(DATA, `${file}.jsonl`))) {
-      const seg = segmenters.get(r.language) ?? new Intl.Segmenter(r.language, { granularity: 'sentence' });
-      segmenters.set(r.language, seg);
-      const sentences = [...seg.segment(r.text)].map((s) => s.segment.trim()).filter((t) => usable(t, r.language));
-      authors.push({
-        id: `text:${r.id}`,
-        kind: 'sentences',
-        group: `source:${r.source}`,
-        source: r.source,
-        y: r.label === 'ai' ? 1 : 0,
-        language: r.language,
-        messages: sentences,
-      });
-    }
-  }
-  return authors;
+  return ['authors-train', 'corpus-dev', 'extra-dev'].flatMap((f) => authorsFromFile(join(DATA, `${f}.jsonl`)));
 }
 
 function scoreWindows(model: LoadedModel, authors: Author[]): Window[] {
@@ -157,7 +91,7 @@ function scoreWindows(model: LoadedModel, authors: Author[]): Window[] {
   for (const a of authors) {
     const own = a.messages.map((m) => raw(m, a.language));
     for (const n of WINDOW_SIZES) {
-      for (let s = 0; s + n <= a.messages.length; s += n) {
+      for (const [s] of windowRanges(a.messages.length, n)) {
         const msgs = a.messages.slice(s, s + n);
         const words = own.slice(s, s + n).reduce((t, m) => t + m.words, 0);
         const mean = own.slice(s, s + n).reduce((t, m) => t + m.score, 0) / n;
@@ -276,9 +210,9 @@ function report(held: HeldOut[]): void {
       xs.map((x) => x[key]),
       xs.map((x) => x.w.author.y),
     );
-  const tweets = held.filter((h) => h.w.author.kind === 'tweets');
+  const tweets = held.filter((h) => h.w.author.kind === 'account');
   const sents = held.filter((h) => h.w.author.kind === 'sentences');
-  const pairs = tweets.filter((h) => IMITATES[h.w.author.id.slice(7)] || Object.values(IMITATES).includes(h.w.author.id.slice(7)));
+  const pairs = tweets.filter((h) => IMITATES[h.w.author.id.slice(8)] || Object.values(IMITATES).includes(h.w.author.id.slice(8)));
   console.log('\nTweepFake accounts (leave-one-author-out; windows of consecutive tweets):');
   console.log(
     table(
@@ -298,7 +232,7 @@ function report(held: HeldOut[]): void {
         const humans = t.filter((h) => h.w.author.y === 0);
         const accounts = [...new Set(humans.map((h) => h.w.author.id))];
         const worst = accounts
-          .map((a) => [a.slice(7), rate(humans.filter((h) => h.w.author.id === a))] as const)
+          .map((a) => [a.slice(8), rate(humans.filter((h) => h.w.author.id === a))] as const)
           .sort((x, y) => y[1] - x[1])[0];
         return [
           String(n),
@@ -395,7 +329,7 @@ async function main(): Promise<void> {
   }
   const authors = loadAuthors();
   log(
-    `${authors.length} authors (${authors.filter((a) => a.kind === 'tweets').length} TweepFake accounts), ${authors.reduce((t, a) => t + a.messages.length, 0)} messages`,
+    `${authors.length} authors (${authors.filter((a) => a.kind === 'account').length} TweepFake accounts), ${authors.reduce((t, a) => t + a.messages.length, 0)} messages`,
   );
   const ws = scoreWindows(model, authors);
   log(`${ws.length} windows scored with ${model.version}`);

@@ -28,6 +28,7 @@
  *                  classifier hyper-parameters (defaults below, the ones the artifact was trained with)
  *   --pos-k2 X, --pos-k1 X  interpolation strengths of the tag-trigram LMs (default 5, 5)
  *   --drop a,b     hold these dense features at 0 in training (exact ablation; e.g. for --logo)
+ *   --dump-oof FILE  write every training text's out-of-fold raw score (the calibration data) as JSON lines
  *   --linear-weight X  weight of the linear logit in the final score next to the trees' margin
  *                  (default 0.5, chosen by --loso and --logo; 0 = trees only, --no-trees = linear only)
  *
@@ -638,6 +639,14 @@ async function main(): Promise<void> {
   // Calibration and thresholds from the original texts only: the perturbed copies are not a sample of real input.
   const nOrig = trainPrep.length;
   const calibration = fitCalibration(train.slice(0, nOrig), oof.slice(0, nOrig));
+  const oofPath = arg('--dump-oof');
+  if (oofPath) {
+    // The calibration data itself (out-of-fold raw scores), for studying calibration offline.
+    const lines = train.slice(0, nOrig).map((d, i) =>
+      JSON.stringify({ id: d.row.id, source: d.row.source, mode: d.row.mode, language: d.row.language, y: d.y, words: d.words, oof: oof[i] }),
+    );
+    writeFileSync(oofPath, `${lines.join('\n')}\n`);
+  }
   const ood = fitOod(train, feats);
   log('final classifier and calibration done');
 
