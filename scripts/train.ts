@@ -28,7 +28,7 @@
  *                  classifier hyper-parameters (defaults below, the ones the artifact was trained with)
  *   --pos-k2 X, --pos-k1 X  interpolation strengths of the tag-trigram LMs (default 5, 5)
  *   --drop a,b     hold these dense features at 0 in training (exact ablation; e.g. for --logo)
- *   --dump-oof FILE  write every training text's out-of-fold raw score (the calibration data) as JSON lines
+ *   --dump-oof FILE  write every training text's and excerpt's out-of-fold raw score (the calibration data) as JSON lines
  *   --linear-weight X  weight of the linear logit in the final score next to the trees' margin
  *                  (default 0.5, chosen by --loso and --logo; 0 = trees only, --no-trees = linear only)
  *
@@ -732,6 +732,21 @@ async function main(): Promise<void> {
         oof: oof[i],
       }),
     );
+    for (const e of excerpts) {
+      const { row } = e.doc;
+      lines.push(
+        JSON.stringify({
+          id: `${row.id}#excerpt`,
+          source: row.source,
+          mode: row.mode,
+          language: row.language,
+          y: e.doc.y,
+          words: e.words,
+          oof: e.oof,
+          excerpt: true,
+        }),
+      );
+    }
     writeFileSync(oofPath, `${lines.join('\n')}\n`);
   }
   const ood = fitOod(train, feats);
