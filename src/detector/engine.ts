@@ -180,8 +180,11 @@ export class TextDetector implements Detector {
     // has enough evidence on its own); a message clearly in another language is left out.
     const warnings = new Set<DetectionWarning>();
     let language: Language = options.language ?? 'en';
+    // All of them together clearly in an unsupported language: only messages clearly in a supported one count.
+    let pooledUnsupported = false;
     if (!options.language && candidates.length > 0) {
       const pooled = identifyLanguage(candidates.map((c) => c.norm).join('\n'));
+      pooledUnsupported = pooled.certain && !pooled.supported;
       if (pooled.certain && pooled.supported) language = pooled.language as Language;
       else {
         const counts = new Map<Language, number>();
@@ -195,7 +198,8 @@ export class TextDetector implements Detector {
     const used: string[] = [];
     let words = 0;
     for (const c of candidates) {
-      if (c.guess?.certain && c.guess.language !== language) {
+      const clearlySupported = c.guess?.certain && c.guess.supported;
+      if ((c.guess?.certain && c.guess.language !== language) || (pooledUnsupported && !clearlySupported)) {
         scores[c.index] = { index: c.index, words: 0, ai_probability: null, skipped: 'other_language' };
         continue;
       }

@@ -94,6 +94,14 @@ describe('detectAuthor', () => {
     expect(tr.messages.every((m) => m.skipped === null)).toBe(true);
   });
 
+  it('leaves out an author whose messages together are clearly in another language, even when each is too short to tell', () => {
+    const r = detector.detectAuthor(['Ich bin heute nicht da.', 'Wir sehen uns morgen.', 'Das ist gut so.', 'Kommst du auch?']);
+    expect(r.messages.map((m) => m.skipped)).toEqual(['other_language', 'other_language', 'other_language', 'other_language']);
+    expect(r.messages_used).toBe(0);
+    expect(r.verdict).toBe('mixed');
+    expect(r.warnings).toContain('too_little_evidence');
+  });
+
   it('rejects input that is not 1 to AUTHOR_MAX_MESSAGES strings, and unknown options', () => {
     expect(() => detector.detectAuthor([])).toThrow(RangeError);
     expect(() => detector.detectAuthor(new Array(AUTHOR_MAX_MESSAGES + 1).fill('hello there'))).toThrow(RangeError);
