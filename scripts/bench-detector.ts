@@ -1,6 +1,7 @@
 /**
  * `npm run bench:detector`: load time, detect() latency (p50/p99) for 300-word texts with and
- * without segments, throughput in MB of text per second over the dev corpus, and peak RSS.
+ * without segments, detectAuthor() latency for 50 messages of 25 words, throughput in MB of text
+ * per second over the dev corpus, and peak RSS.
  * Single-threaded, so it measures one core.
  *
  * Options: --model PATH (default the committed artifact), --iterations N (default 3000),
@@ -62,6 +63,31 @@ function latency(segments: boolean, n: number): { p50: number; p99: number } {
 const plain = latency(false, ITER);
 const withSeg = latency(true, Math.max(200, Math.floor(ITER / 3)));
 
+// One author's recent chat: 50 messages of 25 words each, cut from the dev texts' words (English,
+// language identified per author as in the bots' use).
+const words = texts300.join(' ').split(/\s+/);
+const authors: string[][] = [];
+for (let a = 0; a < 40; a++) {
+  const msgs: string[] = [];
+  for (let m = 0; m < 50; m++) {
+    const start = ((a * 50 + m) * 25) % (words.length - 25);
+    msgs.push(words.slice(start, start + 25).join(' '));
+  }
+  authors.push(msgs);
+}
+function authorLatency(n: number): { p50: number; p99: number } {
+  for (let i = 0; i < 20; i++) detector.detectAuthor(authors[i % authors.length]!);
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = performance.now();
+    detector.detectAuthor(authors[i % authors.length]!);
+    times.push(performance.now() - s);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+}
+const author = authorLatency(Math.max(100, Math.floor(ITER / 10)));
+
 let bytes = 0;
 const s = performance.now();
 for (const r of rows) {
@@ -81,6 +107,7 @@ console.log(
   `detect 300 words          p50 ${plain.p50.toFixed(3)} ms   p99 ${plain.p99.toFixed(3)} ms   (${texts300.length} distinct texts, ${ITER} calls)`,
 );
 console.log(`detect 300 words+segments p50 ${withSeg.p50.toFixed(3)} ms   p99 ${withSeg.p99.toFixed(3)} ms`);
+console.log(`detectAuthor 50 messages of 25 words p50 ${author.p50.toFixed(3)} ms   p99 ${author.p99.toFixed(3)} ms`);
 console.log(
   `throughput (dev corpus)   ${(bytes / 1e6 / secs).toFixed(2)} MB/s   (${rows.length} texts, ${(bytes / 1e6).toFixed(2)} MB in ${secs.toFixed(2)} s)`,
 );

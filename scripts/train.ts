@@ -14,6 +14,9 @@
  *   --logo         the same per generator family (writes models/logo.json)
  *   --source-max-fpr X  per-source cap on the share of held-out human texts called likely_ai (default 0.01)
  *   --data DIR     corpus directory (default ../shared/data relative to the repository root)
+ *   --exclude-ids FILE  leave out the training texts whose ids FILE lists (JSON with an `ids` array;
+ *                  models/author-heldout-ids.json: the tweets of the accounts that the author-level
+ *                  model is measured on, so its per-message scores are held out; see scripts/train-author.ts)
  *   --dry-run      train and report without writing the artifact
  *   --aug X        share of training texts that also get a perturbed copy (typos, deleted
  *                  articles) for the classifier; default 0 (off)
@@ -25,6 +28,7 @@
  *                  classifier hyper-parameters (defaults below, the ones the artifact was trained with)
  *   --pos-k2 X, --pos-k1 X  interpolation strengths of the tag-trigram LMs (default 5, 5)
  *   --drop a,b     hold these dense features at 0 in training (exact ablation; e.g. for --logo)
+ *   --dump-oof FILE  write every training text's and excerpt's out-of-fold raw score (the calibration data) as JSON lines
  *   --linear-weight X  weight of the linear logit in the final score next to the trees' margin
  *                  (default 0.5, chosen by --loso and --logo; 0 = trees only, --no-trees = linear only)
  *
@@ -35,7 +39,7 @@
  * 1%-FPR thresholds are fitted on train, and dev stays an untouched report set.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deleteArticles, misspell } from '../src/detector/attacks.ts';
@@ -73,7 +77,7 @@ import {
   type LROptions,
   type TrainRow,
 } from '../src/detector/training.ts';
-import { UnsupportedLanguageError } from '../src/detector/types.ts';
+import { UnsupportedLanguageError, type Language } from '../src/detector/types.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -85,6 +89,7 @@ const OUT = resolve(ROOT, arg('--out') ?? 'models/detector.bin');
 const FOLDS = Number(arg('--folds') ?? 4);
 const SEED = Number(arg('--seed') ?? 1);
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
+const EXCLUDE_IDS = arg('--exclude-ids') ? resolve(arg('--exclude-ids')!) : undefined;
 const LOGO = process.argv.includes('--logo');
 const LOSO = process.argv.includes('--loso');
 /** The corpora trained on (`<name>-train.jsonl`) and reported on (`<name>-dev.jsonl`). */
@@ -260,12 +265,18 @@ function lmContext(vocab: Map<string, number>, a: LMSet): LMContext {
 }
 
 /** Cross-fitted features for the training docs plus final LMs (on all training docs). */
-function crossFit(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): { feats: FeatureVector[]; final: LMSet } {
+function crossFit(
+  train: Doc[],
+  brownIds: Uint16Array[],
+  vocab: Map<string, number>,
+): { feats: FeatureVector[]; final: LMSet; contexts: LMContext[] } {
   const feats: FeatureVector[] = new Array(train.length);
+  const contexts: LMContext[] = [];
   for (let k = 0; k < FOLDS; k++) {
     const human = train.filter((d) => !d.aug && d.fold !== k && d.y === 0);
     const ai = train.filter((d) => !d.aug && d.fold !== k && d.y === 1);
     const ctx = lmContext(vocab, buildLMs(human, ai, vocab.size, brownIds));
+    contexts.push(ctx);
     train.forEach((d, i) => {
       if (d.fold === k) feats[i] = extractFeatures(d.lower, d.row.language, ctx);
     });
@@ -277,7 +288,7 @@ function crossFit(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
     vocab.size,
     brownIds,
   );
-  return { feats, final };
+  return { feats, final, contexts };
 }
 
 /** --drop a,b: dense features held at 0 in training (ablation: the model then cannot use them). */
@@ -325,14 +336,57 @@ function groupKey(language: string, mode: string): string {
   return `${language}:${mode}`;
 }
 
-/** Word-count bands [min, max) with their own Platt scaling (fitted per language on short texts). */
-const PLATT_BANDS: Array<[number, number]> = [
-  [0, 40],
-  [40, 60],
+/**
+ * Word-count bands [min, max) with their own Platt scaling, fitted per language on the short
+ * out-of-fold texts of train. Under 40 words the fit also takes excerpts of the longer texts (see
+ * `Excerpt`) and weighs every source's texts and excerpts alike (`balanced`); 40–60 words keeps the
+ * plain fit on real texts, which held-out data preferred (docs/detector.md, "Short texts").
+ */
+const PLATT_BANDS: Array<{ lo: number; hi: number; balanced: boolean }> = [
+  { lo: 0, hi: 40, balanced: true },
+  { lo: 40, hi: 60, balanced: false },
 ];
 const PLATT_BAND_MIN = 30;
 
-function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibration> {
+/**
+ * A run of consecutive sentences of a longer training text, scored out of fold like its text. A
+ * chat message or a 20-word post is more like a sentence or two of any kind of text than like the
+ * few short sources of train (TweepFake tweets, at chance, were most of them), and a fragment of a
+ * human text scores more AI-like than the whole text does; fitting the short bands on both keeps a
+ * short text's probability honest across kinds of text (docs/detector.md, "Short texts").
+ */
+interface Excerpt {
+  doc: Doc;
+  words: number;
+  oof: number;
+}
+
+/** One excerpt per balanced Platt band from every original training text of at least 80 words; the start sentence is fixed by a hash. */
+function makeExcerpts(docs: Doc[], fitted: Pick<Fitted, 'foldScore'>): Excerpt[] {
+  const out: Excerpt[] = [];
+  const segmenters = new Map<Language, Intl.Segmenter>();
+  for (const d of docs) {
+    if (d.aug || d.words < 80) continue;
+    const seg = segmenters.get(d.row.language) ?? new Intl.Segmenter(d.row.language, { granularity: 'sentence' });
+    segmenters.set(d.row.language, seg);
+    const sentences = [...seg.segment(normalize(d.row.text).text)].map((x) => x.segment);
+    for (const { lo, hi, balanced } of PLATT_BANDS) {
+      if (!balanced) continue;
+      const target = Math.max(15, lo);
+      let text = '';
+      let words = 0;
+      for (let i = stableHash(`${d.row.id}:${lo}`) % sentences.length; i < sentences.length && words < target; i++) {
+        text += sentences[i]!;
+        words = tokenize(lowerForFeatures(text, d.row.language)).filter(isWordToken).length;
+      }
+      if (words < target || words >= hi) continue;
+      out.push({ doc: d, words, oof: fitted.foldScore(d.fold, lowerForFeatures(text, d.row.language), d.row.language) });
+    }
+  }
+  return out;
+}
+
+function fitCalibration(docs: Doc[], oof: number[], excerpts: Excerpt[] = []): Record<string, GroupCalibration> {
   const groups = new Map<string, number[]>();
   const add = (key: string, i: number): void => {
     const list = groups.get(key) ?? [];
@@ -345,24 +399,38 @@ function fitCalibration(docs: Doc[], oof: number[]): Record<string, GroupCalibra
     add('*:*', i);
   });
   // Short texts: one Platt scaling per language and length band, shared by that language's modes
-  // (no mode has enough short texts of its own).
+  // (no mode has enough short texts of its own). Every source's real short texts and its excerpts
+  // are cells of equal weight within each class, and the classes weigh the same: no single kind of
+  // short text (tweets were most of them) sets the scale for all.
   const bandPlatt = new Map<string, NonNullable<GroupCalibration['plattByLength']>>();
-  for (const [key, idx] of groups) {
-    if (!key.endsWith(':*')) continue;
+  for (const language of [...new Set(docs.map((d) => d.row.language))].sort()) {
     const list: NonNullable<GroupCalibration['plattByLength']> = [];
-    for (const [lo, hi] of PLATT_BANDS) {
-      const members = idx.filter((i) => docs[i]!.words >= lo && docs[i]!.words < hi);
-      const y = members.map((i) => docs[i]!.y);
-      const nAi = y.filter((v) => v === 1).length;
-      const nHuman = y.length - nAi;
+    for (const { lo, hi, balanced } of PLATT_BANDS) {
+      const members = [
+        ...docs.flatMap((d, i) =>
+          d.row.language === language && d.words >= lo && d.words < hi ? [{ cell: d.row.source, y: d.y, s: oof[i]! }] : [],
+        ),
+        ...excerpts.flatMap((e) =>
+          e.doc.row.language === language && e.words >= lo && e.words < hi
+            ? [{ cell: `${e.doc.row.source} (excerpt)`, y: e.doc.y, s: e.oof }]
+            : [],
+        ),
+      ];
+      const nAi = members.filter((m) => m.y === 1).length;
+      const nHuman = members.length - nAi;
       if (nAi < PLATT_BAND_MIN || nHuman < PLATT_BAND_MIN) continue;
+      const cells = new Map<string, number>();
+      for (const m of members) cells.set(`${m.cell}|${m.y}`, (cells.get(`${m.cell}|${m.y}`) ?? 0) + 1);
+      const cellsOf = [0, 1].map((y) => [...cells.keys()].filter((k) => k.endsWith(`|${y}`)).length);
+      const weights = members.map((m) => members.length / (2 * cellsOf[m.y]! * cells.get(`${m.cell}|${m.y}`)!));
       const { a, b } = fitPlatt(
-        members.map((i) => oof[i]!),
-        y,
+        members.map((m) => m.s),
+        members.map((m) => m.y),
+        balanced ? weights : undefined,
       );
       list.push({ minWords: lo, maxWords: hi, a, b, nHuman, nAi });
     }
-    bandPlatt.set(key.slice(0, key.indexOf(':')), list);
+    bandPlatt.set(language, list);
   }
   const out: Record<string, GroupCalibration> = {};
   for (const [key, idx] of [...groups.entries()].sort()) {
@@ -550,16 +618,20 @@ interface Fitted {
   std: Float64Array;
   /** Cross-fitted features of the training docs. */
   feats: FeatureVector[];
+  /** Out-of-fold scorer: the raw score of a text under the LMs, linear model and trees that did not see `fold`. */
+  foldScore: (fold: number, lower: string, language: Language) => number;
 }
 
 /** LMs (cross-fitted), linear model, stacked trees; used for the artifact and for every LOGO round. */
 function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Fitted {
-  const { feats, final } = crossFit(train, brownIds, vocab);
+  const { feats, final, contexts } = crossFit(train, brownIds, vocab);
   for (const f of feats) for (const k of DROP) f.dense[k] = 0;
   log(`cross-fitted features (${FOLDS} folds); human LM ${final.human.keys.length} bigrams, AI LM ${final.ai.keys.length} bigrams`);
   const { mean, std } = standardiser(feats);
   const rows = makeRows(train, feats, mean, std);
   const oof = new Array<number>(train.length);
+  const foldLinear: LinearWeights[] = [];
+  const foldForest: Forest[] = [];
   for (let k = 0; k < FOLDS; k++) {
     const w = trainLogistic(
       rows.filter((_, i) => train[i]!.fold !== k),
@@ -567,6 +639,7 @@ function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
       std,
       { ...LR_OPTS, seed: SEED + k },
     );
+    foldLinear.push(w);
     train.forEach((d, i) => {
       if (d.fold === k) oof[i] = linearScore(feats[i]!, w);
     });
@@ -588,6 +661,7 @@ function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
         idx.map((i) => ws[i]!),
         GB_OPTS,
       );
+      foldForest.push(fk);
       train.forEach((d, i) => {
         if (d.fold === k) oofTree[i] = forestMargin(fk, xs[i]!);
       });
@@ -596,11 +670,20 @@ function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
     for (let i = 0; i < oof.length; i++) oof[i] = blendScores(oofTree[i]!, oof[i]!, LINEAR_WEIGHT);
     log(`trees done (${GB_OPTS.trees} × depth ${GB_OPTS.depth})`);
   }
-  return { final, weights, forest, oof, mean, std, feats };
+  const foldScore = (fold: number, lower: string, language: Language): number => {
+    const f = extractFeatures(lower, language, contexts[fold]!);
+    for (const k of DROP) f.dense[k] = 0;
+    const lin = linearScore(f, foldLinear[fold]!);
+    const fk = foldForest[fold];
+    return fk ? blendScores(forestMargin(fk, stackedInput(f, lin)), lin, LINEAR_WEIGHT) : lin;
+  };
+  return { final, weights, forest, oof, mean, std, feats, foldScore };
 }
 
 async function main(): Promise<void> {
-  const trainRows = TRAIN_FILES.flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}-train.jsonl`)));
+  const excluded = EXCLUDE_IDS ? new Set((JSON.parse(readFileSync(EXCLUDE_IDS, 'utf8')) as { ids: string[] }).ids) : undefined;
+  const trainRows = TRAIN_FILES.flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}-train.jsonl`))).filter((r) => !excluded?.has(r.id));
+  if (excluded) log(`left out ${excluded.size} listed ids (${EXCLUDE_IDS})`);
   const devSets = TRAIN_FILES.map((f) => [f, readJsonl<CorpusRow>(join(DATA, `${f}-dev.jsonl`))] as const);
   const devRows = devSets.flatMap(([, rows]) => rows);
   log(`read ${trainRows.length} train, ${devRows.length} dev texts from ${DATA}`);
@@ -639,10 +722,44 @@ async function main(): Promise<void> {
     return;
   }
 
-  const { final, weights, forest, oof, mean, std, feats } = fitModel(train, brownIds, vocab);
+  const fitted = fitModel(train, brownIds, vocab);
+  const { final, weights, forest, oof, mean, std, feats } = fitted;
   // Calibration and thresholds from the original texts only: the perturbed copies are not a sample of real input.
   const nOrig = trainPrep.length;
-  const calibration = fitCalibration(train.slice(0, nOrig), oof.slice(0, nOrig));
+  const excerpts = makeExcerpts(train.slice(0, nOrig), fitted);
+  log(`${excerpts.length} excerpts scored out of fold for the short-text calibration`);
+  const calibration = fitCalibration(train.slice(0, nOrig), oof.slice(0, nOrig), excerpts);
+  const oofPath = arg('--dump-oof');
+  if (oofPath) {
+    // The calibration data itself (out-of-fold raw scores), for studying calibration offline.
+    const lines = train.slice(0, nOrig).map((d, i) =>
+      JSON.stringify({
+        id: d.row.id,
+        source: d.row.source,
+        mode: d.row.mode,
+        language: d.row.language,
+        y: d.y,
+        words: d.words,
+        oof: oof[i],
+      }),
+    );
+    for (const e of excerpts) {
+      const { row } = e.doc;
+      lines.push(
+        JSON.stringify({
+          id: `${row.id}#excerpt`,
+          source: row.source,
+          mode: row.mode,
+          language: row.language,
+          y: e.doc.y,
+          words: e.words,
+          oof: e.oof,
+          excerpt: true,
+        }),
+      );
+    }
+    writeFileSync(oofPath, `${lines.join('\n')}\n`);
+  }
   const ood = fitOod(train, feats);
   log('final classifier and calibration done');
 

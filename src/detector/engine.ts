@@ -3,6 +3,7 @@
  * per-(language, mode) calibration → verdict; optionally the same per sentence.
  */
 import type { GroupCalibration } from './artifact.ts';
+import { authorBandFor, authorProbability, evidenceNeeded, poolMessages, type AuthorModel } from './author.ts';
 import { isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, sigmoid, type LoadedModel } from './model.ts';
@@ -56,10 +57,13 @@ const RE_SPACE_CHAR = /[\s\p{Cf}]/u;
 export class TextDetector implements Detector {
   readonly model: string;
   private readonly m: LoadedModel;
+  private readonly author: AuthorModel | undefined;
 
-  constructor(model: LoadedModel) {
+  /** `author`: the author-level calibration (`models/author.json`); without it `detectAuthor` throws. */
+  constructor(model: LoadedModel, author?: AuthorModel) {
     this.m = model;
     this.model = model.version;
+    this.author = author;
   }
 
   detect(text: string, options: DetectOptions = {}): DetectionResult {
@@ -148,53 +152,87 @@ export class TextDetector implements Detector {
       throw new RangeError(`messages must hold 1 to ${AUTHOR_MAX_MESSAGES} texts; got ${messages.length}.`);
     }
     const mode: Mode = options.mode ?? 'general';
-    const scores: AuthorMessageScore[] = [];
-    const logits: number[] = [];
-    const languages = new Map<Language, number>();
-    const warnings = new Set<DetectionWarning>();
-    let words = 0;
+    if (!(MODES as readonly string[]).includes(mode)) {
+      throw new RangeError(`Unknown mode "${String(mode)}"; expected one of ${MODES.join(', ')}.`);
+    }
+    if (options.language !== undefined && !(LANGUAGES as readonly string[]).includes(options.language)) {
+      throw new RangeError(`Unknown language "${String(options.language)}"; expected one of ${LANGUAGES.join(', ')}.`);
+    }
+    const author = this.author;
+    if (!author) throw new Error('No author model is loaded (models/author.json); run `npm run train:author`.');
+    const scores: Array<AuthorMessageScore | undefined> = new Array(messages.length);
+    const candidates: Array<{ index: number; text: string; norm: string; guess?: ReturnType<typeof identifyLanguage> }> = [];
     for (const [index, message] of messages.entries()) {
-      const skip = (skipped: SkipReason) => scores.push({ index, words: 0, ai_probability: null, skipped });
       if (typeof message !== 'string') throw new TypeError(`messages[${index}] must be a string.`);
-      if (!/\S/.test(message)) {
-        skip('empty');
+      const skip = (skipped: SkipReason) => {
+        scores[index] = { index, words: 0, ai_probability: null, skipped };
+      };
+      if (!/\S/.test(message)) skip('empty');
+      else if (isLinkOnly(message)) skip('link_only');
+      else {
+        const norm = normalize(message).text;
+        // Emoji, punctuation and symbols say nothing about who wrote a message.
+        if (!RE_LETTER_OR_DIGIT.test(norm)) skip('no_words');
+        else candidates.push({ index, text: message, norm, ...(options.language ? {} : { guess: identifyLanguage(norm) }) });
+      }
+    }
+    // One language for the whole author, read off all their messages together (one chat line rarely
+    // has enough evidence on its own); a message clearly in another language is left out.
+    const warnings = new Set<DetectionWarning>();
+    let language: Language = options.language ?? 'en';
+    // All of them together clearly in an unsupported language: only messages clearly in a supported one count.
+    let pooledUnsupported = false;
+    if (!options.language && candidates.length > 0) {
+      const pooled = identifyLanguage(candidates.map((c) => c.norm).join('\n'));
+      pooledUnsupported = pooled.certain && !pooled.supported;
+      if (pooled.certain && pooled.supported) language = pooled.language as Language;
+      else {
+        const counts = new Map<Language, number>();
+        for (const c of candidates)
+          if (c.guess?.certain && c.guess.supported)
+            counts.set(c.guess.language as Language, (counts.get(c.guess.language as Language) ?? 0) + 1);
+        language = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'en';
+        if (!pooled.certain) warnings.add('language_uncertain');
+      }
+    }
+    const used: string[] = [];
+    let words = 0;
+    for (const c of candidates) {
+      const clearlySupported = c.guess?.certain && c.guess.supported;
+      if ((c.guess?.certain && c.guess.language !== language) || (pooledUnsupported && !clearlySupported)) {
+        scores[c.index] = { index: c.index, words: 0, ai_probability: null, skipped: 'other_language' };
         continue;
       }
-      if (isLinkOnly(message)) {
-        skip('link_only');
-        continue;
-      }
-      let result: DetectionResult;
-      try {
-        result = this.detect(message, { mode, ...(options.language ? { language: options.language } : {}) });
-      } catch (err) {
-        if (!(err instanceof UnsupportedLanguageError)) throw err;
-        skip('other_language');
-        continue;
-      }
-      const n = countWords(message, result.language);
-      if (n === 0) {
-        skip('no_words');
-        continue;
-      }
-      scores.push({ index, words: n, ai_probability: result.ai_probability, skipped: null });
-      logits.push(logit(result.ai_probability));
-      languages.set(result.language, (languages.get(result.language) ?? 0) + 1);
-      if (result.warnings.includes('calibration_fallback')) warnings.add('calibration_fallback');
+      const r = this.detect(c.text, { mode, language });
+      if (r.warnings.includes('calibration_fallback')) warnings.add('calibration_fallback');
+      const n = countWords(c.text, language);
+      scores[c.index] = { index: c.index, words: n, ai_probability: r.ai_probability, skipped: null };
+      used.push(c.text);
       words += n;
     }
-    const language = options.language ?? [...languages].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'en';
-    const p = logits.length ? round4(sigmoid(logits.reduce((a, b) => a + b, 0) / logits.length)) : 0.5;
-    const neededMessages = Math.max(0, AUTHOR_MIN_MESSAGES - logits.length);
-    const neededWords = Math.max(0, AUTHOR_MIN_WORDS - words);
-    const enough = neededMessages === 0 && neededWords === 0;
-    let verdict = verdictOf(p, AUTHOR_AI_THRESHOLD, 0.5);
-    if (!enough) {
+    let p = 0.5;
+    if (used.length > 0) {
+      const f = this.m.features(lowerForFeatures(normalize(poolMessages(used)).text, language), language);
+      p = round4(authorProbability(author, this.m.rawLogit(f), words));
+    }
+    const band = authorBandFor(author, words);
+    const evidence_needed = evidenceNeeded(author, used.length, words);
+    let verdict = verdictOf(p, band.aiThreshold, author.humanThreshold);
+    if (evidence_needed) {
       warnings.add('too_little_evidence');
       verdict = 'mixed';
     }
-    if (warnings.has('calibration_fallback') && verdict === 'likely_ai') verdict = 'mixed';
-    const confidence: Confidence = verdict === 'mixed' || !enough ? 'low' : 'medium';
+    // As for single texts: a guessed language or a borrowed calibration never gives likely_ai.
+    if ((warnings.has('language_uncertain') || warnings.has('calibration_fallback')) && verdict === 'likely_ai') verdict = 'mixed';
+    if (verdict === 'mixed' && p >= 0.5 && warnings.size === 0) warnings.add('strict_threshold');
+    let confidence: Confidence = 'medium';
+    if (verdict === 'mixed' || evidence_needed || warnings.has('language_uncertain')) confidence = 'low';
+    else if (
+      used.length >= HIGH_CONFIDENCE_MESSAGES &&
+      words >= HIGH_CONFIDENCE_WORDS &&
+      (p >= Math.max(band.aiThreshold, 0.9) || p <= 0.1)
+    )
+      confidence = 'high';
     return {
       ai_probability: p,
       mode,
@@ -202,11 +240,12 @@ export class TextDetector implements Detector {
       verdict,
       confidence,
       warnings: [...warnings],
-      messages_used: logits.length,
+      messages_used: used.length,
       words_used: words,
-      evidence_needed: enough ? null : { messages: neededMessages, words: neededWords },
-      messages: scores,
+      evidence_needed,
+      messages: scores as AuthorMessageScore[],
       model: this.model,
+      author_model: author.version,
     };
   }
 
@@ -241,16 +280,16 @@ export class TextDetector implements Detector {
   }
 }
 
-/** Fewest scorable messages and words an author verdict needs (baseline; replaced by calibrated figures). */
-const AUTHOR_MIN_MESSAGES = 5;
-const AUTHOR_MIN_WORDS = 100;
-const AUTHOR_AI_THRESHOLD = 0.96;
+/** An author answer may be `confidence: "high"` from this many messages (and HIGH_CONFIDENCE_WORDS words). */
+const HIGH_CONFIDENCE_MESSAGES = 10;
 /** A sentence at or above this probability starts or extends a generated span (baseline). */
 const SPAN_THRESHOLD = 0.8;
 
 const RE_LINK = /\b(?:https?:\/\/|www\.)\S+/giu;
+const RE_HAS_LINK = /\b(?:https?:\/\/|www\.)\S/iu;
+const RE_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 function isLinkOnly(text: string): boolean {
-  return RE_LINK.test(text) && !/[\p{L}\p{N}]/u.test(text.replace(RE_LINK, ''));
+  return RE_HAS_LINK.test(text) && !RE_LETTER_OR_DIGIT.test(text.replace(RE_LINK, ''));
 }
 
 /** Merges runs of generated-looking sentences into spans and says what the document is made of. */

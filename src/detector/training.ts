@@ -151,10 +151,19 @@ export function trainLogistic(rows: TrainRow[], mean: Float64Array, std: Float64
   return { bias: b, dense: Float32Array.from(wd), sparse: ws, mean, std };
 }
 
-/** Platt scaling: fits p = σ(a·s + b) by Newton's method on the log-loss (targets smoothed as Platt suggested). */
-export function fitPlatt(scores: number[], labels: number[]): { a: number; b: number } {
-  const nPos = labels.filter((y) => y === 1).length;
-  const nNeg = labels.length - nPos;
+/**
+ * Platt scaling: fits p = σ(a·s + b) by Newton's method on the log-loss (targets smoothed as Platt
+ * suggested). `weights` (default 1 each) weigh the texts, e.g. so each class or source counts as much
+ * as the other; the smoothing then uses the weighted class totals.
+ */
+export function fitPlatt(scores: number[], labels: number[], weights?: number[]): { a: number; b: number } {
+  const w = (i: number): number => (weights ? weights[i]! : 1);
+  let nPos = 0;
+  let nNeg = 0;
+  for (let i = 0; i < labels.length; i++) {
+    if (labels[i] === 1) nPos += w(i);
+    else nNeg += w(i);
+  }
   const tPos = (nPos + 1) / (nPos + 2);
   const tNeg = 1 / (nNeg + 2);
   const loss = (a: number, b: number): number => {
@@ -163,7 +172,7 @@ export function fitPlatt(scores: number[], labels: number[]): { a: number; b: nu
       const z = a * scores[i]! + b;
       const t = labels[i] === 1 ? tPos : tNeg;
       // log(1 + e^z) − t·z, computed without overflow.
-      l += (z > 0 ? z + Math.log1p(Math.exp(-z)) : Math.log1p(Math.exp(z))) - t * z;
+      l += w(i) * ((z > 0 ? z + Math.log1p(Math.exp(-z)) : Math.log1p(Math.exp(z))) - t * z);
     }
     return l;
   };
@@ -180,8 +189,8 @@ export function fitPlatt(scores: number[], labels: number[]): { a: number; b: nu
       const s = scores[i]!;
       const t = labels[i] === 1 ? tPos : tNeg;
       const p = 1 / (1 + Math.exp(-(a * s + b)));
-      const d = p - t;
-      const h = Math.max(p * (1 - p), 1e-12);
+      const d = w(i) * (p - t);
+      const h = w(i) * Math.max(p * (1 - p), 1e-12);
       ga += d * s;
       gb += d;
       haa += h * s * s;

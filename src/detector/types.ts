@@ -85,6 +85,8 @@ export interface AuthorDetectionResult {
   /** One entry per input message, in input order. */
   messages: AuthorMessageScore[];
   model: string;
+  /** Version id of the author-level calibration (`models/author.json`) that combined the messages. */
+  author_model?: string;
 }
 
 export interface Detector {

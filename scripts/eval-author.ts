@@ -1,0 +1,125 @@
+/**
+ * `npm run eval:author [-- options]`: runs the engine's `detectAuthor` (the committed detector.bin
+ * and author.json, or --model / --author-model) on author windows of labelled JSONL files and prints,
+ * per window size, AUROC, the share of AI authors and of human authors called `likely_ai` (overall
+ * and for the worst human source), how many windows had too little evidence for a verdict, and
+ * the time per call.
+ *
+ * Lines with an `author` field are one message of that author (in file order); lines without one are
+ * texts whose sentences are sent as one author's messages. Default input: authors-train.jsonl,
+ * corpus-dev.jsonl and extra-dev.jsonl — the windows author.json was calibrated on, so not held out
+ * (`npm run train:author` prints the leave-one-author-out figures); pass held-out files with --input.
+ *
+ * Options: --input FILE[,FILE…], --sizes 5,10,20 (messages per window), --markdown, --model PATH,
+ *          --author-model PATH.
+ */
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDetector } from '../src/detector/index.ts';
+import { auroc } from '../src/detector/metrics.ts';
+import { authorsFromFile, windowRanges, type Author } from './author-windows.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const INPUT = (arg('--input') ?? '../shared/data/authors-train.jsonl,../shared/data/corpus-dev.jsonl,../shared/data/extra-dev.jsonl')
+  .split(',')
+  .filter(Boolean)
+  .map((f) => resolve(ROOT, f));
+const SIZES = (arg('--sizes') ?? '1,3,5,10,20').split(',').map(Number);
+const MARKDOWN = process.argv.includes('--markdown');
+
+const detector = await createDetector({
+  ...(arg('--model') ? { model: resolve(arg('--model')!) } : {}),
+  ...(arg('--author-model') ? { authorModel: resolve(arg('--author-model')!) } : {}),
+});
+
+interface Result {
+  author: Author;
+  p: number;
+  flagged: boolean;
+  held: boolean;
+}
+
+const authors = INPUT.flatMap((f) => authorsFromFile(f));
+const rows: string[][] = [];
+const sourceRows: string[][] = [];
+const pct = (x: number): string => (Number.isNaN(x) ? '–' : `${(100 * x).toFixed(1)}%`);
+for (const n of SIZES) {
+  const results: Result[] = [];
+  let ms = 0;
+  for (const a of authors) {
+    for (const [s, e] of windowRanges(a.messages.length, n)) {
+      const t = performance.now();
+      const r = detector.detectAuthor(a.messages.slice(s, e), { mode: a.mode });
+      ms += performance.now() - t;
+      results.push({ author: a, p: r.ai_probability, flagged: r.verdict === 'likely_ai', held: r.evidence_needed !== null });
+    }
+  }
+  if (results.length === 0) continue;
+  const rate = (xs: Result[]): number => (xs.length ? xs.filter((x) => x.flagged).length / xs.length : Number.NaN);
+  const ai = results.filter((r) => r.author.y === 1);
+  const human = results.filter((r) => r.author.y === 0);
+  const bySource = new Map<string, Result[]>();
+  for (const r of human) bySource.set(r.author.source, [...(bySource.get(r.author.source) ?? []), r]);
+  const worst = [...bySource].map(([s, xs]) => [s, rate(xs), xs.length] as const).sort((x, y) => y[1] - x[1] || y[2] - x[2])[0];
+  rows.push([
+    String(n),
+    `${ai.length} / ${human.length}`,
+    auroc(
+      results.map((r) => r.p),
+      results.map((r) => r.author.y),
+    ).toFixed(3),
+    pct(rate(ai)),
+    pct(rate(human)),
+    worst ? `${worst[0]} ${pct(worst[1])} of ${worst[2]}` : '–',
+    pct(results.filter((r) => r.held).length / results.length),
+    (ms / results.length).toFixed(2),
+  ]);
+  const sources = [...new Set(results.map((r) => r.author.source.replace(/:.*/, '')))].sort();
+  for (const s of sources) {
+    const xs = results.filter((r) => r.author.source.replace(/:.*/, '') === s);
+    const y = xs.map((r) => r.author.y);
+    sourceRows.push([
+      String(n),
+      s,
+      `${y.filter((v) => v === 1).length} / ${y.filter((v) => v === 0).length}`,
+      new Set(y).size === 2
+        ? auroc(
+            xs.map((r) => r.p),
+            y,
+          ).toFixed(3)
+        : '–',
+      pct(rate(xs.filter((r) => r.author.y === 1))),
+      pct(rate(xs.filter((r) => r.author.y === 0))),
+    ]);
+  }
+}
+
+function table(head: string[], body: string[][]): string {
+  if (MARKDOWN)
+    return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const width = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  return [head, ...body].map((r) => r.map((c, i) => c.padEnd(width[i]!)).join('  ')).join('\n');
+}
+
+console.log(`model ${detector.model}; ${authors.length} authors from ${INPUT.length} file(s)`);
+console.log(
+  table(
+    [
+      'messages',
+      'AI / human windows',
+      'AUROC',
+      'AI likely_ai',
+      'human likely_ai',
+      'worst human source',
+      'too little evidence',
+      'ms per call',
+    ],
+    rows,
+  ),
+);
+console.log('\nBy source (accounts of one source pooled):');
+console.log(table(['messages', 'source', 'AI / human windows', 'AUROC', 'AI likely_ai', 'human likely_ai'], sourceRows));

@@ -1,0 +1,375 @@
+/**
+ * `npm run train:author [-- options]`: fits the author-level calibration (`models/author.json`) on
+ * author windows and reports it by leave-one-author-out.
+ *
+ * Author windows (runs of consecutive messages of one author; 1, 2, 3, 5, 10, 20 and 50 messages):
+ * - TweepFake accounts of `authors-train.jsonl`: 11 human accounts and 4 GPT-2 bots, the tweets in
+ *   file order;
+ * - the sentences of every text of `corpus-dev.jsonl` and `extra-dev.jsonl` sent as one author's
+ *   messages (each text is an author; human and AI texts of 18 sources).
+ * Every window is scored as the engine scores an author (`src/detector/author.ts`: the messages
+ * pooled and scored by the per-message model's raw score), and calibrated by the pooled word count.
+ *
+ * The per-message scores must be held out too: `models/detector.bin` was trained on `extra-train`,
+ * which holds tweets of 7 of the 15 accounts, and on none of the dev texts. So the windows are scored
+ * with `--score-model`, a model trained by `npm run train -- --exclude-ids
+ * models/author-heldout-ids.json --out <path>`, which saw no tweet of any of the 15 accounts (and,
+ * like the shipped one, no dev text). Without --score-model the script first trains that model itself
+ * (same seed and settings as the shipped one, ~3–5 min on two cores) into a temporary directory;
+ * `--score-model shipped` scores with models/detector.bin instead and says that its TweepFake figures
+ * are then not held out.
+ *
+ * Leave-one-author-out: the windows of one group are scored with a calibration and thresholds fitted
+ * without them; groups are each bot with the account it imitates (dril_gpt2 with dril, calebgamman2
+ * with calebgamman, utilitylimbgpt2 with utilitylimb), every other account alone, and every corpus
+ * *source* (all texts of it at once, which is stricter than one text at a time).
+ *
+ * Options: --score-model PATH|shipped, --out PATH (default models/author.json), --data DIR (default
+ * ../shared/data), --dry-run (report only), --markdown, --floor X (lowest likely_ai threshold).
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readArtifact } from '../src/detector/artifact.ts';
+import { authorBandFor, authorProbability, poolMessages, type AuthorBand, type AuthorModel } from '../src/detector/author.ts';
+import { auroc, ece, formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
+import { LoadedModel } from '../src/detector/model.ts';
+import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
+import { authorsFromFile, IMITATES, windowRanges, type Author } from './author-windows.ts';
+import { fitPlatt, thresholdAtFpr } from '../src/detector/training.ts';
+import type { Language } from '../src/detector/types.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
+const OUT = resolve(ROOT, arg('--out') ?? 'models/author.json');
+const SCORE_MODEL = arg('--score-model');
+const DRY_RUN = process.argv.includes('--dry-run');
+const MARKDOWN = process.argv.includes('--markdown');
+
+/** Window sizes (messages) built from every author. */
+const WINDOW_SIZES = [1, 2, 3, 5, 10, 20, 50];
+/** Pooled word counts where a new calibration band starts. */
+const WORD_BANDS = [0, 40, 80, 150, 300];
+/** Lowest `likely_ai` threshold (as for single texts; see docs/detector.md "Author level"). */
+const FLOOR = Number(arg('--floor') ?? 0.995);
+const TARGET_FPR = 0.01;
+/** A human source (TweepFake account or corpus source) with this many windows in a band gets its own 1% check. */
+const SOURCE_GUARD_MIN = 20;
+/** Fewest messages and words for a verdict: below them the windows show no usable threshold (see the report). */
+const MIN_MESSAGES = 3;
+const MIN_WORDS = 80;
+const t0 = Date.now();
+const log = (msg: string): void => console.error(`[train-author ${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
+
+interface Window {
+  author: Author;
+  n: number;
+  words: number;
+  /** Raw score of the pooled messages (what the engine calibrates). */
+  pooled: number;
+  /** Mean of the messages' own raw scores (the baseline the issue measured). */
+  mean: number;
+}
+
+function loadAuthors(): Author[] {
+  return ['authors-train', 'corpus-dev', 'extra-dev'].flatMap((f) => authorsFromFile(join(DATA, `${f}.jsonl`)));
+}
+
+function scoreWindows(model: LoadedModel, authors: Author[]): Window[] {
+  const raw = (text: string, language: Language): { score: number; words: number } => {
+    const f = model.features(lowerForFeatures(normalize(text).text, language), language);
+    return { score: model.rawLogit(f), words: f.words };
+  };
+  const out: Window[] = [];
+  for (const a of authors) {
+    const own = a.messages.map((m) => raw(m, a.language));
+    for (const n of WINDOW_SIZES) {
+      for (const [s] of windowRanges(a.messages.length, n)) {
+        const msgs = a.messages.slice(s, s + n);
+        const words = own.slice(s, s + n).reduce((t, m) => t + m.words, 0);
+        const mean = own.slice(s, s + n).reduce((t, m) => t + m.score, 0) / n;
+        out.push({ author: a, n, words, pooled: raw(poolMessages(msgs), a.language).score, mean });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Weight of a window in the calibration fit: every author counts once (their windows in the band
+ * share one unit of weight), and the two classes weigh the same in total. So the 15 TweepFake
+ * accounts count as 15 authors among the corpora's ~2 200, not as the 8 000 tweets they wrote.
+ */
+function weights(ws: Window[]): number[] {
+  const perAuthor = new Map<string, number>();
+  for (const w of ws) perAuthor.set(w.author.id, (perAuthor.get(w.author.id) ?? 0) + 1);
+  const raw = ws.map((w) => 1 / perAuthor.get(w.author.id)!);
+  const total = [0, 0];
+  ws.forEach((w, i) => {
+    total[w.author.y]! += raw[i]!;
+  });
+  return ws.map((w, i) => (raw[i]! / total[w.author.y]!) * ws.length);
+}
+
+/** Calibration bands and thresholds fitted on `ws` (the engine's rules: floor, 1% overall, 1% per human source). */
+function fitAuthorBands(ws: Window[], floor = FLOOR): AuthorBand[] {
+  const bands: AuthorBand[] = [];
+  for (let e = 0; e < WORD_BANDS.length; e++) {
+    const lo = WORD_BANDS[e]!;
+    const hi = WORD_BANDS[e + 1] ?? Infinity;
+    const members = ws.filter((w) => w.words >= lo && w.words < hi);
+    const nAi = members.filter((w) => w.author.y === 1).length;
+    const nHuman = members.length - nAi;
+    if (nAi < 30 || nHuman < 30) {
+      // Too few windows to fit: the band borrows the previous one (never the case with the shipped data).
+      if (bands.length) bands.push({ ...bands.at(-1)!, minWords: lo, nHuman, nAi });
+      continue;
+    }
+    const { a, b } = fitPlatt(
+      members.map((w) => w.pooled),
+      members.map((w) => w.author.y),
+      weights(members),
+    );
+    // Thresholds only from windows that could get a verdict.
+    const humans = members.filter((w) => w.author.y === 0 && w.n >= MIN_MESSAGES);
+    const probs = humans.map((w) => sigmoid(a * w.pooled + b));
+    let t = Math.max(floor, humans.length ? thresholdAtFpr(probs, TARGET_FPR) : 1);
+    const bySource = new Map<string, number[]>();
+    humans.forEach((w, i) => {
+      bySource.set(w.author.source, [...(bySource.get(w.author.source) ?? []), probs[i]!]);
+    });
+    for (const ps of bySource.values()) if (ps.length >= SOURCE_GUARD_MIN) t = Math.max(t, thresholdAtFpr(ps, TARGET_FPR));
+    bands.push({ minWords: lo, a, b, aiThreshold: t, nHuman, nAi });
+  }
+  if (bands.length === 0) throw new Error('No band had 30 human and 30 AI windows.');
+  return bands;
+}
+
+function sigmoid(x: number): number {
+  return 1 / (1 + Math.exp(-x));
+}
+
+function modelOf(bands: AuthorBand[], training: Record<string, unknown>): AuthorModel {
+  const body = { minMessages: MIN_MESSAGES, minWords: MIN_WORDS, bands, humanThreshold: 0.5 };
+  const version = `ta1-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 12)}`;
+  return { format: 'textdetect-author', formatVersion: 1, version, ...body, training };
+}
+
+interface HeldOut {
+  w: Window;
+  p: number;
+  flagged: boolean;
+  /** Baseline: mean of per-message raw scores (ranked only). */
+  mean: number;
+}
+
+/** Leave-one-author-out: each group's windows under a model fitted without that group. */
+function leaveOneOut(ws: Window[], floor: number): HeldOut[] {
+  const groups = [...new Set(ws.map((w) => w.author.group))].sort();
+  const out: HeldOut[] = [];
+  for (const g of groups) {
+    const m = modelOf(
+      fitAuthorBands(
+        ws.filter((w) => w.author.group !== g),
+        floor,
+      ),
+      {},
+    );
+    for (const w of ws) {
+      if (w.author.group !== g) continue;
+      const p = authorProbability(m, w.pooled, w.words);
+      const enough = w.n >= m.minMessages && w.words >= m.minWords;
+      out.push({ w, p, flagged: enough && p >= authorBandFor(m, w.words).aiThreshold, mean: w.mean });
+    }
+  }
+  return out;
+}
+
+const pct = (x: number): string => (Number.isNaN(x) ? '–' : `${(100 * x).toFixed(1)}%`);
+const f3 = (x: number): string => (Number.isNaN(x) ? '–' : x.toFixed(3));
+
+function table(head: string[], rows: string[][]): string {
+  if (MARKDOWN)
+    return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(width[i]!)).join('  ')).join('\n');
+}
+
+function report(held: HeldOut[]): void {
+  const sizes = WINDOW_SIZES.filter((n) => n > 1);
+  const rate = (xs: HeldOut[]): number => (xs.length ? xs.filter((x) => x.flagged).length / xs.length : Number.NaN);
+  const auc = (xs: HeldOut[], key: 'p' | 'mean'): number =>
+    auroc(
+      xs.map((x) => x[key]),
+      xs.map((x) => x.w.author.y),
+    );
+  const tweets = held.filter((h) => h.w.author.kind === 'account');
+  const sents = held.filter((h) => h.w.author.kind === 'sentences');
+  const pairs = tweets.filter((h) => IMITATES[h.w.author.id.slice(8)] || Object.values(IMITATES).includes(h.w.author.id.slice(8)));
+  console.log('\nTweepFake accounts (leave-one-author-out; windows of consecutive tweets):');
+  console.log(
+    table(
+      [
+        'messages',
+        'bot / human windows',
+        'AUROC (bots vs all humans)',
+        'mean of per-message scores',
+        'AUROC (bots vs the accounts they imitate)',
+        'mean of per-message scores',
+        'bots likely_ai',
+        'humans likely_ai (worst account)',
+      ],
+      sizes.map((n) => {
+        const t = tweets.filter((h) => h.w.n === n);
+        const pr = pairs.filter((h) => h.w.n === n);
+        const humans = t.filter((h) => h.w.author.y === 0);
+        const accounts = [...new Set(humans.map((h) => h.w.author.id))];
+        const worst = accounts
+          .map((a) => [a.slice(8), rate(humans.filter((h) => h.w.author.id === a))] as const)
+          .sort((x, y) => y[1] - x[1])[0];
+        return [
+          String(n),
+          `${t.length - humans.length} / ${humans.length}`,
+          f3(auc(t, 'p')),
+          f3(auc(t, 'mean')),
+          f3(auc(pr, 'p')),
+          f3(auc(pr, 'mean')),
+          pct(rate(t.filter((h) => h.w.author.y === 1))),
+          `${pct(rate(humans))} (${worst ? `${worst[0]} ${pct(worst[1])}` : '–'})`,
+        ];
+      }),
+    ),
+  );
+  console.log('\nSentences of one text as messages (leave-one-source-out; each text is an author):');
+  console.log(
+    table(
+      ['messages', 'AI / human windows', 'AUROC', 'mean of per-message scores', 'AI likely_ai', 'humans likely_ai (worst source)', 'ECE'],
+      sizes.map((n) => {
+        const t = sents.filter((h) => h.w.n === n);
+        const humans = t.filter((h) => h.w.author.y === 0);
+        const sources = [...new Set(humans.map((h) => h.w.author.source))];
+        const worst = sources.map((s) => [s, rate(humans.filter((h) => h.w.author.source === s))] as const).sort((x, y) => y[1] - x[1])[0];
+        return [
+          String(n),
+          `${t.length - humans.length} / ${humans.length}`,
+          f3(auc(t, 'p')),
+          f3(auc(t, 'mean')),
+          pct(rate(t.filter((h) => h.w.author.y === 1))),
+          `${pct(rate(humans))} (${worst ? `${worst[0]} ${pct(worst[1])}` : '–'})`,
+          f3(
+            ece(
+              t.map((h) => h.p),
+              t.map((h) => h.w.author.y),
+            ),
+          ),
+        ];
+      }),
+    ),
+  );
+  // Every human source at every window size: the first target.
+  const worstRows: string[][] = [];
+  for (const n of sizes) {
+    const humans = held.filter((h) => h.w.n === n && h.w.author.y === 0);
+    const sources = [...new Set(humans.map((h) => h.w.author.source))].sort();
+    const flagged = sources
+      .map((s) => [s, humans.filter((h) => h.w.author.source === s)] as const)
+      .filter(([, xs]) => xs.some((x) => x.flagged));
+    worstRows.push([
+      String(n),
+      String(sources.length),
+      flagged.length ? flagged.map(([s, xs]) => `${s} ${pct(rate(xs))} of ${xs.length}`).join(', ') : 'none',
+    ]);
+  }
+  console.log('\nHuman authors called likely_ai, per window size (sources with any window flagged):');
+  console.log(table(['messages', 'human sources', 'flagged'], worstRows));
+  const scored: Scored[] = held.filter((h) => h.w.n > 1).map((h) => ({ p: h.p, y: h.w.author.y, flagged: h.flagged }));
+  console.log('\nAll windows of 2+ messages:');
+  console.log(formatTable([['all', metricRow(scored)]], MARKDOWN, 'windows'));
+}
+
+/** Trains the per-message model without the listed accounts' tweets (scripts/train.ts --exclude-ids) and returns its path. */
+function trainHeldOutModel(): string {
+  const out = join(mkdtempSync(join(tmpdir(), 'textdetect-author-')), 'heldout.bin');
+  log(`training the held-out per-message model (npm run train -- --exclude-ids models/author-heldout-ids.json --out ${out})`);
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'scripts/train.ts'),
+      '--data',
+      DATA,
+      '--exclude-ids',
+      join(ROOT, 'models/author-heldout-ids.json'),
+      '--out',
+      out,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'], cwd: ROOT },
+  );
+  if (r.status !== 0) throw new Error(`Training the held-out model failed (exit ${r.status ?? r.signal}).`);
+  return out;
+}
+
+async function main(): Promise<void> {
+  const modelPath =
+    SCORE_MODEL === 'shipped' ? join(ROOT, 'models/detector.bin') : SCORE_MODEL ? resolve(SCORE_MODEL) : trainHeldOutModel();
+  const { header, arrays } = readArtifact(modelPath);
+  const model = new LoadedModel(header, arrays);
+  if (SCORE_MODEL === 'shipped') {
+    console.log(
+      'Note: scoring with the shipped models/detector.bin, which was trained on tweets of 7 of these accounts; the TweepFake figures are then not held out (see --score-model).',
+    );
+  }
+  const authors = loadAuthors();
+  log(
+    `${authors.length} authors (${authors.filter((a) => a.kind === 'account').length} TweepFake accounts), ${authors.reduce((t, a) => t + a.messages.length, 0)} messages`,
+  );
+  const ws = scoreWindows(model, authors);
+  log(`${ws.length} windows scored with ${model.version}`);
+  const held = leaveOneOut(ws, FLOOR);
+  log('leave-one-author-out done');
+  if (process.argv.includes('--show-flagged-humans')) {
+    for (const h of held)
+      if (h.flagged && h.w.author.y === 0)
+        console.log(
+          `flagged human window: ${h.w.author.id} (${h.w.author.source}) n=${h.w.n} words=${h.w.words} pooled=${h.w.pooled.toFixed(2)} p=${h.p.toFixed(4)}`,
+        );
+  }
+  console.log(
+    `\nPer-message model ${model.version}; likely_ai floor ${FLOOR}; a verdict needs ${MIN_MESSAGES} messages and ${MIN_WORDS} words.`,
+  );
+  report(held);
+  const bands = fitAuthorBands(ws);
+  const final = modelOf(bands, {
+    scoreModel: model.version,
+    data: ['authors-train.jsonl (TweepFake accounts)', 'sentences of corpus-dev.jsonl and extra-dev.jsonl texts'],
+    authors: authors.length,
+    windows: ws.length,
+    windowSizes: WINDOW_SIZES,
+    floor: FLOOR,
+    targetFpr: TARGET_FPR,
+    sourceGuardMin: SOURCE_GUARD_MIN,
+  });
+  console.log('\nBands (pooled words: Platt a, b; likely_ai threshold; human / AI windows):');
+  for (const b of final.bands)
+    console.log(
+      `  ${String(b.minWords).padStart(4)}+ words: a=${b.a.toFixed(3)} b=${b.b.toFixed(3)} likely_ai>=${b.aiThreshold.toFixed(4)} (${b.nHuman} / ${b.nAi})`,
+    );
+  if (DRY_RUN) {
+    log(`dry run: ${final.version} not written`);
+    return;
+  }
+  const tmp = `${OUT}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify(final, null, 1)}\n`);
+  renameSync(tmp, OUT);
+  log(`wrote ${OUT} (${final.version})`);
+}
+
+await main();

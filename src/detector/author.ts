@@ -1,0 +1,85 @@
+/**
+ * Author level: one author's messages judged together (`Detector.detectAuthor`).
+ *
+ * The messages that count are pooled into one text and scored by the same model as a single text
+ * (its raw score, before any calibration); that score is then calibrated and thresholded on
+ * *author windows* — runs of consecutive messages of one author, human and AI, from TweepFake
+ * accounts and from the sentences of the corpora's texts — by word count of the pooled text.
+ * `scripts/train-author.ts` fits `models/author.json` and measured the alternatives (the mean of
+ * the per-message scores, their spread, cross-message vocabulary reuse, pooled Fast-DetectGPT
+ * criteria) by leave-one-author-out; docs/detector.md ("Author level") has the figures and why the
+ * pooled score won.
+ */
+import { readFileSync } from 'node:fs';
+import { sigmoid } from './model.ts';
+
+/** Calibration and `likely_ai` threshold of author windows whose pooled text has at least `minWords` words. */
+export interface AuthorBand {
+  minWords: number;
+  /** Platt scaling of the pooled text's raw score: p = 1 / (1 + exp(−(a·score + b))). */
+  a: number;
+  b: number;
+  /** `likely_ai` when p ≥ this (1% of held-out human windows, and of every human source, at most). */
+  aiThreshold: number;
+  /** Human and AI windows the band was fitted on. */
+  nHuman: number;
+  nAi: number;
+}
+
+export interface AuthorModel {
+  format: 'textdetect-author';
+  formatVersion: 1;
+  /** Content-derived id (`ta1-<hash>`), reported next to the detector's in `model`. */
+  version: string;
+  /** Fewest scorable messages and words a verdict needs (the smallest windows the thresholds were checked on). */
+  minMessages: number;
+  minWords: number;
+  /** Ascending by `minWords`; the last band whose `minWords` ≤ the pooled text's words applies. */
+  bands: AuthorBand[];
+  /** `likely_human` when p < this. */
+  humanThreshold: number;
+  /** Facts for people reading the file: data, held-out protocol, the per-message model it was fitted with. */
+  training: Record<string, unknown>;
+}
+
+/** Reads and checks `models/author.json` (or another file `npm run train:author` wrote). */
+export function readAuthorModel(path: string): AuthorModel {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`Cannot read the author model at ${path}: ${(err as Error).message}`);
+  }
+  const m = parsed as Partial<AuthorModel>;
+  if (m.format !== 'textdetect-author' || m.formatVersion !== 1 || !Array.isArray(m.bands) || m.bands.length === 0) {
+    throw new Error(`${path} is not a textdetect author model (format textdetect-author v1 with calibration bands).`);
+  }
+  return m as AuthorModel;
+}
+
+/**
+ * The text the author's score is computed on: the used messages, one per line. A line break keeps
+ * each message's sentences apart from the next one's (the tokenizer treats it as a space, the
+ * sentence statistics as a boundary).
+ */
+export function poolMessages(messages: readonly string[]): string {
+  return messages.join('\n');
+}
+
+export function authorBandFor(model: AuthorModel, words: number): AuthorBand {
+  let band = model.bands[0]!;
+  for (const b of model.bands) if (words >= b.minWords) band = b;
+  return band;
+}
+
+export function authorProbability(model: AuthorModel, pooledRawScore: number, words: number): number {
+  const band = authorBandFor(model, words);
+  return sigmoid(band.a * pooledRawScore + band.b);
+}
+
+/** How many more messages and words a verdict needs; null when there are enough. */
+export function evidenceNeeded(model: AuthorModel, messages: number, words: number): { messages: number; words: number } | null {
+  const m = Math.max(0, model.minMessages - messages);
+  const w = Math.max(0, model.minWords - words);
+  return m === 0 && w === 0 ? null : { messages: m, words: w };
+}
