@@ -2,11 +2,13 @@
  * Detector engine entry point. `createDetector()` loads the committed model artifact
  * (`models/detector.bin`, resolved relative to this module, not the working directory).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readArtifact } from './artifact.ts';
 import { TextDetector } from './engine.ts';
 import { LoadedModel } from './model.ts';
+import { lowerForFeatures, normalize } from './normalize.ts';
+import { parseSegmentModel, type SegmentModel } from './segments.ts';
 import type { Detector } from './types.ts';
 
 export * from './types.ts';
@@ -16,22 +18,45 @@ export * from './types.ts';
  * `src/detector/` (tsx, tests) or from `dist/src/detector/` (the build, an installed package), and the
  * artifact stays at the package root in both cases, so the first existing candidate wins.
  */
-export const DEFAULT_MODEL_PATH = defaultModelPath();
+export const DEFAULT_MODEL_PATH = packagePath('models/detector.bin');
+/** The sentence model that `npm run train:segments` writes next to it. */
+export const DEFAULT_SEGMENT_MODEL_PATH = packagePath('models/segments.json');
 
-function defaultModelPath(): string {
-  const candidates = ['../../models/detector.bin', '../../../models/detector.bin'].map((relative) =>
-    fileURLToPath(new URL(relative, import.meta.url)),
-  );
+function packagePath(file: string): string {
+  const candidates = [`../../${file}`, `../../../${file}`].map((relative) => fileURLToPath(new URL(relative, import.meta.url)));
   return candidates.find((path) => existsSync(path)) ?? (candidates[0] as string);
 }
 
 export interface CreateDetectorOptions {
   /** Path of a model artifact written by `npm run train`; default the committed `models/detector.bin`. */
   model?: string;
+  /** Path of the sentence model (`npm run train:segments`); default the committed `models/segments.json`. */
+  segmentModel?: string;
 }
 
-/** Loads a model artifact (synchronously read, ~0.1–0.3 s) and returns a detector bound to it. */
+/**
+ * Loads a model artifact (synchronously read, ~0.1–0.3 s) and its sentence model, and returns a
+ * detector bound to them. A sentence model fitted to another artifact's raw scores is not used:
+ * documents are still scored, and `segments: true` throws an error that says so.
+ */
 export async function createDetector(options: CreateDetectorOptions = {}): Promise<Detector> {
   const { header, arrays } = readArtifact(options.model ?? DEFAULT_MODEL_PATH);
-  return new TextDetector(new LoadedModel(header, arrays));
+  const model = new LoadedModel(header, arrays);
+  const segmentPath = options.segmentModel ?? DEFAULT_SEGMENT_MODEL_PATH;
+  if (!existsSync(segmentPath)) {
+    return new TextDetector(model, undefined, `There is no sentence model at ${segmentPath}; run \`npm run train:segments\`.`);
+  }
+  const segments = parseSegmentModel(readFileSync(segmentPath, 'utf8'), segmentPath);
+  return new TextDetector(model, segments, segmentModelMismatch(model, segments, segmentPath));
+}
+
+/** Why a sentence model does not fit a model's raw scorer (its probe texts score differently), or undefined. */
+export function segmentModelMismatch(model: LoadedModel, segments: SegmentModel, path = 'segments.json'): string | undefined {
+  for (const probe of segments.scorer.probes) {
+    const f = model.features(lowerForFeatures(normalize(probe.text).text, probe.language), probe.language);
+    if (Math.abs(model.rawLogit(f) - probe.rawLogit) > 1e-6) {
+      return `The sentence model ${path} (${segments.version}) was fitted to the raw scores of ${segments.scorer.model}, not to those of ${model.version}; rebuild it with \`npm run train:segments\`.`;
+    }
+  }
+  return undefined;
 }
