@@ -445,7 +445,7 @@ function evaluateSpans(
       let j = i;
       let words = d.sentences[i]!.text.words[d.sentences[i]!.index]!;
       while (j + 1 < n && p[j + 1]! >= threshold) words += d.sentences[++j]!.text.words[d.sentences[j]!.index]!;
-      if (words >= model.spans.minWords || (i === 0 && j === n - 1)) {
+      if (words >= model.spans.minWords) {
         const pure = d.kind === 'H' || d.kind === 'HH';
         const aiWords = d.sentences.slice(i, j + 1).reduce((a, x) => a + (x.y ? x.text.words[x.index]! : 0), 0);
         const scored = folds.rawLogit(d.fold, textOf(i, j + 1), d.row.language);

@@ -524,7 +524,7 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
     let j = i;
     let runWords = words[i]!;
     while (j + 1 < n && segments[j + 1]!.ai_probability >= threshold) runWords += words[++j]!;
-    if (runWords >= model.spans.minWords || (i === 0 && j === n - 1)) {
+    if (runWords >= model.spans.minWords) {
       const whole = i === 0 && j === n - 1;
       const scored = whole
         ? { probability: input.documentProbability, likelyAi: input.documentLikelyAi }

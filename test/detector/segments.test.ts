@@ -117,6 +117,18 @@ describe('sentence scores inside a partly generated post', () => {
   });
 });
 
+describe('texts with next to nothing to score', () => {
+  it('never reports a generated span for a few characters', () => {
+    for (const text of ['a', '!!!', 'https://example.com', '😀']) {
+      const r = detector.detect(text, { segments: true, language: 'en' });
+      expect(r.segments).toHaveLength(1);
+      expect(r.generated_spans).toEqual([]);
+      expect(r.generated_share).toBe(0);
+      expect(['human', 'uncertain']).toContain(r.composition);
+    }
+  });
+});
+
 describe('bounded segments', () => {
   it('joins sentences too short to say anything to a neighbour', () => {
     const text = 'Introduction\nThe results were collected over three weeks in two schools. Thanks! We hope this helps other teachers.';
