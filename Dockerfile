@@ -41,6 +41,7 @@ COPY package.json ./
 COPY bin ./bin
 COPY models/detector.bin ./models/detector.bin
 COPY models/author.json ./models/author.json
+COPY models/segments.json ./models/segments.json
 COPY docker/entrypoint.mjs ./docker/entrypoint.mjs
 # /data holds the key file; it belongs to the unprivileged user the processes run as.
 RUN mkdir -p /data && chown node:node /data

@@ -75,8 +75,19 @@ export interface Segment {
 export interface GeneratedSpan {
   start: number;
   end: number;
-  /** Calibrated probability that this run of text was written by an AI. */
+  /**
+   * Calibrated probability that this run of text was written by an AI: the run scored as a document
+   * of its own (calibrated like a document of its length; the whole text's `ai_probability` when the
+   * run is the whole text).
+   */
   ai_probability: number;
+  /**
+   * `high` when the run, scored as a document of its own, would be called `likely_ai` (the same
+   * thresholds, set so that at most 1% of human texts are flagged); `medium` when it leans clearly
+   * AI; `low` otherwise. A pure human text is meant never to get a `high` span. Optional in the
+   * type for older servers; this server always sends it.
+   */
+  confidence?: Confidence;
 }
 
 /**

@@ -8,6 +8,7 @@ import { isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize } from './normalize.ts';
+import { scoreSegments, type SegmentModel, type SegmentsResult } from './segments.ts';
 import {
   AUTHOR_MAX_MESSAGES,
   LANGUAGES,
@@ -16,16 +17,13 @@ import {
   type AuthorDetectionResult,
   type AuthorDetectOptions,
   type AuthorMessageScore,
-  type Composition,
   type Confidence,
-  type GeneratedSpan,
   type DetectionResult,
   type DetectionWarning,
   type DetectOptions,
   type Detector,
   type Language,
   type Mode,
-  type SegmentScore,
   type SkipReason,
   type Verdict,
 } from './types.ts';
@@ -39,31 +37,24 @@ const MIN_CALIBRATED_WORDS = 15;
 /** Out-of-domain texts: `likely_ai` only from this probability, `likely_human` only under the other. */
 const OOD_AI_THRESHOLD = 0.95;
 const OOD_HUMAN_THRESHOLD = 0.2;
-/** Pseudo-length (words) of the document prior that a sentence's own score is blended with. */
-const SEGMENT_PRIOR_WORDS = 20;
-
-const segmenters = new Map<Language, Intl.Segmenter>();
-function segmenterFor(language: Language): Intl.Segmenter {
-  let s = segmenters.get(language);
-  if (!s) {
-    s = new Intl.Segmenter(language, { granularity: 'sentence' });
-    segmenters.set(language, s);
-  }
-  return s;
-}
-
-const RE_SPACE_CHAR = /[\s\p{Cf}]/u;
-
 export class TextDetector implements Detector {
   readonly model: string;
   private readonly m: LoadedModel;
   private readonly author: AuthorModel | undefined;
+  private readonly segmentModel: SegmentModel | undefined;
+  private readonly segmentModelProblem: string | undefined;
 
-  /** `author`: the author-level calibration (`models/author.json`); without it `detectAuthor` throws. */
-  constructor(model: LoadedModel, author?: AuthorModel) {
+  /**
+   * `author`: the author-level calibration (`models/author.json`); without it `detectAuthor` throws.
+   * `segmentModel`: the sentence model fitted to this model's raw scores (`models/segments.json`);
+   * without it, or when `segmentModelProblem` says why it does not apply, `segments: true` throws.
+   */
+  constructor(model: LoadedModel, author?: AuthorModel, segmentModel?: SegmentModel, segmentModelProblem?: string) {
     this.m = model;
     this.model = model.version;
     this.author = author;
+    this.segmentModel = segmentModelProblem ? undefined : segmentModel;
+    this.segmentModelProblem = segmentModelProblem;
   }
 
   detect(text: string, options: DetectOptions = {}): DetectionResult {
@@ -128,21 +119,21 @@ export class TextDetector implements Detector {
       confidence = 'high';
     else confidence = 'medium';
 
-    const docLogit = logit(p);
-    const segments = options.segments ? this.segments(text, norm.text, norm.map, language, calib, docLogit) : [];
-    const composition = options.segments ? composeSpans(text, segments, p) : undefined;
+    const parts = options.segments
+      ? this.segmentsOf(text, norm, language, calib, p, verdict === 'likely_ai', short || languageUncertain || fallback)
+      : undefined;
     return {
       ai_probability: p,
       mode,
       language,
       verdict,
       confidence,
-      segments,
+      segments: parts?.segments ?? [],
       warnings,
       model: this.model,
-      generated_spans: composition?.spans ?? [],
-      generated_share: composition?.share ?? null,
-      composition: composition?.composition ?? null,
+      generated_spans: parts?.spans ?? [],
+      generated_share: parts?.share ?? null,
+      composition: parts?.composition ?? null,
     };
   }
 
@@ -249,122 +240,48 @@ export class TextDetector implements Detector {
     };
   }
 
-  private segments(
+  /**
+   * Sentences scored on their own and through their neighbours (segments.ts), and the runs that
+   * look generated, each scored again as a document of its own with the document's calibration.
+   */
+  private segmentsOf(
     original: string,
-    normText: string,
-    map: Int32Array,
+    norm: { text: string; map: Int32Array },
     language: Language,
     calib: ReturnType<LoadedModel['calibrationFor']>,
-    docLogit: number,
-  ): SegmentScore[] {
-    const out: SegmentScore[] = [];
-    for (const [s0, e0] of sentenceRanges(normText, language)) {
-      let s = s0;
-      let e = e0;
-      while (s < e && normText.charCodeAt(s) <= 0x20) s++;
-      while (e > s && normText.charCodeAt(e - 1) <= 0x20) e--;
-      if (s >= e) continue;
-      let start = map[s]!;
-      let end = map[e]!;
-      // map[e] is where the next kept character starts; drop the invisible/space characters between.
-      while (end > start && RE_SPACE_CHAR.test(original[end - 1]!)) end--;
-      while (start < end && RE_SPACE_CHAR.test(original[start]!)) start++;
-      const f = this.m.features(lowerForFeatures(normText.slice(s, e), language), language);
-      // One sentence is little evidence: its score leans on the document's in proportion to its
-      // length (λ = w / (w + 20)), so sentences stand out only when they differ clearly.
-      const lambda = f.words / (f.words + SEGMENT_PRIOR_WORDS);
-      const p = sigmoid((1 - lambda) * docLogit + lambda * logit(calibrate(this.m.rawLogit(f), calib)));
-      out.push({ start, end, text: original.slice(start, end), ai_probability: round4(p) });
+    probability: number,
+    likelyAi: boolean,
+    neverLikelyAi: boolean,
+  ): SegmentsResult {
+    if (!this.segmentModel) {
+      throw new Error(this.segmentModelProblem ?? `Model ${this.model} has no sentence model; run \`npm run train:segments\`.`);
     }
-    return out;
+    return scoreSegments(this.segmentModel, {
+      original,
+      normText: norm.text,
+      map: norm.map,
+      language,
+      lm: this.m.lm,
+      sparse: this.m.weights.sparse,
+      documentProbability: probability,
+      documentLikelyAi: likelyAi,
+      scoreAsDocument: (start, end) => {
+        const f = this.m.features(lowerForFeatures(norm.text.slice(start, end), language), language);
+        const p = round4(calibrateForLength(this.m.rawLogit(f), calib, f.words));
+        return { probability: p, likelyAi: !neverLikelyAi && f.words >= SHORT_TEXT_WORDS && p >= aiThresholdFor(calib, f.words) };
+      },
+    });
   }
 }
 
 /** An author answer may be `confidence: "high"` from this many messages (and HIGH_CONFIDENCE_WORDS words). */
 const HIGH_CONFIDENCE_MESSAGES = 10;
-/** A sentence at or above this probability starts or extends a generated span (baseline). */
-const SPAN_THRESHOLD = 0.8;
 
 const RE_LINK = /\b(?:https?:\/\/|www\.)\S+/giu;
 const RE_HAS_LINK = /\b(?:https?:\/\/|www\.)\S/iu;
 const RE_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 function isLinkOnly(text: string): boolean {
   return RE_HAS_LINK.test(text) && !RE_LETTER_OR_DIGIT.test(text.replace(RE_LINK, ''));
-}
-
-/** Merges runs of generated-looking sentences into spans and says what the document is made of. */
-function composeSpans(
-  text: string,
-  segments: readonly SegmentScore[],
-  docProbability: number,
-): { spans: GeneratedSpan[]; share: number; composition: Composition } {
-  const spans: GeneratedSpan[] = [];
-  let totalWords = 0;
-  let spanWords = 0;
-  let run: { start: number; end: number; logits: number[] } | undefined;
-  const close = () => {
-    if (!run) return;
-    const mean = run.logits.reduce((a, b) => a + b, 0) / run.logits.length;
-    spans.push({ start: run.start, end: run.end, ai_probability: round4(sigmoid(mean)) });
-    run = undefined;
-  };
-  for (const segment of segments) {
-    const n = segment.text.split(/\s+/u).filter(Boolean).length;
-    totalWords += n;
-    if (segment.ai_probability >= SPAN_THRESHOLD) {
-      spanWords += n;
-      if (run) {
-        run.end = segment.end;
-        run.logits.push(logit(segment.ai_probability));
-      } else run = { start: segment.start, end: segment.end, logits: [logit(segment.ai_probability)] };
-    } else close();
-  }
-  close();
-  void text;
-  const share = totalWords ? round4(spanWords / totalWords) : 0;
-  let composition: Composition;
-  if (share >= 0.9) composition = 'ai';
-  else if (share > 0) composition = 'partly_ai';
-  else composition = docProbability < 0.5 ? 'human' : 'uncertain';
-  return { spans, share, composition };
-}
-
-/** Chunks handed to Intl.Segmenter: V8's sentence iteration gets very slow on long strings. */
-const SEGMENT_CHUNK = 2000;
-
-/**
- * Sentence ranges of `text`. Long texts are cut into chunks at a line break or a sentence end
- * followed by a space (where a sentence boundary is nearly certain) and segmented chunk by chunk.
- */
-function sentenceRanges(text: string, language: Language): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  const segmenter = segmenterFor(language);
-  let base = 0;
-  while (base < text.length) {
-    let end = text.length;
-    if (end - base > SEGMENT_CHUNK * 1.5) {
-      end = base + SEGMENT_CHUNK;
-      let cut = -1;
-      for (let k = end; k > base + SEGMENT_CHUNK / 2; k--) {
-        const ch = text.charCodeAt(k);
-        const prev = text.charCodeAt(k - 1);
-        if (ch === 0x0a || (ch === 0x20 && (prev === 0x2e || prev === 0x21 || prev === 0x3f))) {
-          cut = k + 1;
-          break;
-        }
-      }
-      // No sentence end nearby (one enormous sentence): cut at a space, or anywhere.
-      if (cut < 0) {
-        const sp = text.lastIndexOf(' ', end);
-        cut = sp > base ? sp + 1 : end;
-      }
-      end = cut;
-    }
-    const chunk = text.slice(base, end);
-    for (const seg of segmenter.segment(chunk)) out.push([base + seg.index, base + seg.index + seg.segment.length]);
-    base = end;
-  }
-  return out;
 }
 
 /** Words of a text as the engine counts them (word tokens of the normalised text; the length rules use this). */
@@ -391,11 +308,6 @@ export function verdictOf(p: number, aiThreshold: number, humanThreshold: number
   if (p >= aiThreshold) return 'likely_ai';
   if (p < humanThreshold) return 'likely_human';
   return 'mixed';
-}
-
-function logit(p: number): number {
-  const q = Math.min(1 - 1e-6, Math.max(1e-6, p));
-  return Math.log(q / (1 - q));
 }
 
 function round4(x: number): number {

@@ -457,3 +457,46 @@ function repetition(ids: Uint16Array): [number, number] {
   }
   return [biRep / (n - 2), triRep / (n - 2)];
 }
+
+/**
+ * The linear model's sparse weights summed over the hashed features of one piece of text, per
+ * block, with the number of features in each: the same hashing as `extractFeatures`, but raw
+ * counts (no sublinear tf, no L2 norm), so the sums of neighbouring pieces can be pooled. The
+ * sentence model (`segments.ts`) scores sentences and runs of sentences from these.
+ */
+export function hashedWeightSums(
+  lower: string,
+  tokens: readonly string[],
+  sparse: Float32Array,
+): { word: number; wordN: number; char: number; charN: number } {
+  let word = 0;
+  let prevHash = 0x9747b28c;
+  for (const tok of tokens) {
+    const h = fnv(tok);
+    word += sparse[mix(h ^ 0x1b873593) & HASH_MASK]! + sparse[mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995) & HASH_MASK]!;
+    prevHash = h;
+  }
+  let char = 0;
+  let charN = 0;
+  const text = lower.replace(RE_MASK, ' ');
+  const L = text.length;
+  for (let i = 0; i + 3 <= L; i++) {
+    let h = 0x811c9dc5;
+    for (let j = 0; j < 5 && i + j < L; j++) {
+      let c = text.charCodeAt(i + j);
+      if (c >= 0x30 && c <= 0x39) c = 0x30;
+      else if (c === 0x0a) c = 0x20;
+      h = Math.imul(h ^ c, 0x01000193);
+      if (j >= 2) {
+        char += sparse[mix(h ^ (j * 0x3c6ef372)) & HASH_MASK]!;
+        charN++;
+      }
+    }
+  }
+  return { word, wordN: 2 * tokens.length, char, charN };
+}
+
+/** Whether a lower-cased token is one of the language's function words (the stylometry feature's list). */
+export function isFunctionWord(tok: string, language: 'en' | 'tr'): boolean {
+  return FUNCTION_WORDS[language].has(tok);
+}

@@ -2,12 +2,14 @@
  * Detector engine entry point. `createDetector()` loads the committed model artifact
  * (`models/detector.bin`, resolved relative to this module, not the working directory).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readArtifact } from './artifact.ts';
 import { readAuthorModel } from './author.ts';
 import { TextDetector } from './engine.ts';
 import { LoadedModel } from './model.ts';
+import { lowerForFeatures, normalize } from './normalize.ts';
+import { parseSegmentModel, type SegmentModel } from './segments.ts';
 import type { Detector } from './types.ts';
 
 export * from './types.ts';
@@ -17,14 +19,14 @@ export * from './types.ts';
  * `src/detector/` (tsx, tests) or from `dist/src/detector/` (the build, an installed package), and the
  * artifact stays at the package root in both cases, so the first existing candidate wins.
  */
-export const DEFAULT_MODEL_PATH = defaultModelPath('detector.bin');
+export const DEFAULT_MODEL_PATH = packagePath('models/detector.bin');
 /** The author-level calibration that `npm run train:author` writes, found the same way. */
-export const DEFAULT_AUTHOR_MODEL_PATH = defaultModelPath('author.json');
+export const DEFAULT_AUTHOR_MODEL_PATH = packagePath('models/author.json');
+/** The sentence model that `npm run train:segments` writes next to it. */
+export const DEFAULT_SEGMENT_MODEL_PATH = packagePath('models/segments.json');
 
-function defaultModelPath(file: string): string {
-  const candidates = [`../../models/${file}`, `../../../models/${file}`].map((relative) =>
-    fileURLToPath(new URL(relative, import.meta.url)),
-  );
+function packagePath(file: string): string {
+  const candidates = [`../../${file}`, `../../../${file}`].map((relative) => fileURLToPath(new URL(relative, import.meta.url)));
   return candidates.find((path) => existsSync(path)) ?? (candidates[0] as string);
 }
 
@@ -33,10 +35,34 @@ export interface CreateDetectorOptions {
   model?: string;
   /** Path of an author model written by `npm run train:author`; default the committed `models/author.json`. */
   authorModel?: string;
+  /** Path of the sentence model (`npm run train:segments`); default the committed `models/segments.json`. */
+  segmentModel?: string;
 }
 
-/** Loads a model artifact (synchronously read, ~0.1–0.3 s) and the author model, and returns a detector bound to them. */
+/**
+ * Loads a model artifact (synchronously read, ~0.1–0.3 s), the author model and the sentence model,
+ * and returns a detector bound to them. A sentence model fitted to another artifact's raw scores is not used:
+ * documents are still scored, and `segments: true` throws an error that says so.
+ */
 export async function createDetector(options: CreateDetectorOptions = {}): Promise<Detector> {
   const { header, arrays } = readArtifact(options.model ?? DEFAULT_MODEL_PATH);
-  return new TextDetector(new LoadedModel(header, arrays), readAuthorModel(options.authorModel ?? DEFAULT_AUTHOR_MODEL_PATH));
+  const model = new LoadedModel(header, arrays);
+  const author = readAuthorModel(options.authorModel ?? DEFAULT_AUTHOR_MODEL_PATH);
+  const segmentPath = options.segmentModel ?? DEFAULT_SEGMENT_MODEL_PATH;
+  if (!existsSync(segmentPath)) {
+    return new TextDetector(model, author, undefined, `There is no sentence model at ${segmentPath}; run \`npm run train:segments\`.`);
+  }
+  const segments = parseSegmentModel(readFileSync(segmentPath, 'utf8'), segmentPath);
+  return new TextDetector(model, author, segments, segmentModelMismatch(model, segments, segmentPath));
+}
+
+/** Why a sentence model does not fit a model's raw scorer (its probe texts score differently), or undefined. */
+export function segmentModelMismatch(model: LoadedModel, segments: SegmentModel, path = 'segments.json'): string | undefined {
+  for (const probe of segments.scorer.probes) {
+    const f = model.features(lowerForFeatures(normalize(probe.text).text, probe.language), probe.language);
+    if (Math.abs(model.rawLogit(f) - probe.rawLogit) > 1e-6) {
+      return `The sentence model ${path} (${segments.version}) was fitted to the raw scores of ${segments.scorer.model}, not to those of ${model.version}; rebuild it with \`npm run train:segments\`.`;
+    }
+  }
+  return undefined;
 }

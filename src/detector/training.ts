@@ -318,3 +318,81 @@ export function buildTaggerTables(
   }
   return { tags, lexicon, suffix, defaultTag: tagId.get('nn') ?? other };
 }
+
+/**
+ * Logistic regression on a few dense features by Newton's method (L2 penalty `l2` per row on the
+ * weights, not the bias). Returns the weights followed by the bias. For small models fitted on
+ * top of the detector (the sentence model), where a closed-form-like fit beats SGD.
+ */
+export function fitLogisticSmall(X: readonly ArrayLike<number>[], y: readonly number[], l2: number, weights?: readonly number[]): number[] {
+  const d = (X[0]?.length ?? 0) + 1;
+  const n = X.length;
+  let beta = new Array<number>(d).fill(0);
+  const x = new Float64Array(d);
+  const loss = (b: number[]): number => {
+    let l = 0;
+    for (let i = 0; i < n; i++) {
+      let z = b[d - 1]!;
+      for (let j = 0; j < d - 1; j++) z += b[j]! * X[i]![j]!;
+      l += (weights?.[i] ?? 1) * ((z > 0 ? z + Math.log1p(Math.exp(-z)) : Math.log1p(Math.exp(z))) - y[i]! * z);
+    }
+    for (let j = 0; j < d - 1; j++) l += 0.5 * l2 * n * b[j]! * b[j]!;
+    return l;
+  };
+  let current = loss(beta);
+  for (let iter = 0; iter < 50; iter++) {
+    const g = new Float64Array(d);
+    const H = Array.from({ length: d }, () => new Float64Array(d));
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < d - 1; j++) x[j] = X[i]![j]!;
+      x[d - 1] = 1;
+      let z = 0;
+      for (let j = 0; j < d; j++) z += beta[j]! * x[j]!;
+      const p = 1 / (1 + Math.exp(-z));
+      const w = weights?.[i] ?? 1;
+      const h = w * Math.max(p * (1 - p), 1e-12);
+      for (let j = 0; j < d; j++) {
+        g[j]! += w * (p - y[i]!) * x[j]!;
+        const row = H[j]!;
+        for (let k = j; k < d; k++) row[k]! += h * x[j]! * x[k]!;
+      }
+    }
+    for (let j = 0; j < d; j++) for (let k = 0; k < j; k++) H[j]![k] = H[k]![j]!;
+    for (let j = 0; j < d - 1; j++) {
+      g[j]! += l2 * n * beta[j]!;
+      H[j]![j]! += l2 * n;
+    }
+    for (let j = 0; j < d; j++) H[j]![j]! += 1e-9;
+    const step = solve(H, g);
+    // Damped: halve the step until the loss does not grow (as fitPlatt does).
+    let t = 1;
+    let next = beta.map((b, j) => b - t * step[j]!);
+    let nextLoss = loss(next);
+    while (!(nextLoss <= current) && t > 1e-6) {
+      t /= 2;
+      next = beta.map((b, j) => b - t * step[j]!);
+      nextLoss = loss(next);
+    }
+    beta = next;
+    current = nextLoss;
+    if (t * step.reduce((a, v) => a + Math.abs(v), 0) < 1e-9) break;
+  }
+  return beta;
+}
+
+/** Solves A·x = b by Gaussian elimination with partial pivoting (A is small and positive definite here). */
+function solve(A: Float64Array[], b: Float64Array): number[] {
+  const d = b.length;
+  const M = A.map((row, i) => [...row, b[i]!]);
+  for (let c = 0; c < d; c++) {
+    let p = c;
+    for (let r = c + 1; r < d; r++) if (Math.abs(M[r]![c]!) > Math.abs(M[p]![c]!)) p = r;
+    [M[c], M[p]] = [M[p]!, M[c]!];
+    for (let r = 0; r < d; r++) {
+      if (r === c) continue;
+      const f = M[r]![c]! / M[c]![c]!;
+      for (let k = c; k <= d; k++) M[r]![k]! -= f * M[c]![k]!;
+    }
+  }
+  return M.map((row, i) => row[d]! / row[i]!);
+}

@@ -68,7 +68,18 @@ export const generatedSpanSchema = {
   properties: {
     start: { type: 'integer', minimum: 0, description: 'UTF-16 offset into the submitted text, inclusive.' },
     end: { type: 'integer', minimum: 0, description: 'UTF-16 offset into the submitted text, exclusive.' },
-    ai_probability: { type: 'number', minimum: 0, maximum: 1, description: 'Probability that this run of text was written by an AI.' },
+    ai_probability: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      description: 'Probability that this run of text was written by an AI: the run scored as a document of its own.',
+    },
+    confidence: {
+      type: 'string',
+      enum: [...CONFIDENCES],
+      description:
+        '`high` when the run, scored as a document of its own, would be called likely_ai (at most 1% of human texts flagged); `medium` when it leans clearly AI; `low` otherwise.',
+    },
   },
 } as const;
 

@@ -158,6 +158,7 @@ describe('the Docker runtime stage, replayed without Docker', () => {
     }
     expect(existsSync(join(app, 'src'))).toBe(false);
     expect(existsSync(join(app, 'models', 'detector.bin'))).toBe(true);
+    expect(existsSync(join(app, 'models', 'segments.json'))).toBe(true);
     const help = await run('node', ['docker/entrypoint.mjs', '--help'], app, baseEnv);
     expect(help.code).toBe(0);
     for (const role of ['service', 'slack', 'discord', 'discord-register', 'keys'])

@@ -54,6 +54,7 @@ describe('the packed package', () => {
       'CHANGELOG.md',
       'bin/textdetect.mjs',
       'models/detector.bin',
+      'models/segments.json',
       'dist/src/client/index.js',
       'dist/src/client/index.d.ts',
       'dist/src/contract.js',

@@ -35,6 +35,17 @@ function shownPercent(probability: number): string {
   return `${Math.min(99, Math.max(1, Math.round(probability * 100)))}%`;
 }
 
+/** Written for this test: a member's own post, then a paragraph in a chat assistant's register. */
+const HUMAN_PARAGRAPH =
+  'ok so i finally tried that ramen place on 5th that everyone keeps talking about. honestly the broth was kinda salty for me but my friend loved it. ' +
+  'we waited like 40 min to get a table which was annoying, and parking was a nightmare. probably wont go back unless someone drags me there lol.';
+const GENERATED_PARAGRAPH =
+  'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
+  'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
+  'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
+  'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
+const PARTLY_GENERATED = `${HUMAN_PARAGRAPH}\n\n${GENERATED_PARAGRAPH}`;
+
 /** Code run inside the page reaches the DOM through this (the project's TypeScript has no DOM lib). */
 type Dom = any;
 
@@ -145,7 +156,7 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(shown.dash).toBe(`${(api.body.ai_probability * 100).toFixed(2)} 100`);
     expect(shown.verdict).toBe(api.body.verdict);
     expect(shown.verdictLabel).toBe(
-      { likely_ai: 'Likely AI-generated', mixed: 'Mixed or unclear', likely_human: 'Likely human-written' }[api.body.verdict as string],
+      { likely_ai: 'Likely AI-generated', mixed: 'Unclear', likely_human: 'Likely human-written' }[api.body.verdict as string],
     );
     expect(shown.confidence).toBe(`${api.body.confidence[0].toUpperCase()}${api.body.confidence.slice(1)} confidence`);
     expect(shown.model).toBe(api.body.model);
@@ -250,6 +261,72 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(tips).toEqual(body.segments.map((segment: { ai_probability: number }) => `${shownPercent(segment.ai_probability)} AI`));
     const shown = [await page.textContent('#probability'), ...tips, await page.textContent('#result-announcement')].join(' ');
     expect(shown).not.toMatch(/\b(100|0)%/);
+    await page.close();
+  });
+
+  it('shades each sentence by its own score, outlines the generated passage and says what share of the post it is', async () => {
+    const page = await openPage();
+    await page.evaluate((k) => (globalThis as Dom).localStorage.setItem('textdetect.apiKey', k), key);
+    await page.reload();
+    const { status, body } = await checkText(page, PARTLY_GENERATED);
+    expect(status).toBe(200);
+    await page.waitForSelector('#result[data-state="done"]');
+    // The engine's answer: the human paragraph's sentences look human, one span covers the generated one.
+    const generatedStart = PARTLY_GENERATED.indexOf(GENERATED_PARAGRAPH);
+    expect(body.composition).toBe('partly_ai');
+    expect(body.generated_spans).toHaveLength(1);
+    expect(body.generated_spans[0]).toMatchObject({ start: generatedStart, end: PARTLY_GENERATED.length });
+    for (const s of body.segments) if (s.end <= generatedStart) expect(s.ai_probability).toBeLessThan(0.5);
+
+    // In words: partly generated, with the share, apart from the verdict.
+    expect(await page.textContent('#composition-label')).toBe('Partly generated');
+    expect(await page.textContent('#composition-sentence')).toBe(
+      `About ${Math.round(body.generated_share * 100)}% of the words look AI-generated: one passage, outlined below. The rest reads as the author's own writing.`,
+    );
+    expect(await page.getAttribute('#result', 'data-composition')).toBe('partly_ai');
+    expect(await page.textContent('#result-announcement')).toContain('Partly generated: About');
+
+    // The outlined passage holds exactly the sentences of the span; every sentence keeps its own shade.
+    const passages = await page.$$eval('#highlighted .gen-span', (boxes) =>
+      boxes.map((box: Dom) => ({
+        start: Number(box.dataset.start),
+        end: Number(box.dataset.end),
+        confidence: box.dataset.confidence,
+        className: box.className,
+        border: (globalThis as Dom).getComputedStyle(box).borderTopStyle,
+        sentences: [...box.querySelectorAll('.seg')].map((seg: Dom) => Number(seg.dataset.start)),
+        spoken: box.querySelector('.sr-only')?.textContent,
+      })),
+    );
+    const span = body.generated_spans[0];
+    expect(passages).toEqual([
+      {
+        start: span.start,
+        end: span.end,
+        confidence: span.confidence,
+        className: `gen-span gen-span-${span.confidence}`,
+        border: span.confidence === 'high' ? 'solid' : 'dashed',
+        sentences: body.segments.filter((s: any) => s.start >= span.start && s.end <= span.end).map((s: any) => s.start),
+        spoken: expect.stringMatching(/^\(Passage that (clearly|probably|possibly) looks AI-generated, \d+%:\) $/),
+      },
+    ]);
+    const shades = await page.$$eval('#highlighted .seg', (spans) =>
+      spans.map((el: Dom) => [Number(el.dataset.probability), el.className]),
+    );
+    expect(shades).toEqual(body.segments.map((s: any) => [s.ai_probability, `seg seg-b${Math.min(4, Math.floor(s.ai_probability * 5))}`]));
+    const visibleText = await page.$eval('#highlighted', (box: Dom) => {
+      const copy = box.cloneNode(true);
+      for (const hidden of copy.querySelectorAll('.sr-only')) hidden.remove();
+      return copy.textContent;
+    });
+    expect(visibleText).toBe(PARTLY_GENERATED);
+    await page.screenshot({ path: join(shots, 'playground-partly-generated.png'), fullPage: true });
+
+    // A human post: no passage outlined, and the page says so.
+    await checkText(page, HUMAN_PARAGRAPH);
+    await page.waitForSelector('#result[data-composition="human"]');
+    expect(await page.$$('#highlighted .gen-span')).toHaveLength(0);
+    expect(await page.textContent('#composition-label')).toBe('Reads as human writing');
     await page.close();
   });
 

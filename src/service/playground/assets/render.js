@@ -1,6 +1,16 @@
 // Puts an answer of POST /v1/detect on the page. Everything from the API or the user goes in as
 // text (textContent), never as markup, so a text full of <script> is shown, not run.
-import { band, confidenceWords, formatPercent, languageName, modeName, verdictWords, warningSentence } from './wording.js';
+import {
+  band,
+  compositionWords,
+  confidenceWords,
+  formatPercent,
+  languageName,
+  modeName,
+  spanWords,
+  verdictWords,
+  warningSentence,
+} from './wording.js';
 
 const byId = (id) => document.getElementById(id);
 
@@ -53,18 +63,28 @@ export function renderResult(answer, submittedText) {
   byId('request-id').value = answer.request_id;
   byId('copy-status').textContent = '';
 
-  renderSegments(answer.segments, submittedText);
+  const composition = compositionWords(answer);
+  byId('composition-box').hidden = !composition;
+  if (composition) {
+    result.dataset.composition = answer.composition;
+    byId('composition-label').textContent = composition.label;
+    byId('composition-sentence').textContent = composition.sentence;
+  } else delete result.dataset.composition;
+
+  renderSegments(answer.segments, submittedText, answer.generated_spans ?? []);
 
   const warningsNote = answer.warnings.length ? ` ${answer.warnings.length} warning${answer.warnings.length > 1 ? 's' : ''}.` : '';
+  const compositionNote = composition ? ` ${composition.label}: ${composition.sentence}` : '';
   byId('result-announcement').textContent =
-    `Result: ${formatPercent(probability)} probability of AI writing. ${verdict.label}, ${confidenceWords(answer.confidence).toLowerCase()}.${warningsNote}`;
+    `Result: ${formatPercent(probability)} probability of AI writing. ${verdict.label}, ${confidenceWords(answer.confidence).toLowerCase()}.${compositionNote}${warningsNote}`;
 }
 
 /**
- * The submitted text with each scored sentence shaded by its probability; what lies between
- * sentences (spaces, line breaks) stays as plain text, so the text reads exactly as submitted.
+ * The submitted text with each scored sentence shaded by its own probability, and each generated
+ * span (a run of sentences) wrapped in an outlined passage; what lies between sentences (spaces,
+ * line breaks) stays as plain text, so the text reads exactly as submitted.
  */
-function renderSegments(segments, text) {
+function renderSegments(segments, text, spans) {
   const card = byId('sentences-card');
   const box = byId('highlighted');
   if (!segments.length) {
@@ -74,8 +94,23 @@ function renderSegments(segments, text) {
   }
   const nodes = [];
   let position = 0;
+  // Sentences go into the open passage, if any, else straight into the box.
+  let passage;
+  let passageSpan;
+  let spanIndex = 0;
   for (const segment of segments) {
-    if (segment.start > position) nodes.push(document.createTextNode(text.slice(position, segment.start)));
+    while (spanIndex < spans.length && spans[spanIndex].end <= segment.start) spanIndex++;
+    const generated = spans[spanIndex];
+    if (!passage && generated && segment.start >= generated.start && segment.start < generated.end) {
+      if (segment.start > position) nodes.push(document.createTextNode(text.slice(position, segment.start)));
+      position = Math.max(position, segment.start);
+      passage = openPassage(generated);
+      passageSpan = generated;
+      nodes.push(passage);
+    }
+    const into = passage;
+    const add = (node) => (into ? into.append(node) : nodes.push(node));
+    if (segment.start > position) add(document.createTextNode(text.slice(position, segment.start)));
     const start = Math.max(segment.start, position);
     const span = document.createElement('span');
     const figure = formatPercent(segment.ai_probability);
@@ -91,12 +126,37 @@ function renderSegments(segments, text) {
     spoken.className = 'sr-only';
     spoken.textContent = ` (${figure} AI)`;
     span.append(spoken);
-    nodes.push(span);
+    add(span);
     position = Math.max(position, segment.end);
+    if (passage && segment.end >= passageSpan.end) {
+      passage.append(srOnly(' (end of the passage)'));
+      passage = undefined;
+      spanIndex++;
+    }
   }
   if (position < text.length) nodes.push(document.createTextNode(text.slice(position)));
   box.replaceChildren(...nodes);
   card.hidden = false;
+}
+
+/** An outlined passage for one generated span; screen readers hear where it starts and ends. */
+function openPassage(span) {
+  const box = document.createElement('span');
+  const confidence = span.confidence ?? 'low';
+  box.className = `gen-span gen-span-${confidence}`;
+  box.dataset.start = String(span.start);
+  box.dataset.end = String(span.end);
+  box.dataset.probability = String(span.ai_probability);
+  box.dataset.confidence = confidence;
+  box.append(srOnly(`(Passage that ${spanWords(confidence)} looks AI-generated, ${formatPercent(span.ai_probability)}:) `));
+  return box;
+}
+
+function srOnly(words) {
+  const node = document.createElement('span');
+  node.className = 'sr-only';
+  node.textContent = words;
+  return node;
 }
 
 export function resetResult() {
@@ -106,6 +166,7 @@ export function resetResult() {
   byId('result-empty').hidden = false;
   byId('result-body').hidden = true;
   byId('sentences-card').hidden = true;
+  byId('composition-box').hidden = true;
   byId('highlighted').replaceChildren();
   byId('result-announcement').textContent = '';
 }

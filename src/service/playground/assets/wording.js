@@ -16,8 +16,9 @@ export const VERDICTS = {
     sentence: 'This text was most likely written by an AI system.',
   },
   mixed: {
-    label: 'Mixed or unclear',
-    sentence: 'This text may mix human and AI writing, or it is hard to call. The shaded sentences below show where the signal comes from.',
+    label: 'Unclear',
+    sentence:
+      'The score falls between the thresholds, so the text is called neither human-written nor AI-generated. Unclear is not the same as partly generated: see below whether a passage looks generated.',
   },
   likely_human: {
     label: 'Likely human-written',
@@ -60,6 +61,48 @@ const WARNINGS = {
  */
 export function warningSentence(code) {
   return WARNINGS[code] ?? `The detector reported a warning this page does not describe yet (“${code}”); treat the result with extra care.`;
+}
+
+/**
+ * What the text is made of, from `composition`, `generated_share` and `generated_spans`: "partly
+ * generated" (some passages look generated, the rest human) kept apart from "uncertain" (neither
+ * can be said), which the verdict's "Unclear" does not tell.
+ * @param {{ composition: string | null, generated_share: number | null, generated_spans: Array<{ confidence?: string }> }} answer
+ * @returns {{ label: string, sentence: string } | undefined} undefined when the answer has no sentence scores
+ */
+export function compositionWords({ composition, generated_share: share, generated_spans: spans }) {
+  if (composition === null || composition === undefined) return undefined;
+  const passages = spans.length === 1 ? 'one passage' : `${spans.length} passages`;
+  switch (composition) {
+    case 'human':
+      return { label: 'Reads as human writing', sentence: 'No passage of the text looks AI-generated.' };
+    case 'ai':
+      return {
+        label: 'Generated throughout',
+        sentence: `Nearly all of the text looks AI-generated (${formatPercent(share ?? 1)} of its words).`,
+      };
+    case 'partly_ai':
+      return {
+        label: 'Partly generated',
+        sentence: `About ${formatPercent(share ?? 0)} of the words look AI-generated: ${passages}, outlined below. The rest reads as the author's own writing.`,
+      };
+    case 'uncertain':
+      return {
+        label: 'Uncertain',
+        sentence: spans.length
+          ? `Some sentences lean AI (${passages}, outlined with a dashed line below), but not clearly enough to call the text partly generated.`
+          : 'The sentences do not clearly read as human writing or as generated text.',
+      };
+    default:
+      return { label: composition, sentence: `The service described the text as “${composition}”.` };
+  }
+}
+
+/** @param {string | undefined} confidence a span's confidence */
+export function spanWords(confidence) {
+  if (confidence === 'high') return 'clearly';
+  if (confidence === 'medium') return 'probably';
+  return 'possibly';
 }
 
 export const LANGUAGE_NAMES = { en: 'English', tr: 'Turkish' };

@@ -1,0 +1,269 @@
+/**
+ * `npm run eval:mixed [-- options]`: how well the sentence scores and generated spans find the
+ * generated part of a document, on held-out mixed documents built from the DEV files
+ * (`corpus-dev`, `extra-dev`): human and AI texts of one source (and mode and language) joined as
+ * human+AI, AI+human and human+AI+human, half with a blank line between the parts and half with a
+ * space; plus pure documents (every dev text alone, and two human texts joined). Each document
+ * goes through `detect(text, { mode, segments: true })` as a client would send it (language
+ * detected), and every returned sentence is labelled by the part most of its characters come from.
+ *
+ * Prints, overall and per language: the sentence AUROC inside mixed documents, the share of their
+ * human sentences shown at ≥ 80% AI, the share of two-part documents whose `generated_share` is
+ * within ±0.2 of the truth, and for pure human documents the `likely_ai` rate and the documents
+ * with a span of `high` confidence; `--by source` adds the AUROC per source.
+ *
+ * Options: --markdown, --by source, --seed N (default 7), --per-group N (documents per source group,
+ * default 45), --joiner both|blank|space (what joins the parts; default both, alternating),
+ * --data DIR, --model PATH, --segment-model PATH
+ */
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { countWords } from '../src/detector/engine.ts';
+import { createDetector, UnsupportedLanguageError, type DetectionResult } from '../src/detector/index.ts';
+import { auroc } from '../src/detector/metrics.ts';
+import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
+import { isLightEdit, planMixedDocs, type PlannedDoc } from './lib/mixed-docs.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
+const SEED = Number(arg('--seed') ?? 7);
+const PER_GROUP = Number(arg('--per-group') ?? 45);
+const MARKDOWN = process.argv.includes('--markdown');
+const BY_SOURCE = (arg('--by') ?? '').split(',').includes('source');
+/** What joins the parts: `both` (alternating, the default), `blank` (a blank line) or `space`. */
+const JOINER = arg('--joiner') ?? 'both';
+if (!['both', 'blank', 'space'].includes(JOINER)) throw new Error('--joiner must be both, blank or space.');
+
+interface Labelled {
+  plan: PlannedDoc;
+  text: string;
+  /** [start, end) of each part in `text`. */
+  bounds: Array<[number, number]>;
+  result: DetectionResult;
+}
+
+interface Tally {
+  scores: number[];
+  labels: number[];
+  humanHigh: number;
+  humans: number;
+  aiHalf: number;
+  ais: number;
+  twoPart: number;
+  shareOk: number;
+  mixedDocs: number;
+  partly: number;
+  mixedHighAi: number;
+}
+
+function newTally(): Tally {
+  return {
+    scores: [],
+    labels: [],
+    humanHigh: 0,
+    humans: 0,
+    aiHalf: 0,
+    ais: 0,
+    twoPart: 0,
+    shareOk: 0,
+    mixedDocs: 0,
+    partly: 0,
+    mixedHighAi: 0,
+  };
+}
+
+function labelOf(doc: Labelled, start: number, end: number): 0 | 1 {
+  let ai = 0;
+  let human = 0;
+  doc.bounds.forEach(([a, b], k) => {
+    const overlap = Math.max(0, Math.min(b, end) - Math.max(a, start));
+    if (doc.plan.parts[k]!.y === 1) ai += overlap;
+    else human += overlap;
+  });
+  return ai > human ? 1 : 0;
+}
+
+function addMixed(t: Tally, doc: Labelled): void {
+  t.mixedDocs++;
+  if (doc.result.composition === 'partly_ai') t.partly++;
+  if (doc.result.verdict === 'likely_ai' && doc.result.confidence === 'high') t.mixedHighAi++;
+  for (const s of doc.result.segments) {
+    const y = labelOf(doc, s.start, s.end);
+    t.scores.push(s.ai_probability);
+    t.labels.push(y);
+    if (y === 0) {
+      t.humans++;
+      if (s.ai_probability >= 0.8) t.humanHigh++;
+    } else {
+      t.ais++;
+      if (s.ai_probability >= 0.5) t.aiHalf++;
+    }
+  }
+  if (doc.plan.parts.length === 2) {
+    const words = doc.plan.parts.map((p) => countWords(p.row.text, p.row.language));
+    const truth = words.reduce((a, w, k) => a + (doc.plan.parts[k]!.y ? w : 0), 0) / words.reduce((a, w) => a + w, 0);
+    t.twoPart++;
+    if (Math.abs((doc.result.generated_share ?? 0) - truth) <= 0.2) t.shareOk++;
+  }
+}
+
+const pct = (a: number, b: number): string => (b > 0 ? `${((100 * a) / b).toFixed(1)}%` : '–');
+
+function table(head: string[], rows: string[][]): string {
+  if (MARKDOWN) {
+    return [
+      `| ${head.join(' | ')} |`,
+      `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`,
+      ...rows.map((r) => `| ${r.join(' | ')} |`),
+    ].join('\n');
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]): string => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const detector = await createDetector({
+    ...(arg('--model') ? { model: resolve(arg('--model')!) } : {}),
+    ...(arg('--segment-model') ? { segmentModel: resolve(arg('--segment-model')!) } : {}),
+  });
+  const rows = ['corpus-dev', 'extra-dev'].flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}.jsonl`)));
+  const plans = [
+    ...planMixedDocs(rows, { seed: SEED, kinds: ['HA', 'AH', 'HAH'], perGroup: PER_GROUP }),
+    ...planMixedDocs(rows, { seed: SEED + 1, kinds: ['HH'], perGroup: Math.ceil(PER_GROUP / 3) }),
+    ...rows.map(
+      (row): PlannedDoc => ({
+        kind: row.label === 'ai' ? 'A' : 'H',
+        group: `${row.source}|${row.mode}|${row.language}`,
+        parts: [{ row, y: row.label === 'ai' ? 1 : 0 }],
+      }),
+    ),
+  ];
+  const docs: Labelled[] = [];
+  let refused = 0;
+  plans.forEach((plan, i) => {
+    const joiner = JOINER === 'blank' || (JOINER === 'both' && i % 2 === 0) ? '\n\n' : ' ';
+    let text = '';
+    const bounds: Array<[number, number]> = [];
+    for (const part of plan.parts) {
+      if (text) text += joiner;
+      bounds.push([text.length, text.length + part.row.text.length]);
+      text += part.row.text;
+    }
+    try {
+      docs.push({ plan, text, bounds, result: detector.detect(text, { mode: plan.parts[0]!.row.mode, segments: true }) });
+    } catch (err) {
+      if (!(err instanceof UnsupportedLanguageError)) throw err;
+      refused++;
+    }
+  });
+
+  const groups = new Map<string, Tally>();
+  const tallyOf = (key: string): Tally => {
+    const t = groups.get(key) ?? newTally();
+    groups.set(key, t);
+    return t;
+  };
+  const pureHuman = new Map<
+    string,
+    { n: number; likelyAi: number; anySpan: number; high: number; medium: number; human: number; partly: number; ai: number }
+  >();
+  const pureAi = new Map<string, { n: number; ai: number; partly: number; shareSum: number }>();
+  for (const doc of docs) {
+    const language = doc.plan.parts[0]!.row.language;
+    const kind = doc.plan.kind;
+    if (kind === 'HA' || kind === 'AH' || kind === 'HAH') {
+      for (const key of ['all', language, ...(BY_SOURCE ? [`${doc.plan.parts[0]!.row.source}/${doc.plan.parts[0]!.row.mode}`] : [])])
+        addMixed(tallyOf(key), doc);
+      if (doc.plan.parts.some((p) => isLightEdit(p.row)))
+        addMixed(tallyOf('AI part is a light AI edit of human text (MixSet polish)'), doc);
+    } else if (kind === 'H' || kind === 'HH') {
+      for (const key of ['all', language, `${kind === 'H' ? 'single' : 'two joined'}`]) {
+        const e = pureHuman.get(key) ?? { n: 0, likelyAi: 0, anySpan: 0, high: 0, medium: 0, human: 0, partly: 0, ai: 0 };
+        e.n++;
+        if (doc.result.verdict === 'likely_ai') e.likelyAi++;
+        if (doc.result.generated_spans.length) e.anySpan++;
+        if (doc.result.generated_spans.some((s) => s.confidence === 'high')) e.high++;
+        if (doc.result.generated_spans.some((s) => s.confidence === 'medium')) e.medium++;
+        if (doc.result.composition === 'human') e.human++;
+        if (doc.result.composition === 'partly_ai') e.partly++;
+        if (doc.result.composition === 'ai') e.ai++;
+        pureHuman.set(key, e);
+      }
+    } else {
+      for (const key of ['all', language]) {
+        const e = pureAi.get(key) ?? { n: 0, ai: 0, partly: 0, shareSum: 0 };
+        e.n++;
+        if (doc.result.composition === 'ai') e.ai++;
+        if (doc.result.composition === 'partly_ai') e.partly++;
+        e.shareSum += doc.result.generated_share ?? 0;
+        pureAi.set(key, e);
+      }
+    }
+  }
+
+  console.log(`Model ${detector.model}; ${docs.length} documents (${refused} refused as another language), dev files, seed ${SEED}\n`);
+  console.log('Mixed documents (human+AI, AI+human, human+AI+human):\n');
+  const keys = [...groups.keys()].sort((a, b) =>
+    a === 'all' ? -1 : b === 'all' ? 1 : a.length <= 2 && b.length > 2 ? -1 : b.length <= 2 && a.length > 2 ? 1 : a < b ? -1 : 1,
+  );
+  console.log(
+    table(
+      [
+        'set',
+        'docs',
+        'sentences',
+        'sentence AUROC',
+        'human sentences ≥ 80%',
+        'AI sentences ≥ 50%',
+        'two-part share ±0.2',
+        'partly_ai',
+        'likely_ai + high',
+      ],
+      keys.map((k) => {
+        const t = groups.get(k)!;
+        return [
+          k,
+          String(t.mixedDocs),
+          String(t.scores.length),
+          auroc(t.scores, t.labels).toFixed(3),
+          pct(t.humanHigh, t.humans),
+          pct(t.aiHalf, t.ais),
+          `${pct(t.shareOk, t.twoPart)} of ${t.twoPart}`,
+          pct(t.partly, t.mixedDocs),
+          pct(t.mixedHighAi, t.mixedDocs),
+        ];
+      }),
+    ),
+  );
+  console.log('\nPure human documents (every dev human text alone, and two joined):\n');
+  console.log(
+    table(
+      ['set', 'docs', 'likely_ai', 'any span', 'medium span', 'high span', 'composition human', 'partly_ai', 'ai'],
+      [...pureHuman].map(([k, e]) => [
+        k,
+        String(e.n),
+        pct(e.likelyAi, e.n),
+        pct(e.anySpan, e.n),
+        pct(e.medium, e.n),
+        `${e.high} (${pct(e.high, e.n)})`,
+        pct(e.human, e.n),
+        pct(e.partly, e.n),
+        pct(e.ai, e.n),
+      ]),
+    ),
+  );
+  console.log('\nPure AI documents (every dev AI text alone):\n');
+  console.log(
+    table(
+      ['set', 'docs', 'composition ai', 'partly_ai', 'mean generated_share'],
+      [...pureAi].map(([k, e]) => [k, String(e.n), pct(e.ai, e.n), pct(e.partly, e.n), (e.shareSum / e.n).toFixed(3)]),
+    ),
+  );
+}
+
+await main();

@@ -1,0 +1,484 @@
+/**
+ * `npm run train:segments [-- options]`: fits the sentence and span model (`models/segments.json`)
+ * on mixed documents built from the training corpora (`corpus-train`, `extra-train`).
+ *
+ * Every training text is scored sentence by sentence with the copy of the document model that did
+ * not see it (the cross-fitting folds of `npm run train`, rebuilt here: ~3 minutes), so what the
+ * sentence model learns is what the shipped model shows on text it has never seen. Then:
+ *   1. the sentence ratio: a logistic model over each sentence's evidence sums (`runFeatures`),
+ *      fitted on single sentences and random runs of pure human and pure AI texts;
+ *   2. per sentence-length band, the Gaussian of a human and of an AI sentence's ratio;
+ *   3. the sequence model's switch probability and document-shift spread, chosen on mixed
+ *      documents (human and AI texts of one source joined: HA, AH, HAH, AHA, and pure ones) by the
+ *      sentence AUROC inside the mixed ones;
+ *   4. Platt scaling of the posterior per sentence-length band, on all those documents;
+ *   5. the span rules, checked on the pure human documents.
+ * Dev files are never read (`npm run eval:mixed` reports on them).
+ *
+ * Options:
+ *   --out PATH          default models/segments.json (written atomically)
+ *   --model PATH        the document model whose raw scores it is fitted to (default models/detector.bin)
+ *   --data DIR          corpus directory (default ../shared/data)
+ *   --seed N            default 1
+ *   --fold-cache FILE   keep the rebuilt fold models in FILE (v8-serialised, ~30 MB) and reuse them
+ *                       on the next run (for experiments; the result is the same)
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
+import { readArtifact } from '../src/detector/artifact.ts';
+import { aiThresholdFor, calibrateForLength, SHORT_TEXT_WORDS } from '../src/detector/engine.ts';
+import { auroc } from '../src/detector/metrics.ts';
+import { LoadedModel } from '../src/detector/model.ts';
+import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
+import {
+  EV_WORDS,
+  EVIDENCE_SIZE,
+  RUN_FEATURES,
+  calibrateSentence,
+  runFeatures,
+  segmentRanges,
+  sentenceEvidence,
+  sentenceRatios,
+  sequencePosteriors,
+  type SegmentModel,
+} from '../src/detector/segments.ts';
+import { fitLogisticSmall, readJsonl, rng, type CorpusRow } from '../src/detector/training.ts';
+import { buildFoldModelData, foldModels, type FoldModelData } from './lib/fold-models.ts';
+import { planMixedDocs } from './lib/mixed-docs.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const OUT = resolve(ROOT, arg('--out') ?? 'models/segments.json');
+const MODEL = resolve(ROOT, arg('--model') ?? 'models/detector.bin');
+const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
+const SEED = Number(arg('--seed') ?? 1);
+const FOLD_CACHE = arg('--fold-cache');
+
+/** Sentence-length bands (lower word bounds) of the emission Gaussians and of the calibration. */
+const BANDS = [0, 6, 12, 20, 35];
+/** Random runs per pure text for the ratio model, next to every single sentence. */
+const RUNS_PER_TEXT = 3;
+const L2 = 1e-4;
+const SWITCH_GRID = [0.05, 0.1, 0.15, 0.2];
+const OFFSET_GRID = [0, 0.5, 1, 1.5];
+const OFFSET_STEPS = 5;
+/**
+ * A sentence at or above this (balanced-calibrated) probability belongs to a generated-looking
+ * run: as likely generated as not. 0.45 and 0.4 were tried: the share of two-part training documents
+ * within ±0.2 moved by +0.002 and −0.013, and on dev both were worse.
+ */
+const SENTENCE_THRESHOLD = 0.5;
+/** Runs shorter than this are not reported as spans (their sentences keep their shading). */
+const SPAN_MIN_WORDS = 15;
+/** Candidates for the `medium` span bar: the lowest one at which ≤ MEDIUM_MAX_PURE_HUMAN of pure human documents get a medium span. */
+const MEDIUM_GRID = [0.8, 0.85, 0.9, 0.95];
+const MEDIUM_MAX_PURE_HUMAN = 0.02;
+/** Margin above the highest mean sentence probability of a likely-AI stretch in a pure human training document. */
+const HIGH_MARGIN = 0.1;
+/** …and never below this (the bar rests on a handful of documents). */
+const HIGH_FLOOR = 0.85;
+/** Probe texts whose raw scores identify the document model this was fitted to. */
+const PROBES: Array<{ text: string; language: 'en' | 'tr' }> = [
+  {
+    text: 'The committee reviewed the proposal in detail and concluded that further analysis of the budget is required before a decision can be made.',
+    language: 'en',
+  },
+  { text: 'honestly i just went there for the tacos and stayed for like three hours lol, the staff were great', language: 'en' },
+  { text: 'Bankanın müşteri hizmetleri ile defalarca görüştüm ama sorunum hâlâ çözülmedi.', language: 'tr' },
+];
+
+const t0 = Date.now();
+const log = (msg: string): void => console.error(`[train:segments ${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
+
+interface Text {
+  row: CorpusRow;
+  fold: number;
+  norm: string;
+  ranges: Array<{ start: number; end: number }>;
+  /** n × EVIDENCE_SIZE evidence sums, one row per sentence. */
+  evidence: Float64Array;
+  words: number[];
+}
+
+interface Doc {
+  kind: string;
+  fold: number;
+  row: CorpusRow;
+  /** Per sentence: its text, evidence row, words and label. */
+  sentences: Array<{ text: Text; index: number; y: 0 | 1 }>;
+}
+
+function bandOf(words: number): number {
+  let b = 0;
+  while (b + 1 < BANDS.length && words >= BANDS[b + 1]!) b++;
+  return b;
+}
+
+function logit(p: number): number {
+  const q = Math.min(1 - 1e-6, Math.max(1e-6, p));
+  return Math.log(q / (1 - q));
+}
+
+function main(): void {
+  const { header, arrays } = readArtifact(MODEL);
+  const shipped = new LoadedModel(header, arrays);
+  const rows = ['corpus-train', 'extra-train'].flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}.jsonl`)));
+  log(`read ${rows.length} training texts; document model ${header.version}`);
+  let data: FoldModelData[];
+  if (FOLD_CACHE && existsSync(FOLD_CACHE)) {
+    data = v8.deserialize(readFileSync(FOLD_CACHE)) as FoldModelData[];
+    log(`fold models read from ${FOLD_CACHE}`);
+  } else {
+    data = buildFoldModelData(header, arrays, rows, log);
+    if (FOLD_CACHE) writeFileSync(FOLD_CACHE, v8.serialize(data));
+  }
+  const folds = foldModels(header, arrays, data);
+
+  const texts: Text[] = rows.map((row) => {
+    const fold = folds.foldOf(row);
+    const norm = normalize(row.text).text;
+    const ranges = segmentRanges(norm, row.language);
+    const evidence = new Float64Array(ranges.length * EVIDENCE_SIZE);
+    ranges.forEach((r, i) => {
+      sentenceEvidence(
+        lowerForFeatures(norm.slice(r.start, r.end), row.language),
+        row.language,
+        folds.lm[fold]!,
+        data[fold]!.weights.sparse,
+        evidence,
+        i * EVIDENCE_SIZE,
+      );
+    });
+    const words = ranges.map((_, i) => evidence[i * EVIDENCE_SIZE + EV_WORDS]!);
+    return { row, fold, norm, ranges, evidence, words };
+  });
+  log(`sentence evidence of ${texts.reduce((a, t) => a + t.ranges.length, 0)} sentences (out of fold)`);
+
+  // 1. The sentence ratio.
+  const rand = rng(SEED);
+  const X: Float64Array[] = [];
+  const y: number[] = [];
+  const sums = new Float64Array(EVIDENCE_SIZE);
+  const addRun = (t: Text, a: number, b: number): void => {
+    sums.fill(0);
+    for (let i = a; i < b; i++) for (let j = 0; j < EVIDENCE_SIZE; j++) sums[j]! += t.evidence[i * EVIDENCE_SIZE + j]!;
+    X.push(runFeatures(sums));
+    y.push(t.row.label === 'ai' ? 1 : 0);
+  };
+  for (const t of texts) {
+    const n = t.ranges.length;
+    for (let i = 0; i < n; i++) addRun(t, i, i + 1);
+    for (let k = 0; k < RUNS_PER_TEXT && n > 1; k++) {
+      const len = Math.max(1, Math.min(n, Math.round(Math.exp(rand() * Math.log(n + 1)))));
+      const a = Math.floor(rand() * (n - len + 1));
+      addRun(t, a, a + len);
+    }
+  }
+  const mean = new Array<number>(RUN_FEATURES).fill(0);
+  const std = new Array<number>(RUN_FEATURES).fill(0);
+  for (const x of X) for (let j = 0; j < RUN_FEATURES; j++) mean[j]! += x[j]! / X.length;
+  for (const x of X) for (let j = 0; j < RUN_FEATURES; j++) std[j]! += (x[j]! - mean[j]!) ** 2 / X.length;
+  for (let j = 0; j < RUN_FEATURES; j++) std[j] = Math.sqrt(std[j]!) || 1;
+  const Z = X.map((x) => x.map((v, j) => (v - mean[j]!) / std[j]!));
+  const beta = fitLogisticSmall(Z, y, L2);
+  const nAi = y.filter((v) => v === 1).length;
+  // The ratio must not carry the training set's class balance.
+  const bias = beta[RUN_FEATURES]! - Math.log(nAi / (y.length - nAi));
+  log(`sentence ratio model on ${X.length} sentences and runs`);
+
+  const model: SegmentModel = {
+    format: 'textdetect-segments',
+    formatVersion: 1,
+    version: '',
+    scorer: {
+      model: header.version,
+      probes: PROBES.map((p) => ({
+        ...p,
+        rawLogit: shipped.rawLogit(shipped.features(lowerForFeatures(normalize(p.text).text, p.language), p.language)),
+      })),
+    },
+    emission: {
+      mean,
+      std,
+      weights: beta.slice(0, RUN_FEATURES),
+      bias,
+      bands: BANDS,
+      muHuman: [],
+      muAi: [],
+      sd: [],
+    },
+    sequence: { switchProb: 0.1, offsetSd: 1, offsetSteps: OFFSET_STEPS },
+    calibration: [{ minWords: 0, a: 1, b: 0 }],
+    spans: { sentenceThreshold: SENTENCE_THRESHOLD, minWords: SPAN_MIN_WORDS, mediumProbability: 0.9, highMeanSentence: 1 },
+    training: {},
+  };
+
+  // 2. Gaussians of the ratio per band, on single sentences of pure texts.
+  const ratios = new Map<Text, Float64Array>();
+  for (const t of texts) ratios.set(t, sentenceRatios(model, t.evidence, t.ranges.length));
+  const singleAuc: { s: number[]; y: number[] } = { s: [], y: [] };
+  for (let b = 0; b < BANDS.length; b++) {
+    const acc = [
+      [0, 0, 0],
+      [0, 0, 0],
+    ];
+    for (const t of texts) {
+      const cls = t.row.label === 'ai' ? 1 : 0;
+      t.words.forEach((w, i) => {
+        if (bandOf(w) !== b) return;
+        const r = ratios.get(t)![i]!;
+        acc[cls]![0]! += 1;
+        acc[cls]![1]! += r;
+        acc[cls]![2]! += r * r;
+      });
+    }
+    const [h, a] = acc as [number[], number[]];
+    const muH = h[1]! / h[0]!;
+    const muA = a[1]! / a[0]!;
+    const within = (h[2]! - h[0]! * muH * muH + a[2]! - a[0]! * muA * muA) / (h[0]! + a[0]!);
+    model.emission.muHuman.push(muH);
+    model.emission.muAi.push(muA);
+    model.emission.sd.push(Math.sqrt(within));
+  }
+  for (const t of texts) {
+    for (const r of ratios.get(t)!) {
+      singleAuc.s.push(r);
+      singleAuc.y.push(t.row.label === 'ai' ? 1 : 0);
+    }
+  }
+  log(`single-sentence AUROC (pure training texts, out of fold) ${auroc(singleAuc.s, singleAuc.y).toFixed(3)}`);
+
+  // 3. Mixed documents from the training files, one fold per document (its texts are then all
+  // unseen by that fold's model, which scores the spans below).
+  const byId = new Map(texts.map((t) => [t.row.id, t] as const));
+  const plans = planMixedDocs(
+    texts.filter((t) => t.ranges.length > 0).map((t) => t.row),
+    { seed: SEED, kinds: ['HA', 'AH', 'HAH', 'AHA', 'H', 'A', 'HH'], perGroup: 70, groupKey: (row) => String(folds.foldOf(row)) },
+  );
+  const docs: Doc[] = plans.map((plan) => {
+    const sentences: Doc['sentences'] = [];
+    for (const part of plan.parts) {
+      const t = byId.get(part.row.id)!;
+      const n = t.ranges.length;
+      let a = 0;
+      let b = n;
+      // Vary the parts' lengths: a quarter of them are a random stretch of their text.
+      if (rand() < 1 / 4 && n > 1) {
+        const len = 1 + Math.floor(rand() * n);
+        a = Math.floor(rand() * (n - len + 1));
+        b = a + len;
+      }
+      for (let i = a; i < b; i++) sentences.push({ text: t, index: i, y: part.y });
+    }
+    const first = byId.get(plan.parts[0]!.row.id)!;
+    return { kind: plan.kind, fold: first.fold, row: first.row, sentences };
+  });
+  const mixed = docs.filter((d) => d.kind.length > 1 && d.kind !== 'HH');
+  log(`${docs.length} training documents (${mixed.length} mixed)`);
+  const docRatios = (d: Doc): Float64Array => Float64Array.from(d.sentences, (s) => ratios.get(s.text)![s.index]!);
+  const docWords = (d: Doc): number[] => d.sentences.map((s) => s.text.words[s.index]!);
+
+  const grid: Array<{ switchProb: number; offsetSd: number; auc: number }> = [];
+  for (const switchProb of SWITCH_GRID) {
+    for (const offsetSd of OFFSET_GRID) {
+      model.sequence = { switchProb, offsetSd, offsetSteps: OFFSET_STEPS };
+      const s: number[] = [];
+      const ys: number[] = [];
+      for (const d of mixed) {
+        const post = sequencePosteriors(model, docRatios(d), docWords(d));
+        d.sentences.forEach((x, i) => {
+          s.push(post[i]!);
+          ys.push(x.y);
+        });
+      }
+      grid.push({ switchProb, offsetSd, auc: auroc(s, ys) });
+    }
+  }
+  grid.sort((a, b) => b.auc - a.auc);
+  const best = grid[0]!;
+  model.sequence = { switchProb: best.switchProb, offsetSd: best.offsetSd, offsetSteps: OFFSET_STEPS };
+  console.log('Sequence model (sentence AUROC inside mixed training documents):');
+  for (const g of grid) console.log(`  switch ${g.switchProb}  shift sd ${g.offsetSd}  AUROC ${g.auc.toFixed(4)}`);
+
+  // 4. Calibration of the posterior per band, on all documents (mixed and pure).
+  const posts = new Map<Doc, Float64Array>();
+  for (const d of docs) posts.set(d, sequencePosteriors(model, docRatios(d), docWords(d)));
+  model.calibration = BANDS.map((minWords) => {
+    const s: number[] = [];
+    const ys: number[] = [];
+    for (const d of docs) {
+      d.sentences.forEach((x, i) => {
+        if (bandOf(x.text.words[x.index]!) === bandOf(minWords)) {
+          s.push(logit(posts.get(d)![i]!));
+          ys.push(x.y);
+        }
+      });
+    }
+    // Human and AI sentences weigh the same in total, so 50% means "as likely generated as not"
+    // whatever the mix of the training documents (spans and the share are read off that point).
+    const nAi = ys.filter((v) => v === 1).length;
+    const w = ys.map((v) => (v === 1 ? ys.length / (2 * nAi) : ys.length / (2 * (ys.length - nAi))));
+    const [a, b] = fitLogisticSmall(
+      s.map((v) => [v]),
+      ys,
+      0,
+      w,
+    ) as [number, number];
+    return { minWords, a, b };
+  });
+
+  // 5. Spans on the training documents: each run scored as a document by its fold's model.
+  let spanStats = evaluateSpans(docs, posts, model, folds, shipped);
+  // A pure human text is never to get a `high` span, but its most AI-looking stretch, scored as a
+  // document, can pass a document's threshold (the stretch was picked for looking AI). So `high`
+  // also needs the sentences themselves to agree: their mean probability at or above the lowest
+  // bar that no pure human training document's likely-AI span reaches (plus a margin).
+  const humanMax = Math.max(0, ...spanStats.likelyAiSpans.human);
+  model.spans.highMeanSentence = round4(Math.min(0.95, Math.max(HIGH_FLOOR, humanMax + HIGH_MARGIN)));
+  const kept = spanStats.likelyAiSpans.ai.filter((m) => m >= model.spans.highMeanSentence).length;
+  console.log(
+    `Spans: likely-AI stretches in pure human documents ${spanStats.likelyAiSpans.human.length} (mean sentence probability up to ${humanMax.toFixed(3)}); ` +
+      `high needs ${model.spans.highMeanSentence}, which keeps ${kept} of ${spanStats.likelyAiSpans.ai.length} likely-AI spans of generated text`,
+  );
+  spanStats = evaluateSpans(docs, posts, model, folds, shipped);
+  const medium = MEDIUM_GRID.find(
+    (m) => spanStats.pureHumanMax.filter((p) => p >= m).length <= MEDIUM_MAX_PURE_HUMAN * spanStats.pureHumanMax.length,
+  );
+  model.spans.mediumProbability = medium ?? MEDIUM_GRID.at(-1)!;
+
+  const probs = (d: Doc): number[] => d.sentences.map((x, i) => calibrateSentence(model, posts.get(d)![i]!, x.text.words[x.index]!));
+  const s: number[] = [];
+  const ys: number[] = [];
+  let humanHigh = 0;
+  let humans = 0;
+  for (const d of mixed) {
+    const p = probs(d);
+    d.sentences.forEach((x, i) => {
+      s.push(p[i]!);
+      ys.push(x.y);
+      if (x.y === 0) {
+        humans++;
+        if (p[i]! >= 0.8) humanHigh++;
+      }
+    });
+  }
+  model.training = {
+    texts: rows.length,
+    documents: docs.length,
+    mixedDocuments: mixed.length,
+    seed: SEED,
+    folds: folds.folds,
+    outOfFold: {
+      sentenceAurocMixed: round4(auroc(s, ys)),
+      humanSentencesAt80: round4(humanHigh / humans),
+      pureHumanDocuments: spanStats.pureHuman,
+      pureHumanWithHighSpan: spanStats.pureHumanHigh,
+      pureHumanWithMediumSpan: spanStats.pureHumanMax.filter((p) => p >= model.spans.mediumProbability).length,
+      twoPartShareWithin20: round4(spanStats.shareOk / spanStats.twoPart),
+    },
+  };
+  console.log(
+    `\nCalibration per band: ${model.calibration.map((c) => `${c.minWords}+ words a=${c.a.toFixed(3)} b=${c.b.toFixed(3)}`).join('; ')}`,
+  );
+  console.log('Out of fold, on the training documents:', JSON.stringify(model.training.outOfFold));
+
+  const body = { ...model, version: '' };
+  const version = `ts1-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 12)}`;
+  const tmp = `${OUT}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify({ ...body, version }, null, 1)}\n`);
+  renameSync(tmp, OUT);
+  log(`wrote ${OUT} (${version})`);
+}
+
+function evaluateSpans(
+  docs: Doc[],
+  posts: Map<Doc, Float64Array>,
+  model: SegmentModel,
+  folds: ReturnType<typeof foldModels>,
+  shipped: LoadedModel,
+): {
+  pureHuman: number;
+  pureHumanHigh: number;
+  pureHumanMax: number[];
+  twoPart: number;
+  shareOk: number;
+  /** Spans that a document would call likely_ai, with their mean sentence probability: in pure human documents, and mostly-AI spans in mixed ones. */
+  likelyAiSpans: { human: number[]; ai: number[] };
+} {
+  let pureHuman = 0;
+  let pureHumanHigh = 0;
+  const likelyAiSpans = { human: [] as number[], ai: [] as number[] };
+  const pureHumanMax: number[] = [];
+  let twoPart = 0;
+  let shareOk = 0;
+  for (const d of docs) {
+    const calib = shipped.calibrationFor(d.row.language, d.row.mode);
+    const own = shipped.hasOwnCalibration(d.row.language, d.row.mode);
+    const n = d.sentences.length;
+    const p = d.sentences.map((x, i) => calibrateSentence(model, posts.get(d)![i]!, x.text.words[x.index]!));
+    const textOf = (a: number, b: number): string =>
+      d.sentences
+        .slice(a, b)
+        .map((x) => x.text.norm.slice(x.text.ranges[x.index]!.start, x.text.ranges[x.index]!.end))
+        .join(' ');
+    let total = 0;
+    let inSpans = 0;
+    let truth = 0;
+    let maxSpan = 0;
+    let high = false;
+    d.sentences.forEach((x) => {
+      total += x.text.words[x.index]!;
+      if (x.y === 1) truth += x.text.words[x.index]!;
+    });
+    for (let i = 0; i < n; ) {
+      const threshold = model.spans.sentenceThreshold;
+      if (p[i]! < threshold) {
+        i++;
+        continue;
+      }
+      let j = i;
+      let words = d.sentences[i]!.text.words[d.sentences[i]!.index]!;
+      while (j + 1 < n && p[j + 1]! >= threshold) words += d.sentences[++j]!.text.words[d.sentences[j]!.index]!;
+      if (words >= model.spans.minWords) {
+        const pure = d.kind === 'H' || d.kind === 'HH';
+        const aiWords = d.sentences.slice(i, j + 1).reduce((a, x) => a + (x.y ? x.text.words[x.index]! : 0), 0);
+        const scored = folds.rawLogit(d.fold, textOf(i, j + 1), d.row.language);
+        const prob = calibrateForLength(scored.raw, calib, scored.features.words);
+        // As at run time: a run that does not lean AI as a document is not a span.
+        if (prob >= 0.5) inSpans += words;
+        if (prob >= 0.5 && (pure || aiWords >= 0.8 * words)) {
+          const meanSentence = p.slice(i, j + 1).reduce((a, b) => a + b, 0) / (j + 1 - i);
+          const likelyAi = own && scored.features.words >= SHORT_TEXT_WORDS && prob >= aiThresholdFor(calib, scored.features.words);
+          if (likelyAi) (pure ? likelyAiSpans.human : likelyAiSpans.ai).push(meanSentence);
+          if (pure) {
+            maxSpan = Math.max(maxSpan, prob);
+            if (likelyAi && meanSentence >= model.spans.highMeanSentence) high = true;
+          }
+        }
+      }
+      i = j + 1;
+    }
+    if (d.kind === 'H' || d.kind === 'HH') {
+      pureHuman++;
+      pureHumanMax.push(maxSpan);
+      if (high) pureHumanHigh++;
+    }
+    if (d.kind.length === 2 && d.kind !== 'HH') {
+      twoPart++;
+      if (Math.abs(inSpans / total - truth / total) <= 0.2) shareOk++;
+    }
+  }
+  return { pureHuman, pureHumanHigh, pureHumanMax, twoPart, shareOk, likelyAiSpans };
+}
+
+function round4(x: number): number {
+  return Math.round(x * 10000) / 10000;
+}
+
+main();

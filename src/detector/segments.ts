@@ -1,0 +1,564 @@
+/**
+ * Sentence segments and generated spans.
+ *
+ * A text is cut into sentences (merged and capped so the answer stays bounded), each sentence is
+ * scored on its own with the document model's raw logit, and a two-state sequence model (human /
+ * generated, a hidden Markov model whose switches are rare) turns those noisy per-sentence scores
+ * into a probability per sentence that uses its neighbours' evidence but never the document's
+ * score. Runs of generated-looking sentences become spans. The parameters come from
+ * `models/segments.json` (`npm run train:segments`), fitted on mixed documents built from the
+ * training corpora.
+ */
+import { hashedWeightSums, isFunctionWord, isWordToken, tokenIds, tokenize, type LMContext } from './features.ts';
+import { UNK } from './lm.ts';
+import { lowerForFeatures } from './normalize.ts';
+import { POS_BOS, tagSequence } from './pos.ts';
+import type { Composition, Confidence, GeneratedSpan, Language, SegmentScore } from './types.ts';
+
+/** A sentence shorter than this many words joins a neighbour (a heading, "Thanks!", one letter per line). */
+export const MIN_SEGMENT_WORDS = 3;
+/**
+ * Most segments one answer carries. Past it, neighbouring sentences are grouped (equal counts per
+ * group), so a text of one character per line cannot produce tens of thousands of segments.
+ */
+export const MAX_SEGMENTS = 400;
+
+/** Chunks handed to Intl.Segmenter: V8's sentence iteration gets very slow on long strings. */
+const SEGMENT_CHUNK = 2000;
+
+const segmenters = new Map<Language, Intl.Segmenter>();
+function segmenterFor(language: Language): Intl.Segmenter {
+  let s = segmenters.get(language);
+  if (!s) {
+    s = new Intl.Segmenter(language, { granularity: 'sentence' });
+    segmenters.set(language, s);
+  }
+  return s;
+}
+
+/**
+ * Sentence ranges of `text` (Intl.Segmenter). Long texts are cut into chunks at a line break or a
+ * sentence end followed by a space (where a sentence boundary is nearly certain) and segmented
+ * chunk by chunk.
+ */
+export function sentenceRanges(text: string, language: Language): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const segmenter = segmenterFor(language);
+  let base = 0;
+  while (base < text.length) {
+    let end = text.length;
+    if (end - base > SEGMENT_CHUNK * 1.5) {
+      end = base + SEGMENT_CHUNK;
+      let cut = -1;
+      for (let k = end; k > base + SEGMENT_CHUNK / 2; k--) {
+        const ch = text.charCodeAt(k);
+        const prev = text.charCodeAt(k - 1);
+        if (ch === 0x0a || (ch === 0x20 && (prev === 0x2e || prev === 0x21 || prev === 0x3f))) {
+          cut = k + 1;
+          break;
+        }
+      }
+      // No sentence end nearby (one enormous sentence): cut at a space, or anywhere.
+      if (cut < 0) {
+        const sp = text.lastIndexOf(' ', end);
+        cut = sp > base ? sp + 1 : end;
+      }
+      end = cut;
+    }
+    const chunk = text.slice(base, end);
+    for (const seg of segmenter.segment(chunk)) out.push([base + seg.index, base + seg.index + seg.segment.length]);
+    base = end;
+  }
+  return out;
+}
+
+/** A range [start, end) of the normalised text, trimmed, with its rough word count. */
+export interface SegmentRange {
+  start: number;
+  end: number;
+  words: number;
+}
+
+const RE_WORD = /[\p{L}\p{N}]+/gu;
+
+function roughWords(text: string, start: number, end: number): number {
+  RE_WORD.lastIndex = 0;
+  const m = text.slice(start, end).match(RE_WORD);
+  return m ? m.length : 0;
+}
+
+/**
+ * The segments of a normalised text: its sentences, trimmed; a sentence of fewer than
+ * MIN_SEGMENT_WORDS words joins the next one when a line break ends it (a heading, a list item, a
+ * text broken after every word) and the previous one otherwise; and when more than MAX_SEGMENTS
+ * remain, consecutive ones are grouped so that at most MAX_SEGMENTS are left.
+ */
+export function segmentRanges(text: string, language: Language): SegmentRange[] {
+  const pieces: SegmentRange[] = [];
+  let pending: SegmentRange | undefined;
+  for (const [s0, e0] of sentenceRanges(text, language)) {
+    let s = s0;
+    let e = e0;
+    while (s < e && text.charCodeAt(s) <= 0x20) s++;
+    while (e > s && text.charCodeAt(e - 1) <= 0x20) e--;
+    if (s >= e) continue;
+    let piece: SegmentRange = { start: s, end: e, words: roughWords(text, s, e) };
+    if (pending) {
+      piece = { start: pending.start, end: piece.end, words: pending.words + piece.words };
+      pending = undefined;
+    }
+    if (piece.words >= MIN_SEGMENT_WORDS) {
+      pieces.push(piece);
+      continue;
+    }
+    const endsLine = e0 > e && text.slice(e, e0).includes('\n');
+    const last = pieces.at(-1);
+    if (last && !endsLine) {
+      last.end = piece.end;
+      last.words += piece.words;
+    } else pending = piece;
+  }
+  if (pending) {
+    const last = pieces.at(-1);
+    if (last) {
+      last.end = pending.end;
+      last.words += pending.words;
+    } else pieces.push(pending);
+  }
+  if (pieces.length <= MAX_SEGMENTS) return pieces;
+  const per = Math.ceil(pieces.length / MAX_SEGMENTS);
+  const grouped: SegmentRange[] = [];
+  for (let i = 0; i < pieces.length; i += per) {
+    const group = pieces.slice(i, i + per);
+    grouped.push({ start: group[0]!.start, end: group.at(-1)!.end, words: group.reduce((a, g) => a + g.words, 0) });
+  }
+  return grouped;
+}
+
+/**
+ * What one sentence says by itself, as additive sums over its tokens and characters (so the sums
+ * of a run of sentences describe the run): from the document model's own parts, the AI-vs-human
+ * word-bigram log-ratio (split into the ~300 most frequent tokens and the rest, as the document
+ * features are), the Fast-DetectGPT terms under both LMs, the tag-trigram log-ratio (English only,
+ * as in the document features) and the linear model's hashed-feature weights; plus a few counts
+ * for sentence shape. Index with the `EV_*` constants.
+ */
+export const EVIDENCE_SIZE = 16;
+export const EV_TOKENS = 0;
+export const EV_WORDS = 1;
+export const EV_LM_FREQUENT = 2;
+export const EV_LM_RARE = 3;
+export const EV_POS = 4;
+export const EV_FDG_H = 5;
+export const EV_FDG_H_VAR = 6;
+export const EV_FDG_A = 7;
+export const EV_FDG_A_VAR = 8;
+export const EV_SPARSE_WORD = 9;
+export const EV_SPARSE_WORD_N = 10;
+export const EV_SPARSE_CHAR = 11;
+export const EV_SPARSE_CHAR_N = 12;
+export const EV_COMMAS = 13;
+export const EV_LETTERS = 14;
+export const EV_FUNCTION_WORDS = 15;
+
+/** Vocabulary ids below this are the most frequent tokens (function words, punctuation), as in features.ts. */
+const FREQ_IDS = 302;
+
+/** The evidence sums of one sentence (`lower`: its normalised text, lower-cased for features), added into `out` at `offset`. */
+export function sentenceEvidence(
+  lower: string,
+  language: Language,
+  lm: LMContext,
+  sparse: Float32Array,
+  out: Float64Array = new Float64Array(EVIDENCE_SIZE),
+  offset = 0,
+): Float64Array {
+  const tokens = tokenize(lower);
+  const ids = tokenIds(tokens, lm.vocab);
+  const H = lm.human.arrays;
+  const A = lm.ai.arrays;
+  let words = 0;
+  let lmFrequent = 0;
+  let lmRare = 0;
+  let fdgH = 0;
+  let fdgHVar = 0;
+  let fdgA = 0;
+  let fdgAVar = 0;
+  let commas = 0;
+  let letters = 0;
+  let functionWords = 0;
+  for (let t = 1; t < ids.length; t++) {
+    const prev = ids[t - 1]!;
+    const cur = ids[t]!;
+    const h = lm.human.logProb(prev, cur);
+    const a = lm.ai.logProb(prev, cur);
+    if (cur < FREQ_IDS && cur !== UNK) lmFrequent += a - h;
+    else lmRare += a - h;
+    fdgH += h - H.mu[prev]!;
+    fdgHVar += H.sigma2[prev]!;
+    fdgA += a - A.mu[prev]!;
+    fdgAVar += A.sigma2[prev]!;
+    const tok = tokens[t - 1]!;
+    if (isWordToken(tok)) {
+      words++;
+      letters += tok.length;
+      if (isFunctionWord(tok, language)) functionWords++;
+    } else if (tok === ',') commas++;
+  }
+  let pos = 0;
+  if (language === 'en') {
+    const tags = tagSequence(tokens, ids, lm.pos.tagger);
+    const T = lm.pos.tagger.nTags;
+    const PH = lm.pos.human.logp;
+    const PA = lm.pos.ai.logp;
+    let a = POS_BOS;
+    let b = POS_BOS;
+    for (let i = 0; i < tags.length; i++) {
+      const c = tags[i]!;
+      const at = (a * T + b) * T + c;
+      pos += PA[at]! - PH[at]!;
+      a = b;
+      b = c;
+    }
+  }
+  const hashed = hashedWeightSums(lower, tokens, sparse);
+  out[offset + EV_TOKENS]! += tokens.length;
+  out[offset + EV_WORDS]! += words;
+  out[offset + EV_LM_FREQUENT]! += lmFrequent;
+  out[offset + EV_LM_RARE]! += lmRare;
+  out[offset + EV_POS]! += pos;
+  out[offset + EV_FDG_H]! += fdgH;
+  out[offset + EV_FDG_H_VAR]! += fdgHVar;
+  out[offset + EV_FDG_A]! += fdgA;
+  out[offset + EV_FDG_A_VAR]! += fdgAVar;
+  out[offset + EV_SPARSE_WORD]! += hashed.word;
+  out[offset + EV_SPARSE_WORD_N]! += hashed.wordN;
+  out[offset + EV_SPARSE_CHAR]! += hashed.char;
+  out[offset + EV_SPARSE_CHAR_N]! += hashed.charN;
+  out[offset + EV_COMMAS]! += commas;
+  out[offset + EV_LETTERS]! += letters;
+  out[offset + EV_FUNCTION_WORDS]! += functionWords;
+  return out;
+}
+
+/**
+ * Features of a run of text from its pooled evidence sums (`sums[offset … offset + EVIDENCE_SIZE)`):
+ * per-token rates of each signal, the block-normalised hashed-weight scores, shape rates, the log
+ * of the token count, and every rate times that log (a short run's rates are noisier).
+ */
+export const RUN_FEATURES = 2 * 11 + 1;
+export function runFeatures(sums: ArrayLike<number>, offset = 0, out: Float64Array = new Float64Array(RUN_FEATURES)): Float64Array {
+  const at = (k: number) => sums[offset + k]!;
+  const t = Math.max(1, at(EV_TOKENS));
+  const w = Math.max(1, at(EV_WORDS));
+  const lt = Math.log(t);
+  out[0] = at(EV_LM_FREQUENT) / t;
+  out[1] = at(EV_LM_RARE) / t;
+  out[2] = at(EV_POS) / t;
+  out[3] = at(EV_FDG_H) / Math.sqrt(Math.max(1e-9, at(EV_FDG_H_VAR))) / Math.sqrt(t);
+  out[4] = at(EV_FDG_A) / Math.sqrt(Math.max(1e-9, at(EV_FDG_A_VAR))) / Math.sqrt(t);
+  out[5] = at(EV_SPARSE_WORD) / Math.sqrt(Math.max(1, at(EV_SPARSE_WORD_N)));
+  out[6] = at(EV_SPARSE_CHAR) / Math.sqrt(Math.max(1, at(EV_SPARSE_CHAR_N)));
+  out[7] = at(EV_COMMAS) / w;
+  out[8] = at(EV_LETTERS) / w;
+  out[9] = at(EV_FUNCTION_WORDS) / w;
+  out[10] = at(EV_WORDS) / t;
+  out[11] = lt;
+  for (let j = 0; j < 11; j++) out[12 + j] = out[j]! * lt;
+  return out;
+}
+
+/** The fitted sentence and span model (`models/segments.json`, written by `npm run train:segments`). */
+export interface SegmentModel {
+  format: 'textdetect-segments';
+  formatVersion: 1;
+  /** Content-derived id (`ts1-<12 hex>`). */
+  version: string;
+  /**
+   * The document model's raw scorer it was fitted on: raw logits of a few probe texts. A later
+   * recalibration of that model leaves them unchanged; retraining it does not, and then this
+   * model no longer applies.
+   */
+  scorer: { model: string; probes: Array<{ text: string; language: Language; rawLogit: number }> };
+  /** Logistic model over `runFeatures` (standardised): the log-likelihood ratio AI vs human of one sentence. */
+  emission: {
+    mean: number[];
+    std: number[];
+    weights: number[];
+    bias: number;
+    /** Sentence-length bands (lower word bounds) of the emission Gaussians. */
+    bands: number[];
+    /** Per band: mean of a human / AI sentence's ratio and their common spread. */
+    muHuman: number[];
+    muAi: number[];
+    sd: number[];
+  };
+  /** Two-state hidden Markov model with a per-document shift of every sentence's ratio. */
+  sequence: { switchProb: number; offsetSd: number; offsetSteps: number };
+  /** Platt scaling of the sequence model's posterior logit, per sentence-length band (lower word bounds). */
+  calibration: Array<{ minWords: number; a: number; b: number }>;
+  spans: {
+    /** A sentence at or above this probability belongs to a generated-looking run. */
+    sentenceThreshold: number;
+    /** A run of generated-looking sentences shorter than this many words is not reported as a span. */
+    minWords: number;
+    /** A span scored as a document at or above this probability is at least `medium` confidence. */
+    mediumProbability: number;
+    /**
+     * `high` needs the span to pass a document's `likely_ai` bar and its sentences' mean
+     * probability to reach this (a human text's most AI-looking stretch can pass the first alone).
+     */
+    highMeanSentence: number;
+  };
+  training: Record<string, unknown>;
+}
+
+function bandOf(bounds: readonly number[], words: number): number {
+  let b = 0;
+  while (b + 1 < bounds.length && words >= bounds[b + 1]!) b++;
+  return b;
+}
+
+/** Each sentence's log-likelihood ratio (AI vs human) from its evidence sums (`evidence`: n × EVIDENCE_SIZE). */
+export function sentenceRatios(model: SegmentModel, evidence: Float64Array, n: number): Float64Array {
+  const e = model.emission;
+  const out = new Float64Array(n);
+  const f = new Float64Array(RUN_FEATURES);
+  for (let i = 0; i < n; i++) {
+    runFeatures(evidence, i * EVIDENCE_SIZE, f);
+    let s = e.bias;
+    for (let j = 0; j < RUN_FEATURES; j++) s += e.weights[j]! * ((f[j]! - e.mean[j]!) / e.std[j]!);
+    out[i] = s;
+  }
+  return out;
+}
+
+function logSumExp(x: number, y: number): number {
+  const m = x > y ? x : y;
+  if (m === -Infinity) return m;
+  return m + Math.log(Math.exp(x - m) + Math.exp(y - m));
+}
+
+/**
+ * Posterior probability that each sentence is generated, given every sentence's ratio. The hidden
+ * state (human / generated) switches between neighbouring sentences with `switchProb`; a sentence's
+ * ratio is Gaussian around its state's mean (per length band) plus a shift δ shared by the whole
+ * document, δ ~ N(0, offsetSd²) integrated on a grid, so a text whose sentences all lean one way by
+ * its genre's habit is not read as generated throughout, while a change within it still stands out.
+ * Forward–backward per grid point: O(sentences × grid).
+ */
+export function sequencePosteriors(model: SegmentModel, ratios: Float64Array, words: ArrayLike<number>): Float64Array {
+  const n = ratios.length;
+  const { switchProb, offsetSd, offsetSteps } = model.sequence;
+  const e = model.emission;
+  const out = new Float64Array(n);
+  if (n === 0) return out;
+  const grid = offsetSd > 0 ? 2 * offsetSteps + 1 : 1;
+  const lsw = Math.log(switchProb);
+  const lst = Math.log(1 - switchProb);
+  const muA = new Float64Array(n);
+  const muH = new Float64Array(n);
+  const inv2v = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const b = bandOf(e.bands, words[i]!);
+    muA[i] = e.muAi[b]!;
+    muH[i] = e.muHuman[b]!;
+    inv2v[i] = 1 / (2 * e.sd[b]! * e.sd[b]!);
+  }
+  const fA = new Float64Array(n);
+  const fH = new Float64Array(n);
+  const bA = new Float64Array(n);
+  const bH = new Float64Array(n);
+  const eA = new Float64Array(n);
+  const eH = new Float64Array(n);
+  const logWeights = new Float64Array(grid);
+  const posts = new Float64Array(grid * n);
+  for (let g = 0; g < grid; g++) {
+    // Grid over ±3 standard deviations of the shift.
+    const delta = grid === 1 ? 0 : ((g - offsetSteps) / offsetSteps) * 3 * offsetSd;
+    for (let i = 0; i < n; i++) {
+      const x = ratios[i]! - delta;
+      eA[i] = -((x - muA[i]!) ** 2) * inv2v[i]!;
+      eH[i] = -((x - muH[i]!) ** 2) * inv2v[i]!;
+    }
+    fA[0] = Math.log(0.5) + eA[0]!;
+    fH[0] = Math.log(0.5) + eH[0]!;
+    for (let i = 1; i < n; i++) {
+      fA[i] = logSumExp(fA[i - 1]! + lst, fH[i - 1]! + lsw) + eA[i]!;
+      fH[i] = logSumExp(fH[i - 1]! + lst, fA[i - 1]! + lsw) + eH[i]!;
+    }
+    bA[n - 1] = 0;
+    bH[n - 1] = 0;
+    for (let i = n - 2; i >= 0; i--) {
+      bA[i] = logSumExp(lst + eA[i + 1]! + bA[i + 1]!, lsw + eH[i + 1]! + bH[i + 1]!);
+      bH[i] = logSumExp(lst + eH[i + 1]! + bH[i + 1]!, lsw + eA[i + 1]! + bA[i + 1]!);
+    }
+    const ll = logSumExp(fA[n - 1]!, fH[n - 1]!);
+    logWeights[g] = ll - (grid === 1 ? 0 : (delta * delta) / (2 * offsetSd * offsetSd));
+    for (let i = 0; i < n; i++) posts[g * n + i] = Math.exp(fA[i]! + bA[i]! - ll);
+  }
+  let max = -Infinity;
+  for (let g = 0; g < grid; g++) if (logWeights[g]! > max) max = logWeights[g]!;
+  let total = 0;
+  for (let g = 0; g < grid; g++) {
+    logWeights[g] = Math.exp(logWeights[g]! - max);
+    total += logWeights[g]!;
+  }
+  for (let g = 0; g < grid; g++) {
+    const w = logWeights[g]! / total;
+    for (let i = 0; i < n; i++) out[i]! += w * posts[g * n + i]!;
+  }
+  return out;
+}
+
+/** Calibrated probability of one sentence from its posterior (Platt scaling of its sentence-length band). */
+export function calibrateSentence(model: SegmentModel, posterior: number, words: number): number {
+  const bands = model.calibration;
+  let c = bands[0]!;
+  for (const band of bands) if (words >= band.minWords) c = band;
+  const q = Math.min(1 - 1e-6, Math.max(1e-6, posterior));
+  return 1 / (1 + Math.exp(-(c.a * Math.log(q / (1 - q)) + c.b)));
+}
+
+/** Reads and checks `models/segments.json`. */
+export function parseSegmentModel(json: string, path = 'segments.json'): SegmentModel {
+  let m: SegmentModel;
+  try {
+    m = JSON.parse(json) as SegmentModel;
+  } catch {
+    throw new Error(`${path} is not valid JSON; rebuild it with \`npm run train:segments\`.`);
+  }
+  const ok =
+    m?.format === 'textdetect-segments' &&
+    m.formatVersion === 1 &&
+    Array.isArray(m.emission?.weights) &&
+    m.emission.weights.length === RUN_FEATURES &&
+    m.emission.mean.length === RUN_FEATURES &&
+    m.emission.std.length === RUN_FEATURES &&
+    m.emission.bands.length === m.emission.muAi.length &&
+    m.emission.bands.length === m.emission.muHuman.length &&
+    m.emission.bands.length === m.emission.sd.length &&
+    typeof m.spans?.highMeanSentence === 'number' &&
+    typeof m.spans.sentenceThreshold === 'number' &&
+    m.sequence?.switchProb > 0 &&
+    m.sequence.switchProb < 1 &&
+    Array.isArray(m.calibration) &&
+    m.calibration.length > 0 &&
+    Array.isArray(m.scorer?.probes);
+  if (!ok) throw new Error(`${path} is not a sentence model this code can use; rebuild it with \`npm run train:segments\`.`);
+  return m;
+}
+
+/** What the engine knows about the document that the segments need. */
+export interface SegmentInput {
+  /** The submitted string (offsets point into it). */
+  original: string;
+  /** Its normalised text and the map from every normalised character back to the original. */
+  normText: string;
+  map: Int32Array;
+  language: Language;
+  lm: LMContext;
+  /** The linear model's weights of the hashed features. */
+  sparse: Float32Array;
+  /** The document's calibrated probability and whether its verdict is `likely_ai`. */
+  documentProbability: number;
+  documentLikelyAi: boolean;
+  /**
+   * Scores a stretch of the normalised text as if it were a document of its own: calibrated like a
+   * document of its length, and whether that document would be called likely AI.
+   */
+  scoreAsDocument(normStart: number, normEnd: number): { probability: number; likelyAi: boolean };
+}
+
+export interface SegmentsResult {
+  segments: SegmentScore[];
+  spans: GeneratedSpan[];
+  share: number;
+  composition: Composition;
+}
+
+const RE_SPACE_CHAR = /[\s\p{Cf}]/u;
+
+/** Sentences with their probabilities, the generated spans, their share of the words, and what the text is made of. */
+export function scoreSegments(model: SegmentModel, input: SegmentInput): SegmentsResult {
+  const { original, normText, map, language } = input;
+  const ranges = segmentRanges(normText, language);
+  const n = ranges.length;
+  const evidence = new Float64Array(n * EVIDENCE_SIZE);
+  const words = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const r = ranges[i]!;
+    sentenceEvidence(
+      lowerForFeatures(normText.slice(r.start, r.end), language),
+      language,
+      input.lm,
+      input.sparse,
+      evidence,
+      i * EVIDENCE_SIZE,
+    );
+    words[i] = evidence[i * EVIDENCE_SIZE + EV_WORDS]!;
+  }
+  const posterior = sequencePosteriors(model, sentenceRatios(model, evidence, n), words);
+  const segments: SegmentScore[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = ranges[i]!;
+    let start = map[r.start]!;
+    let end = map[r.end]!;
+    // map[end] is where the next kept character starts; drop the invisible/space characters between.
+    while (end > start && RE_SPACE_CHAR.test(original[end - 1]!)) end--;
+    while (start < end && RE_SPACE_CHAR.test(original[start]!)) start++;
+    const p = round4(calibrateSentence(model, posterior[i]!, words[i]!));
+    segments.push({ start, end, text: original.slice(start, end), ai_probability: p });
+  }
+
+  const spans: GeneratedSpan[] = [];
+  let totalWords = 0;
+  let spanWords = 0;
+  for (let i = 0; i < n; i++) totalWords += words[i]!;
+  for (let i = 0; i < n; ) {
+    const threshold = model.spans.sentenceThreshold;
+    if (segments[i]!.ai_probability < threshold) {
+      i++;
+      continue;
+    }
+    let j = i;
+    let runWords = words[i]!;
+    while (j + 1 < n && segments[j + 1]!.ai_probability >= threshold) runWords += words[++j]!;
+    if (runWords >= model.spans.minWords) {
+      const whole = i === 0 && j === n - 1;
+      const scored = whole
+        ? { probability: input.documentProbability, likelyAi: input.documentLikelyAi }
+        : input.scoreAsDocument(ranges[i]!.start, ranges[j]!.end);
+      // The run scored as a document must also lean AI: sentences can drift above 50% together
+      // in a human text where the text as a whole does not look generated.
+      if (scored.probability < 0.5) {
+        i = j + 1;
+        continue;
+      }
+      let meanSentence = 0;
+      for (let k = i; k <= j; k++) meanSentence += segments[k]!.ai_probability / (j - i + 1);
+      const confidence: Confidence =
+        scored.likelyAi && meanSentence >= model.spans.highMeanSentence
+          ? 'high'
+          : scored.probability >= model.spans.mediumProbability
+            ? 'medium'
+            : 'low';
+      spans.push({ start: segments[i]!.start, end: segments[j]!.end, ai_probability: round4(scored.probability), confidence });
+      spanWords += runWords;
+    }
+    i = j + 1;
+  }
+  const share = totalWords > 0 ? round4(spanWords / totalWords) : 0;
+  let composition: Composition;
+  if (spans.length === 0) composition = input.documentProbability < 0.5 ? 'human' : 'uncertain';
+  else if (spans.every((s) => s.confidence === 'low')) composition = 'uncertain';
+  else composition = share >= ALL_GENERATED_SHARE ? 'ai' : 'partly_ai';
+  return { segments, spans, share, composition };
+}
+
+/** From this share of the words in confident spans, the text is called generated throughout (`ai`). */
+const ALL_GENERATED_SHARE = 0.9;
+
+function round4(x: number): number {
+  return Math.round(x * 10000) / 10000;
+}

@@ -1,0 +1,286 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readArtifact } from '../../src/detector/artifact.ts';
+import { extractFeatures, tokenize, hashedWeightSums } from '../../src/detector/features.ts';
+import {
+  createDetector,
+  DEFAULT_MODEL_PATH,
+  DEFAULT_SEGMENT_MODEL_PATH,
+  segmentModelMismatch,
+  type DetectionResult,
+  type Detector,
+  type Mode,
+} from '../../src/detector/index.ts';
+import { auroc } from '../../src/detector/metrics.ts';
+import { LoadedModel } from '../../src/detector/model.ts';
+import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
+import {
+  MAX_SEGMENTS,
+  MIN_SEGMENT_WORDS,
+  parseSegmentModel,
+  segmentRanges,
+  sequencePosteriors,
+  type SegmentModel,
+} from '../../src/detector/segments.ts';
+
+let detector: Detector;
+let loaded: LoadedModel;
+let segmentModel: SegmentModel;
+beforeAll(async () => {
+  detector = await createDetector();
+  const { header, arrays } = readArtifact(DEFAULT_MODEL_PATH);
+  loaded = new LoadedModel(header, arrays);
+  segmentModel = parseSegmentModel(readFileSync(DEFAULT_SEGMENT_MODEL_PATH, 'utf8'));
+});
+
+// A post the way a member writes it, and a paragraph the way a chat assistant writes it.
+const HUMAN =
+  'ok so i finally tried that ramen place on 5th that everyone keeps talking about. honestly the broth was kinda salty for me but my friend loved it. ' +
+  'we waited like 40 min to get a table which was annoying, and parking was a nightmare. probably wont go back unless someone drags me there lol.';
+const GENERATED =
+  'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
+  'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
+  'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
+  'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
+const HUMAN_2 =
+  'Got my order on Tuesday, two days late. The box was crushed on one side and the charger cable was missing, so I emailed support. ' +
+  'They answered the next morning and sent a new cable, which works fine. The laptop itself is quick and quiet. Battery lasts me about six hours of actual work.';
+
+function words(text: string): number {
+  return text.split(/\s+/).filter(Boolean).length;
+}
+
+/** Sentences of `r` that lie inside [start, end) of the text. */
+function sentencesIn(r: DetectionResult, start: number, end: number) {
+  return r.segments.filter((s) => s.start >= start && s.end <= end);
+}
+
+describe('sentence scores inside a partly generated post', () => {
+  for (const order of ['human first', 'generated first'] as const) {
+    it(`shows the human paragraph as human and outlines the generated one (${order})`, () => {
+      const text = order === 'human first' ? `${HUMAN}\n\n${GENERATED}` : `${GENERATED}\n\n${HUMAN}`;
+      const humanStart = text.indexOf(HUMAN);
+      const generatedStart = text.indexOf(GENERATED);
+      const r = detector.detect(text, { segments: true });
+      const human = sentencesIn(r, humanStart, humanStart + HUMAN.length);
+      const generated = sentencesIn(r, generatedStart, generatedStart + GENERATED.length);
+      expect(human.length).toBeGreaterThan(0);
+      expect(generated.length).toBe(4);
+      // Each sentence on its own evidence and its neighbours', not the document's: the document is
+      // AI-leaning, the human sentences still look human.
+      expect(r.ai_probability).toBeGreaterThan(0.5);
+      for (const s of human) expect(s.ai_probability).toBeLessThan(0.5);
+      for (const s of generated) expect(s.ai_probability).toBeGreaterThan(0.5);
+      // One span, over the generated paragraph and nothing of the human one.
+      expect(r.generated_spans).toHaveLength(1);
+      const span = r.generated_spans[0]!;
+      expect(span.start).toBe(generatedStart);
+      expect(span.end).toBe(generatedStart + GENERATED.length);
+      expect(span.confidence).toBeDefined();
+      const truth = words(GENERATED) / (words(GENERATED) + words(HUMAN));
+      expect(Math.abs(r.generated_share! - truth)).toBeLessThan(0.1);
+      expect(r.composition).toBe('partly_ai');
+      // The span is the generated paragraph scored as a document of its own.
+      const alone = detector.detect(GENERATED);
+      expect(span.ai_probability).toBeCloseTo(alone.ai_probability, 2);
+    });
+  }
+
+  it('keeps the verdict for the document and says separately what it is made of', () => {
+    const r = detector.detect(`${HUMAN}\n\n${GENERATED}`, { segments: true });
+    const plain = detector.detect(`${HUMAN}\n\n${GENERATED}`);
+    expect(r.ai_probability).toBe(plain.ai_probability);
+    expect(r.verdict).toBe(plain.verdict);
+    expect(r.confidence).toBe(plain.confidence);
+    expect(plain.generated_spans).toEqual([]);
+    expect(plain.generated_share).toBeNull();
+    expect(plain.composition).toBeNull();
+  });
+
+  it('reads a generated text as generated throughout', () => {
+    const r = detector.detect(GENERATED, { segments: true });
+    expect(r.composition).toBe('ai');
+    expect(r.generated_share).toBe(1);
+    expect(r.generated_spans).toHaveLength(1);
+    expect(r.generated_spans[0]).toMatchObject({ start: 0, end: GENERATED.length, ai_probability: r.ai_probability });
+  });
+
+  it('finds no generated span in human posts', () => {
+    for (const text of [HUMAN, HUMAN_2, `${HUMAN}\n\n${HUMAN_2}`]) {
+      const r = detector.detect(text, { segments: true });
+      expect(r.generated_spans).toEqual([]);
+      expect(r.generated_share).toBe(0);
+      expect(r.composition).toBe('human');
+      for (const s of r.segments) expect(s.ai_probability).toBeLessThan(0.8);
+    }
+  });
+});
+
+describe('texts with next to nothing to score', () => {
+  it('never reports a generated span for a few characters', () => {
+    for (const text of ['a', '!!!', 'https://example.com', '😀']) {
+      const r = detector.detect(text, { segments: true, language: 'en' });
+      expect(r.segments).toHaveLength(1);
+      expect(r.generated_spans).toEqual([]);
+      expect(r.generated_share).toBe(0);
+      expect(['human', 'uncertain']).toContain(r.composition);
+    }
+  });
+});
+
+describe('bounded segments', () => {
+  it('joins sentences too short to say anything to a neighbour', () => {
+    const text = 'Introduction\nThe results were collected over three weeks in two schools. Thanks! We hope this helps other teachers.';
+    const ranges = segmentRanges(normalize(text).text, 'en');
+    const pieces = ranges.map((r) => normalize(text).text.slice(r.start, r.end));
+    // The heading goes with the sentence after it, "Thanks!" with the one before.
+    expect(pieces).toEqual([
+      'Introduction\nThe results were collected over three weeks in two schools. Thanks!',
+      'We hope this helps other teachers.',
+    ]);
+    for (const r of ranges) expect(r.words).toBeGreaterThanOrEqual(MIN_SEGMENT_WORDS);
+  });
+
+  it('caps a text broken after every character at MAX_SEGMENTS segments covering it exactly', () => {
+    let text = '';
+    for (let i = 0; text.length < 50_000; i++) text += `${'abcdefghijklmnopqrstuvwxyz'[i % 26]}\n`;
+    const r = detector.detect(text, { segments: true, language: 'en' });
+    expect(r.segments.length).toBeGreaterThan(MAX_SEGMENTS / 2);
+    expect(r.segments.length).toBeLessThanOrEqual(MAX_SEGMENTS);
+    let last = 0;
+    for (const s of r.segments) {
+      expect(s.start).toBeGreaterThanOrEqual(last);
+      expect(text.slice(s.start, s.end)).toBe(s.text);
+      last = s.end;
+    }
+    expect(text.slice(0, r.segments[0]!.start).trim()).toBe('');
+    expect(text.slice(last).trim()).toBe('');
+    // Every character but the line breaks is inside a segment: grouping loses nothing.
+    expect(r.segments.reduce((a, s) => a + s.text.replace(/\n/g, '').length, 0)).toBe(text.replace(/\n/g, '').length);
+    expect(JSON.stringify(r).length).toBeLessThan(150_000);
+  });
+
+  it('keeps every sentence of an ordinary long text as its own segment up to the cap', () => {
+    const sentence = 'The committee reviewed the proposal and asked for a revised budget. ';
+    const text = sentence.repeat(MAX_SEGMENTS);
+    expect(detector.detect(text, { segments: true }).segments).toHaveLength(MAX_SEGMENTS);
+    const more = detector.detect(sentence.repeat(MAX_SEGMENTS + 1), { segments: true }).segments;
+    expect(more.length).toBeLessThanOrEqual(MAX_SEGMENTS);
+    expect(more.length).toBeGreaterThanOrEqual(MAX_SEGMENTS / 2);
+  });
+});
+
+describe('the sentence model', () => {
+  it('is fitted to the raw scores of the committed document model', () => {
+    expect(segmentModelMismatch(loaded, segmentModel)).toBeUndefined();
+    expect(segmentModel.version).toMatch(/^ts1-[0-9a-f]{12}$/);
+  });
+
+  it('refuses segments from a sentence model fitted to another document model, but still scores documents', async () => {
+    const other = structuredClone(segmentModel);
+    other.scorer.probes[0]!.rawLogit += 0.5;
+    other.scorer.model = 'td1-000000000000';
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(join(tmpdir(), 'textdetect-seg-'));
+    try {
+      const path = join(dir, 'segments.json');
+      await writeFile(path, JSON.stringify(other));
+      const d = await createDetector({ segmentModel: path });
+      expect(d.detect(GENERATED).ai_probability).toBe(detector.detect(GENERATED).ai_probability);
+      expect(() => d.detect(GENERATED, { segments: true })).toThrow(/fitted to the raw scores of td1-000000000000.*npm run train:segments/);
+      await writeFile(path, '{"format":"something else"}');
+      await expect(createDetector({ segmentModel: path })).rejects.toThrow(/not a sentence model/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('pools hashed-feature weights exactly as the document features hash them', () => {
+    // Every word and character n-gram distinct, so tf = 1 and the normalised features are 1/√n per block.
+    const lower = lowerForFeatures(normalize('Quick brown fox jumps.').text, 'en');
+    const tokens = tokenize(lower);
+    const sums = hashedWeightSums(lower, tokens, loaded.weights.sparse);
+    const f = extractFeatures(lower, 'en', loaded.lm);
+    let viaFeatures = 0;
+    for (let i = 0; i < f.idx.length; i++) viaFeatures += loaded.weights.sparse[f.idx[i]!]! * f.val[i]!;
+    expect(sums.word / Math.sqrt(sums.wordN) + sums.char / Math.sqrt(sums.charN)).toBeCloseTo(viaFeatures, 5);
+  });
+
+  it('follows a change of author and is not fooled by a text that leans one way throughout', () => {
+    const e = segmentModel.emission;
+    const b = e.bands.length - 2;
+    const w = e.bands[b]! + 1;
+    const human = e.muHuman[b]!;
+    const ai = e.muAi[b]!;
+    const changed = Float64Array.from([human, human, human, human, ai, ai, ai, ai]);
+    const post = sequencePosteriors(segmentModel, changed, new Array(8).fill(w));
+    for (let i = 0; i < 4; i++) expect(post[i]).toBeLessThan(0.3);
+    for (let i = 4; i < 8; i++) expect(post[i]).toBeGreaterThan(0.7);
+    // Every sentence a little above the human mean: the document's shift explains part of it, so
+    // it is not read as confidently generated.
+    const leaning = new Float64Array(8).fill(human + 0.6 * (ai - human));
+    const withShift = sequencePosteriors(segmentModel, leaning, new Array(8).fill(w));
+    const noShift = sequencePosteriors(
+      { ...segmentModel, sequence: { ...segmentModel.sequence, offsetSd: 0 } },
+      leaning,
+      new Array(8).fill(w),
+    );
+    expect(withShift[4]!).toBeLessThan(noShift[4]!);
+  });
+});
+
+const CORPUS_DEV = fileURLToPath(new URL('../../../shared/data/corpus-dev.jsonl', import.meta.url));
+const EXTRA_DEV = fileURLToPath(new URL('../../../shared/data/extra-dev.jsonl', import.meta.url));
+interface Row {
+  text: string;
+  label: 'human' | 'ai';
+  mode: Mode;
+  language: 'en' | 'tr';
+  source: string;
+}
+
+describe.skipIf(!existsSync(CORPUS_DEV) || !existsSync(EXTRA_DEV))('held-out mixed documents (dev files)', () => {
+  it('separates human from generated sentences inside them, and keeps pure human texts free of confident spans', () => {
+    const rows = [CORPUS_DEV, EXTRA_DEV].flatMap((p) =>
+      readFileSync(p, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Row),
+    );
+    const bySource = new Map<string, { h: Row[]; a: Row[] }>();
+    for (const r of rows) {
+      if (r.source === 'tweepfake-tweets') continue;
+      const g = bySource.get(`${r.source}|${r.mode}`) ?? { h: [], a: [] };
+      (r.label === 'ai' ? g.a : g.h).push(r);
+      bySource.set(`${r.source}|${r.mode}`, g);
+    }
+    const scores: number[] = [];
+    const labels: number[] = [];
+    let humanHigh = 0;
+    let humans = 0;
+    for (const { h, a } of bySource.values()) {
+      for (let k = 0; k < Math.min(4, h.length, a.length); k++) {
+        const [first, second] = k % 2 === 0 ? [h[k]!, a[k]!] : [a[k]!, h[k]!];
+        const text = `${first.text}\n\n${second.text}`;
+        const r = detector.detect(text, { mode: first.mode, language: first.language, segments: true });
+        for (const s of r.segments) {
+          const y = (s.start < first.text.length ? first : second).label === 'ai' ? 1 : 0;
+          scores.push(s.ai_probability);
+          labels.push(y);
+          if (y === 0) {
+            humans++;
+            if (s.ai_probability >= 0.8) humanHigh++;
+          }
+        }
+        const alone = detector.detect(h[k]!.text, { mode: h[k]!.mode, language: h[k]!.language, segments: true });
+        expect(alone.generated_spans.filter((s) => s.confidence === 'high')).toEqual([]);
+      }
+    }
+    // The baseline (each sentence blended with the document's score) was at 0.65 and 18%.
+    expect(auroc(scores, labels)).toBeGreaterThan(0.85);
+    expect(humanHigh / humans).toBeLessThan(0.05);
+  });
+});
