@@ -53,6 +53,9 @@ const WARNINGS = {
     'The score leans AI, but stays under the bar that is set so that at most 1 in 100 human texts is flagged, so the verdict is held back.',
   calibration_fallback:
     'There is no calibration for this mode in this language yet, so the language’s general calibration was used: the score is less precise and never called likely AI-generated.',
+  // Only author-level answers (several messages of one member) carry it; kept here so the page never
+  // shows a raw code if one is pasted into it some day.
+  too_little_evidence: 'There are too few usable messages by this author to judge them together, so the verdict is held back.',
 };
 
 /**
