@@ -116,7 +116,11 @@ export interface DetectResponse {
   warnings: string[];
   /** With `segments: true`: merged runs of generated-looking sentences, in text order; else empty. */
   generated_spans: GeneratedSpan[];
-  /** With `segments: true`: share (0..1) of the text's words inside `generated_spans`; else null. */
+  /**
+   * With `segments: true`: estimated share (0..1) of the text's words that are generated, each
+   * sentence's `ai_probability` weighted by its words, when there is a generated span; 0 when there
+   * is none; else null.
+   */
   generated_share: number | null;
   /** With `segments: true`: what the document is made of; else null. */
   composition: Composition | null;

@@ -238,7 +238,7 @@ export interface CompositionSummary {
   passages: { text: string; percent: string }[];
   /** How many generated passages the post has (may exceed the quoted three). */
   passageCount: number;
-  /** Share of the post's words inside generated passages, e.g. `35%`; undefined when not measured. */
+  /** Estimated share of the post's words that are generated, e.g. `35%`; undefined when not measured. */
   share: string | undefined;
 }
 
@@ -316,7 +316,7 @@ export function summarizeComposition(
     return {
       ...none,
       kind: 'generated',
-      line: `Throughout: the generated-looking passages cover ${share === undefined ? 'nearly all' : sharePercent(share)} of the post, not just a part of it.`,
+      line: `Throughout: the generated-looking passages cover nearly all of the post${share === undefined ? '' : ` (about ${sharePercent(share)} of its words look generated)`}, not just a part of it.`,
     };
   }
   if (result.verdict === 'mixed') {

@@ -309,6 +309,12 @@ export interface SegmentModel {
      * probability to reach this (a human text's most AI-looking stretch can pass the first alone).
      */
     highMeanSentence: number;
+    /**
+     * How `generated_share` is estimated: `spans`, the words inside spans; `expected`, when there
+     * is a span, every sentence's probability weighted by its words (a span's edges and a missed
+     * sentence then count by how likely they are generated, not all or nothing). Absent: `spans`.
+     */
+    shareRule?: 'spans' | 'expected';
   };
   training: Record<string, unknown>;
 }
@@ -440,6 +446,7 @@ export function parseSegmentModel(json: string, path = 'segments.json'): Segment
     m.emission.bands.length === m.emission.sd.length &&
     typeof m.spans?.highMeanSentence === 'number' &&
     typeof m.spans.sentenceThreshold === 'number' &&
+    (m.spans.shareRule === undefined || m.spans.shareRule === 'spans' || m.spans.shareRule === 'expected') &&
     m.sequence?.switchProb > 0 &&
     m.sequence.switchProb < 1 &&
     Array.isArray(m.calibration) &&
@@ -548,12 +555,20 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
     }
     i = j + 1;
   }
-  const share = totalWords > 0 ? round4(spanWords / totalWords) : 0;
+  const spanShare = totalWords > 0 ? spanWords / totalWords : 0;
+  let share = spanShare;
+  if (model.spans.shareRule === 'expected' && spans.length > 0 && totalWords > 0) {
+    let expected = 0;
+    for (let i = 0; i < n; i++) expected += segments[i]!.ai_probability * words[i]!;
+    share = expected / totalWords;
+  }
   let composition: Composition;
   if (spans.length === 0) composition = input.documentProbability < 0.5 ? 'human' : 'uncertain';
   else if (spans.every((s) => s.confidence === 'low')) composition = 'uncertain';
-  else composition = share >= ALL_GENERATED_SHARE ? 'ai' : 'partly_ai';
-  return { segments, spans, share, composition };
+  // Generated throughout: the spans cover nearly every word (the expected share of a fully
+  // generated text stays below 1, as its sentences' probabilities do).
+  else composition = spanShare >= ALL_GENERATED_SHARE ? 'ai' : 'partly_ai';
+  return { segments, spans, share: round4(share), composition };
 }
 
 /** From this share of the words in confident spans, the text is called generated throughout (`ai`). */

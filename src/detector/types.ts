@@ -58,7 +58,7 @@ export interface DetectionResult {
   model: string;
   /** With `segments`: merged runs of generated-looking sentences; else empty. */
   generated_spans: GeneratedSpan[];
-  /** With `segments`: share of the text's words inside `generated_spans`; else null. */
+  /** With `segments`: estimated share of the text's words that are generated (sentence probabilities × words) when there is a span, 0 when there is none; else null. */
   generated_share: number | null;
   /** With `segments`: what the document is made of; else null. */
   composition: Composition | null;

@@ -137,7 +137,8 @@ export const detectResponseSchema = {
       type: ['number', 'null'],
       minimum: 0,
       maximum: 1,
-      description: "With `segments: true`: share of the text's words inside `generated_spans`; else null.",
+      description:
+        "With `segments: true`: estimated share of the text's words that are generated (each sentence's `ai_probability` weighted by its words) when there is a generated span, 0 when there is none; else null.",
     },
     composition: {
       type: ['string', 'null'],
