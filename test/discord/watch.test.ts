@@ -424,7 +424,13 @@ describe.each([
     await new Promise((res) => setTimeout(res, 200));
     expect((await s.store.getConfig(scope)).channels).toHaveLength(1);
     s.fake.dispatch('GUILD_DELETE', { id: s.world.place.guildId });
-    await waitUntil(async () => (await s.store.getConfig(scope)).channels.length === 0, 5_000, 'deletion');
+    // The watch records go first, then the server's settings: wait for the whole deletion.
+    await waitUntil(
+      async () =>
+        (await s.store.getConfig(scope)).channels.length === 0 && Object.keys(await s.bot.context.state.getSettings(scope)).length === 0,
+      5_000,
+      'deletion',
+    );
     expect((await s.store.report(scope, Date.now())).channels.size).toBe(0);
     expect(await s.bot.context.state.getSettings(scope)).toEqual({});
     expect(await s.store.scopes()).not.toContain(scope);
