@@ -326,12 +326,17 @@ describe('the user command "Check recent messages for AI"', () => {
     history.post(fewId, 120_000, textMessage(few, 'Where do I find the onboarding docs?'));
     const x = await interact(userCommand({ ...place, channelId: fewId }, moderator, few));
     const answer = answers[0]!;
-    expect(answer.evidence_needed).not.toBeNull();
+    // Two short lines: under the engine's least evidence in both messages and words.
+    expect(answer.verdict).toBe('mixed');
+    expect(answer.warnings).toContain('too_little_evidence');
+    const needed = answer.evidence_needed!;
+    expect(needed.messages).toBeGreaterThan(0);
+    expect(needed.words).toBeGreaterThan(0);
     const embed = x.edit.body.embeds[0];
     expect(embed.title).toBe('🟡 Too little to judge yet');
-    expect(embed.description).toContain(
-      `⏸️ Held back: a verdict needs ${answer.evidence_needed!.messages} more messages and ${answer.evidence_needed!.words} more words of their own writing.`,
-    );
+    // The engine's own figures, in words (one more message reads "1 more message").
+    const messages = `${needed.messages} more message${needed.messages === 1 ? '' : 's'}`;
+    expect(embed.description).toContain(`⏸️ Held back: a verdict needs ${messages} and ${needed.words} more words of their own writing.`);
     expect(embed.description).not.toContain('Too few scorable messages');
   }, 30_000);
 

@@ -18,6 +18,8 @@ import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
 import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { INTENT_MISSING_REPLY } from '../../adapters/discord/watch/runtime.ts';
+import { readAuthorModel } from '../../src/detector/author.ts';
+import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
@@ -39,7 +41,8 @@ const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-test
 const RUN = Date.now();
 
 // Written for these tests in the register of a generated answer: the engine rates each likely_ai on
-// its own (0.98–1.00); a member who posts five of them is judged likely_ai as an author.
+// its own (0.98–1.00), and a member who posts enough of them for an author verdict (ENGINE_MIN_MESSAGES,
+// well over the words it needs) is judged likely_ai as an author.
 const AI_TEXTS = [
   'It is important to note that effective communication plays a crucial role in fostering collaboration within any community. By leveraging clear guidelines and consistent moderation practices, communities can create an inclusive environment where every member feels valued and heard. Furthermore, regular feedback mechanisms enable continuous improvement, ensuring that the community remains vibrant, engaging, and aligned with its core values over time.',
   "In today's fast-paced digital landscape, maintaining a healthy online community requires a thoughtful and multifaceted approach. Moderators must balance the need for open dialogue with the importance of safety and respect. Additionally, implementing transparent policies helps build trust among members. Ultimately, a well-moderated community can serve as a valuable resource, fostering meaningful connections and promoting positive interactions for everyone involved.",
@@ -48,6 +51,12 @@ const AI_TEXTS = [
   'Sustainable gardening practices play a vital role in preserving the environment and promoting biodiversity. By utilizing composting, rainwater harvesting, and native plant species, gardeners can significantly reduce their ecological footprint. Moreover, these practices contribute to healthier soil and more resilient ecosystems. Ultimately, embracing sustainable gardening is a meaningful step toward a greener future for generations to come.',
 ];
 
+/**
+ * The fewest messages the engine gives an author a verdict on (models/author.json, which the service
+ * loads); with fewer it answers `mixed` with `too_little_evidence`, which no preset flags.
+ */
+const ENGINE_MIN_MESSAGES = readAuthorModel(DEFAULT_AUTHOR_MODEL_PATH).minMessages;
+
 let clock = Date.now();
 /** Increasing message times, so a member's messages have a clear order. */
 function nextTime(): string {
@@ -55,8 +64,8 @@ function nextTime(): string {
   return new Date(clock).toISOString();
 }
 
-/** A member posting `count` of the AI texts, one after another. */
-function aiPosts(place: Place, author: Author, count = 5): Record<string, unknown>[] {
+/** A member posting `count` of the AI texts, one after another; by default just enough for an author verdict. */
+function aiPosts(place: Place, author: Author, count = ENGINE_MIN_MESSAGES): Record<string, unknown>[] {
   return Array.from({ length: count }, (_, i) => messageCreate(place, author, AI_TEXTS[i % AI_TEXTS.length]!, { timestamp: nextTime() }));
 }
 // And one in a member's own voice, rated likely_human.
@@ -264,21 +273,25 @@ describe.each([
     expect(reply).toContain('never deletes, mutes or replies');
 
     const before = proxy.detectCalls;
-    for (const m of aiPosts(r.world.place, poster)) r.fake.dispatch('MESSAGE_CREATE', m);
+    for (const m of aiPosts(r.world.place, poster, AI_TEXTS.length)) r.fake.dispatch('MESSAGE_CREATE', m);
     r.fake.dispatch('MESSAGE_CREATE', messageCreate(r.world.place, user(snowflake(), 'gamer'), HUMAN_TEXT, { timestamp: nextTime() }));
     const watcher = r.bot.context.watch!.watcher!;
     await waitUntil(() => watcher.counters.scored === 6, 15_000, 'six scores');
     expect(proxy.detectCalls).toBe(before + 6);
-    // Judged as an author: five messages are the least evidence the engine takes, so only the fifth flags.
+    // Judged as an author: each message with the member's earlier ones. Below the engine's least
+    // evidence the verdict is held back, so only the judgments from that message on flag, under
+    // every preset (loose too: each text alone is far above its 80%).
     const authorCalls = proxy.detectBodies.slice(-6) as unknown as { messages?: string[] }[];
     expect(authorCalls.map((b) => b.messages?.length).sort()).toEqual([1, 1, 2, 3, 4, 5]);
-    expect(watcher.counters.flagged).toBe(1);
+    const flags = AI_TEXTS.length - ENGINE_MIN_MESSAGES + 1;
+    expect(flags).toBeGreaterThan(1);
+    expect(watcher.counters.flagged).toBe(flags);
     expect(cardsPosted(r)).toHaveLength(0);
 
     const report = await settings(r, admin, 'report');
     expect(report).toContain(`<#${r.world.general}>: shadow mode`);
-    expect(report).toMatch(/Last 7 days: 6 messages scored · would flag: strict 1 · \*\*standard 1\*\* · loose 1/);
-    expect(report).toContain('Flags: 1: 1 in shadow mode (no card)');
+    expect(report).toContain(`Last 7 days: 6 messages scored · would flag: strict ${flags} · **standard ${flags}** · loose ${flags}`);
+    expect(report).toContain(`Flags: ${flags}: ${flags} in shadow mode (no card)`);
   });
 
   it('with cards on, posts one card per flag in the mod-log channel, never pinging and never acting in the channel', async () => {
@@ -302,11 +315,14 @@ describe.each([
     expect(field('Verdict')).toBe('🔴 Likely AI-written');
     expect(field('Probability')).toMatch(/^█+░* \d+%$/);
     expect(embed.title).toBe('🔴 Flag for review: this member’s recent messages look AI-written');
+    // The member posted just enough for a verdict, so only their last message flags, judged on all of them.
     expect(field('Evidence')).toMatch(
-      /^5 messages, \d+ words \(this member’s recent messages in the channel\) · General mode · standard preset$/,
+      new RegExp(
+        `^${ENGINE_MIN_MESSAGES} messages, \\d+ words \\(this member’s recent messages in the channel\\) · General mode · standard preset$`,
+      ),
     );
     const quoted = field('Most AI-like messages').split('\n');
-    expect(quoted).toHaveLength(3);
+    expect(quoted).toHaveLength(Math.min(3, ENGINE_MIN_MESSAGES));
     for (const line of quoted) expect(line).toMatch(/^\*\*\d+%\*\* \[message\]\(https:\/\/discord\.com\/channels\/\d+\/\d+\/\d+\) “.+”$/);
     expect(field('Request ID')).toMatch(/^`req_/);
     expect(card.body.components[0].components.map((b: { label: string }) => b.label)).toEqual(['Confirm', 'False positive', 'Dismiss']);
@@ -346,9 +362,12 @@ describe.each([
     const flooder = user(snowflake(), 'flooder') as Author;
     for (const m of aiPosts(r!.world.place, flooder, 7)) r!.fake.dispatch('MESSAGE_CREATE', m);
     await waitUntil(() => watcher.counters.scored === scored + 7, 15_000, 'seven scores');
+    // Every judgment from the engine's least evidence on flags; the first of them gets the card.
+    const flags = 7 - ENGINE_MIN_MESSAGES + 1;
+    expect(flags).toBeGreaterThan(2);
     const scope = `discord:${r!.world.place.guildId}`;
     const heldBack = async () => (await r!.store.report(scope, Date.now())).channels.get(r!.world.general)!.week.cards.author_window;
-    await waitUntil(async () => (await heldBack()) === 2, 5_000, 'held back flags');
+    await waitUntil(async () => (await heldBack()) === flags - 1, 5_000, 'held back flags');
     expect(cardsPosted(r!).length).toBe(before + 1);
   });
 
@@ -395,7 +414,7 @@ describe.each([
     const sentAfter = (proxy.detectBodies.slice(sentBefore) as unknown as { messages: string[] }[]).map((b) => b.messages.at(-1));
     for (const m of messages) expect(sentAfter.filter((t) => t === m.content).length).toBeGreaterThanOrEqual(1);
     const report = await second.store.report(`discord:${first.world.place.guildId}`, Date.now());
-    expect(report.channels.get(first.world.general)!.week.scored).toBe(6 + 5 + 7 + 3);
+    expect(report.channels.get(first.world.general)!.week.scored).toBe(6 + ENGINE_MIN_MESSAGES + 7 + 3);
   });
 
   it('deletes everything of the server when the bot is removed, but not in an outage', async () => {
@@ -405,7 +424,13 @@ describe.each([
     await new Promise((res) => setTimeout(res, 200));
     expect((await s.store.getConfig(scope)).channels).toHaveLength(1);
     s.fake.dispatch('GUILD_DELETE', { id: s.world.place.guildId });
-    await waitUntil(async () => (await s.store.getConfig(scope)).channels.length === 0, 5_000, 'deletion');
+    // The watch records go first, then the server's settings: wait for the whole deletion.
+    await waitUntil(
+      async () =>
+        (await s.store.getConfig(scope)).channels.length === 0 && Object.keys(await s.bot.context.state.getSettings(scope)).length === 0,
+      5_000,
+      'deletion',
+    );
     expect((await s.store.report(scope, Date.now())).channels.size).toBe(0);
     expect(await s.bot.context.state.getSettings(scope)).toEqual({});
     expect(await s.store.scopes()).not.toContain(scope);
@@ -561,7 +586,9 @@ describe('the hourly card cap', () => {
     for (let i = 0; i < 3; i++) {
       for (const m of aiPosts(r.world.place, user(snowflake(), `someone${i}`) as Author)) r.fake.dispatch('MESSAGE_CREATE', m);
     }
-    await waitUntil(() => watcher.counters.scored === 15, 15_000, 'fifteen scores');
+    // Each member posts just enough for one flag: three flags for a cap of two.
+    await waitUntil(() => watcher.counters.scored === 3 * ENGINE_MIN_MESSAGES, 15_000, 'every message scored');
+    expect(watcher.counters.flagged).toBe(3);
     await waitUntil(() => cardsPosted(r!).length === 2, 5_000, 'two cards');
     await new Promise((res) => setTimeout(res, 200));
     const cards = cardsPosted(r);

@@ -246,8 +246,18 @@ describe('/detect @member', () => {
   it('holds the verdict back with what more it needs when the member wrote too little', async () => {
     const reply = await detect('<@U0NEW|newcomer>', { channel_id: 'C0FEW' });
     expect(textOf(reply, 'author_verdict')).toMatch(/^\*🟡 Too little to judge yet\*/);
+    // What the engine answers for the same two short lines: under its least evidence in both.
+    const sent = authorBodies().at(-1)!.messages;
+    expect(sent).toEqual(['Hello everyone, glad to be here.', 'Where do I find the onboarding docs?']);
+    const answer: DetectAuthorResponse = await h.backend.client.detectAuthor({ messages: sent, mode: 'general' });
+    expect(answer.warnings).toContain('too_little_evidence');
+    const needed = answer.evidence_needed!;
+    expect(needed.messages).toBeGreaterThan(0);
+    expect(needed.words).toBeGreaterThan(0);
+    // Its own figures, in words (one more message reads "1 more message").
+    const messages = `${needed.messages} more message${needed.messages === 1 ? '' : 's'}`;
     expect(textOf(reply, 'author_evidence')).toMatch(
-      /^:double_vertical_bar: Held back: a verdict needs \d+ more messages and \d+ more words of their own writing\./,
+      new RegExp(`^:double_vertical_bar: Held back: a verdict needs ${messages} and ${needed.words} more words of their own writing\\.`),
     );
   }, 30_000);
 

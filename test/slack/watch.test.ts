@@ -17,6 +17,8 @@ import type { WatchStore } from '../../adapters/chat/watch/store.ts';
 import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
 import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
+import { readAuthorModel } from '../../src/detector/author.ts';
+import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
 import type { RecordedCall } from './fake-slack.ts';
 import { buttonPayload, interactionBody, postToApp, SIGNING_SECRET, slashCommandBody, startHarness, type Harness } from './harness.ts';
 import { signSlackRequest } from './fake-slack.ts';
@@ -33,7 +35,8 @@ const ALL_SCOPES = [
   'groups:history',
 ];
 
-// Written for these tests in the register of a generated answer (each rated likely_ai on its own).
+// Written for these tests in the register of a generated answer (each rated likely_ai on its own; a
+// member who posts ENGINE_MIN_MESSAGES of them, well over the words needed, is likely_ai as an author).
 const AI_TEXTS = [
   'It is important to note that effective communication plays a crucial role in fostering collaboration within any community. By leveraging clear guidelines and consistent moderation practices, communities can create an inclusive environment where every member feels valued and heard. Furthermore, regular feedback mechanisms enable continuous improvement, ensuring that the community remains vibrant, engaging, and aligned with its core values over time.',
   "In today's fast-paced digital landscape, maintaining a healthy online community requires a thoughtful and multifaceted approach. Moderators must balance the need for open dialogue with the importance of safety and respect. Additionally, implementing transparent policies helps build trust among members. Ultimately, a well-moderated community can serve as a valuable resource, fostering meaningful connections and promoting positive interactions for everyone involved.",
@@ -41,6 +44,11 @@ const AI_TEXTS = [
   'Remote work offers numerous advantages for both employees and employers, including increased flexibility and reduced commuting time. However, it also presents unique challenges, such as maintaining effective communication and fostering a sense of team cohesion. To address these issues, organizations should invest in robust collaboration tools and establish clear expectations. By doing so, they can create a productive and supportive remote work environment.',
   'Sustainable gardening practices play a vital role in preserving the environment and promoting biodiversity. By utilizing composting, rainwater harvesting, and native plant species, gardeners can significantly reduce their ecological footprint. Moreover, these practices contribute to healthier soil and more resilient ecosystems. Ultimately, embracing sustainable gardening is a meaningful step toward a greener future for generations to come.',
 ];
+/**
+ * The fewest messages the engine gives an author a verdict on (models/author.json, which the service
+ * loads); with fewer it answers `mixed` with `too_little_evidence`, which no preset flags.
+ */
+const ENGINE_MIN_MESSAGES = readAuthorModel(DEFAULT_AUTHOR_MODEL_PATH).minMessages;
 const HUMAN_TEXT =
   'ok so i finally got the raid team together last night and honestly it was a mess lol. tank disconnected twice, our healer was eating pizza the whole time and kept forgetting to heal, and i died to the same dumb fire thing like four times. still we got the boss down at like 2am so whatever, worth it. anyone up for tonight? i can do 9ish my time';
 
@@ -221,15 +229,21 @@ describe.each([
     for (const text of AI_TEXTS) expect(await postEvent(h, messageEvent('C0GENERAL', 'U0AUTHOR', text))).toBe(200);
     await postEvent(h, messageEvent('C0GENERAL', 'U0OTHER', HUMAN_TEXT));
     await waitUntil(async () => (await scoredCount(store)) === baseline + 6, 15_000, 'six scores');
+    // Each message is judged with the member's earlier ones: below the engine's least evidence the
+    // verdict is held back, so the judgments from that message on flag, under every preset.
+    const flags = AI_TEXTS.length - ENGINE_MIN_MESSAGES + 1;
+    expect(flags).toBeGreaterThan(1);
     const report = await settings(h, 'report');
     expect(report).toContain('<#C0GENERAL>: shadow mode');
-    expect(report).toMatch(/Last 7 days: 6 messages scored · would flag: strict 1 · \*standard 1\* · loose 1/);
+    expect(report).toContain(`Last 7 days: 6 messages scored · would flag: strict ${flags} · *standard ${flags}* · loose ${flags}`);
+    expect(report).toContain(`Flags: ${flags}: ${flags} in shadow mode (no card)`);
     expect(cards(h)).toHaveLength(0);
   });
 
   it('with cards on, posts one card in the audit channel, naming the author in plain text, and nothing in the channel', async () => {
     expect(await settings(h, 'cards <#C0GENERAL|general> on')).toContain('Review cards are on for <#C0GENERAL>');
-    for (const text of AI_TEXTS) await postEvent(h, messageEvent('C0GENERAL', 'U0REGULAR2', text));
+    // Just enough for a verdict: only the last message flags, judged on all of them.
+    for (const text of AI_TEXTS.slice(0, ENGINE_MIN_MESSAGES)) await postEvent(h, messageEvent('C0GENERAL', 'U0REGULAR2', text));
     const card = await h.slack.waitFor(
       (c) => c.method === 'chat.postMessage' && JSON.stringify(c.args.blocks ?? []).includes('watch_review'),
     );
@@ -238,7 +252,9 @@ describe.each([
     expect(json).toContain('this member’s recent messages look AI-written');
     expect(json).toContain('(U0REGULAR2)');
     expect(json).not.toContain('<@U0REGULAR2>');
-    expect(json).toMatch(/\*Evidence:\* 5 messages, \d+ words \(this member’s recent messages in the channel\)/);
+    expect(json).toMatch(
+      new RegExp(`\\*Evidence:\\* ${ENGINE_MIN_MESSAGES} messages, \\d+ words \\(this member’s recent messages in the channel\\)`),
+    );
     expect(json).toContain('Most AI-like messages');
     expect(json).toContain('https://test.slack.com/archives/C0GENERAL/p');
     const actions = (card.args.blocks as { type: string; elements?: { action_id: string; text: { text: string } }[] }[]).find(

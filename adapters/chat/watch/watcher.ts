@@ -31,9 +31,10 @@ import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type Wat
 export const MIN_MESSAGE_WORDS = 40;
 
 /**
- * Fewest words a message needs to start an author-level judgment (`judge: author`): the average a
- * judgment needs (the engine wants at least 5 messages and 100 words). Shorter messages still join
- * the member's recent messages, so they count in the next judgment.
+ * Fewest words a message needs to start an author-level judgment (`judge: author`), so a burst of
+ * greetings and one-line replies costs no calls. Shorter messages still join the member's recent
+ * messages, so they count in the next judgment. Whether those hold evidence enough for a verdict is
+ * the engine's answer (`too_little_evidence`, which no preset flags), not a minimum kept here.
  */
 export const AUTHOR_TRIGGER_WORDS = 20;
 
