@@ -115,6 +115,8 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
       const ready = once(client, Events.ClientReady);
       // If login throws, `ready` is never awaited; a later 'error' event must not become an unhandled rejection.
       ready.catch(() => undefined);
+      // The database's migrations, before the gateway: a store problem stops the start with its reason.
+      await state.ready?.();
       await client.login(options.token);
       await ready;
       logger.info(
@@ -124,6 +126,7 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
           guilds: client.guilds.cache.size,
           modLog: settings.modLogChannelId ?? null,
           state: state.kind,
+          durableState: 'durableKind' in state ? state.durableKind : state.kind,
           ephemeral: settings.ephemeral,
         },
         'discord bot ready',
