@@ -6,6 +6,7 @@ import type { Mode } from '../../src/contract.ts';
 import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
 import { storeLocationFromEnv, type StoreLocation } from '../chat/store/index.ts';
+import type { ShardAssignment } from './shards.ts';
 
 export const DEFAULT_DISCORD_API_URL = 'https://discord.com/api';
 
@@ -32,6 +33,12 @@ export interface DiscordBotSettings {
    * moderator staring at "thinking…" is better told to try again).
    */
   checkDeadlineMs: number;
+  /** The shards this process serves (adapters/discord/shards.ts); undefined: one shard, as an unsharded bot. */
+  shards?: ShardAssignment | undefined;
+  /** This process's share of Discord's global REST limit, requests per second; undefined: discord.js' 50. */
+  restGlobalPerSecond?: number | undefined;
+  /** On stop, interactions already taken get this long to be answered (ms); default 15,000. */
+  drainMs?: number | undefined;
 }
 
 export const DEFAULT_SETTINGS: DiscordBotSettings = {

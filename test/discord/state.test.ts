@@ -80,7 +80,12 @@ async function startBot(state: StoreLocation, fake?: FakeDiscord, env: Record<st
       return backend.detector.detect(request, options);
     },
   };
-  const bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: discord.apiUrl, state } });
+  // Settings go to the durable store: SQLite in this run's folder unless the case names its own.
+  const bot = createDiscordBot({
+    token: TOKEN,
+    detect,
+    settings: { apiUrl: discord.apiUrl, state: { dataDir: join(dir, 'durable'), ...state } },
+  });
   await bot.start();
   return { fake: discord, bot, backend, taken, place: place ?? { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() } };
 }
