@@ -27,8 +27,12 @@ import { handleSettingsCommand } from './handlers/settings-command.ts';
 import { ModLog } from './modlog.ts';
 import { RecheckStore } from './recheck-store.ts';
 import { DiscordWatching, type DiscordWatchOptions } from './watch/runtime.ts';
+import { sharedIdentifyThrottler } from './shards.ts';
 
 export const GATEWAY_INTENTS = [GatewayIntentBits.Guilds] as const;
+
+/** On stop, interactions already taken get this long to be answered. */
+const DEFAULT_DRAIN_MS = 15_000;
 
 export interface DiscordBotOptions {
   /** The bot token (Developer Portal → Bot). */
@@ -83,10 +87,17 @@ async function routeInteraction(ctx: BotContext, interaction: Interaction): Prom
 export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
   const settings: DiscordBotSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const logger = options.logger ?? pino({ level: 'silent' });
+  // Sharded across processes: identifies paced together through Redis (shards.ts).
+  const identify =
+    settings.shards && settings.state.redisUrl ? sharedIdentifyThrottler(settings.state.redisUrl, options.token, logger) : undefined;
   const client = new Client({
     intents: [...GATEWAY_INTENTS],
     // discord.js's REST queue handles Discord's 429s (per route and global); the bot adds no retries on top.
-    rest: { api: settings.apiUrl },
+    // A sharded process paces its calls to its share of the bot's global limit (shards.ts).
+    rest: { api: settings.apiUrl, ...(settings.restGlobalPerSecond ? { globalRequestsPerSecond: settings.restGlobalPerSecond } : {}) },
+    ...(settings.shards === 'auto' ? { shards: 'auto' as const } : {}),
+    ...(settings.shards && settings.shards !== 'auto' ? { shards: settings.shards.ids, shardCount: settings.shards.count } : {}),
+    ...(identify ? { ws: { buildIdentifyThrottler: identify.build } } : {}),
     // Replies quote user text; they must never ping anyone.
     allowedMentions: { parse: [] },
   });
@@ -105,10 +116,14 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
   context.watch = watching;
 
   const gateway = guardGatewayDispatch(client, logger);
+  // Interactions taken and not yet answered: a stop lets them finish (see stop()).
+  const inflight = new Set<Promise<void>>();
   client.on(Events.InteractionCreate, (interaction) => {
-    routeInteraction(context, interaction).catch((err: unknown) => {
+    const work = routeInteraction(context, interaction).catch((err: unknown) => {
       logger.error({ interactionId: interaction.id, err: describeDiscordError(err) }, 'interaction handler failed');
     });
+    inflight.add(work);
+    void work.finally(() => inflight.delete(work));
   });
   client.rest.on(RESTEvents.RateLimited, (info) => {
     logger.warn(
@@ -130,6 +145,8 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
       const ready = once(client, Events.ClientReady);
       // If login throws, `ready` is never awaited; a later 'error' event must not become an unhandled rejection.
       ready.catch(() => undefined);
+      // The database's migrations, before the gateway: a store problem stops the start with its reason.
+      await state.ready?.();
       await watching.beforeLogin(options.token);
       await client.login(options.token);
       await ready;
@@ -140,7 +157,10 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
           applicationId: client.application?.id,
           guilds: client.guilds.cache.size,
           modLog: settings.modLogChannelId ?? null,
+          shards: client.options.shards,
+          shardCount: client.options.shardCount,
           state: state.kind,
+          durableState: 'durableKind' in state ? state.durableKind : state.kind,
           ephemeral: settings.ephemeral,
           // From READY; member checks need it switched on in the Developer Portal (history.ts).
           messageContentIntent:
@@ -151,9 +171,25 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
       );
     },
     async stop() {
+      // The gateway stays open meanwhile: an interaction arriving now is still answered, and no other
+      // process serves this process's shards until it is gone.
+      const deadline = Date.now() + (settings.drainMs ?? DEFAULT_DRAIN_MS);
+      while (inflight.size > 0 && Date.now() < deadline) {
+        logger.info({ pending: inflight.size }, 'stopping: waiting for interactions already taken to be answered');
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.allSettled([...inflight]),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+      if (inflight.size > 0) logger.warn({ pending: inflight.size }, 'stopping with interactions still unanswered');
       shutdown.abort();
       await watching.stop();
       await client.destroy();
+      identify?.close();
       if (!options.store) await state.close();
     },
   };

@@ -7,6 +7,7 @@ import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
 import { storeLocationFromEnv, type StoreLocation } from '../chat/store/index.ts';
 import { DEFAULT_COMMAND_OPTIONS, parsePermissionSetting, type DefaultPermission } from './commands.ts';
+import type { ShardAssignment } from './shards.ts';
 
 export const DEFAULT_DISCORD_API_URL = 'https://discord.com/api';
 
@@ -47,6 +48,12 @@ export interface DiscordBotSettings {
    * sentence saying so. Fixed by Discord, so not read from the environment; tests shorten it.
    */
   answerWithinMs: number;
+  /** The shards this process serves (adapters/discord/shards.ts); undefined: one shard, as an unsharded bot. */
+  shards?: ShardAssignment | undefined;
+  /** This process's share of Discord's global REST limit, requests per second; undefined: discord.js' 50. */
+  restGlobalPerSecond?: number | undefined;
+  /** On stop, interactions already taken get this long to be answered (ms); default 15,000. */
+  drainMs?: number | undefined;
 }
 
 /** Discord's limit on answering an interaction (editing its deferred reply): 15 minutes. */

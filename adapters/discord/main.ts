@@ -12,11 +12,13 @@ import { watchDetectorFor } from '../chat/watch/detector.ts';
 import { createDiscordBot, type DiscordBot } from './bot.ts';
 import { inviteUrl } from './commands.ts';
 import { readBotSettings, readToken } from './config.ts';
+import { readShardSettings, resolveShards, restGlobalShare, type ShardSettings } from './shards.ts';
 
 const logger = pino({ level: process.env.LOG_LEVEL?.trim() || 'info' });
 
 /** Exit codes as the CLI's: 2 bad configuration, 3 credentials refused, 5 unreachable or failing. */
 function exitCodeFor(err: unknown): number {
+  if ((err as { status?: unknown }).status === 401) return 3;
   if (
     err instanceof DiscordjsError &&
     (err.code === DiscordjsErrorCodes.TokenInvalid || err.code === DiscordjsErrorCodes.DisallowedIntents)
@@ -26,7 +28,7 @@ function exitCodeFor(err: unknown): number {
 }
 
 function explainStartFailure(err: unknown): string {
-  if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.TokenInvalid) {
+  if ((err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.TokenInvalid) || (err as { status?: unknown }).status === 401) {
     return 'Discord refused DISCORD_TOKEN. Copy a fresh token from the Developer Portal (your application → Bot → Reset Token).';
   }
   if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.DisallowedIntents) {
@@ -48,11 +50,13 @@ async function main(): Promise<number> {
   let settings: ReturnType<typeof readBotSettings>;
   let watchSettings: ReturnType<typeof readWatchSettings>;
   let watchEnabled: 'auto' | 'off';
+  let sharding: ShardSettings | undefined;
   try {
     token = readToken();
     settings = readBotSettings();
     watchSettings = readWatchSettings();
     watchEnabled = readWatchSwitch();
+    sharding = readShardSettings();
   } catch (err) {
     process.stderr.write(`${explainStartFailure(err)}\n`);
     return 2;
@@ -72,6 +76,11 @@ async function main(): Promise<number> {
   process.once('SIGTERM', (s) => void stop(s));
 
   try {
+    if (sharding) {
+      // Every process of a sharded bot must agree on the total: `auto` with DISCORD_SHARD_IDS asks Discord first.
+      settings.shards = await resolveShards(sharding, token, settings.apiUrl);
+      settings.restGlobalPerSecond = restGlobalShare(settings.shards, sharding.restGlobalPerSecond);
+    }
     backend = await connectDetectionBackend(process.env, { logger, userAgent: botUserAgent('discord') });
     bot = createDiscordBot({
       token,

@@ -16,7 +16,7 @@ import {
 import type { Logger } from 'pino';
 import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
 import type { SlackAppConfig } from './config.ts';
-import { openChatStore, type ChatStore } from '../chat/store/index.ts';
+import { openChatStore, SplitChatStore, type ChatStore } from '../chat/store/index.ts';
 import { dedupKey, type DedupStore } from './dedup.ts';
 import { acknowledgeUnhandled, listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
 import { registerAuthorCheckAction } from './listeners/detect-author.ts';
@@ -29,6 +29,8 @@ import { registerMessageEvents } from './listeners/message-event.ts';
 import { registerReviewAction } from './listeners/review-action.ts';
 import { registerUninstallEvents } from './listeners/uninstall-event.ts';
 import { SlackWatching, type SlackWatchOptions } from './watch/runtime.ts';
+import { DurableInstallationStore } from './installation-store.ts';
+import { notInstalledErrorHandler, oauthReceiverOptions, orgLinkMiddleware, registerUninstallListeners } from './oauth.ts';
 
 /** On stop, checks already acknowledged get this long to post their replies. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -111,8 +113,18 @@ function dedupMiddleware(store: DedupStore, ttlMs: number, logger: Logger, infli
 
 export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps): Promise<RunningSlackApp> {
   const logger = deps.logger.child({ component: 'slack' });
-  const state = deps.store ?? openChatStore({ redisUrl: config.redisUrl, dataDir: config.dataDir }, logger);
+  const state =
+    deps.store ?? openChatStore({ redisUrl: config.redisUrl, dataDir: config.dataDir, databaseUrl: config.databaseUrl }, logger);
   const ownsState = deps.store === undefined;
+  // Installs to many workspaces keep their installations in the durable store.
+  if (config.oauth && !(state instanceof SplitChatStore)) {
+    throw new Error('Installs to many workspaces (SLACK_CLIENT_ID) need the bots’ durable store; pass one opened by openChatStore.');
+  }
+  const stores = state instanceof SplitChatStore ? state : undefined;
+  const installationStore =
+    config.oauth && stores
+      ? new DurableInstallationStore({ durable: stores.durable, secret: config.oauth.installationKey, logger })
+      : undefined;
   const clientOptions = {
     slackApiUrl: config.slackApiUrl,
     // Web API calls happen after the ack, but a moderator is still waiting: a few quick retries, not the default 10 over 30 min.
@@ -121,7 +133,8 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   };
   const socketMode = config.appToken !== undefined;
   const app = new App({
-    token: config.botToken,
+    // One workspace: its bot token. Many: no token; Bolt authorizes each request from the installation store.
+    ...(config.oauth ? {} : { token: config.botToken }),
     logger: boltLogger(deps.logger),
     clientOptions,
     // auth.test once at start (below) rather than inside the first request's 3 s ack budget.
@@ -147,6 +160,10 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
             logger: boltLogger(deps.logger),
             // Bad payloads: logged and answered 200, not 404/500 (error-handling.ts).
             ...receiverErrorOptions(logger),
+            // /slack/install and /slack/oauth_redirect, served by Bolt's installer (oauth.ts).
+            ...(config.oauth && installationStore
+              ? oauthReceiverOptions(config.oauth, installationStore, { slackApiUrl: config.slackApiUrl }, logger)
+              : {}),
             // For load balancers and uptime checks; it reveals nothing but liveness.
             customRoutes: [
               {
@@ -172,6 +189,10 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   };
   const inflight = new Set<Promise<void>>();
   app.use(dedupMiddleware(state, config.dedupTtlMs, logger, inflight));
+  if (config.oauth && stores) {
+    app.use(orgLinkMiddleware(stores, logger));
+    registerUninstallListeners(app, stores, logger);
+  }
   registerDetectCommand(app, ctx);
   registerMessageShortcut(app, ctx);
   registerRecheckAction(app, ctx);
@@ -182,9 +203,16 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   registerMessageEvents(app, ctx);
   registerReviewAction(app, ctx);
   registerUninstallEvents(app, ctx);
-  app.error(listenerErrorHandler(logger, config.slackApiUrl));
+  app.error(notInstalledErrorHandler(logger, config.slackApiUrl, listenerErrorHandler(logger, config.slackApiUrl)));
   acknowledgeUnhandled(app, logger);
 
+  try {
+    // The database's migrations: a store problem stops the start with its reason.
+    await state.ready?.();
+  } catch (err) {
+    if (ownsState) await state.close();
+    throw err;
+  }
   try {
     await app.init();
   } catch (err) {
@@ -207,7 +235,16 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     const address = server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     eventsUrl = `http://${host}:${address.port}${EVENTS_PATH}`;
-    logger.info({ port: address.port, path: EVENTS_PATH }, 'listening for Slack requests over HTTP');
+    logger.info(
+      {
+        port: address.port,
+        path: EVENTS_PATH,
+        workspaces: config.oauth ? 'many (OAuth install)' : 'one (SLACK_BOT_TOKEN)',
+        state: state.kind,
+        durable_state: stores?.durableKind ?? state.kind,
+      },
+      'listening for Slack requests over HTTP',
+    );
   }
   ctx.watch?.start();
 

@@ -65,14 +65,23 @@ export class ResultCache {
     return { ...init, checkId: randomBytes(9).toString('base64url'), results: {} };
   }
 
+  /** Keyed under the workspace, so that an uninstall can delete the workspace's records (oauth.ts). */
   async save(record: CheckRecord): Promise<void> {
-    await this.store.saveCheck(`slack:check:${record.checkId}`, record, this.ttlMs);
+    await this.store.saveCheck(checkKey(record.checkId, record.teamId), record, this.ttlMs);
   }
 
-  async get(checkId: string): Promise<CheckRecord | undefined> {
-    const value = (await this.store.loadCheck(`slack:check:${checkId}`, this.ttlMs)) as CheckRecord | undefined;
+  async get(checkId: string, teamId?: string): Promise<CheckRecord | undefined> {
+    let value = (await this.store.loadCheck(checkKey(checkId, teamId), this.ttlMs)) as CheckRecord | undefined;
+    // Records stored before they were keyed by workspace, while their buttons still work.
+    if (value === undefined && teamId !== undefined)
+      value = (await this.store.loadCheck(checkKey(checkId, undefined), this.ttlMs)) as CheckRecord | undefined;
     return value && typeof value.text === 'string' && typeof value.checkId === 'string' ? value : undefined;
   }
+}
+
+/** A check record's id in the state store: `slack:check:<team>:<check>` (`checkPrefixForScope` in oauth.ts matches it). */
+function checkKey(checkId: string, teamId: string | undefined): string {
+  return teamId ? `slack:check:${teamId}:${checkId}` : `slack:check:${checkId}`;
 }
 
 /** Where a workspace's settings live in the state store: read by every check, written by /detect-settings. */

@@ -5,10 +5,13 @@
 import type { Mode } from '../../src/contract.ts';
 import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
+import { DEFAULT_SCOPES, type SlackOAuthConfig } from './oauth.ts';
 
 export interface SlackAppConfig {
-  /** Bot token (`xoxb-…`) the app calls the Web API with. Env `SLACK_BOT_TOKEN`; required. */
-  botToken: string;
+  /** Bot token (`xoxb-…`) of the one workspace the app serves. Env `SLACK_BOT_TOKEN`; required unless `oauth` is set. */
+  botToken: string | undefined;
+  /** Install to many workspaces through OAuth (`SLACK_CLIENT_ID` and friends); undefined in single-workspace mode. */
+  oauth: SlackOAuthConfig | undefined;
   /** Verifies every HTTP request's signature. Env `SLACK_SIGNING_SECRET`; required unless Socket Mode. */
   signingSecret: string | undefined;
   /** App-level token (`xapp-…`); when set the app connects over Socket Mode instead of serving HTTP. Env `SLACK_APP_TOKEN`. */
@@ -39,6 +42,8 @@ export interface SlackAppConfig {
   redisUrl: string | undefined;
   /** Folder of the SQLite state store when `REDIS_URL` is unset. Env `DATA_DIR`; default the user's data folder (`defaultDataDir`). */
   dataDir: string | undefined;
+  /** PostgreSQL for installations and settings, shared by every replica. Env `DATABASE_URL`; default unset (SQLite under `DATA_DIR`). */
+  databaseUrl: string | undefined;
   /** pino level. Env `LOG_LEVEL`; default `info`. */
   logLevel: string;
 }
@@ -78,13 +83,68 @@ function channelSetting(value: string, name: string): string {
   return id;
 }
 
+/** The OAuth settings when `SLACK_CLIENT_ID` is set (installs to many workspaces); undefined otherwise. */
+function oauthSettings(env: NodeJS.ProcessEnv): SlackOAuthConfig | undefined {
+  const clientId = env.SLACK_CLIENT_ID?.trim();
+  if (!clientId) return undefined;
+  const required = (name: string, where: string): string => {
+    const value = env[name]?.trim();
+    if (!value) throw new SlackConfigError(`${name} is not set: ${where} (needed with SLACK_CLIENT_ID, for installs to many workspaces).`);
+    return value;
+  };
+  const clientSecret = required('SLACK_CLIENT_SECRET', 'copy the Client Secret from the app’s “Basic Information” page');
+  const stateSecret = required('SLACK_STATE_SECRET', 'set any long random string, the same on every replica (e.g. openssl rand -hex 32)');
+  const installationKey = required(
+    'SLACK_INSTALLATION_KEY',
+    'set a long random string that encrypts the stored workspace tokens, and keep it (e.g. openssl rand -hex 32)',
+  );
+  if (installationKey.length < 32) {
+    throw new SlackConfigError('SLACK_INSTALLATION_KEY must be at least 32 characters of random text (e.g. openssl rand -hex 32).');
+  }
+  const scopes = (env.SLACK_SCOPES?.trim() ? env.SLACK_SCOPES.split(',') : [...DEFAULT_SCOPES]).map((s) => s.trim()).filter(Boolean);
+  const bad = scopes.find((s) => !/^[a-z]+(?::[a-z.]+)*$/.test(s));
+  if (bad !== undefined || scopes.length === 0) {
+    throw new SlackConfigError(`SLACK_SCOPES="${env.SLACK_SCOPES}" must list bot scopes separated by commas, e.g. commands,chat:write.`);
+  }
+  const url = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    if (!value) return undefined;
+    try {
+      new URL(value);
+    } catch {
+      throw new SlackConfigError(`${name}="${value}" is not a valid URL.`);
+    }
+    return value;
+  };
+  return {
+    clientId,
+    clientSecret,
+    stateSecret,
+    scopes,
+    redirectUri: url('SLACK_REDIRECT_URI'),
+    installationKey,
+    authorizationUrl: url('SLACK_AUTHORIZE_URL'),
+  };
+}
+
 export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppConfig {
-  const botToken = env.SLACK_BOT_TOKEN?.trim();
-  if (!botToken)
+  const botToken = env.SLACK_BOT_TOKEN?.trim() || undefined;
+  const oauth = oauthSettings(env);
+  if (oauth && botToken) {
     throw new SlackConfigError(
-      'SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from the app’s “OAuth & Permissions” page.',
+      'SLACK_BOT_TOKEN and SLACK_CLIENT_ID are both set: set SLACK_BOT_TOKEN alone to serve one workspace, or SLACK_CLIENT_ID (with its secrets) alone to install the app in many workspaces.',
+    );
+  }
+  if (!botToken && !oauth)
+    throw new SlackConfigError(
+      'SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from the app’s “OAuth & Permissions” page (or set SLACK_CLIENT_ID and its secrets to install the app in many workspaces).',
     );
   const appToken = env.SLACK_APP_TOKEN?.trim() || undefined;
+  if (oauth && appToken) {
+    throw new SlackConfigError(
+      'SLACK_APP_TOKEN (Socket Mode) cannot be combined with SLACK_CLIENT_ID: installs to many workspaces need the HTTP receiver, which serves the install pages (Slack does not list Socket Mode apps in its Marketplace).',
+    );
+  }
   const signingSecret = env.SLACK_SIGNING_SECRET?.trim() || undefined;
   if (!appToken && !signingSecret) {
     throw new SlackConfigError(
@@ -110,8 +170,16 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
   const auditChannel = env.SLACK_AUDIT_CHANNEL?.trim() ? channelSetting(env.SLACK_AUDIT_CHANNEL, 'SLACK_AUDIT_CHANNEL') : undefined;
   const teamAuditChannels = perTeam(env, 'SLACK_AUDIT_CHANNEL_', channelSetting);
 
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new SlackConfigError(
+      'DATABASE_URL must be a postgres:// or postgresql:// URL (e.g. postgres://bots:secret@db.example.com:5432/textdetect).',
+    );
+  }
+
   return {
     botToken,
+    oauth,
     signingSecret,
     appToken,
     port: intSetting(env, 'SLACK_PORT', 3000),
@@ -127,6 +195,7 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
     maxTextChars: intSetting(env, 'DETECT_MAX_TEXT_CHARS', DEFAULT_MAX_TEXT_CHARS, 1),
     redisUrl: env.REDIS_URL?.trim() || undefined,
     dataDir: env.DATA_DIR?.trim() || undefined,
+    databaseUrl,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
   };
 }

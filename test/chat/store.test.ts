@@ -19,7 +19,7 @@ import {
   storeLocationFromEnv,
   type ChatStore,
 } from '../../adapters/chat/store/index.ts';
-import { DATABASE_FILE } from '../../adapters/chat/store/sqlite.ts';
+import { DATABASE_FILE, SQLITE_SCHEMA_VERSION } from '../../adapters/chat/store/sqlite.ts';
 
 const REDIS_URL = process.env.REDIS_URL!;
 const STORE_MODULE = fileURLToPath(new URL('../../adapters/chat/store/index.ts', import.meta.url));
@@ -157,10 +157,10 @@ describe('SQLite schema', () => {
   it('records its migrations, reopens without re-running them, and refuses a newer schema', async () => {
     const folder = join(dir, 'schema');
     const first = new SqliteChatStore(folder);
-    expect(first.schemaVersion).toBe(1);
+    expect(first.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
     await first.close();
     const again = new SqliteChatStore(folder);
-    expect(again.schemaVersion).toBe(1);
+    expect(again.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
     await again.close();
 
     const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
@@ -169,7 +169,7 @@ describe('SQLite schema', () => {
     const db = new DatabaseSync(join(folder, DATABASE_FILE));
     db.exec('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)');
     db.close();
-    expect(() => new SqliteChatStore(folder)).toThrow(/schema version 99, newer than this build knows \(1\)/);
+    expect(() => new SqliteChatStore(folder)).toThrow(/schema version 99, newer than this build knows \(2\)/);
   });
 
   it('says which folder it could not use', async () => {
@@ -216,7 +216,7 @@ describe('SQLite schema', () => {
   it('chooses Redis when REDIS_URL is set and refuses a URL that is not redis://', async () => {
     expect(storeLocationFromEnv({ DATA_DIR: ' /srv/bot ' })).toEqual({ redisUrl: undefined, dataDir: '/srv/bot' });
     expect(() => storeLocationFromEnv({ REDIS_URL: 'localhost:6379' })).toThrow(/REDIS_URL="localhost:6379" is not a redis:\/\//);
-    const store = openChatStore(storeLocationFromEnv({ REDIS_URL }));
+    const store = openChatStore(storeLocationFromEnv({ REDIS_URL, DATA_DIR: join(dir, 'with-redis') }));
     expect(store.kind).toBe('redis');
     await store.close();
   });

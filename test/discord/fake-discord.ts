@@ -79,6 +79,10 @@ export interface FakeDiscordOptions {
   token: string;
   /** The application's `flags` (GET /applications/@me and READY), e.g. the Message Content intent bits. */
   applicationFlags?: number;
+  /** Shards GET /gateway/bot recommends (default 1); dispatches about a guild go to its shard's connection. */
+  shards?: number;
+  /** `session_start_limit.max_concurrency` (default 1). */
+  maxConcurrency?: number;
 }
 
 /** A route a test adds to the fake (see `route`): answers every matching request. */
@@ -98,6 +102,10 @@ export class FakeDiscord {
   readonly #http: Server;
   readonly #wss: WebSocketServer;
   #socket: WebSocket | undefined;
+  /** The identified connection of each shard. */
+  readonly #shardSockets = new Map<number, WebSocket>();
+  readonly #shardCount: number;
+  readonly #maxConcurrency: number;
   #seq = 0;
   #overrides: Override[] = [];
   #routes: FakeRoute[] = [];
@@ -114,6 +122,8 @@ export class FakeDiscord {
     this.token = options.token;
     this.#applicationFlags = options.applicationFlags ?? 0;
     this.botUser = { id: options.applicationId, username: 'textdetect', global_name: null, discriminator: '0', avatar: null, bot: true };
+    this.#shardCount = options.shards ?? 1;
+    this.#maxConcurrency = options.maxConcurrency ?? 1;
     this.#http = createServer((req, res) => void this.#handle(req, res));
     this.#wss = new WebSocketServer({ server: this.#http, path: '/gateway' });
     this.#wss.on('connection', (socket, req) => this.#onGateway(socket, req));
@@ -176,11 +186,37 @@ export class FakeDiscord {
     return new Promise((resolve) => this.#readyWaiters.push(resolve));
   }
 
-  /** Sends a gateway dispatch (op 0) to the connected client. */
-  dispatch(t: string, d: unknown): void {
-    if (!this.#socket) throw new Error('fake Discord: no gateway client connected');
+  /** Discord's shard of a guild: `(guild_id >> 22) % shards`. */
+  shardOf(guildId: string): number {
+    return Number((BigInt(guildId) >> 22n) % BigInt(this.#shardCount));
+  }
+
+  /** Shards with an identified, open connection. */
+  connectedShards(): number[] {
+    return [...this.#shardSockets.keys()].sort((a, b) => a - b);
+  }
+
+  /** Resolves once every shard in `ids` has identified and is connected. */
+  async waitForShards(ids: number[], timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!ids.every((id) => this.#shardSockets.has(id))) {
+      if (Date.now() > deadline)
+        throw new Error(`fake Discord: shards ${ids.join(', ')} not all connected (connected: ${this.connectedShards().join(', ')})`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /**
+   * Sends a gateway dispatch (op 0): to `shardId`'s connection when given; with several shards, to
+   * the shard of the payload's `guild_id` (as Discord routes); else to the last connected client.
+   */
+  dispatch(t: string, d: unknown, shardId?: number): void {
+    const guildId = (d as { guild_id?: unknown } | null)?.guild_id;
+    const shard = shardId ?? (this.#shardCount > 1 && typeof guildId === 'string' ? this.shardOf(guildId) : undefined);
+    const socket = shard === undefined ? this.#socket : this.#shardSockets.get(shard);
+    if (!socket) throw new Error(`fake Discord: no gateway client connected${shard === undefined ? '' : ` for shard ${shard}`}`);
     this.#seq += 1;
-    this.#socket.send(JSON.stringify({ op: 0, t, s: this.#seq, d }));
+    socket.send(JSON.stringify({ op: 0, t, s: this.#seq, d }));
   }
 
   /** Dispatches an INTERACTION_CREATE and remembers its token, so callbacks can be checked like Discord does. */
@@ -213,6 +249,13 @@ export class FakeDiscord {
           if (payload.d?.token !== this.token) {
             socket.close(4004, 'Authentication failed.');
             return;
+          }
+          {
+            const shardId = Array.isArray(payload.d.shard) ? Number(payload.d.shard[0]) : 0;
+            this.#shardSockets.set(shardId, socket);
+            socket.once('close', () => {
+              if (this.#shardSockets.get(shardId) === socket) this.#shardSockets.delete(shardId);
+            });
           }
           this.#seq += 1;
           send({
@@ -299,8 +342,8 @@ export class FakeDiscord {
       if (!botAuth) return unauthorized();
       return answer(200, {
         url: this.gatewayUrl,
-        shards: 1,
-        session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: 1 },
+        shards: this.#shardCount,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: this.#maxConcurrency },
       });
     }
     if (record.method === 'GET' && path === '/applications/@me') {

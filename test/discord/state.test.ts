@@ -93,7 +93,12 @@ async function startBot(
       return backend.detector.detect(request, options);
     },
   };
-  const bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: discord.apiUrl, state, ...extra.settings } });
+  // Settings go to the durable store: SQLite in this run's folder unless the case names its own.
+  const bot = createDiscordBot({
+    token: TOKEN,
+    detect,
+    settings: { apiUrl: discord.apiUrl, state: { dataDir: join(dir, 'durable'), ...state }, ...extra.settings },
+  });
   await bot.start();
   return { fake: discord, bot, backend, taken, place: place ?? { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() } };
 }

@@ -49,3 +49,44 @@ describe('loadSlackConfig', () => {
     expect(() => loadSlackConfig({ ...base, SLACK_COMMAND: 'detect' })).toThrow(/SLACK_COMMAND/);
   });
 });
+
+describe('loadSlackConfig: installs to many workspaces (OAuth)', () => {
+  const oauth = {
+    SLACK_SIGNING_SECRET: 's',
+    SLACK_CLIENT_ID: '111.222',
+    SLACK_CLIENT_SECRET: 'cs',
+    SLACK_STATE_SECRET: 'state',
+    SLACK_INSTALLATION_KEY: 'k'.repeat(32),
+  };
+
+  it('is chosen by SLACK_CLIENT_ID, with the manifest’s scopes by default; single-workspace mode has none', () => {
+    const c = loadSlackConfig(oauth);
+    expect(c.botToken).toBeUndefined();
+    expect(c.oauth).toEqual({
+      clientId: '111.222',
+      clientSecret: 'cs',
+      stateSecret: 'state',
+      scopes: ['commands', 'chat:write', 'users:read', 'channels:read', 'groups:read', 'usergroups:read'],
+      redirectUri: undefined,
+      installationKey: 'k'.repeat(32),
+      authorizationUrl: undefined,
+    });
+    expect(loadSlackConfig({ ...oauth, SLACK_SCOPES: 'commands, chat:write' }).oauth?.scopes).toEqual(['commands', 'chat:write']);
+    expect(loadSlackConfig(base).oauth).toBeUndefined();
+    expect(loadSlackConfig({ ...base, DATABASE_URL: 'postgresql://u@db/bots' }).databaseUrl).toBe('postgresql://u@db/bots');
+  });
+
+  it('names what is missing or conflicting', () => {
+    expect(() => loadSlackConfig({ ...oauth, SLACK_CLIENT_SECRET: '' })).toThrow(/^SLACK_CLIENT_SECRET is not set: copy the Client Secret/);
+    expect(() => loadSlackConfig({ ...oauth, SLACK_STATE_SECRET: '' })).toThrow(/^SLACK_STATE_SECRET is not set/);
+    expect(() => loadSlackConfig({ ...oauth, SLACK_INSTALLATION_KEY: '' })).toThrow(/^SLACK_INSTALLATION_KEY is not set/);
+    expect(() => loadSlackConfig({ ...oauth, SLACK_INSTALLATION_KEY: 'short' })).toThrow(/at least 32 characters/);
+    expect(() => loadSlackConfig({ ...oauth, SLACK_BOT_TOKEN: 'xoxb-1' })).toThrow(/SLACK_BOT_TOKEN and SLACK_CLIENT_ID are both set/);
+    expect(() => loadSlackConfig({ ...oauth, SLACK_APP_TOKEN: 'xapp-1' })).toThrow(/cannot be combined with SLACK_CLIENT_ID/);
+    expect(() => loadSlackConfig({ ...oauth, SLACK_SCOPES: 'commands;chat:write' })).toThrow(/SLACK_SCOPES=/);
+    expect(() => loadSlackConfig({ ...oauth, SLACK_REDIRECT_URI: 'not a url' })).toThrow(
+      /SLACK_REDIRECT_URI="not a url" is not a valid URL/,
+    );
+    expect(() => loadSlackConfig({ ...base, DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL must be a postgres:\/\//);
+  });
+});

@@ -41,6 +41,39 @@ export interface FakeSlackOptions {
    * checked before the fake's own.
    */
   methods?: Record<string, (args: Record<string, unknown>) => Record<string, unknown>>;
+  /** OAuth: `oauth.v2.access` exchanges these codes for installations, with token rotation (see `FakeOAuthInstall`). */
+  oauth?: FakeOAuthOptions;
+}
+
+/** One installation the fake hands out for an OAuth code: a workspace, or a whole organisation. */
+export interface FakeOAuthInstall {
+  /** Workspace id; unset for an organisation-wide (Enterprise Grid) install. */
+  teamId?: string;
+  teamName?: string;
+  enterpriseId?: string;
+  enterpriseName?: string;
+  /** Who clicked "Allow". */
+  userId: string;
+  /** Lifetime of the access token the install hands out, in seconds (short to test expiry); refreshed ones get Slack's 43,200. */
+  expiresInSec?: number;
+}
+
+export interface FakeOAuthOptions {
+  clientId: string;
+  clientSecret: string;
+  appId?: string;
+  /** OAuth code → installation. */
+  codes: Record<string, FakeOAuthInstall>;
+}
+
+/** An access token the fake issued through OAuth or a refresh. */
+interface IssuedToken {
+  install: FakeOAuthInstall;
+  expiresAt: number;
+  revoked: boolean;
+  /** The refresh token this pair was obtained with (undefined: the OAuth code). */
+  from: string | undefined;
+  refreshToken: string;
 }
 
 const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata']);
@@ -57,8 +90,100 @@ export class FakeSlack {
   private port = 0;
   private viewSeq = 0;
   private waiters: { predicate: (c: RecordedCall) => boolean; resolve: (c: RecordedCall) => void }[] = [];
+  /** Access tokens issued through OAuth and refreshes, by token. */
+  private readonly issued = new Map<string, IssuedToken>();
+  private tokenSeq = 0;
+  /** Every `oauth.v2.access` with `grant_type=refresh_token` answered ok. */
+  refreshes = 0;
 
   constructor(private readonly options: FakeSlackOptions) {}
+
+  /** True while `token` works: the bot token, or an issued token not expired, not revoked, not superseded. */
+  isTokenValid(token: string | undefined): boolean {
+    if (token === undefined) return false;
+    if (token === this.options.botToken) return true;
+    const t = this.issued.get(token);
+    return t !== undefined && !t.revoked && t.expiresAt > Date.now();
+  }
+
+  /** The valid issued tokens of a workspace or organisation (what an uninstall revokes). */
+  tokensOf(id: string): string[] {
+    return [...this.issued]
+      .filter(([token, t]) => (t.install.teamId ?? t.install.enterpriseId) === id && this.isTokenValid(token))
+      .map(([token]) => token);
+  }
+
+  /** What Slack does on an uninstall: every token of the workspace or organisation stops working. */
+  revokeAll(id: string): void {
+    for (const t of this.issued.values()) if ((t.install.teamId ?? t.install.enterpriseId) === id) t.revoked = true;
+  }
+
+  private issue(install: FakeOAuthInstall, from: string | undefined): { token: string; issued: IssuedToken; lifetimeSec: number } {
+    const lifetimeSec = from === undefined ? (install.expiresInSec ?? 43_200) : 43_200;
+    const n = ++this.tokenSeq;
+    const id = install.teamId ?? install.enterpriseId ?? 'X';
+    const token = `xoxe.xoxb-1-${id}-${n}-${randomBytes(6).toString('hex')}`;
+    const issued: IssuedToken = {
+      install,
+      expiresAt: Date.now() + lifetimeSec * 1000,
+      revoked: false,
+      from,
+      refreshToken: `xoxe-1-${id}-${n}-${randomBytes(6).toString('hex')}`,
+    };
+    this.issued.set(token, issued);
+    return { token, issued, lifetimeSec };
+  }
+
+  /**
+   * oauth.v2.access (a code, or `grant_type=refresh_token`). A refresh token can be exchanged more
+   * than once, as Slack does, but each exchange revokes the pair an earlier exchange of the same
+   * refresh token gave: of two concurrent refreshes, one stored pair is dead.
+   */
+  private oauthAccess(args: Record<string, unknown>, basic: string | undefined): Record<string, unknown> {
+    const oauth = this.options.oauth;
+    if (!oauth) return { ok: false, error: 'invalid_client_id' };
+    const [basicId, basicSecret] = basic ? Buffer.from(basic, 'base64').toString('utf8').split(':') : [];
+    if ((args.client_id ?? basicId) !== oauth.clientId) return { ok: false, error: 'invalid_client_id' };
+    if ((args.client_secret ?? basicSecret) !== oauth.clientSecret) return { ok: false, error: 'bad_client_secret' };
+    let install: FakeOAuthInstall | undefined;
+    let from: string | undefined;
+    if (args.grant_type === 'refresh_token') {
+      from = String(args.refresh_token);
+      const owner = [...this.issued.values()].find((t) => t.refreshToken === from);
+      if (!owner || owner.revoked) return { ok: false, error: 'invalid_refresh_token' };
+      for (const t of this.issued.values()) if (t.from === from) t.revoked = true;
+      install = owner.install;
+      this.refreshes += 1;
+    } else {
+      install = oauth.codes[String(args.code)];
+      if (!install) return { ok: false, error: 'invalid_code' };
+    }
+    const { token, issued, lifetimeSec } = this.issue(install, from);
+    const org = install.teamId === undefined;
+    const common = {
+      ok: true,
+      access_token: token,
+      token_type: 'bot',
+      refresh_token: issued.refreshToken,
+      expires_in: lifetimeSec,
+    };
+    if (from !== undefined)
+      return {
+        ...common,
+        team: install.teamId ? { id: install.teamId } : null,
+        enterprise: install.enterpriseId ? { id: install.enterpriseId } : null,
+      };
+    return {
+      ...common,
+      scope: 'commands,chat:write,users:read,channels:read,groups:read,usergroups:read',
+      bot_user_id: `U0BOT${install.teamId ?? install.enterpriseId}`,
+      app_id: oauth.appId ?? 'A0FAKEAPP',
+      team: org ? null : { id: install.teamId, name: install.teamName ?? install.teamId },
+      enterprise: install.enterpriseId ? { id: install.enterpriseId, name: install.enterpriseName ?? install.enterpriseId } : null,
+      is_enterprise_install: org,
+      authed_user: { id: install.userId },
+    };
+  }
 
   get apiUrl(): string {
     return `http://127.0.0.1:${this.port}/api/`;
@@ -146,7 +271,7 @@ export class FakeSlack {
       return;
     }
 
-    const api = /^\/api\/([a-zA-Z.]+)$/.exec(url.pathname);
+    const api = /^\/api\/([a-zA-Z0-9.]+)$/.exec(url.pathname);
     if (!api || req.method !== 'POST') {
       reply(404, { ok: false, error: 'unknown_method' });
       return;
@@ -165,8 +290,34 @@ export class FakeSlack {
     const token = auth?.startsWith('Bearer ') ? auth.slice(7) : typeof args.token === 'string' ? args.token : undefined;
     this.record({ method, args, token, at: Date.now() });
 
-    if (token !== this.options.botToken && !(method === 'apps.connections.open' && token?.startsWith('xapp-'))) {
+    if (method === 'oauth.v2.access') {
+      reply(200, this.oauthAccess(args, auth?.startsWith('Basic ') ? auth.slice(6) : undefined));
+      return;
+    }
+    const issued = token === undefined ? undefined : this.issued.get(token);
+    if (issued && !this.isTokenValid(token)) {
+      reply(200, { ok: false, error: issued.revoked ? 'token_revoked' : 'token_expired' });
+      return;
+    }
+    if (!this.isTokenValid(token) && !(method === 'apps.connections.open' && token?.startsWith('xapp-'))) {
       reply(200, { ok: false, error: 'invalid_auth' });
+      return;
+    }
+    if (issued && method === 'auth.test') {
+      const { install } = issued;
+      reply(200, {
+        ok: true,
+        url: install.teamId
+          ? `https://${install.teamId.toLowerCase()}.slack.com/`
+          : `https://${String(install.enterpriseId).toLowerCase()}.enterprise.slack.com/`,
+        team: install.teamName ?? install.teamId ?? install.enterpriseName,
+        user: 'textdetect',
+        team_id: install.teamId ?? install.enterpriseId,
+        enterprise_id: install.enterpriseId,
+        user_id: `U0BOT${install.teamId ?? install.enterpriseId}`,
+        bot_id: `B0BOT${install.teamId ?? install.enterpriseId}`,
+        is_enterprise_install: install.teamId === undefined,
+      });
       return;
     }
     reply(200, this.answer(method, args));

@@ -5,12 +5,19 @@
  */
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { SETTING_NAMES, settingsFromFields, type ChatStore, type ScopeSettings, type SettingsPatch } from './types.ts';
+import {
+  SETTING_NAMES,
+  settingsFromFields,
+  type ChatStore,
+  type ScopeSettings,
+  type SettingsPatch,
+  type ShortLivedStore,
+} from './types.ts';
 
 /** A claim must not eat Slack's 3 s ack budget while Redis is unreachable. */
 const CLAIM_TIMEOUT_MS = 500;
 
-export class RedisChatStore implements ChatStore {
+export class RedisChatStore implements ChatStore, ShortLivedStore {
   readonly kind = 'redis' as const;
   readonly #redis: Redis;
   readonly #prefix: string;
@@ -73,6 +80,37 @@ export class RedisChatStore implements ChatStore {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  async forgetChecks(idPrefix: string): Promise<number> {
+    // SCAN walks the whole keyspace: fine for an uninstall (rare), and it needs no index kept up to
+    // date on every check. Glob characters in the prefix are escaped so they match themselves.
+    const pattern = `${this.#prefix}check:${idPrefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+    let deleted = 0;
+    const stream = this.#redis.scanStream({ match: pattern, count: 1000 });
+    for await (const keys of stream as AsyncIterable<string[]>) {
+      if (keys.length > 0) deleted += await this.#redis.unlink(...keys);
+    }
+    return deleted;
+  }
+
+  /** Settings kept in Redis by earlier versions, before they moved to the durable store: scope → fields. */
+  async readLegacySettings(): Promise<Map<string, Record<string, string>>> {
+    const found = new Map<string, Record<string, string>>();
+    const head = `${this.#prefix}settings:`;
+    const stream = this.#redis.scanStream({ match: `${head}*`, count: 1000 });
+    for await (const keys of stream as AsyncIterable<string[]>) {
+      for (const key of keys) {
+        const fields = await this.#redis.hgetall(key);
+        if (Object.keys(fields).length > 0) found.set(key.slice(head.length), fields);
+      }
+    }
+    return found;
+  }
+
+  /** Moves a scope's legacy settings aside once imported (kept for an operator to inspect, never read again). */
+  async retireLegacySettings(scope: string): Promise<void> {
+    await this.#redis.rename(`${this.#prefix}settings:${scope}`, `${this.#prefix}imported-settings:${scope}`).catch(() => undefined);
   }
 
   async close(): Promise<void> {

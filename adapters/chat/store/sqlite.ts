@@ -7,7 +7,17 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { SETTING_NAMES, settingsFromFields, type ChatStore, type ScopeSettings, type SettingsPatch } from './types.ts';
+import {
+  SETTING_NAMES,
+  settingsFromFields,
+  type ChatStore,
+  type DurableStore,
+  type InstallationRow,
+  type ScopeSettings,
+  type SettingsPatch,
+  type ShortLivedStore,
+  type StoredInstallation,
+} from './types.ts';
 
 /** The part of node:sqlite used here (typed locally: the installed @types/node predates the module). */
 interface Statement {
@@ -53,26 +63,36 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE settings (scope TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (scope, name));
    CREATE TABLE claims (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
    CREATE INDEX claims_expiry ON claims (expires_at);`,
+  // 2: installations (Slack OAuth) with their token-refresh lease, and organisation → workspace links.
+  `CREATE TABLE installations (key TEXT PRIMARY KEY, enterprise_id TEXT, team_id TEXT, is_enterprise_install INTEGER NOT NULL DEFAULT 0,
+     data TEXT NOT NULL, token_expires_at INTEGER, refresh_lease_owner TEXT, refresh_lease_until INTEGER,
+     installed_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+   CREATE INDEX installations_enterprise ON installations (enterprise_id);
+   CREATE TABLE scope_links (parent TEXT NOT NULL, scope TEXT NOT NULL, PRIMARY KEY (parent, scope));`,
 ];
+
+/** The newest schema version this build knows. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Expired rows are deleted at most this often (and on open), so texts do not linger past their TTL. */
 const SWEEP_INTERVAL_MS = 60_000;
 
-export class SqliteChatStore implements ChatStore {
+export class SqliteChatStore implements ChatStore, DurableStore, ShortLivedStore {
   readonly kind = 'sqlite' as const;
   readonly path: string;
   readonly #db: Database;
   readonly #sweeper: NodeJS.Timeout;
   readonly #now: () => number;
 
-  constructor(dataDir: string, options: { now?: () => number } = {}) {
+  /** `targetVersion` stops the migrations there (tests of upgrades from an older version). */
+  constructor(dataDir: string, options: { now?: () => number; targetVersion?: number } = {}) {
     mkdirSync(dataDir, { recursive: true });
     this.path = join(dataDir, DATABASE_FILE);
     const DatabaseSync = loadDatabaseSync();
     this.#db = new DatabaseSync(this.path);
     this.#now = options.now ?? Date.now;
     this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 2000; PRAGMA synchronous = NORMAL;');
-    migrate(this.#db);
+    migrate(this.#db, options.targetVersion ?? MIGRATIONS.length);
     this.#sweep();
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
@@ -80,6 +100,13 @@ export class SqliteChatStore implements ChatStore {
 
   /** The schema version the file is at. */
   get schemaVersion(): number {
+    return currentVersion(this.#db);
+  }
+
+  /** Migrations run in the constructor; nothing is left to wait for. */
+  async ready(): Promise<void> {}
+
+  async readSchemaVersion(): Promise<number> {
     return currentVersion(this.#db);
   }
 
@@ -137,6 +164,101 @@ export class SqliteChatStore implements ChatStore {
     return Number(result.changes) > 0;
   }
 
+  async forgetChecks(idPrefix: string): Promise<number> {
+    // substr rather than LIKE: ids may hold % or _, which LIKE would read as wildcards.
+    const result = this.#db.prepare('DELETE FROM checks WHERE substr(id, 1, ?) = ?').run(idPrefix.length, idPrefix);
+    return Number(result.changes);
+  }
+
+  async saveInstallation(row: InstallationRow): Promise<void> {
+    const now = this.#now();
+    this.#db
+      .prepare(
+        `INSERT INTO installations (key, enterprise_id, team_id, is_enterprise_install, data, token_expires_at, installed_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET enterprise_id = excluded.enterprise_id, team_id = excluded.team_id,
+           is_enterprise_install = excluded.is_enterprise_install, data = excluded.data, token_expires_at = excluded.token_expires_at,
+           refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = excluded.updated_at`,
+      )
+      .run(
+        row.key,
+        row.enterpriseId ?? null,
+        row.teamId ?? null,
+        row.isEnterpriseInstall ? 1 : 0,
+        row.data,
+        row.tokenExpiresAt ?? null,
+        now,
+        now,
+      );
+  }
+
+  async findInstallation(key: string): Promise<StoredInstallation | undefined> {
+    const row = this.#db.prepare('SELECT * FROM installations WHERE key = ?').get(key);
+    if (!row) return undefined;
+    const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
+    return {
+      key: String(row.key),
+      enterpriseId: row.enterprise_id === null ? undefined : String(row.enterprise_id),
+      teamId: row.team_id === null ? undefined : String(row.team_id),
+      isEnterpriseInstall: Number(row.is_enterprise_install) === 1,
+      data: String(row.data),
+      tokenExpiresAt: num(row.token_expires_at),
+      installedAt: Number(row.installed_at),
+      updatedAt: Number(row.updated_at),
+      refreshLeaseUntil: num(row.refresh_lease_until),
+    };
+  }
+
+  async takeRefreshLease(key: string, owner: string, leaseMs: number): Promise<boolean> {
+    const now = this.#now();
+    // One statement: of two processes on the file, only one sees its update change the row.
+    const result = this.#db
+      .prepare(
+        `UPDATE installations SET refresh_lease_owner = ?, refresh_lease_until = ?
+         WHERE key = ? AND (refresh_lease_until IS NULL OR refresh_lease_until <= ?)`,
+      )
+      .run(owner, now + leaseMs, key, now);
+    return Number(result.changes) > 0;
+  }
+
+  async saveRefreshedInstallation(key: string, owner: string, data: string, tokenExpiresAt: number | undefined): Promise<boolean> {
+    const result = this.#db
+      .prepare(
+        `UPDATE installations SET data = ?, token_expires_at = ?, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = ?
+         WHERE key = ? AND refresh_lease_owner = ?`,
+      )
+      .run(data, tokenExpiresAt ?? null, this.#now(), key, owner);
+    return Number(result.changes) > 0;
+  }
+
+  async countInstallations(): Promise<number> {
+    return Number(this.#db.prepare('SELECT COUNT(*) AS n FROM installations').get()?.n ?? 0);
+  }
+
+  async linkScope(parent: string, scope: string): Promise<void> {
+    this.#db.prepare('INSERT INTO scope_links (parent, scope) VALUES (?, ?) ON CONFLICT DO NOTHING').run(parent, scope);
+  }
+
+  async deleteScope(scope: string): Promise<string[]> {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const linked = this.#db
+        .prepare('SELECT scope FROM scope_links WHERE parent = ?')
+        .all(scope)
+        .map((r) => String(r.scope));
+      const scopes = [scope, ...linked.filter((s) => s !== scope)];
+      const dropSettings = this.#db.prepare('DELETE FROM settings WHERE scope = ?');
+      for (const s of scopes) dropSettings.run(s);
+      this.#db.prepare('DELETE FROM scope_links WHERE parent = ? OR scope = ?').run(scope, scope);
+      this.#db.prepare('DELETE FROM installations WHERE key = ?').run(scope);
+      this.#db.exec('COMMIT');
+      return scopes;
+    } catch (err) {
+      this.#db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     try {
@@ -158,7 +280,7 @@ function currentVersion(db: Database): number {
   return Number(row?.version ?? 0);
 }
 
-function migrate(db: Database): void {
+function migrate(db: Database, targetVersion: number): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
   // IMMEDIATE takes the write lock first, so two instances starting together do not both migrate.
   db.exec('BEGIN IMMEDIATE');
@@ -169,7 +291,7 @@ function migrate(db: Database): void {
         `The bot database is at schema version ${from}, newer than this build knows (${MIGRATIONS.length}); run the newer bot or point DATA_DIR elsewhere.`,
       );
     }
-    for (let version = from + 1; version <= MIGRATIONS.length; version++) {
+    for (let version = from + 1; version <= Math.min(targetVersion, MIGRATIONS.length); version++) {
       db.exec(MIGRATIONS[version - 1]!);
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
     }

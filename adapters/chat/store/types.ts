@@ -40,6 +40,8 @@ export interface ChatStore {
   updateSettings(scope: string, patch: SettingsPatch): Promise<ScopeSettings>;
   /** True the first time `key` is claimed within `ttlMs`, false for every repeat (Slack retries). */
   claim(key: string, ttlMs: number): Promise<boolean>;
+  /** Prepares the store (a database's migrations); bots call it at start so a problem stops them with its reason. */
+  ready?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,4 +55,72 @@ export function settingsFromFields(fields: Record<string, string>): ScopeSetting
   if (whole(fields.historyMessages) !== undefined) out.historyMessages = whole(fields.historyMessages);
   if (whole(fields.historyDays) !== undefined) out.historyDays = whole(fields.historyDays);
   return out;
+}
+
+/**
+ * What must outlast every process, kept in a real database: PostgreSQL when `DATABASE_URL` is set
+ * (shared by every instance on every machine), else the SQLite file under `DATA_DIR`. Installations,
+ * per-workspace/per-server settings and the links between an organisation and its workspaces.
+ */
+export interface DurableStore {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Runs the schema migrations this build knows (once per process); every other method waits for it. */
+  ready(): Promise<void>;
+  /** The schema version the database is at. */
+  readSchemaVersion(): Promise<number>;
+  getSettings(scope: string): Promise<ScopeSettings>;
+  updateSettings(scope: string, patch: SettingsPatch): Promise<ScopeSettings>;
+  /** A new or renewed installation (an OAuth install): replaces the row, and any refresh lease on it. */
+  saveInstallation(row: InstallationRow): Promise<void>;
+  findInstallation(key: string): Promise<StoredInstallation | undefined>;
+  /**
+   * True for exactly one caller until `leaseMs` passes or the holder stores its refreshed tokens:
+   * across processes and machines, only the holder may refresh the installation's token.
+   */
+  takeRefreshLease(key: string, owner: string, leaseMs: number): Promise<boolean>;
+  /** Stores refreshed tokens only while `owner` still holds the lease (and releases it); false otherwise. */
+  saveRefreshedInstallation(key: string, owner: string, data: string, tokenExpiresAt: number | undefined): Promise<boolean>;
+  countInstallations(): Promise<number>;
+  /** Records that `scope` (a workspace) belongs to `parent` (an organisation-wide installation). */
+  linkScope(parent: string, scope: string): Promise<void>;
+  /**
+   * Deletes the installation keyed `scope`, the settings of `scope` and of every scope linked under
+   * it, and the links, in one transaction. Returns every scope whose data went (`scope` first).
+   */
+  deleteScope(scope: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * What may be lost without harm and must be fast: what the result buttons need, retry claims. Redis
+ * when `REDIS_URL` is set (shared by every instance), else the SQLite file under `DATA_DIR`.
+ */
+export interface ShortLivedStore {
+  readonly kind: 'sqlite' | 'redis';
+  saveCheck(id: string, record: unknown, ttlMs: number): Promise<void>;
+  loadCheck(id: string, ttlMs: number): Promise<unknown>;
+  claim(key: string, ttlMs: number): Promise<boolean>;
+  /** Deletes every check record whose id starts with `idPrefix` (a workspace's records, on uninstall); returns how many. */
+  forgetChecks(idPrefix: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** An installation as the durable store keeps it: lookup fields plus an opaque blob the platform layer encrypts. */
+export interface InstallationRow {
+  /** `slack:<team id>` for a workspace, `slack:<enterprise id>` for an organisation-wide installation. */
+  key: string;
+  enterpriseId: string | undefined;
+  teamId: string | undefined;
+  isEnterpriseInstall: boolean;
+  /** The platform's installation object, serialised and encrypted by the platform layer. */
+  data: string;
+  /** When the bot token expires (ms since the epoch); undefined without token rotation. */
+  tokenExpiresAt: number | undefined;
+}
+
+export interface StoredInstallation extends InstallationRow {
+  installedAt: number;
+  updatedAt: number;
+  /** Until when a refresh lease is held (ms since the epoch); undefined when none is. */
+  refreshLeaseUntil: number | undefined;
 }

@@ -33,7 +33,7 @@ export async function readButtonClick(
   const channelId = body.channel?.id;
   let record: CheckRecord | undefined;
   try {
-    record = await ctx.results.get(payload.c);
+    record = await ctx.results.get(payload.c, teamId);
   } catch (err) {
     ctx.logger.warn({ err: (err as Error).message }, 'could not read the stored result; using the text the button carries');
   }
