@@ -16,7 +16,17 @@ export const INSTALL_PATH = '/slack/install';
 export const REDIRECT_PATH = '/slack/oauth_redirect';
 
 /** What the manifest asks for (adapters/slack/manifest.yml); `SLACK_SCOPES` overrides it. */
-export const DEFAULT_SCOPES = ['commands', 'chat:write', 'users:read', 'channels:read', 'groups:read', 'usergroups:read'] as const;
+export const DEFAULT_SCOPES = [
+  'commands',
+  'chat:write',
+  'users:read',
+  'channels:read',
+  'groups:read',
+  'usergroups:read',
+  // Member checks and watched channels read history (manifest.yml says which feature needs which).
+  'channels:history',
+  'groups:history',
+] as const;
 
 export interface SlackOAuthConfig {
   /** Basic Information → App Credentials. Env `SLACK_CLIENT_ID`. */

@@ -190,7 +190,7 @@ describe('SQLite schema', () => {
     const checkout = join(dir, 'checkout');
     const opened = await runNode(
       `const { openChatStore, storeLocationFromEnv } = await import(${JSON.stringify(STORE_MODULE)});
-       const store = openChatStore(storeLocationFromEnv(process.env)); console.log(store.path); await store.close();`,
+       const store = openChatStore(storeLocationFromEnv(process.env)); console.log(store.durable.path); await store.close();`,
       { XDG_DATA_HOME: home, DATA_DIR: '', REDIS_URL: '' },
       checkout,
     );

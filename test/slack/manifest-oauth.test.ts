@@ -19,7 +19,7 @@ describe('adapters/slack/manifest-oauth.yml', () => {
     expect(many.oauth_config.redirect_urls).toEqual([`https://your-host.example.com${REDIRECT_PATH}`]);
     expect(many.settings.event_subscriptions).toEqual({
       request_url: 'https://your-host.example.com/slack/events',
-      bot_events: ['app_uninstalled', 'tokens_revoked'],
+      bot_events: ['message.channels', 'message.groups', 'app_uninstalled', 'tokens_revoked'],
     });
     expect(many.settings).toMatchObject({ org_deploy_enabled: true, token_rotation_enabled: true, socket_mode_enabled: false });
     expect(single.settings).toMatchObject({ org_deploy_enabled: false, token_rotation_enabled: false });
