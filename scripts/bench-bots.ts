@@ -173,6 +173,15 @@ async function main(): Promise<void> {
   const service = await startService({ host: '127.0.0.1', port: 0, apiKeysFile, rateLimitMax: 1_000_000, logLevel: 'silent' });
   const children: Child[] = [];
   const rows: [string, string][] = [];
+  // Interrupted (Ctrl-C, a timeout): stop the bot processes and drop the throw-away databases anyway.
+  const interrupted = async (signal: NodeJS.Signals): Promise<void> => {
+    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
+    await Promise.allSettled([dbSlack.drop(), dbDiscord.drop(), dbLookups.drop()]);
+    await redis?.stop();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', (signal) => void interrupted(signal));
+  process.once('SIGTERM', (signal) => void interrupted(signal));
   try {
     // ---- 4. installation lookups (first: no other load on the machine) ----
     const pgStore = new PostgresDurableStore(dbLookups.url);
