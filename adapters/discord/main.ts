@@ -12,12 +12,13 @@ import { watchDetectorFor } from '../chat/watch/detector.ts';
 import { createDiscordBot, type DiscordBot } from './bot.ts';
 import { inviteUrl } from './commands.ts';
 import { readBotSettings, readToken } from './config.ts';
-import { readShardSettings, resolveShards, restGlobalShare, type ShardSettings } from './shards.ts';
+import { readShardSettings, resolveShards, restGlobalShare, ShardSettingsError, type ShardSettings } from './shards.ts';
 
 const logger = pino({ level: process.env.LOG_LEVEL?.trim() || 'info' });
 
 /** Exit codes as the CLI's: 2 bad configuration, 3 credentials refused, 5 unreachable or failing. */
 function exitCodeFor(err: unknown): number {
+  if (err instanceof ShardSettingsError) return 2;
   if ((err as { status?: unknown }).status === 401) return 3;
   if (
     err instanceof DiscordjsError &&

@@ -83,6 +83,30 @@ describe('shard settings', () => {
     }
   });
 
+  it('a process given a shard beyond Discord’s total stops with exit 2 and a sentence', async () => {
+    const discord = await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN, shards: 4 });
+    try {
+      const env = {
+        ...process.env,
+        DISCORD_TOKEN: TOKEN,
+        DISCORD_API_URL: discord.apiUrl,
+        DISCORD_SHARDS: 'auto',
+        DISCORD_SHARD_IDS: '6-7',
+      };
+      const child = spawn(process.execPath, ['--import', 'tsx', 'adapters/discord/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(2);
+      expect(stderr).toContain('DISCORD_SHARD_IDS names shard 6, 7, but the bot has 4 shards');
+      expect(discord.identifies).toHaveLength(0);
+    } finally {
+      await discord.close();
+    }
+  });
+
   it('paces identifies across processes through Redis: one per bucket per window', async () => {
     const key = `test-${Date.now()}`;
     const a = new Redis(process.env.REDIS_URL!);
