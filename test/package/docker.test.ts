@@ -260,8 +260,9 @@ describe('the Docker runtime stage, replayed without Docker', () => {
     }
     // `docker compose up -d` with the example .env (no tokens) starts Redis and the service only:
     // a bot starts when its profile is asked for, instead of exiting and being restarted forever.
-    expect(slack?.profiles).toEqual(['slack']);
-    expect(discord?.profiles).toEqual(['discord']);
+    // (the `scale` profile starts them too, with the rest of the scaled setup).
+    expect(slack?.profiles).toEqual(['slack', 'scale']);
+    expect(discord?.profiles).toEqual(['discord', 'scale']);
     const startedByDefault = Object.entries(compose.services)
       .filter(([, definition]) => !definition.profiles?.length)
       .map(([name]) => name);
