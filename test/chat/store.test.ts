@@ -23,6 +23,7 @@ import { DATABASE_FILE, SQLITE_SCHEMA_VERSION } from '../../adapters/chat/store/
 
 const REDIS_URL = process.env.REDIS_URL!;
 const STORE_MODULE = fileURLToPath(new URL('../../adapters/chat/store/index.ts', import.meta.url));
+const WATCH_STORE_MODULE = fileURLToPath(new URL('../../adapters/chat/watch/store-sqlite.ts', import.meta.url));
 // By address: a child started in another folder would not find tsx from there.
 const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
@@ -211,6 +212,17 @@ describe('SQLite schema', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).not.toContain('SQLite is an experimental feature');
     expect(run.stderr).toContain('ExperimentalWarning: a warning of another kind');
+  });
+
+  it('opens the watch store without the warning either, when it is the first to load node:sqlite', async () => {
+    const run = await runNode(
+      `const { SqliteWatchStore } = await import(${JSON.stringify(WATCH_STORE_MODULE)});
+       const store = new SqliteWatchStore(${JSON.stringify(join(dir, 'quiet-watch'))}); await store.close();`,
+      {},
+      dir,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain('SQLite is an experimental feature');
   });
 
   it('chooses Redis when REDIS_URL is set and refuses a URL that is not redis://', async () => {

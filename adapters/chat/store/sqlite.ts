@@ -5,8 +5,8 @@
  * version reached is recorded in `schema_migrations`.
  */
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { type Database, loadDatabaseSync } from '../sqlite-driver.ts';
 import {
   SETTING_NAMES,
   settingsFromFields,
@@ -19,42 +19,7 @@ import {
   type StoredInstallation,
 } from './types.ts';
 
-/** The part of node:sqlite used here (typed locally: the installed @types/node predates the module). */
-interface Statement {
-  run(...params: unknown[]): { changes: number | bigint };
-  get(...params: unknown[]): Record<string, unknown> | undefined;
-  all(...params: unknown[]): Record<string, unknown>[];
-}
-interface Database {
-  exec(sql: string): void;
-  prepare(sql: string): Statement;
-  close(): void;
-}
-type DatabaseConstructor = new (path: string) => Database;
-
 export const DATABASE_FILE = 'textdetect-bots.sqlite';
-
-/**
- * node:sqlite, loaded without the `ExperimentalWarning: SQLite is an experimental feature` Node 22
- * prints on every start: the module is what the bots are built on, not an experiment to warn
- * moderators' admins about. Only that one warning is held back, while the module loads (node emits
- * it synchronously from the load); every other warning still goes out.
- */
-function loadDatabaseSync(): DatabaseConstructor {
-  const emitWarning = process.emitWarning;
-  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]): void {
-    const message = typeof warning === 'string' ? warning : warning.message;
-    const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: unknown } | undefined)?.type;
-    const name = typeof warning === 'string' ? type : warning.name;
-    if (name === 'ExperimentalWarning' && /^SQLite is an experimental feature/.test(message)) return;
-    (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
-  } as typeof process.emitWarning;
-  try {
-    return (createRequire(import.meta.url)('node:sqlite') as { DatabaseSync: DatabaseConstructor }).DatabaseSync;
-  } finally {
-    process.emitWarning = emitWarning;
-  }
-}
 
 /** Index = version - 1. Append new migrations; never edit one that has shipped. */
 const MIGRATIONS: readonly string[] = [

@@ -5,8 +5,8 @@
  * transaction, so two processes cannot both win.
  */
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { type Database, loadDatabaseSync } from '../sqlite-driver.ts';
 import type { Verdict } from '../../../src/contract.ts';
 import { PRESET_BITS } from './presets.ts';
 import type { CardLimits, WatchStore } from './store.ts';
@@ -32,18 +32,6 @@ import {
   type WatchConfig,
   type WatchedChannel,
 } from './types.ts';
-
-interface Statement {
-  run(...params: unknown[]): { changes: number | bigint };
-  get(...params: unknown[]): Record<string, unknown> | undefined;
-  all(...params: unknown[]): Record<string, unknown>[];
-}
-interface Database {
-  exec(sql: string): void;
-  prepare(sql: string): Statement;
-  close(): void;
-}
-type DatabaseConstructor = new (path: string) => Database;
 
 export const WATCH_DATABASE_FILE = 'textdetect-watch.sqlite';
 
@@ -77,7 +65,7 @@ export class SqliteWatchStore implements WatchStore {
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.path = join(dataDir, WATCH_DATABASE_FILE);
-    const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as { DatabaseSync: DatabaseConstructor };
+    const DatabaseSync = loadDatabaseSync();
     this.#db = new DatabaseSync(this.path);
     this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 2000; PRAGMA synchronous = NORMAL;');
     migrate(this.#db);
