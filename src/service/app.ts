@@ -714,6 +714,22 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     );
   });
 
+  /** Both scoring routes take JSON only. */
+  const requireJsonBody = async (request: FastifyRequest): Promise<void> => {
+    if (!isJsonContentType(request.headers['content-type'])) {
+      throw new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with the header Content-Type: application/json.');
+    }
+  };
+
+  const assertEngineReady = (): void => {
+    if (engine.state !== 'ready') {
+      throw new ApiError(503, 'not_ready', 'The detection engine is not loaded yet; retry in a few seconds.', {
+        retryAfter: 5,
+        headers: { 'Retry-After': '5' },
+      });
+    }
+  };
+
   const detectBodySchema = detectRequestSchema(config.maxTextChars);
 
   app.post<{ Body: DetectBody }>(
@@ -723,11 +739,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         body: detectBodySchema,
         response: { 200: detectResponseSchema },
       },
-      preValidation: async (request) => {
-        if (!isJsonContentType(request.headers['content-type'])) {
-          throw new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with the header Content-Type: application/json.');
-        }
-      },
+      preValidation: requireJsonBody,
     },
     async (request) => {
       const { text, segments = false } = request.body;
@@ -742,12 +754,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           param: 'text',
         });
       }
-      if (engine.state !== 'ready') {
-        throw new ApiError(503, 'not_ready', 'The detection engine is not loaded yet; retry in a few seconds.', {
-          retryAfter: 5,
-          headers: { 'Retry-After': '5' },
-        });
-      }
+      assertEngineReady();
       const options: DetectOptions = { mode, segments };
       if (request.body.language !== undefined) options.language = request.body.language;
       let result;
@@ -839,11 +846,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         body: authorBodySchema,
         response: { 200: detectAuthorResponseSchema },
       },
-      preValidation: async (request) => {
-        if (!isJsonContentType(request.headers['content-type'])) {
-          throw new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with the header Content-Type: application/json.');
-        }
-      },
+      preValidation: requireJsonBody,
     },
     async (request, reply) => {
       if (request.validationError) throw authorValidationError(request.validationError as FastifyError, request.body, config);
@@ -882,12 +885,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           { param: 'messages', details: { max_total_chars: config.authorMaxTotalChars } },
         );
       }
-      if (engine.state !== 'ready') {
-        throw new ApiError(503, 'not_ready', 'The detection engine is not loaded yet; retry in a few seconds.', {
-          retryAfter: 5,
-          headers: { 'Retry-After': '5' },
-        });
-      }
+      assertEngineReady();
       const cost = authorRequestCost(messages.length);
       request.ctx.costUnits = cost;
       await chargeExtraUnits(request, reply, cost);
