@@ -245,6 +245,33 @@ export class DetectClient {
 
   /** Scores one text. Throws a DetectError subclass when it cannot (see errors.ts). */
   async detect(request: DetectRequest, options: DetectCallOptions = {}): Promise<DetectResponse> {
+    return this.counted(options, (requestId) => this.run(request, requestId, options.signal));
+  }
+
+  /**
+   * Judges one author across 1 to AUTHOR_MAX_MESSAGES of their messages (POST /v1/detect/author).
+   * Paced as the server charges it: `authorRequestCost(messages.length)` units of the key's budget.
+   * Throws a DetectError subclass when it cannot (see errors.ts).
+   */
+  async detectAuthor(request: DetectAuthorRequest, options: DetectCallOptions = {}): Promise<DetectAuthorResponse> {
+    return this.counted(options, (requestId) => {
+      this.assertOpen(requestId);
+      const messages = checkMessages(request, requestId);
+      const body = JSON.stringify({
+        messages,
+        ...(request.mode !== undefined ? { mode: request.mode } : {}),
+        ...(request.language !== undefined ? { language: request.language } : {}),
+      });
+      return this.call(
+        { path: this.authorPath, body, cost: authorRequestCost(messages.length), parse: parseAuthorResponse },
+        requestId,
+        options.signal,
+      );
+    });
+  }
+
+  /** Checks the caller's request id, runs one public call with it, and counts how it ended (`stats`). */
+  private async counted<T>(options: DetectCallOptions, run: (requestId: string) => Promise<T>): Promise<T> {
     const requestId = options.requestId ?? randomUUID();
     try {
       if (!UUID_PATTERN.test(requestId)) {
@@ -254,42 +281,7 @@ export class DetectClient {
           param: 'requestId',
         });
       }
-      const response = await this.run(request, requestId, options.signal);
-      this.counters.succeeded++;
-      return response;
-    } catch (err) {
-      this.counters.failed++;
-      if (err instanceof RateLimitError) this.counters.rateLimitErrors++;
-      throw err;
-    }
-  }
-
-  /**
-   * Judges one author across 1 to AUTHOR_MAX_MESSAGES of their messages (POST /v1/detect/author).
-   * Paced as the server charges it: `authorRequestCost(messages.length)` units of the key's budget.
-   * Throws a DetectError subclass when it cannot (see errors.ts).
-   */
-  async detectAuthor(request: DetectAuthorRequest, options: DetectCallOptions = {}): Promise<DetectAuthorResponse> {
-    const requestId = options.requestId ?? randomUUID();
-    try {
-      if (!UUID_PATTERN.test(requestId)) {
-        throw new InvalidRequestError(`requestId must be a UUID such as ${randomUUID()}; got "${requestId}".`, {
-          code: 'invalid_request_id',
-          param: 'requestId',
-        });
-      }
-      this.assertOpen(requestId);
-      const messages = checkMessages(request, requestId);
-      const body = JSON.stringify({
-        messages,
-        ...(request.mode !== undefined ? { mode: request.mode } : {}),
-        ...(request.language !== undefined ? { language: request.language } : {}),
-      });
-      const response = await this.call(
-        { path: this.authorPath, body, cost: authorRequestCost(messages.length), parse: parseAuthorResponse },
-        requestId,
-        options.signal,
-      );
+      const response = await run(requestId);
       this.counters.succeeded++;
       return response;
     } catch (err) {
