@@ -20,6 +20,7 @@ import {
   type ChatStore,
 } from '../../adapters/chat/store/index.ts';
 import { DATABASE_FILE, SQLITE_SCHEMA_VERSION } from '../../adapters/chat/store/sqlite.ts';
+import { clearEverySetting } from '../../adapters/chat/store/types.ts';
 
 const REDIS_URL = process.env.REDIS_URL!;
 const STORE_MODULE = fileURLToPath(new URL('../../adapters/chat/store/index.ts', import.meta.url));
@@ -95,6 +96,9 @@ describe.each(implementations)('%s store', (_kind, open) => {
       });
       expect(await store.updateSettings('slack:T1', { auditChannelId: null })).toEqual({ defaultMode: 'legal', checkerId: 'S0MODS' });
       expect(await store.getSettings('slack:T2')).toEqual({});
+      // What an uninstall or a removed bot applies: every setting gone, the member-check window too.
+      await store.updateSettings('slack:T3', { defaultMode: 'legal', checkerId: 'S0MODS', historyMessages: '80', historyDays: '14' });
+      expect(await store.updateSettings('slack:T3', clearEverySetting())).toEqual({});
     } finally {
       await store.close();
     }

@@ -25,6 +25,11 @@ export type SettingName = (typeof SETTING_NAMES)[number];
 /** A settings change: a string sets the field, null clears it (back to the default), absent leaves it. */
 export type SettingsPatch = { [K in SettingName]?: string | null };
 
+/** Clears every setting: what a removed bot or uninstalled app must leave behind is nothing. */
+export function clearEverySetting(): SettingsPatch {
+  return Object.fromEntries(SETTING_NAMES.map((name) => [name, null])) as SettingsPatch;
+}
+
 export interface ChatStore {
   /** `sqlite` (one machine, the default) or `redis` (shared by every instance on the same URL). */
   readonly kind: 'sqlite' | 'redis';

@@ -10,6 +10,7 @@
  */
 import { ApplicationFlags, Events, GatewayIntentBits, IntentsBitField, Routes, type Client } from 'discord.js';
 import type { Logger } from 'pino';
+import { clearEverySetting } from '../../chat/store/types.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
 import type { WatchDetector } from '../../chat/watch/detector.ts';
 import { openWatchStore, type WatchStore } from '../../chat/watch/store.ts';
@@ -131,7 +132,7 @@ export class DiscordWatching {
     try {
       if (this.watcher) await this.watcher.deleteScope(scope);
       else await this.store?.deleteScope(scope);
-      await this.#ctx.state.updateSettings(scope, { defaultMode: null, auditChannelId: null, checkerId: null });
+      await this.#ctx.state.updateSettings(scope, clearEverySetting());
       this.#logger.info({ guildId, reason }, 'deleted everything kept about the server');
     } catch (err) {
       this.#logger.error({ guildId, err: (err as Error).message }, 'could not delete the server’s data');

@@ -4,12 +4,13 @@
  */
 import type { App } from '@slack/bolt';
 import { teamScope, type SlackAppContext } from '../checks.ts';
+import { clearEverySetting } from '../../chat/store/types.ts';
 
 async function removeTeam(ctx: SlackAppContext, teamId: string, reason: string): Promise<void> {
   try {
     if (ctx.watch) await ctx.watch.removeTeam(teamId, reason);
     else {
-      await ctx.state.updateSettings(teamScope(teamId), { defaultMode: null, auditChannelId: null, checkerId: null });
+      await ctx.state.updateSettings(teamScope(teamId), clearEverySetting());
       ctx.logger.info({ team: teamId, reason }, 'deleted everything kept about the workspace');
     }
   } catch (err) {

@@ -8,6 +8,7 @@
  */
 import type { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
+import { clearEverySetting } from '../../chat/store/types.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
 import type { WatchDetector } from '../../chat/watch/detector.ts';
 import { openWatchStore, type WatchStore } from '../../chat/watch/store.ts';
@@ -84,7 +85,7 @@ export class SlackWatching {
   async removeTeam(teamId: string, reason: string): Promise<void> {
     const scope = teamScope(teamId);
     await this.watcher.deleteScope(scope);
-    await this.#ctx.state.updateSettings(scope, { defaultMode: null, auditChannelId: null, checkerId: null });
+    await this.#ctx.state.updateSettings(scope, clearEverySetting());
     this.#logger.info({ team: teamId, reason }, 'deleted everything kept about the workspace');
   }
 
