@@ -144,14 +144,7 @@ export class DetectionQueue {
    * pause as long as the wait stays within `maxWaitMs`.
    */
   async run<T>(call: () => Promise<T>, options: QueueCallOptions = {}): Promise<QueuedResult<T>> {
-    if (options.background) {
-      // A weight above the concurrency or the budget could never start.
-      const weight = Math.max(
-        1,
-        Math.min(options.weight ?? 1, this.#options.maxConcurrent, this.#options.rate?.max ?? Number.POSITIVE_INFINITY),
-      );
-      return this.#runBackground(call, options.signal, weight);
-    }
+    if (options.background) return this.#runBackground(call, options.signal, this.#weightOf(options.weight));
     const ticket: Ticket = { id: randomUUID(), askedAt: Date.now(), started: false, abandoned: false };
     await this.#enter(ticket);
     const announcer = this.#announce(ticket, options.onQueued);

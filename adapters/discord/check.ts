@@ -132,7 +132,7 @@ export interface CheckRequest {
 }
 
 /** Failures where the same request may succeed later, so the reply offers "Try again". */
-function isTransient(err: unknown): boolean {
+export function isTransient(err: unknown): boolean {
   return err instanceof RateLimitError || err instanceof ServerError || err instanceof TimeoutError || err instanceof ConnectionError;
 }
 

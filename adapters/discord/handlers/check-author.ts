@@ -15,7 +15,7 @@ import {
   type RepliableInteraction,
   type UserContextMenuCommandInteraction,
 } from 'discord.js';
-import { ConnectionError, RateLimitError, ServerError, TimeoutError } from '../../../src/client/errors.ts';
+import { TimeoutError } from '../../../src/client/errors.ts';
 import type { DetectAuthorResponse, Mode } from '../../../src/contract.ts';
 import { DEFAULT_AUTHOR_LIMITS, historyWindowOf, selectMessages, type HistoryWindow } from '../../chat/author.ts';
 import { ChatInputError, describeDetectError, errorCode } from '../../chat/errors.ts';
@@ -27,7 +27,7 @@ import {
   VERDICT_EMOJI,
   verdictLabel,
 } from '../../chat/format.ts';
-import { answerProblem, deferAnswer, editAnswer, guildSettings, interactionFields, type BotContext } from '../check.ts';
+import { answerProblem, deferAnswer, editAnswer, guildSettings, interactionFields, isTransient, type BotContext } from '../check.ts';
 import { parseAuthorCheckCustomId } from '../commands.ts';
 import { describeDiscordError } from '../discord-errors.ts';
 import { assertCanReadHistory, readMemberHistory, type HistoryRead } from '../history.ts';
@@ -106,10 +106,6 @@ function hasPermission(interaction: RepliableInteraction, required: string | nul
   if (!permissions) return false;
   // An empty bitfield means "administrators only" in Discord's command permissions.
   return required === '0' ? permissions.has(PermissionFlagsBits.Administrator) : permissions.has(BigInt(required));
-}
-
-function isTransient(err: unknown): boolean {
-  return err instanceof RateLimitError || err instanceof ServerError || err instanceof TimeoutError || err instanceof ConnectionError;
 }
 
 async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction, check: MemberCheck): Promise<void> {
