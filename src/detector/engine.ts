@@ -7,7 +7,7 @@ import { authorBandFor, authorProbability, evidenceNeeded, poolMessages, type Au
 import { isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, sigmoid, type LoadedModel } from './model.ts';
-import { lowerForFeatures, normalize } from './normalize.ts';
+import { lowerForFeatures, normalize, type NormalizedText } from './normalize.ts';
 import { scoreSegments, type SegmentModel, type SegmentsResult } from './segments.ts';
 import {
   AUTHOR_MAX_MESSAGES,
@@ -58,6 +58,14 @@ export class TextDetector implements Detector {
   }
 
   detect(text: string, options: DetectOptions = {}): DetectionResult {
+    return this.#score(text, options).result;
+  }
+
+  /**
+   * `detect`, also returning the word count it read the text with; `given` is the text's
+   * normalisation when the caller already made it (the author level normalises each message once).
+   */
+  #score(text: string, options: DetectOptions, given?: NormalizedText): { result: DetectionResult; words: number } {
     if (typeof text !== 'string') throw new TypeError('text must be a string.');
     const mode: Mode = options.mode ?? 'general';
     if (!(MODES as readonly string[]).includes(mode)) {
@@ -66,7 +74,7 @@ export class TextDetector implements Detector {
     if (options.language !== undefined && !(LANGUAGES as readonly string[]).includes(options.language)) {
       throw new RangeError(`Unknown language "${String(options.language)}"; expected one of ${LANGUAGES.join(', ')}.`);
     }
-    const norm = normalize(text);
+    const norm = given ?? normalize(text);
     const warnings: DetectionWarning[] = [];
     let language: Language;
     if (options.language) {
@@ -122,7 +130,7 @@ export class TextDetector implements Detector {
     const parts = options.segments
       ? this.segmentsOf(text, norm, language, calib, p, verdict === 'likely_ai', short || languageUncertain || fallback)
       : undefined;
-    return {
+    const result: DetectionResult = {
       ai_probability: p,
       mode,
       language,
@@ -135,6 +143,7 @@ export class TextDetector implements Detector {
       generated_share: parts?.share ?? null,
       composition: parts?.composition ?? null,
     };
+    return { result, words: f.words };
   }
 
   detectAuthor(messages: readonly string[], options: AuthorDetectOptions = {}): AuthorDetectionResult {
@@ -152,7 +161,7 @@ export class TextDetector implements Detector {
     const author = this.author;
     if (!author) throw new Error('No author model is loaded (models/author.json); run `npm run train:author`.');
     const scores: Array<AuthorMessageScore | undefined> = new Array(messages.length);
-    const candidates: Array<{ index: number; text: string; norm: string; guess?: ReturnType<typeof identifyLanguage> }> = [];
+    const candidates: Array<{ index: number; text: string; norm: NormalizedText; guess?: ReturnType<typeof identifyLanguage> }> = [];
     for (const [index, message] of messages.entries()) {
       if (typeof message !== 'string') throw new TypeError(`messages[${index}] must be a string.`);
       const skip = (skipped: SkipReason) => {
@@ -161,10 +170,10 @@ export class TextDetector implements Detector {
       if (!/\S/.test(message)) skip('empty');
       else if (isLinkOnly(message)) skip('link_only');
       else {
-        const norm = normalize(message).text;
+        const norm = normalize(message);
         // Emoji, punctuation and symbols say nothing about who wrote a message.
-        if (!RE_LETTER_OR_DIGIT.test(norm)) skip('no_words');
-        else candidates.push({ index, text: message, norm, ...(options.language ? {} : { guess: identifyLanguage(norm) }) });
+        if (!RE_LETTER_OR_DIGIT.test(norm.text)) skip('no_words');
+        else candidates.push({ index, text: message, norm, ...(options.language ? {} : { guess: identifyLanguage(norm.text) }) });
       }
     }
     // One language for the whole author, read off all their messages together (one chat line rarely
@@ -174,7 +183,7 @@ export class TextDetector implements Detector {
     // All of them together clearly in an unsupported language: only messages clearly in a supported one count.
     let pooledUnsupported = false;
     if (!options.language && candidates.length > 0) {
-      const pooled = identifyLanguage(candidates.map((c) => c.norm).join('\n'));
+      const pooled = identifyLanguage(candidates.map((c) => c.norm.text).join('\n'));
       pooledUnsupported = pooled.certain && !pooled.supported;
       if (pooled.certain && pooled.supported) language = pooled.language as Language;
       else {
@@ -194,9 +203,8 @@ export class TextDetector implements Detector {
         scores[c.index] = { index: c.index, words: 0, ai_probability: null, skipped: 'other_language' };
         continue;
       }
-      const r = this.detect(c.text, { mode, language });
+      const { result: r, words: n } = this.#score(c.text, { mode, language }, c.norm);
       if (r.warnings.includes('calibration_fallback')) warnings.add('calibration_fallback');
-      const n = countWords(c.text, language);
       scores[c.index] = { index: c.index, words: n, ai_probability: r.ai_probability, skipped: null };
       used.push(c.text);
       words += n;
