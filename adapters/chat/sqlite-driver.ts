@@ -38,3 +38,35 @@ export function loadDatabaseSync(): DatabaseConstructor {
     process.emitWarning = emitWarning;
   }
 }
+
+/** The schema version a database file has reached (0: none yet). */
+export function currentVersion(db: Database): number {
+  const row = db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get();
+  return Number(row?.version ?? 0);
+}
+
+/**
+ * Brings a database file up to `targetVersion` (default: all of `migrations`), each migration once,
+ * in order, recorded in `schema_migrations`. `name` says which file in the error for a newer one.
+ */
+export function migrate(db: Database, migrations: readonly string[], name: string, targetVersion = migrations.length): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  // IMMEDIATE takes the write lock first, so two instances starting together do not both migrate.
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const from = currentVersion(db);
+    if (from > migrations.length) {
+      throw new Error(
+        `The ${name} database is at schema version ${from}, newer than this build knows (${migrations.length}); run the newer bot or point DATA_DIR elsewhere.`,
+      );
+    }
+    for (let version = from + 1; version <= Math.min(targetVersion, migrations.length); version++) {
+      db.exec(migrations[version - 1]!);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+    }
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+}

@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Database, loadDatabaseSync } from '../sqlite-driver.ts';
+import { currentVersion, type Database, loadDatabaseSync, migrate } from '../sqlite-driver.ts';
 import {
   SETTING_NAMES,
   settingsFromFields,
@@ -57,7 +57,7 @@ export class SqliteChatStore implements ChatStore, DurableStore, ShortLivedStore
     this.#db = new DatabaseSync(this.path);
     this.#now = options.now ?? Date.now;
     this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 2000; PRAGMA synchronous = NORMAL;');
-    migrate(this.#db, options.targetVersion ?? MIGRATIONS.length);
+    migrate(this.#db, MIGRATIONS, 'bot', options.targetVersion);
     this.#sweep();
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
@@ -237,32 +237,5 @@ export class SqliteChatStore implements ChatStore, DurableStore, ShortLivedStore
     const now = this.#now();
     this.#db.prepare('DELETE FROM checks WHERE expires_at <= ?').run(now);
     this.#db.prepare('DELETE FROM claims WHERE expires_at <= ?').run(now);
-  }
-}
-
-function currentVersion(db: Database): number {
-  const row = db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get();
-  return Number(row?.version ?? 0);
-}
-
-function migrate(db: Database, targetVersion: number): void {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-  // IMMEDIATE takes the write lock first, so two instances starting together do not both migrate.
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const from = currentVersion(db);
-    if (from > MIGRATIONS.length) {
-      throw new Error(
-        `The bot database is at schema version ${from}, newer than this build knows (${MIGRATIONS.length}); run the newer bot or point DATA_DIR elsewhere.`,
-      );
-    }
-    for (let version = from + 1; version <= Math.min(targetVersion, MIGRATIONS.length); version++) {
-      db.exec(MIGRATIONS[version - 1]!);
-      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
-    }
-    db.exec('COMMIT');
-  } catch (err) {
-    db.exec('ROLLBACK');
-    throw err;
   }
 }

@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Database, loadDatabaseSync } from '../sqlite-driver.ts';
+import { type Database, loadDatabaseSync, migrate } from '../sqlite-driver.ts';
 import type { Verdict } from '../../../src/contract.ts';
 import { PRESET_BITS } from './presets.ts';
 import type { CardLimits, WatchStore } from './store.ts';
@@ -68,7 +68,7 @@ export class SqliteWatchStore implements WatchStore {
     const DatabaseSync = loadDatabaseSync();
     this.#db = new DatabaseSync(this.path);
     this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 2000; PRAGMA synchronous = NORMAL;');
-    migrate(this.#db);
+    migrate(this.#db, MIGRATIONS, 'watch');
   }
 
   async getConfig(scope: string): Promise<WatchConfig> {
@@ -391,30 +391,4 @@ function flagFromRow(row: Record<string, unknown>): FlagRecord {
     reviewerId: optional(row.reviewer_id),
     reviewedAt: row.reviewed_at === null || row.reviewed_at === undefined ? undefined : Number(row.reviewed_at),
   };
-}
-
-function currentVersion(db: Database): number {
-  const row = db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get();
-  return Number(row?.version ?? 0);
-}
-
-function migrate(db: Database): void {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const from = currentVersion(db);
-    if (from > MIGRATIONS.length) {
-      throw new Error(
-        `The watch database is at schema version ${from}, newer than this build knows (${MIGRATIONS.length}); run the newer bot or point DATA_DIR elsewhere.`,
-      );
-    }
-    for (let version = from + 1; version <= MIGRATIONS.length; version++) {
-      db.exec(MIGRATIONS[version - 1]!);
-      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
-    }
-    db.exec('COMMIT');
-  } catch (err) {
-    db.exec('ROLLBACK');
-    throw err;
-  }
 }
