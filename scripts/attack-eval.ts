@@ -21,6 +21,7 @@ import { ATTACKS, type Attack } from '../src/detector/attacks.ts';
 import { createDetector, UnsupportedLanguageError, type Detector, type Mode } from '../src/detector/index.ts';
 import { metricRow, type Scored } from '../src/detector/metrics.ts';
 import { rng, stableHash } from '../src/detector/training.ts';
+import { table } from './lib/table.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {
@@ -30,6 +31,7 @@ function arg(name: string): string | undefined {
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const SEED = Number(arg('--seed') ?? 1);
 const MARKDOWN = process.argv.includes('--markdown');
+const printTable = (head: string[], rows: string[][]): string => table(head, rows, MARKDOWN);
 const ONLY = arg('--only')?.split(',');
 const modelPath = arg('--model');
 
@@ -136,20 +138,11 @@ ATTACKS.forEach((a, i) => {
 
 const f3 = (x: number): string => (Number.isNaN(x) ? '–' : x.toFixed(3));
 const sgn = (x: number): string => (x >= 0 ? '+' : '−') + Math.abs(x).toFixed(3);
-function table(head: string[], body: string[][]): string {
-  if (MARKDOWN) {
-    const line = (c: string[]): string => `| ${c.join(' | ')} |`;
-    return [line(head), line(head.map((_, i) => (i === 0 ? '---' : '---:'))), ...body.map(line)].join('\n');
-  }
-  const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const line = (c: string[]): string => c.map((x, i) => (i === 0 ? x.padEnd(w[i]!) : x.padStart(w[i]!))).join('  ');
-  return [line(head), ...body.map(line)].join('\n');
-}
 
 console.log(`Attack evaluation on corpus-dev (${rows.length} texts), model ${detector.model}, seed ${SEED}\n`);
 console.log('All modes. AI side = attacked AI vs clean human; human side = attacked human vs clean AI.\n');
 console.log(
-  table(
+  printTable(
     ['attack', 'AUROC', 'TPR@verdict', 'TPR@1%FPR', 'AI mean Δp', 'human FPR@verdict', 'human mean Δp', 'max abs Δp', 'refused'],
     results.map((r) => {
       const a = r.aiSide.get('all')!;
@@ -171,7 +164,7 @@ console.log(
 const groups = [...results[0]!.aiSide.keys()].filter((g) => g !== 'all');
 console.log('\nPer mode: AUROC / TPR@verdict / TPR@1%FPR of attacked AI texts, and FPR@verdict of attacked human texts.\n');
 console.log(
-  table(
+  printTable(
     ['attack', ...groups.map((g) => `${g} AUROC / TPR@v / TPR@1% / hFPR`)],
     results.map((r) => [
       r.name,

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { createDetector } from '../src/detector/index.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { authorsFromFile, windowRanges, type Author } from './author-windows.ts';
+import { table } from './lib/table.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {
@@ -30,6 +31,7 @@ const INPUT = (arg('--input') ?? '../shared/data/authors-train.jsonl,../shared/d
   .map((f) => resolve(ROOT, f));
 const SIZES = (arg('--sizes') ?? '1,3,5,10,20').split(',').map(Number);
 const MARKDOWN = process.argv.includes('--markdown');
+const printTable = (head: string[], rows: string[][]): string => table(head, rows, MARKDOWN, false);
 
 const detector = await createDetector({
   ...(arg('--model') ? { model: resolve(arg('--model')!) } : {}),
@@ -98,16 +100,9 @@ for (const n of SIZES) {
   }
 }
 
-function table(head: string[], body: string[][]): string {
-  if (MARKDOWN)
-    return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-  const width = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  return [head, ...body].map((r) => r.map((c, i) => c.padEnd(width[i]!)).join('  ')).join('\n');
-}
-
 console.log(`model ${detector.model}; ${authors.length} authors from ${INPUT.length} file(s)`);
 console.log(
-  table(
+  printTable(
     [
       'messages',
       'AI / human windows',
@@ -122,4 +117,4 @@ console.log(
   ),
 );
 console.log('\nBy source (accounts of one source pooled):');
-console.log(table(['messages', 'source', 'AI / human windows', 'AUROC', 'AI likely_ai', 'human likely_ai'], sourceRows));
+console.log(printTable(['messages', 'source', 'AI / human windows', 'AUROC', 'AI likely_ai', 'human likely_ai'], sourceRows));

@@ -23,6 +23,7 @@ import { createDetector, UnsupportedLanguageError, type DetectionResult } from '
 import { auroc } from '../src/detector/metrics.ts';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { isLightEdit, planMixedDocs, type PlannedDoc } from './lib/mixed-docs.ts';
+import { table } from './lib/table.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {
@@ -33,6 +34,7 @@ const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const SEED = Number(arg('--seed') ?? 7);
 const PER_GROUP = Number(arg('--per-group') ?? 45);
 const MARKDOWN = process.argv.includes('--markdown');
+const printTable = (head: string[], rows: string[][]): string => table(head, rows, MARKDOWN);
 const BY_SOURCE = (arg('--by') ?? '').split(',').includes('source');
 /** What joins the parts: `both` (alternating, the default), `blank` (a blank line) or `space`. */
 const JOINER = arg('--joiner') ?? 'both';
@@ -112,19 +114,6 @@ function addMixed(t: Tally, doc: Labelled): void {
 }
 
 const pct = (a: number, b: number): string => (b > 0 ? `${((100 * a) / b).toFixed(1)}%` : '–');
-
-function table(head: string[], rows: string[][]): string {
-  if (MARKDOWN) {
-    return [
-      `| ${head.join(' | ')} |`,
-      `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`,
-      ...rows.map((r) => `| ${r.join(' | ')} |`),
-    ].join('\n');
-  }
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]): string => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(head), ...rows.map(line)].join('\n');
-}
 
 async function main(): Promise<void> {
   const detector = await createDetector({
@@ -212,7 +201,7 @@ async function main(): Promise<void> {
     a === 'all' ? -1 : b === 'all' ? 1 : a.length <= 2 && b.length > 2 ? -1 : b.length <= 2 && a.length > 2 ? 1 : a < b ? -1 : 1,
   );
   console.log(
-    table(
+    printTable(
       [
         'set',
         'docs',
@@ -242,7 +231,7 @@ async function main(): Promise<void> {
   );
   console.log('\nPure human documents (every dev human text alone, and two joined):\n');
   console.log(
-    table(
+    printTable(
       ['set', 'docs', 'likely_ai', 'any span', 'medium span', 'high span', 'composition human', 'partly_ai', 'ai'],
       [...pureHuman].map(([k, e]) => [
         k,
@@ -259,7 +248,7 @@ async function main(): Promise<void> {
   );
   console.log('\nPure AI documents (every dev AI text alone):\n');
   console.log(
-    table(
+    printTable(
       ['set', 'docs', 'composition ai', 'partly_ai', 'mean generated_share'],
       [...pureAi].map(([k, e]) => [k, String(e.n), pct(e.ai, e.n), pct(e.partly, e.n), (e.shareSum / e.n).toFixed(3)]),
     ),

@@ -36,11 +36,12 @@ import { fileURLToPath } from 'node:url';
 import { readArtifact } from '../src/detector/artifact.ts';
 import { authorBandFor, authorProbability, poolMessages, type AuthorBand, type AuthorModel } from '../src/detector/author.ts';
 import { auroc, ece, formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
-import { LoadedModel } from '../src/detector/model.ts';
+import { LoadedModel, sigmoid } from '../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { authorsFromFile, IMITATES, windowRanges, type Author } from './author-windows.ts';
 import { fitPlatt, thresholdAtFpr } from '../src/detector/training.ts';
 import type { Language } from '../src/detector/types.ts';
+import { table } from './lib/table.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {
@@ -52,6 +53,7 @@ const OUT = resolve(ROOT, arg('--out') ?? 'models/author.json');
 const SCORE_MODEL = arg('--score-model');
 const DRY_RUN = process.argv.includes('--dry-run');
 const MARKDOWN = process.argv.includes('--markdown');
+const printTable = (head: string[], rows: string[][]): string => table(head, rows, MARKDOWN, false);
 
 /** Window sizes (messages) built from every author. */
 const WINDOW_SIZES = [1, 2, 3, 5, 10, 20, 50];
@@ -152,10 +154,6 @@ function fitAuthorBands(ws: Window[], floor = FLOOR): AuthorBand[] {
   return bands;
 }
 
-function sigmoid(x: number): number {
-  return 1 / (1 + Math.exp(-x));
-}
-
 function modelOf(bands: AuthorBand[], training: Record<string, unknown>): AuthorModel {
   const body = { minMessages: MIN_MESSAGES, minWords: MIN_WORDS, bands, humanThreshold: 0.5 };
   const version = `ta1-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 12)}`;
@@ -195,13 +193,6 @@ function leaveOneOut(ws: Window[], floor: number): HeldOut[] {
 const pct = (x: number): string => (Number.isNaN(x) ? '–' : `${(100 * x).toFixed(1)}%`);
 const f3 = (x: number): string => (Number.isNaN(x) ? '–' : x.toFixed(3));
 
-function table(head: string[], rows: string[][]): string {
-  if (MARKDOWN)
-    return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-  const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(width[i]!)).join('  ')).join('\n');
-}
-
 function report(held: HeldOut[]): void {
   const sizes = WINDOW_SIZES.filter((n) => n > 1);
   const rate = (xs: HeldOut[]): number => (xs.length ? xs.filter((x) => x.flagged).length / xs.length : Number.NaN);
@@ -215,7 +206,7 @@ function report(held: HeldOut[]): void {
   const pairs = tweets.filter((h) => IMITATES[h.w.author.id.slice(8)] || Object.values(IMITATES).includes(h.w.author.id.slice(8)));
   console.log('\nTweepFake accounts (leave-one-author-out; windows of consecutive tweets):');
   console.log(
-    table(
+    printTable(
       [
         'messages',
         'bot / human windows',
@@ -249,7 +240,7 @@ function report(held: HeldOut[]): void {
   );
   console.log('\nSentences of one text as messages (leave-one-source-out; each text is an author):');
   console.log(
-    table(
+    printTable(
       ['messages', 'AI / human windows', 'AUROC', 'mean of per-message scores', 'AI likely_ai', 'humans likely_ai (worst source)', 'ECE'],
       sizes.map((n) => {
         const t = sents.filter((h) => h.w.n === n);
@@ -288,7 +279,7 @@ function report(held: HeldOut[]): void {
     ]);
   }
   console.log('\nHuman authors called likely_ai, per window size (sources with any window flagged):');
-  console.log(table(['messages', 'human sources', 'flagged'], worstRows));
+  console.log(printTable(['messages', 'human sources', 'flagged'], worstRows));
   const scored: Scored[] = held.filter((h) => h.w.n > 1).map((h) => ({ p: h.p, y: h.w.author.y, flagged: h.flagged }));
   console.log('\nAll windows of 2+ messages:');
   console.log(formatTable([['all', metricRow(scored)]], MARKDOWN, 'windows'));
