@@ -65,9 +65,11 @@ describe('background (watched) calls in the detection queue', () => {
     }
   });
 
-  it('with the calls paced, a watcher that waits for room keeps an interactive check’s wait under two paces', async () => {
-    // 20 calls a second: one start every 50 ms. Watched calls that took their start times in
-    // advance would each push an interactive check 50 ms further back.
+  it('with the calls paced, a watcher that waits for room keeps an interactive check’s wait within two paces', async () => {
+    // 20 calls a second: one start every 50 ms. At worst a watched call has just taken the next
+    // start, so the check starts one pace after it: under two paces, plus the timers' slack on a
+    // loaded 2-core runner (102 ms was seen in CI). Watched calls that took their start times in
+    // advance would each push an interactive check 50 ms further back: four in flight, 200 ms.
     const backend = await connectDetectionBackend({ DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_QUEUE_RATE: '20/1s' });
     const watch = watchDetectorFor(backend);
     let pumping = true;
@@ -89,7 +91,7 @@ describe('background (watched) calls in the detection queue', () => {
       for (let i = 0; i < 3; i++) {
         await backend.detector.detect({ text: INTERACTIVE, mode: 'general' }, { onStart: (ms) => waits.push(ms) });
       }
-      expect(Math.max(...waits)).toBeLessThan(100);
+      expect(Math.max(...waits)).toBeLessThan(2 * 50 + 40);
     } finally {
       pumping = false;
       await pump;
