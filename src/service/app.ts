@@ -697,6 +697,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       {
         caller_request_id: ctx?.callerRequestId,
         key_id: ctx?.keyId,
+        // Tells the bots, the CLI and other callers apart in the logs (capped: it is the caller's text).
+        user_agent: request.headers['user-agent']?.slice(0, 200),
         method: request.method,
         path,
         mode: ctx?.mode,

@@ -49,7 +49,10 @@ export function envelope(error: ApiError, requestId: string): { error: ErrorBody
 /** Generic answers for statuses that have no more specific code. */
 export const GENERIC: Record<number, { code: string; message: string }> = {
   400: { code: 'invalid_request', message: 'The request is malformed.' },
-  404: { code: 'not_found', message: 'There is no such endpoint; the API is POST /v1/detect (see GET /v1/openapi.json).' },
+  404: {
+    code: 'not_found',
+    message: 'There is no such endpoint; the API is POST /v1/detect and POST /v1/detect/author (see GET /v1/openapi.json).',
+  },
   405: { code: 'method_not_allowed', message: 'This endpoint does not accept that HTTP method.' },
   408: { code: 'request_timeout', message: 'The request body did not arrive in time; send it again.' },
   413: { code: 'payload_too_large', message: 'The request body is too large.' },

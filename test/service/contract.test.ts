@@ -81,7 +81,7 @@ describe('POST /v1/detect: success', () => {
 
   it('echoes the caller X-Request-Id and logs both ids, never the key or the text', async () => {
     const callerId = randomUUID();
-    const answer = await detect(service, key, { text: ENGLISH_TEXT }, { 'x-request-id': callerId });
+    const answer = await detect(service, key, { text: ENGLISH_TEXT }, { 'x-request-id': callerId, 'user-agent': 'contract-test/1.0' });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('x-request-id')).toBe(callerId);
     expect(answer.headers.get('request-id')).toBe(answer.body.request_id);
@@ -94,6 +94,7 @@ describe('POST /v1/detect: success', () => {
       mode: 'general',
       language: 'en',
       text_length: ENGLISH_TEXT.length,
+      user_agent: 'contract-test/1.0',
       status: 200,
     });
     expect(String(line?.key_id)).toMatch(/^key_/);
