@@ -155,7 +155,7 @@ export class DurableInstallationStore implements InstallationStore {
 
       // Bolt will refresh this token: only the lease holder may.
       const owner = randomUUID();
-      if (await this.#durable.takeRefreshLease(key, owner, REFRESH_LEASE_MS)) {
+      if (await this.#durable.takeRefreshLease(key, owner, REFRESH_LEASE_MS, row.data)) {
         installation[LEASE] = owner;
         return installation;
       }

@@ -121,6 +121,23 @@ describe.each(implementations)('%s durable store', (_kind, open) => {
     }
   });
 
+  it('refuses the lease to a caller that read the installation before another caller’s refresh landed', async () => {
+    const store = open();
+    try {
+      const key = `slack:T${++seq}STALE`;
+      await store.saveInstallation(installation(key, { data: 'sealed:old' }));
+      const seenBySlowCaller = (await store.findInstallation(key))!.data;
+      expect(await store.takeRefreshLease(key, 'first', 60_000, seenBySlowCaller)).toBe(true);
+      expect(await store.saveRefreshedInstallation(key, 'first', 'sealed:refreshed', 9_000)).toBe(true);
+      // The lease is free again, but the slow caller still holds the old pair: refreshing with its
+      // spent refresh token would kill the pair just stored.
+      expect(await store.takeRefreshLease(key, 'slow', 60_000, seenBySlowCaller)).toBe(false);
+      expect(await store.takeRefreshLease(key, 'reread', 60_000, 'sealed:refreshed')).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('lets a lease run out, and a fresh install clear it', async () => {
     const store = open();
     try {

@@ -23,7 +23,7 @@ function run(script: string): Promise<{ code: number | null; out: string }> {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => resolve({ code, out }));
+    child.once('close', (code) => resolve({ code, out }));
   });
 }
 

@@ -45,7 +45,7 @@ async function runNode(
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('exit', (exitCode) => resolve({ code: exitCode, stdout, stderr }));
+    child.once('close', (exitCode) => resolve({ code: exitCode, stdout, stderr }));
   });
 }
 const RUN = Date.now();

@@ -42,7 +42,7 @@ export async function startBotProcess(fake: FakeDiscord, token: string, extraEnv
     output += d.toString();
   });
   const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       void rm(dataDir, { recursive: true, force: true }).finally(() => resolve(code));
     }),
   );

@@ -108,7 +108,7 @@ function runBot(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: 
     let text = '';
     proc.stdout.on('data', (d: Buffer) => (text += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (text += d.toString()));
-    proc.once('exit', (code) => resolve({ code, output: text }));
+    proc.once('close', (code) => resolve({ code, output: text }));
   });
 }
 

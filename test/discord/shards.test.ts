@@ -98,7 +98,7 @@ describe('shard settings', () => {
       child.stderr?.on('data', (d: Buffer) => {
         stderr += d.toString();
       });
-      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
       expect(code).toBe(2);
       expect(stderr).toContain('DISCORD_SHARD_IDS names shard 6, 7, but the bot has 4 shards');
       expect(discord.identifies).toHaveLength(0);
@@ -179,7 +179,7 @@ async function startShardProcess(name: string, shardIds: string, extraEnv: Recor
   child.stderr?.on('data', (d: Buffer) => {
     output += d.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const proc: BotProcess = {
     name,
     child,
@@ -297,11 +297,13 @@ describe('two bot processes, two shards each', () => {
     const [resultA, resultB] = await Promise.all([interact(checkA), interact(checkB)]);
     expect(modeOf(resultA.edit)).toBe('Academic');
     expect(modeOf(resultB.edit)).toBe('Legal');
-    // Guild A's shard 0 is served by process a, guild B's shard 3 by process b.
-    expect(a.handled()).toContain(setA.id);
-    expect(a.handled()).toContain(checkA.id);
-    expect(b.handled()).toContain(setB.id);
-    expect(b.handled()).toContain(checkB.id);
+    // Guild A's shard 0 is served by process a, guild B's shard 3 by process b. A process logs the
+    // interaction after its reply, and its stdout reaches this test through a pipe, so the line can
+    // arrive after the fake has recorded the reply: wait for it.
+    await expect.poll(() => a.handled()).toContain(setA.id);
+    await expect.poll(() => a.handled()).toContain(checkA.id);
+    await expect.poll(() => b.handled()).toContain(setB.id);
+    await expect.poll(() => b.handled()).toContain(checkB.id);
     expect(a.handled()).not.toContain(checkB.id);
 
     const detect = chatInputDetect(placeA, moderator, { text: TEXT, mode: 'general' });
@@ -330,7 +332,7 @@ describe('two bot processes, two shards each', () => {
     expect(proxy.detectCalls).toBe(calls + 1);
     const settingsKept = await interact(messageCommand(placeA, moderator, { content: TEXT }));
     expect(modeOf(settingsKept.edit)).toBe('Academic'); // the setting process a stored in PostgreSQL
-    expect(c.handled()).toContain(press.id);
+    await expect.poll(() => c.handled()).toContain(press.id);
   });
 
   it('SIGTERM lets an interaction already taken be answered before the process ends', async () => {

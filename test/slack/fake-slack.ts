@@ -113,6 +113,11 @@ export class FakeSlack {
       .map(([token]) => token);
   }
 
+  /** Every access and refresh token the fake ever issued, valid or not. */
+  issuedSecrets(): string[] {
+    return [...this.issued].flatMap(([token, t]) => [token, t.refreshToken]);
+  }
+
   /** What Slack does on an uninstall: every token of the workspace or organisation stops working. */
   revokeAll(id: string): void {
     for (const t of this.issued.values()) if ((t.install.teamId ?? t.install.enterpriseId) === id) t.revoked = true;

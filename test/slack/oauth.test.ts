@@ -173,7 +173,12 @@ describe('install', () => {
     const { rows } = await client.query<{ data: string }>('SELECT data FROM bot_installations');
     await client.end();
     expect(rows).toHaveLength(3);
-    for (const row of rows) expect(row.data).not.toMatch(/xox|xoxe/);
+    // Checked against the tokens themselves: a pattern like /xox/ would also match the ciphertext's
+    // random base64 by chance (about 1 run in 100).
+    const secrets = h.slack.issuedSecrets();
+    expect(secrets.length).toBeGreaterThanOrEqual(6);
+    for (const row of rows) for (const secret of secrets) expect(row.data).not.toContain(secret);
+    for (const row of rows) expect(row.data).not.toMatch(/xox[bpe]-1-/);
     expect((await storedInstallation('slack:T0ONE'))?.bot?.token).toBe(h.slack.tokensOf('T0ONE')[0]);
   });
 

@@ -18,7 +18,7 @@ function runVitest(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numb
     });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.once('exit', (code) => resolve({ code, stdout }));
+    child.once('close', (code) => resolve({ code, stdout }));
   });
 }
 

@@ -163,15 +163,15 @@ export class PostgresDurableStore implements DurableStore {
     };
   }
 
-  async takeRefreshLease(key: string, owner: string, leaseMs: number): Promise<boolean> {
+  async takeRefreshLease(key: string, owner: string, leaseMs: number, seenData?: string): Promise<boolean> {
     await this.ready();
     const now = this.#now();
     // The row lock taken by UPDATE serialises concurrent callers; the loser re-checks the WHERE
     // against the winner's row and changes nothing.
     const result = await this.#pool.query(
       `UPDATE bot_installations SET refresh_lease_owner = $1, refresh_lease_until = $2
-       WHERE key = $3 AND (refresh_lease_until IS NULL OR refresh_lease_until <= $4)`,
-      [owner, now + leaseMs, key, now],
+       WHERE key = $3 AND (refresh_lease_until IS NULL OR refresh_lease_until <= $4) AND ($5::text IS NULL OR data = $5)`,
+      [owner, now + leaseMs, key, now, seenData ?? null],
     );
     return (result.rowCount ?? 0) > 0;
   }

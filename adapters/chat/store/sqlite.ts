@@ -174,15 +174,15 @@ export class SqliteChatStore implements ChatStore, DurableStore, ShortLivedStore
     };
   }
 
-  async takeRefreshLease(key: string, owner: string, leaseMs: number): Promise<boolean> {
+  async takeRefreshLease(key: string, owner: string, leaseMs: number, seenData?: string): Promise<boolean> {
     const now = this.#now();
     // One statement: of two processes on the file, only one sees its update change the row.
     const result = this.#db
       .prepare(
         `UPDATE installations SET refresh_lease_owner = ?, refresh_lease_until = ?
-         WHERE key = ? AND (refresh_lease_until IS NULL OR refresh_lease_until <= ?)`,
+         WHERE key = ? AND (refresh_lease_until IS NULL OR refresh_lease_until <= ?) AND (? IS NULL OR data = ?)`,
       )
-      .run(owner, now + leaseMs, key, now);
+      .run(owner, now + leaseMs, key, now, seenData ?? null, seenData ?? null);
     return Number(result.changes) > 0;
   }
 

@@ -81,8 +81,11 @@ export interface DurableStore {
   /**
    * True for exactly one caller until `leaseMs` passes or the holder stores its refreshed tokens:
    * across processes and machines, only the holder may refresh the installation's token.
+   * With `seenData`, only while the row still holds that data: a caller that read the installation
+   * before another caller's refresh landed (and released the lease) must not refresh again with the
+   * refresh token that refresh spent.
    */
-  takeRefreshLease(key: string, owner: string, leaseMs: number): Promise<boolean>;
+  takeRefreshLease(key: string, owner: string, leaseMs: number, seenData?: string): Promise<boolean>;
   /** Stores refreshed tokens only while `owner` still holds the lease (and releases it); false otherwise. */
   saveRefreshedInstallation(key: string, owner: string, data: string, tokenExpiresAt: number | undefined): Promise<boolean>;
   countInstallations(): Promise<number>;
