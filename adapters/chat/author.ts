@@ -7,7 +7,7 @@
  * Why judge the member: most chat messages are too short for a verdict of their own, while a
  * member's messages together carry enough evidence (issue 17).
  */
-import { AUTHOR_MAX_MESSAGES, type Mode } from '../../src/contract.ts';
+import { AUTHOR_MAX_MESSAGES } from '../../src/contract.ts';
 import type { LeftOutReason } from './format.ts';
 import type { RenderedText } from './markup.ts';
 import type { ScopeSettings } from './store/types.ts';
@@ -159,9 +159,4 @@ export function selectMessages(
     chars += text.length;
   }
   return { send, leftOut };
-}
-
-/** The request a selection becomes. */
-export function authorRequest(selection: MessageSelection, mode: Mode): { messages: string[]; mode: Mode } {
-  return { messages: selection.send.map((m) => m.text), mode };
 }

@@ -11,7 +11,7 @@
 import { ChannelType, MessageType, Routes, type APIChannel, type APIMessage, type Client, type GuildBasedChannel } from 'discord.js';
 import type { Logger } from 'pino';
 import { EmptyTextError } from '../../chat/errors.ts';
-import { isCommandLike } from '../../chat/watch/filters.ts';
+import { looksLikeCommand } from '../../chat/author.ts';
 import type { IncomingMessage, Watcher } from '../../chat/watch/watcher.ts';
 import { guildScope, guildSettings, type BotContext } from '../check.ts';
 import { describeDiscordError } from '../discord-errors.ts';
@@ -130,7 +130,7 @@ async function onMessage(w: WatchDispatchContext, raw: unknown, edit: boolean): 
   const scope = guildScope(message.guild_id);
   const place = await watchedPlace(w, scope, message.channel_id);
   if (!place) return;
-  if (typeof message.content !== 'string' || isCommandLike(message.content)) return;
+  if (typeof message.content !== 'string' || looksLikeCommand(message.content)) return;
   let text: string;
   try {
     text = watchedText(message).text;

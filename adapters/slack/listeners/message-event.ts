@@ -9,7 +9,7 @@
  * and `me_message`), command-like messages, moderators and exempt user groups.
  */
 import type { App } from '@slack/bolt';
-import { isCommandLike } from '../../chat/watch/filters.ts';
+import { looksLikeCommand } from '../../chat/author.ts';
 import type { IncomingMessage } from '../../chat/watch/watcher.ts';
 import { teamScope, type SlackAppContext } from '../checks.ts';
 import type { SlackWatching } from '../watch/runtime.ts';
@@ -45,7 +45,7 @@ async function incoming(
   channel: string,
   m: SlackMessageEvent & { user: string; ts: string },
 ): Promise<IncomingMessage | undefined> {
-  if (isCommandLike(m.text ?? '')) return undefined;
+  if (looksLikeCommand(m.text ?? '')) return undefined;
   const text = (await watchedSlackText(m)).text;
   if (!text) return undefined;
   const threadId = m.thread_ts && m.thread_ts !== m.ts ? m.thread_ts : undefined;
