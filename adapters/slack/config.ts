@@ -5,6 +5,7 @@
 import type { Mode } from '../../src/contract.ts';
 import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
+import { storeLocationFromEnv, type StoreLocation } from '../chat/store/index.ts';
 import { DEFAULT_SCOPES, type SlackOAuthConfig } from './oauth.ts';
 
 export interface SlackAppConfig {
@@ -170,11 +171,12 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
   const auditChannel = env.SLACK_AUDIT_CHANNEL?.trim() ? channelSetting(env.SLACK_AUDIT_CHANNEL, 'SLACK_AUDIT_CHANNEL') : undefined;
   const teamAuditChannels = perTeam(env, 'SLACK_AUDIT_CHANNEL_', channelSetting);
 
-  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new SlackConfigError(
-      'DATABASE_URL must be a postgres:// or postgresql:// URL (e.g. postgres://bots:secret@db.example.com:5432/textdetect).',
-    );
+  // The same reading of REDIS_URL, DATABASE_URL and DATA_DIR as the Discord bot's.
+  let location: StoreLocation;
+  try {
+    location = storeLocationFromEnv(env);
+  } catch (err) {
+    throw new SlackConfigError((err as Error).message);
   }
 
   return {
@@ -193,9 +195,9 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
     dedupTtlMs: intSetting(env, 'SLACK_DEDUP_TTL_MS', 600_000, 1),
     resultTtlMs: intSetting(env, 'SLACK_RESULT_TTL_MS', 3_600_000, 1),
     maxTextChars: intSetting(env, 'DETECT_MAX_TEXT_CHARS', DEFAULT_MAX_TEXT_CHARS, 1),
-    redisUrl: env.REDIS_URL?.trim() || undefined,
-    dataDir: env.DATA_DIR?.trim() || undefined,
-    databaseUrl,
+    redisUrl: location.redisUrl,
+    dataDir: location.dataDir,
+    databaseUrl: location.databaseUrl,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
   };
 }

@@ -96,6 +96,7 @@ describe('loadSlackConfig: installs to many workspaces (OAuth)', () => {
     expect(() => loadSlackConfig({ ...oauth, SLACK_REDIRECT_URI: 'not a url' })).toThrow(
       /SLACK_REDIRECT_URI="not a url" is not a valid URL/,
     );
-    expect(() => loadSlackConfig({ ...base, DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL must be a postgres:\/\//);
+    expect(() => loadSlackConfig({ ...base, DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL is not a postgres:\/\//);
+    expect(() => loadSlackConfig({ ...base, REDIS_URL: 'localhost:6379' })).toThrow(/REDIS_URL="localhost:6379" is not a redis:\/\//);
   });
 });
