@@ -9,6 +9,7 @@
  * tombstones of deleted thread parents).
  */
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 
 export interface SlackChannel {
   id: string;
@@ -59,18 +60,7 @@ export class FakeSlackHistory {
 
   constructor(options: { teamId: string; scopes?: string[] }) {
     this.teamId = options.teamId;
-    this.scopes = new Set(
-      options.scopes ?? [
-        'commands',
-        'chat:write',
-        'users:read',
-        'channels:read',
-        'groups:read',
-        'usergroups:read',
-        'channels:history',
-        'groups:history',
-      ],
-    );
+    this.scopes = new Set(options.scopes ?? DEFAULT_SCOPES);
   }
 
   /** The Web API methods to hand to FakeSlack's `methods` option. */

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { loadSlackConfig } from '../../adapters/slack/config.ts';
+import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { SETTINGS_COMMAND } from '../../adapters/slack/settings.ts';
 import { MESSAGE_SHORTCUT_CALLBACK_ID, MESSAGE_SHORTCUT_NAME } from '../../adapters/slack/listeners/detect-message-shortcut.ts';
 
@@ -15,16 +16,8 @@ describe('adapters/slack/manifest.yml', () => {
     );
     expect(manifest).toMatch(/^\s+interactivity:\n\s+is_enabled: true\n\s+request_url: https:\/\/\S+\/slack\/events$/m);
     const scopes = [...manifest.matchAll(/^\s+- ([a-z]+:[a-z.]+|commands)$/gm)].map((m) => m[1]);
-    expect(scopes).toEqual([
-      'commands',
-      'chat:write',
-      'users:read',
-      'channels:read',
-      'groups:read',
-      'usergroups:read',
-      'channels:history',
-      'groups:history',
-    ]);
+    // The manifest asks for what an OAuth install asks for by default.
+    expect(scopes).toEqual([...DEFAULT_SCOPES]);
     // `/detect @member` needs the member's id, which Slack sends only for escaped commands.
     // The lines up to `should_escape` must belong to the same command (no `- command:` in between).
     expect(manifest).toMatch(new RegExp(`^\\s+- command: ${command}\\n(\\s+(?!- command:)\\S.*\\n)*?\\s+should_escape: true$`, 'm'));

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateBlockKit } from '../../adapters/slack/block-limits.ts';
 import { UNESCAPED_MEMBER } from '../../adapters/slack/listeners/detect-author.ts';
 import { parseSettingsCommand } from '../../adapters/slack/settings.ts';
+import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import type { DetectAuthorResponse } from '../../src/contract.ts';
 import type { RecordedCall } from './fake-slack.ts';
 import { FakeSlackHistory } from './fake-history.ts';
@@ -157,16 +158,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   history.pageCap = undefined;
-  history.scopes = new Set([
-    'commands',
-    'chat:write',
-    'users:read',
-    'channels:read',
-    'groups:read',
-    'usergroups:read',
-    'channels:history',
-    'groups:history',
-  ]);
+  history.scopes = new Set(DEFAULT_SCOPES);
 });
 
 function responseFor(url: string) {

@@ -17,6 +17,7 @@ import type { WatchStore } from '../../adapters/chat/watch/store.ts';
 import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
 import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
+import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { readAuthorModel } from '../../src/detector/author.ts';
 import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
 import type { RecordedCall } from './fake-slack.ts';
@@ -24,16 +25,7 @@ import { buttonPayload, interactionBody, postToApp, SIGNING_SECRET, slashCommand
 import { signSlackRequest } from './fake-slack.ts';
 
 const RUN = Date.now();
-const ALL_SCOPES = [
-  'commands',
-  'chat:write',
-  'users:read',
-  'channels:read',
-  'groups:read',
-  'usergroups:read',
-  'channels:history',
-  'groups:history',
-];
+const ALL_SCOPES: string[] = [...DEFAULT_SCOPES];
 
 // Written for these tests in the register of a generated answer (each rated likely_ai on its own; a
 // member who posts ENGINE_MIN_MESSAGES of them, well over the words needed, is likely_ai as an author).
