@@ -209,7 +209,9 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   try {
     // The database's migrations: a store problem stops the start with its reason.
     await state.ready?.();
+    await ctx.watch?.ready();
   } catch (err) {
+    await ctx.watch?.stop();
     if (ownsState) await state.close();
     throw err;
   }
@@ -242,6 +244,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
         workspaces: config.oauth ? 'many (OAuth install)' : 'one (SLACK_BOT_TOKEN)',
         state: state.kind,
         durable_state: stores?.durableKind ?? state.kind,
+        watch_state: ctx.watch?.store.kind ?? null,
       },
       'listening for Slack requests over HTTP',
     );

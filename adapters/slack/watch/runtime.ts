@@ -59,7 +59,8 @@ export class SlackWatching {
     this.#logger = logger;
     this.settings = options.settings ?? DEFAULT_WATCH_SETTINGS;
     this.#ownsStore = options.store === undefined;
-    this.store = options.store ?? openWatchStore({ redisUrl: ctx.config.redisUrl, dataDir: ctx.config.dataDir }, logger);
+    const { redisUrl, dataDir, databaseUrl } = ctx.config;
+    this.store = options.store ?? openWatchStore({ redisUrl, dataDir, databaseUrl }, logger);
     this.watcher = new Watcher({
       store: this.store,
       detector: options.detector,
@@ -70,6 +71,11 @@ export class SlackWatching {
       idlePollMs: options.idlePollMs,
       configTtlMs: options.configTtlMs,
     });
+  }
+
+  /** The watch store's migrations (PostgreSQL): a database problem stops the start with its reason. */
+  async ready(): Promise<void> {
+    await this.store.ready?.();
   }
 
   start(): void {
