@@ -1,10 +1,11 @@
 /**
  * Watching in the Slack app: the watcher with Slack's side of it (reading a queued message again by
  * id, posting a card in the workspace's audit channel), who counts as a moderator, and the deletion
- * of a workspace's data when the app is uninstalled.
+ * of a workspace's data on `/detect-settings delete-data`.
  *
  * Slack has no moderator permission: workspace admins and owners, and members of the
  * `/detect-settings checkers` user group, count as moderators (never scored, may answer cards).
+ * An uninstall deletes the workspace's watch records through listeners/uninstall-event.ts.
  */
 import type { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
@@ -87,7 +88,7 @@ export class SlackWatching {
     if (this.#ownsStore) await this.store.close();
   }
 
-  /** Deletes everything the app keeps about a workspace: watch records and settings. */
+  /** `/detect-settings delete-data`: everything the app keeps about a workspace, watch records and settings. */
   async removeTeam(teamId: string, reason: string): Promise<void> {
     const scope = teamScope(teamId);
     await this.watcher.deleteScope(scope);
