@@ -10,6 +10,11 @@
  *   npx tsx scripts/bench-watch.ts                  # this bench alone: 50 messages/s for 60 s
  *   npx tsx scripts/bench-watch.ts -- --rate 50 --seconds 60 --store redis --budget 12000 --judge author
  *
+ * `--store`: sqlite (default), redis (needs REDIS_URL), postgres (a throw-away database on the
+ * server of TEST_POSTGRES_URL, default the local one, dropped at the end; the bot's settings go
+ * there too), or postgres+redis (records in that database, the queue in REDIS_URL), as the bots
+ * choose from DATA_DIR, REDIS_URL and DATABASE_URL.
+ *
  * Messages are real sentences of the corpus (../shared/data/corpus-dev.jsonl), 25 to 60 words, from
  * `--members` different members, so author windows fill as they would. Memory is the whole process:
  * bot, detection service (its worker threads included), fake Discord and the load generator.
@@ -24,13 +29,17 @@ import pino from 'pino';
 import { connectDetectionBackend } from '../adapters/chat/backend.ts';
 import { DEFAULT_WATCH_SETTINGS } from '../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../adapters/chat/watch/detector.ts';
+import type { StoreLocation } from '../adapters/chat/store/index.ts';
 import type { WatchStore } from '../adapters/chat/watch/store.ts';
+import { PostgresWatchStore } from '../adapters/chat/watch/store-postgres.ts';
 import { RedisWatchStore } from '../adapters/chat/watch/store-redis.ts';
+import { SplitWatchStore } from '../adapters/chat/watch/store-split.ts';
 import { SqliteWatchStore } from '../adapters/chat/watch/store-sqlite.ts';
 import { createDiscordBot } from '../adapters/discord/bot.ts';
 import { createApiKey, startService } from '../src/service/index.ts';
 import { FakeDiscord, snowflake } from '../test/discord/fake-discord.ts';
 import { chatInputDetect, user } from '../test/discord/payloads.ts';
+import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.ts';
 import { guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from '../test/discord/watch-payloads.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -53,6 +62,16 @@ const seconds = Number(args.seconds);
 const members = Number(args.members);
 const budget = Number(args.budget);
 const judge = args.judge === 'message' ? 'message' : 'author';
+const STORES = ['sqlite', 'redis', 'postgres', 'postgres+redis'] as const;
+type StoreKind = (typeof STORES)[number];
+if (!(STORES as readonly string[]).includes(args.store ?? '')) throw new Error(`--store must be one of ${STORES.join(', ')}`);
+const storeKind = args.store as StoreKind;
+const STORE_NAMES: Record<StoreKind, string> = {
+  sqlite: 'SQLite',
+  redis: 'Redis',
+  postgres: 'PostgreSQL',
+  'postgres+redis': 'PostgreSQL with the queue in Redis',
+};
 
 async function corpusMessages(count: number): Promise<string[]> {
   const raw = await readFile(DATA, 'utf8').catch((err: Error) => {
@@ -106,11 +125,22 @@ async function main(): Promise<void> {
     { logger },
   );
   const redisUrl = process.env.REDIS_URL;
-  if (args.store === 'redis' && !redisUrl) throw new Error('--store redis needs REDIS_URL');
-  const store: WatchStore =
-    args.store === 'redis'
-      ? new RedisWatchStore(redisUrl as string, { prefix: `bench:watch:${Date.now()}:` })
-      : new SqliteWatchStore(join(dir, 'state'));
+  if (storeKind.includes('redis') && !redisUrl) throw new Error(`--store ${storeKind} needs REDIS_URL`);
+  const database: TestDatabase | undefined = storeKind.startsWith('postgres') ? await createTestDatabase() : undefined;
+  const prefix = `bench:watch:${Date.now()}:`;
+  let store: WatchStore;
+  let state: StoreLocation;
+  if (storeKind === 'redis') {
+    store = new RedisWatchStore(redisUrl as string, { prefix });
+    state = { redisUrl };
+  } else if (database) {
+    const durable = new PostgresWatchStore(database.url);
+    store = storeKind === 'postgres' ? durable : new SplitWatchStore(durable, new RedisWatchStore(redisUrl as string, { prefix }));
+    state = { databaseUrl: database.url, dataDir: join(dir, 'state'), ...(storeKind === 'postgres+redis' ? { redisUrl } : {}) };
+  } else {
+    store = new SqliteWatchStore(join(dir, 'state'));
+    state = { dataDir: join(dir, 'state') };
+  }
   const applicationId = snowflake();
   const token = `${Buffer.from(applicationId).toString('base64')}.fake.bench-token`;
   const fake = await FakeDiscord.start({ applicationId, token, applicationFlags: ApplicationFlags.GatewayMessageContentLimited });
@@ -118,7 +148,7 @@ async function main(): Promise<void> {
     token,
     detect: backend.detector,
     logger,
-    settings: { apiUrl: fake.apiUrl, state: args.store === 'redis' ? { redisUrl } : { dataDir: join(dir, 'state') } },
+    settings: { apiUrl: fake.apiUrl, state },
     watch: { detector: watchDetectorFor(backend), store, settings: { ...DEFAULT_WATCH_SETTINGS, judge } },
   });
   const cleanup = async (): Promise<void> => {
@@ -127,6 +157,7 @@ async function main(): Promise<void> {
     await store.close();
     await fake.close();
     await service.close();
+    await database?.drop();
     await rm(dir, { recursive: true, force: true });
   };
   try {
@@ -234,7 +265,7 @@ async function main(): Promise<void> {
     const heap = Math.max(...samples.map((s) => s.heap));
     const totalScored = c.scored - scoredAtStart;
     console.log(
-      `\ntextdetect watch bench — Discord fakes, ${rate} messages/s for ${seconds} s (${total} messages, ${members} members), judged ${judge === 'author' ? 'as authors (POST /v1/detect/author, up to 20 recent messages)' : 'message by message'}, ${args.store === 'redis' ? 'Redis' : 'SQLite'} store, key budget ${budget.toLocaleString('en-US')}/min, ${cpus().length} CPUs, load ${loadavg()
+      `\ntextdetect watch bench — Discord fakes, ${rate} messages/s for ${seconds} s (${total} messages, ${members} members), judged ${judge === 'author' ? 'as authors (POST /v1/detect/author, up to 20 recent messages)' : 'message by message'}, ${STORE_NAMES[storeKind]} store, key budget ${budget.toLocaleString('en-US')}/min, ${cpus().length} CPUs, load ${loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}`,
     );

@@ -147,6 +147,7 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
       ready.catch(() => undefined);
       // The database's migrations, before the gateway: a store problem stops the start with its reason.
       await state.ready?.();
+      await watching.ready();
       await watching.beforeLogin(options.token);
       await client.login(options.token);
       await ready;
@@ -166,6 +167,7 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
           messageContentIntent:
             client.application?.flags?.any(ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited) ?? null,
           watching: watching.status,
+          watchStore: watching.store?.kind ?? null,
         },
         'discord bot ready',
       );

@@ -30,7 +30,7 @@ import { registerReviewAction } from './listeners/review-action.ts';
 import { registerUninstallEvents } from './listeners/uninstall-event.ts';
 import { SlackWatching, type SlackWatchOptions } from './watch/runtime.ts';
 import { DurableInstallationStore } from './installation-store.ts';
-import { notInstalledErrorHandler, oauthReceiverOptions, orgLinkMiddleware, registerUninstallListeners } from './oauth.ts';
+import { notInstalledErrorHandler, oauthReceiverOptions, orgLinkMiddleware } from './oauth.ts';
 
 /** On stop, checks already acknowledged get this long to post their replies. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -191,7 +191,6 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   app.use(dedupMiddleware(state, config.dedupTtlMs, logger, inflight));
   if (config.oauth && stores) {
     app.use(orgLinkMiddleware(stores, logger));
-    registerUninstallListeners(app, stores, logger);
   }
   registerDetectCommand(app, ctx);
   registerMessageShortcut(app, ctx);
@@ -202,20 +201,27 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   if (deps.watch) ctx.watch = new SlackWatching(app.client, ctx, deps.watch, logger);
   registerMessageEvents(app, ctx);
   registerReviewAction(app, ctx);
-  registerUninstallEvents(app, ctx);
+  const uninstall = registerUninstallEvents(app, ctx);
+  // Through the watcher, which also forgets what it holds in memory about the workspace.
+  const watching = ctx.watch;
+  const unhookWatch = watching ? uninstall.onScopeDeleted((scope) => watching.watcher.deleteScope(scope)) : undefined;
   app.error(notInstalledErrorHandler(logger, config.slackApiUrl, listenerErrorHandler(logger, config.slackApiUrl)));
   acknowledgeUnhandled(app, logger);
 
   try {
     // The database's migrations: a store problem stops the start with its reason.
     await state.ready?.();
+    await ctx.watch?.ready();
   } catch (err) {
+    unhookWatch?.();
+    await ctx.watch?.stop();
     if (ownsState) await state.close();
     throw err;
   }
   try {
     await app.init();
   } catch (err) {
+    unhookWatch?.();
     await ctx.watch?.stop();
     if (ownsState) await state.close();
     const slackError = (err as { data?: { error?: unknown } }).data?.error;
@@ -242,6 +248,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
         workspaces: config.oauth ? 'many (OAuth install)' : 'one (SLACK_BOT_TOKEN)',
         state: state.kind,
         durable_state: stores?.durableKind ?? state.kind,
+        watch_state: ctx.watch?.store.kind ?? null,
       },
       'listening for Slack requests over HTTP',
     );
@@ -264,6 +271,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
         clearTimeout(timer);
       }
     } finally {
+      unhookWatch?.();
       await ctx.watch?.stop();
       if (ownsState) await state.close();
     }

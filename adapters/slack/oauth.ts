@@ -3,14 +3,14 @@
  * and `/slack/oauth_redirect`, exchanges the code, signs the state (a JWT under `SLACK_STATE_SECRET`,
  * bound to the installer's browser by a cookie, so any replica can finish an install another one
  * started) and rotates tokens; the installations live in the durable store (installation-store.ts).
- * This module adds the pages people see, the uninstall handling, and what the app answers for a
- * workspace that has no installation (any more).
+ * This module adds the pages people see and what the app answers for a workspace that has no
+ * installation (any more); uninstalls are handled in listeners/uninstall-event.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AnyMiddlewareArgs, App, HTTPReceiverOptions, Installation, InstallURLOptions, Middleware } from '@slack/bolt';
+import type { AnyMiddlewareArgs, HTTPReceiverOptions, Installation, InstallURLOptions, Middleware } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { SplitChatStore } from '../chat/store/index.ts';
-import { type DurableInstallationStore, InstallationNotFoundError, installationKey } from './installation-store.ts';
+import { type DurableInstallationStore, InstallationNotFoundError } from './installation-store.ts';
 
 export const INSTALL_PATH = '/slack/install';
 export const REDIRECT_PATH = '/slack/oauth_redirect';
@@ -180,44 +180,6 @@ export function oauthReceiverOptions(
 /** Where a workspace's check records start in the short-lived store (see ResultCache in checks.ts). */
 export function checkPrefixForScope(scope: string): string {
   return `slack:check:${scope.startsWith('slack:') ? scope.slice('slack:'.length) : scope}:`;
-}
-
-interface UninstallContext {
-  teamId?: string | undefined;
-  enterpriseId?: string | undefined;
-  isEnterpriseInstall?: boolean | undefined;
-}
-
-/**
- * `app_uninstalled` and `tokens_revoked` (bot token): the installation and everything kept about the
- * workspace (for an organisation, about each of its workspaces) are deleted: settings, the
- * buttons' records, and what other stores registered (`onScopeDeleted`). Bolt skips authorization
- * for these two events, since the tokens are gone already. A reinstall starts clean.
- */
-export function registerUninstallListeners(app: App, stores: SplitChatStore, logger: Logger): void {
-  const forget = async (context: UninstallContext, reason: string): Promise<void> => {
-    let key: string;
-    try {
-      key = installationKey(context);
-    } catch {
-      logger.warn({ reason }, 'uninstall event without a workspace or organisation id; nothing deleted');
-      return;
-    }
-    const scopes = await stores.deleteScope(key, checkPrefixForScope);
-    logger.info({ installation: key, reason, scopes: scopes.length }, 'Slack installation and its data deleted');
-  };
-  app.event('app_uninstalled', async ({ context }) => {
-    await forget(context, 'app_uninstalled');
-  });
-  app.event('tokens_revoked', async ({ event, context }) => {
-    const bots = (event as { tokens?: { bot?: unknown[] } }).tokens?.bot;
-    if (Array.isArray(bots) && bots.length > 0) {
-      await forget(context, 'tokens_revoked');
-      return;
-    }
-    // Only user tokens: the app keeps none, so there is nothing to delete.
-    logger.info({ team: context.teamId }, 'user tokens revoked; the app stores none');
-  });
 }
 
 /**

@@ -1,31 +1,71 @@
 /**
- * Watching's store, both implementations against the real thing: node:sqlite in a temporary folder
- * and the Redis server of this test run. The same sequence must give the same answers in both.
+ * Watching's store, every implementation against the real thing: node:sqlite in a temporary folder,
+ * the Redis server of this test run, PostgreSQL (a throw-away database per run, one schema per
+ * case) and PostgreSQL with the queue in Redis. The same sequence must give the same answers in all
+ * four. Then PostgreSQL's migrations and the one-time import of an earlier configuration.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WatchStore } from '../../adapters/chat/watch/store.ts';
+import { openWatchStore, type WatchStore } from '../../adapters/chat/watch/store.ts';
+import { PostgresWatchStore, WATCH_POSTGRES_SCHEMA_VERSION } from '../../adapters/chat/watch/store-postgres.ts';
 import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
+import { SplitWatchStore } from '../../adapters/chat/watch/store-split.ts';
 import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
 import { DAY_MS, HOUR_MS, itemKey, type PendingItem, type ScoreRecord } from '../../adapters/chat/watch/types.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 
 const REDIS_URL = process.env.REDIS_URL!;
 const RUN = Date.now();
+const CASES = ['config', 'queue', 'race', 'cards', 'delete'] as const;
 let dir: string;
+let db: TestDatabase;
+const extraDatabases: TestDatabase[] = [];
+
+async function sql(url: string, text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'watch-store-'));
+  db = await createTestDatabase();
+  // One schema per case and implementation: the queue's counts are the whole store's.
+  await sql(db.url, CASES.flatMap((c) => [`CREATE SCHEMA postgres_${c}`, `CREATE SCHEMA split_${c}`]).join('; '));
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+  await db?.drop();
+  for (const extra of extraDatabases) await extra.drop();
 });
 
-const implementations: [string, (name: string) => WatchStore][] = [
+/** The test database with `search_path` set to one schema. */
+function inSchema(schema: string): string {
+  const url = new URL(db.url);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
+}
+
+const implementations: [string, (name: (typeof CASES)[number]) => WatchStore][] = [
   ['SQLite', (name) => new SqliteWatchStore(join(dir, name))],
   ['Redis', (name) => new RedisWatchStore(REDIS_URL, { prefix: `test:watch-store:${RUN}:${name}:` })],
+  ['PostgreSQL', (name) => new PostgresWatchStore(inSchema(`postgres_${name}`))],
+  [
+    'PostgreSQL with the queue in Redis',
+    (name) =>
+      new SplitWatchStore(
+        new PostgresWatchStore(inSchema(`split_${name}`)),
+        new RedisWatchStore(REDIS_URL, { prefix: `test:watch-store:${RUN}:split-${name}:` }),
+      ),
+  ],
 ];
 
 function item(scope: string, messageId: string, over: Partial<PendingItem> = {}): PendingItem {
@@ -225,16 +265,173 @@ describe.each(implementations)('%s watch store', (_kind, open) => {
       expect(await store.isPending('discord:77', 'C1', 'waiting')).toBe(true);
       expect(await store.getFlag('discord:77', 'f1')).toBeDefined();
       expect((await store.getConfig('discord:77')).exemptIds).toEqual(['R1']);
-      if (store.kind === 'redis') {
+      if (store.kind === 'redis' || store.kind === 'postgres+redis') {
         const redis = new Redis(REDIS_URL);
         try {
-          expect(await redis.keys(`test:watch-store:${RUN}:delete:s:discord:7:*`)).toEqual([]);
+          const prefix = store.kind === 'redis' ? 'delete' : 'split-delete';
+          expect(await redis.keys(`test:watch-store:${RUN}:${prefix}:*discord:7|*`)).toEqual([]);
+          expect(await redis.keys(`test:watch-store:${RUN}:${prefix}:s:discord:7:*`)).toEqual([]);
         } finally {
           redis.disconnect();
         }
       }
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('PostgreSQL watch migrations', () => {
+  async function freshDatabase(): Promise<TestDatabase> {
+    const extra = await createTestDatabase();
+    extraDatabases.push(extra);
+    return extra;
+  }
+
+  it('migrates an empty database once, with several processes starting together, beside the durable store’s tables', async () => {
+    const empty = await freshDatabase();
+    const stores = Array.from({ length: 3 }, () => new PostgresWatchStore(empty.url));
+    try {
+      await Promise.all(stores.map((s) => s.ready()));
+      expect(await stores[0]!.readSchemaVersion()).toBe(WATCH_POSTGRES_SCHEMA_VERSION);
+      const { rows } = await sql(empty.url, 'SELECT version FROM bot_watch_schema_migrations ORDER BY version');
+      expect(rows.map((r) => r.version)).toEqual([1, 2]);
+      const tables = await sql(empty.url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
+      expect(tables.rows.map((r) => r.tablename).every((t: string) => t.startsWith('bot_watch_'))).toBe(true);
+    } finally {
+      for (const s of stores) await s.close();
+    }
+  });
+
+  it('upgrades a database at the previous version without losing its channels, scores or queue', async () => {
+    const old = await freshDatabase();
+    const v1 = new PostgresWatchStore(old.url, { targetVersion: 1 });
+    await v1.ready();
+    expect(await v1.readSchemaVersion()).toBe(1);
+    await v1.watchChannel('discord:5', 'C1', 1_000);
+    await v1.enqueue(item('discord:5', 'waiting'));
+    await v1.recordScore(score('discord:5', 'scored'), Date.now() + DAY_MS);
+    await v1.close();
+
+    const current = new PostgresWatchStore(old.url);
+    try {
+      await current.ready();
+      expect(await current.readSchemaVersion()).toBe(2);
+      expect((await current.getConfig('discord:5')).channels).toEqual([{ channelId: 'C1', since: 1_000, cards: false }]);
+      expect(await current.isPending('discord:5', 'C1', 'waiting')).toBe(true);
+      expect(await current.isScored('discord:5', 'C1', 'scored')).toBe(true);
+      expect(await current.imports()).toEqual([]);
+    } finally {
+      await current.close();
+    }
+  });
+
+  it('refuses a database from a newer build with a sentence that says what to do', async () => {
+    const newer = await freshDatabase();
+    const store = new PostgresWatchStore(newer.url);
+    await store.ready();
+    await store.close();
+    await sql(newer.url, 'INSERT INTO bot_watch_schema_migrations (version, applied_at) VALUES (99, 0)');
+    const again = new PostgresWatchStore(newer.url);
+    await expect(again.getConfig('discord:1')).rejects.toThrow(
+      /^The watch database is at schema version 99, newer than this build knows \(2\); run the newer bot or point DATABASE_URL elsewhere\.$/,
+    );
+    await again.close();
+  });
+});
+
+describe('choosing the watch store, and the one-time import', () => {
+  it('picks PostgreSQL when DATABASE_URL is set, with the queue in Redis when REDIS_URL is set too', async () => {
+    const target = await createTestDatabase();
+    extraDatabases.push(target);
+    const stores = [
+      openWatchStore({ dataDir: join(dir, 'choose') }),
+      openWatchStore({ redisUrl: REDIS_URL }),
+      openWatchStore({ databaseUrl: target.url, dataDir: join(dir, 'choose-none') }),
+      openWatchStore({ databaseUrl: target.url, redisUrl: REDIS_URL }),
+    ];
+    try {
+      expect(stores.map((s) => s.kind)).toEqual(['sqlite', 'redis', 'postgres', 'postgres+redis']);
+      for (const s of stores) await s.ready?.();
+    } finally {
+      for (const s of stores) await s.close();
+    }
+  });
+
+  it('copies the watched channels kept in SQLite into PostgreSQL once; a later start does not bring back what was changed', async () => {
+    const dataDir = join(dir, 'import-sqlite');
+    const before = new SqliteWatchStore(dataDir);
+    await before.watchChannel('slack:T1', 'C1', 1_000);
+    await before.setCards('slack:T1', 'C1', true);
+    await before.watchChannel('slack:T1', 'C2', 2_000);
+    await before.setExempt('slack:T1', 'S0GROUP', true);
+    await before.setPreset('slack:T1', 'strict');
+    await before.setRetention('slack:T1', 7, 30, Date.now());
+    await before.watchChannel('slack:T2', 'C9', 3_000);
+    await before.recordScore(score('slack:T1', 'not-copied'), Date.now() + DAY_MS);
+    await before.close();
+
+    const target = await createTestDatabase();
+    extraDatabases.push(target);
+    const seeded = new PostgresWatchStore(target.url);
+    await seeded.watchChannel('slack:T2', 'C8', 4_000); // already configured here: kept as it is
+    await seeded.close();
+
+    const store = openWatchStore({ databaseUrl: target.url, dataDir });
+    try {
+      await store.ready?.();
+      expect(await store.getConfig('slack:T1')).toEqual({
+        channels: [
+          { channelId: 'C1', since: 1_000, cards: true },
+          { channelId: 'C2', since: 2_000, cards: false },
+        ],
+        exemptIds: ['S0GROUP'],
+        preset: 'strict',
+        retentionDays: 7,
+      });
+      expect((await store.getConfig('slack:T2')).channels.map((c) => c.channelId)).toEqual(['C8']);
+      expect(await store.isScored('slack:T1', 'C1', 'not-copied', Date.now())).toBe(false);
+      expect(await (store as PostgresWatchStore).imports()).toEqual([{ source: 'sqlite', scopes: 1, channels: 2 }]);
+      await store.unwatchChannel('slack:T1', 'C2');
+    } finally {
+      await store.close();
+    }
+    const again = openWatchStore({ databaseUrl: target.url, dataDir });
+    try {
+      await again.ready?.();
+      expect((await again.getConfig('slack:T1')).channels.map((c) => c.channelId)).toEqual(['C1']);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('copies the watched channels kept in Redis when REDIS_URL stays set beside DATABASE_URL', async () => {
+    const redis = new Redis(REDIS_URL);
+    const scope = `discord:${RUN}`;
+    const prefix = 'textdetect:chat:watch:';
+    const target = await createTestDatabase();
+    extraDatabases.push(target);
+    try {
+      const before = new RedisWatchStore(REDIS_URL);
+      await before.watchChannel(scope, 'C1', 1_000);
+      await before.setExempt(scope, 'R1', true);
+      await before.close();
+      const store = openWatchStore({ databaseUrl: target.url, redisUrl: REDIS_URL });
+      try {
+        await store.ready?.();
+        expect(await store.getConfig(scope)).toMatchObject({ channels: [{ channelId: 'C1', since: 1_000 }], exemptIds: ['R1'] });
+        expect((await (store as SplitWatchStore).durable.imports()).map((i) => i.source)).toEqual(['redis']);
+        // An uninstall deletes the copy and what Redis still held.
+        await store.deleteScope(scope);
+        expect((await store.getConfig(scope)).channels).toEqual([]);
+        expect(await redis.keys(`${prefix}s:${scope}:*`)).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await redis.del(`${prefix}s:${scope}:channels`, `${prefix}s:${scope}:exempt`);
+      await redis.srem(`${prefix}scopes`, scope);
+      redis.disconnect();
     }
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Watching chosen channels, end to end: the real discord.js client against the fake Discord (REST
- * and gateway), the real detection service behind the counting proxy, real SQLite and Redis. Gateway
+ * and gateway), the real detection service behind the counting proxy, real SQLite, Redis and PostgreSQL. Gateway
  * dispatches follow Discord's documented shapes (watch-payloads.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,6 +14,7 @@ import type { StoreLocation } from '../../adapters/chat/store/index.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import type { WatchStore } from '../../adapters/chat/watch/store.ts';
+import { PostgresWatchStore } from '../../adapters/chat/watch/store-postgres.ts';
 import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
 import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
@@ -21,6 +22,7 @@ import { INTENT_MISSING_REPLY } from '../../adapters/discord/watch/runtime.ts';
 import { readAuthorModel } from '../../src/detector/author.ts';
 import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
 import { chatInputDetect, user, type Place } from './payloads.ts';
@@ -78,6 +80,7 @@ let dir: string;
 let service: RunningService;
 let proxy: DetectProxy;
 let key: string;
+const databases: TestDatabase[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'discord-watch-'));
@@ -92,6 +95,7 @@ afterAll(async () => {
   await proxy?.stop();
   await service?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
+  for (const db of databases) await db.drop();
 });
 
 interface World {
@@ -125,9 +129,19 @@ async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs 
 }
 
 function openStore(state: StoreLocation, name: string): WatchStore {
+  if (state.databaseUrl) return new PostgresWatchStore(state.databaseUrl);
   return state.redisUrl
     ? new RedisWatchStore(state.redisUrl, { prefix: `test:discord-watch:${RUN}:${name}:` })
     : new SqliteWatchStore(state.dataDir as string);
+}
+
+/** Where a run keeps its state: settings and watch records alike (PostgreSQL: a throw-away database). */
+async function stateFor(kind: 'sqlite' | 'redis' | 'postgres', name: string): Promise<StoreLocation> {
+  if (kind === 'redis') return { redisUrl: process.env.REDIS_URL! };
+  if (kind === 'sqlite') return { dataDir: join(dir, `main-${name}`) };
+  const db = await createTestDatabase();
+  databases.push(db);
+  return { databaseUrl: db.url, dataDir: join(dir, `main-${name}`) };
 }
 
 async function startWatchBot(
@@ -248,10 +262,12 @@ function publicActions(r: Running): RecordedRequest[] {
 }
 
 describe.each([
-  ['SQLite', false],
-  ['Redis', true],
-])('watching a channel (%s)', (name, useRedis) => {
+  ['SQLite', 'sqlite'],
+  ['Redis', 'redis'],
+  ['PostgreSQL', 'postgres'],
+] as const)('watching a channel (%s)', (name, kind) => {
   let r: Running | undefined;
+  let state: StoreLocation;
   let second: Running | undefined;
   const admin = user(snowflake(), 'admin');
   const poster = user(snowflake(), 'poster') as Author;
@@ -261,7 +277,7 @@ describe.each([
   });
 
   it('asks for the message intents, starts in shadow mode and records flags without a card', async () => {
-    const state: StoreLocation = useRedis ? { redisUrl: process.env.REDIS_URL! } : { dataDir: join(dir, `main-${name}`) };
+    state = await stateFor(kind, name);
     r = await startWatchBot(state, newWorld(), { store: openStore(state, `main-${name}`) });
     // Guilds | GuildMessages | MessageContent
     expect(r.fake.identifies.at(-1).intents).toBe(1 | 512 | 32768);
@@ -394,14 +410,10 @@ describe.each([
     expect(await first.store.pendingCount()).toBe(3);
     proxy.delayMs = 0;
 
-    second = await startWatchBot(
-      first.store.kind === 'redis' ? { redisUrl: process.env.REDIS_URL! } : { dataDir: join(dir, `main-${name}`) },
-      first.world,
-      {
-        fake: first.fake,
-        store: first.store,
-      },
-    );
+    second = await startWatchBot(state, first.world, {
+      fake: first.fake,
+      store: first.store,
+    });
     r = undefined;
     const next = second.bot.context.watch!.watcher!;
     await waitUntil(() => next.counters.scored === 3, 15_000, 'the three scored after the restart');

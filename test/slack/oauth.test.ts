@@ -3,13 +3,16 @@
  * and `auth.test`: three installations (two workspaces and one Enterprise Grid organisation), the
  * install and redirect pages, token rotation with two concurrent requests that both find an expired
  * token, and uninstalls (`app_uninstalled`, `tokens_revoked`) that delete everything kept about the
- * workspace. Installations in a real PostgreSQL (a throw-away database), short-lived state in Redis.
+ * workspace (watch records included). Installations and watch records in a real PostgreSQL (a
+ * throw-away database), short-lived state and the watch queue in Redis.
  */
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChatStore, type SplitChatStore } from '../../adapters/chat/store/index.ts';
+import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
+import { openWatchStore, type WatchStore } from '../../adapters/chat/watch/store.ts';
 import { InstallationCipher } from '../../adapters/slack/installation-store.ts';
 import { NOT_INSTALLED_REPLY } from '../../adapters/slack/oauth.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
@@ -24,6 +27,8 @@ const APP_ID = 'A0FAKEAPP';
 let h: Harness;
 let db: TestDatabase;
 let stores: SplitChatStore;
+/** The app's watch store, as the app opens it from DATABASE_URL and REDIS_URL. */
+let watchStore: WatchStore;
 const logLines: Record<string, unknown>[] = [];
 
 function base(): string {
@@ -125,12 +130,16 @@ beforeAll(async () => {
         },
       },
     },
+    watch: (backend) => ({ detector: watchDetectorFor(backend), idlePollMs: 50, configTtlMs: 0 }),
   });
   stores = openChatStore({ databaseUrl: db.url, redisUrl: process.env.REDIS_URL! });
   await stores.ready();
+  watchStore = openWatchStore({ databaseUrl: db.url, redisUrl: process.env.REDIS_URL! });
+  await watchStore.ready?.();
 });
 
 afterAll(async () => {
+  await watchStore?.close();
   await stores?.close();
   await h?.close();
   await db?.drop();
@@ -299,9 +308,52 @@ describe('uninstall', () => {
     );
     expect(await stores.getSettings('slack:T0INGRID')).toEqual({ defaultMode: 'financial' });
     expect(await checksOf('T0INGRID')).toBeGreaterThan(0); // from the earlier test
+    // Watch records of the organisation's workspace (PostgreSQL, the queue in Redis) and of a workspace outside it.
+    const now = Date.now();
+    for (const scope of ['slack:T0INGRID', 'slack:T0OUTSIDE']) {
+      await watchStore.watchChannel(scope, 'C0GENERAL', now - 60_000);
+      await watchStore.enqueue({
+        scope,
+        channelId: 'C0GENERAL',
+        messageId: '1.000100',
+        authorId: 'U0AUTHOR',
+        postedAt: now,
+        enqueuedAt: now + 3_600_000,
+      });
+      await watchStore.recordScore(
+        {
+          scope,
+          channelId: 'C0GENERAL',
+          messageId: '1.000200',
+          authorId: 'U0AUTHOR',
+          postedAt: now,
+          probability: 0.99,
+          verdict: 'likely_ai',
+          confidence: 'high',
+          presets: 7,
+          requestId: 'req_1',
+          flagId: `flag-${scope}`,
+          card: 'shadow',
+        },
+        now + 86_400_000,
+      );
+    }
     expect(await sendEvent({ type: 'app_uninstalled' }, { enterpriseId: 'E0GRID', org: true })).toBe(200);
     await expect.poll(() => stores.durable.findInstallation('slack:E0GRID'), { timeout: 5_000 }).toBeUndefined();
     expect(await stores.getSettings('slack:T0INGRID')).toEqual({});
     expect(await checksOf('T0INGRID')).toBe(0);
+    await expect.poll(async () => (await watchStore.getConfig('slack:T0INGRID')).channels, { timeout: 5_000 }).toEqual([]);
+    expect(await watchStore.isPending('slack:T0INGRID', 'C0GENERAL', '1.000100')).toBe(false);
+    expect(await watchStore.getFlag('slack:T0INGRID', 'flag-slack:T0INGRID')).toBeUndefined();
+    expect(await watchStore.scopes()).not.toContain('slack:T0INGRID');
+    // The uninstall went through one listener: one deletion logged, naming the organisation.
+    expect(
+      logLines.filter((l) => l.msg === 'deleted everything kept about the installation' && l.installation === 'slack:E0GRID'),
+    ).toHaveLength(1);
+    // Another workspace keeps its records.
+    expect((await watchStore.getConfig('slack:T0OUTSIDE')).channels).toHaveLength(1);
+    expect(await watchStore.isPending('slack:T0OUTSIDE', 'C0GENERAL', '1.000100')).toBe(true);
+    expect(await watchStore.getFlag('slack:T0OUTSIDE', 'flag-slack:T0OUTSIDE')).toBeDefined();
+    await watchStore.deleteScope('slack:T0OUTSIDE');
   });
 });

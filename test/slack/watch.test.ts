@@ -14,12 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import type { WatchStore } from '../../adapters/chat/watch/store.ts';
+import { PostgresWatchStore } from '../../adapters/chat/watch/store-postgres.ts';
 import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
 import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { readAuthorModel } from '../../src/detector/author.ts';
 import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import type { RecordedCall } from './fake-slack.ts';
 import { buttonPayload, interactionBody, postToApp, SIGNING_SECRET, slashCommandBody, startHarness, type Harness } from './harness.ts';
 import { signSlackRequest } from './fake-slack.ts';
@@ -45,11 +47,13 @@ const HUMAN_TEXT =
   'ok so i finally got the raid team together last night and honestly it was a mess lol. tank disconnected twice, our healer was eating pizza the whole time and kept forgetting to heal, and i died to the same dumb fire thing like four times. still we got the boss down at like 2am so whatever, worth it. anyone up for tonight? i can do 9ish my time';
 
 let dir: string;
+const databases: TestDatabase[] = [];
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'slack-watch-'));
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+  for (const db of databases) await db.drop();
 });
 
 let lastMicros = 0;
@@ -111,14 +115,21 @@ async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs 
   }
 }
 
-function openStore(redis: boolean, name: string): WatchStore {
-  return redis
+type Kind = 'sqlite' | 'redis' | 'postgres';
+
+async function openStore(kind: Kind, name: string): Promise<WatchStore> {
+  if (kind === 'postgres') {
+    const db = await createTestDatabase();
+    databases.push(db);
+    return new PostgresWatchStore(db.url);
+  }
+  return kind === 'redis'
     ? new RedisWatchStore(process.env.REDIS_URL!, { prefix: `test:slack-watch:${RUN}:${name}:` })
     : new SqliteWatchStore(join(dir, name));
 }
 
 interface Options {
-  redis?: boolean;
+  kind?: Kind;
   name: string;
   scopes?: string[];
   settings?: Partial<WatchSettings>;
@@ -126,10 +137,10 @@ interface Options {
 }
 
 async function start(options: Options): Promise<{ h: Harness; store: WatchStore }> {
-  const store = options.store ?? openStore(options.redis ?? false, options.name);
+  const store = options.store ?? (await openStore(options.kind ?? 'sqlite', options.name));
   const h = await startHarness({
     appLogger: pino({ level: process.env.WATCH_DEBUG ? 'debug' : 'silent' }),
-    env: options.redis ? {} : { REDIS_URL: '' },
+    env: options.kind === 'redis' ? {} : { REDIS_URL: '' },
     slack: {
       admins: ['U0ADMIN'],
       users: { U0AUTHOR: 'Ada Lovelace', U0MOD: 'Grace', U0ADMIN: 'Admin', U0OTHER: 'Other Person' },
@@ -191,15 +202,16 @@ async function scoredCount(store: WatchStore, channel = 'C0GENERAL'): Promise<nu
 }
 
 describe.each([
-  ['SQLite', false],
-  ['Redis', true],
-])('watching a Slack channel (%s)', (name, redis) => {
+  ['SQLite', 'sqlite'],
+  ['Redis', 'redis'],
+  ['PostgreSQL', 'postgres'],
+] as const)('watching a Slack channel (%s)', (name, kind) => {
   let h: Harness;
   let store: WatchStore;
   let restarted: RunningSlackApp | undefined;
   let baseline = 0;
   beforeAll(async () => {
-    ({ h, store } = await start({ redis, name: `main-${name}` }));
+    ({ h, store } = await start({ kind, name: `main-${name}` }));
     // Scopes are per workspace; this run's is fresh.
     await store.deleteScope('slack:T0TEST');
     baseline = 0;

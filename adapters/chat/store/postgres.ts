@@ -8,8 +8,9 @@
  * `bot_schema_migrations`. A database at a newer version than this build knows is refused. Table
  * names start with `bot_` so the bots can share a database with other applications.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
+import { currentVersion, migrate, openPool, type Schema, transaction } from '../pg-driver.ts';
 import {
   SETTING_NAMES,
   settingsFromFields,
@@ -36,8 +37,7 @@ const MIGRATIONS: readonly string[] = [
 /** The newest schema version this build knows. */
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Any constant works, as long as every process of this application uses the same one. */
-const MIGRATION_LOCK = 7_146_921_337;
+const SCHEMA: Schema = { migrations: MIGRATIONS, versionTable: 'bot_schema_migrations', lock: 7_146_921_337, name: 'bot' };
 
 export interface PostgresStoreOptions {
   logger?: Logger | undefined;
@@ -46,17 +46,6 @@ export interface PostgresStoreOptions {
   targetVersion?: number;
   /** Connections per process; default 10. */
   maxConnections?: number;
-}
-
-/** A URL with its password replaced, for messages and logs. */
-export function redactDatabaseUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'an unreadable DATABASE_URL';
-  }
 }
 
 export class PostgresDurableStore implements DurableStore {
@@ -71,20 +60,7 @@ export class PostgresDurableStore implements DurableStore {
     this.#url = url;
     this.#now = options.now ?? Date.now;
     this.#targetVersion = options.targetVersion ?? MIGRATIONS.length;
-    this.#pool = new pg.Pool({
-      connectionString: url,
-      max: options.maxConnections ?? 10,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
-      application_name: 'textdetect-bots',
-    });
-    // An idle connection dropped by the server emits here; unhandled, it would end the process.
-    let lastLogged = 0;
-    this.#pool.on('error', (err) => {
-      if (Date.now() - lastLogged < 60_000) return;
-      lastLogged = Date.now();
-      options.logger?.warn({ err: err.message }, 'bot database connection error');
-    });
+    this.#pool = openPool(url, { logger: options.logger, maxConnections: options.maxConnections, what: 'bot database' });
   }
 
   ready(): Promise<void> {
@@ -96,8 +72,7 @@ export class PostgresDurableStore implements DurableStore {
   }
 
   async readSchemaVersion(): Promise<number> {
-    const { rows } = await this.#pool.query<{ version: number | null }>('SELECT MAX(version) AS version FROM bot_schema_migrations');
-    return Number(rows[0]?.version ?? 0);
+    return currentVersion(this.#pool, SCHEMA);
   }
 
   async getSettings(scope: string): Promise<ScopeSettings> {
@@ -214,52 +189,11 @@ export class PostgresDurableStore implements DurableStore {
     await this.#pool.end();
   }
 
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    try {
-      await client.query('BEGIN');
-      const value = await work(client);
-      await client.query('COMMIT');
-      return value;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+  #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return transaction(this.#pool, work);
   }
 
-  async #migrate(): Promise<void> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (err) {
-      throw new Error(
-        `Could not connect to the bot database at ${redactDatabaseUrl(this.#url)} (${(err as Error).message}); check DATABASE_URL and that PostgreSQL is running.`,
-      );
-    }
-    try {
-      await client.query('BEGIN');
-      // Held until COMMIT: a second process starting now waits here, then finds the work done.
-      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-      await client.query('CREATE TABLE IF NOT EXISTS bot_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
-      const { rows } = await client.query<{ version: number | null }>('SELECT MAX(version) AS version FROM bot_schema_migrations');
-      const from = Number(rows[0]?.version ?? 0);
-      if (from > MIGRATIONS.length) {
-        throw new Error(
-          `The bot database is at schema version ${from}, newer than this build knows (${MIGRATIONS.length}); run the newer bot or point DATABASE_URL elsewhere.`,
-        );
-      }
-      for (let version = from + 1; version <= Math.min(this.#targetVersion, MIGRATIONS.length); version++) {
-        await client.query(MIGRATIONS[version - 1]!);
-        await client.query('INSERT INTO bot_schema_migrations (version, applied_at) VALUES ($1, $2)', [version, Date.now()]);
-      }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+  #migrate(): Promise<void> {
+    return migrate(this.#pool, this.#url, SCHEMA, this.#targetVersion);
   }
 }

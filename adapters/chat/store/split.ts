@@ -11,7 +11,7 @@ export type ScopeDeletedHook = (scope: string) => Promise<void>;
 export class SplitChatStore implements ChatStore {
   readonly durable: DurableStore;
   readonly shortLived: ShortLivedStore;
-  readonly #hooks: ScopeDeletedHook[] = [];
+  readonly #hooks = new Set<ScopeDeletedHook>();
   readonly #beforeReady: (() => Promise<void>) | undefined;
   #ready: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
@@ -65,9 +65,13 @@ export class SplitChatStore implements ChatStore {
     return this.durable.updateSettings(scope, patch);
   }
 
-  /** Registers cleanup of data kept elsewhere (another store) for scopes an uninstall deletes. */
-  onScopeDeleted(hook: ScopeDeletedHook): void {
-    this.#hooks.push(hook);
+  /**
+   * Registers cleanup of data kept elsewhere (another store) for scopes an uninstall deletes; the
+   * function returned removes it (an app stopping while the store lives on).
+   */
+  onScopeDeleted(hook: ScopeDeletedHook): () => void {
+    this.#hooks.add(hook);
+    return () => void this.#hooks.delete(hook);
   }
 
   /**

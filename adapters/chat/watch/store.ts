@@ -1,16 +1,22 @@
 /**
  * Where watching keeps what must outlive a process: which channels a scope watches, the messages
- * waiting for their score (ids only), the scores, the flags and the moderators' outcomes. Two
- * implementations, as for the bots' other state: SQLite in `DATA_DIR` (its own file,
- * `textdetect-watch.sqlite`), or Redis when `REDIS_URL` is set, shared by every bot instance.
+ * waiting for their score (ids only), the scores, the flags and the moderators' outcomes. Chosen as
+ * for the bots' other state (../store/index.ts):
+ * - `DATABASE_URL` set: PostgreSQL (store-postgres.ts), shared by every instance; with `REDIS_URL`
+ *   too, the queue is in Redis and the rest in PostgreSQL (store-split.ts);
+ * - else `REDIS_URL` set: Redis (store-redis.ts), shared by every instance on that URL;
+ * - else SQLite in `DATA_DIR` (its own file, `textdetect-watch.sqlite`), this machine only.
  *
  * Never stored: a message's text, a member's name. Everything about a scope can be deleted at once.
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { defaultDataDir, type StoreLocation } from '../store/index.ts';
+import { type LegacyWatchConfigs, PostgresWatchStore } from './store-postgres.ts';
 import { RedisWatchStore } from './store-redis.ts';
-import { SqliteWatchStore } from './store-sqlite.ts';
+import { SplitWatchStore } from './store-split.ts';
+import { SqliteWatchStore, WATCH_DATABASE_FILE } from './store-sqlite.ts';
 import type {
   CardReservation,
   CardState,
@@ -33,7 +39,12 @@ export interface CardLimits {
 }
 
 export interface WatchStore {
-  readonly kind: 'sqlite' | 'redis';
+  readonly kind: 'sqlite' | 'redis' | 'postgres' | 'postgres+redis';
+  /**
+   * Prepares the store (PostgreSQL: its migrations, and the one-time import of an earlier
+   * configuration); the bots call it at start so a database problem stops them with its reason.
+   */
+  ready?(): Promise<void>;
 
   getConfig(scope: string): Promise<WatchConfig>;
   /** Starts watching (in shadow mode); a channel already watched keeps its start and mode. */
@@ -85,7 +96,41 @@ export interface WatchStore {
   close(): Promise<void>;
 }
 
+/** Every scope's configuration in an earlier store, for the one-time import into PostgreSQL. */
+async function readConfigs(store: WatchStore): Promise<Map<string, WatchConfig>> {
+  const configs = new Map<string, WatchConfig>();
+  for (const scope of await store.scopes()) configs.set(scope, await store.getConfig(scope));
+  return configs;
+}
+
+/**
+ * Where this deployment kept its watch configuration before `DATABASE_URL`: Redis when `REDIS_URL`
+ * is set (as openWatchStore chose then), else the SQLite file if one exists (never created here).
+ */
+function legacySource(location: StoreLocation, redis: RedisWatchStore | undefined): LegacyWatchConfigs | undefined {
+  if (redis) return { source: 'redis', read: () => readConfigs(redis) };
+  const dataDir = resolve(location.dataDir ?? defaultDataDir());
+  if (!existsSync(join(dataDir, WATCH_DATABASE_FILE))) return undefined;
+  return {
+    source: 'sqlite',
+    read: async () => {
+      const sqlite = new SqliteWatchStore(dataDir);
+      try {
+        return await readConfigs(sqlite);
+      } finally {
+        await sqlite.close();
+      }
+    },
+  };
+}
+
+/** Opens the store the location asks for; PostgreSQL migrates on `ready()` (or the first use). */
 export function openWatchStore(location: StoreLocation, logger?: Logger): WatchStore {
+  if (location.databaseUrl) {
+    const redis = location.redisUrl ? new RedisWatchStore(location.redisUrl, { logger }) : undefined;
+    const durable = new PostgresWatchStore(location.databaseUrl, { logger, legacy: legacySource(location, redis) });
+    return redis ? new SplitWatchStore(durable, redis) : durable;
+  }
   if (location.redisUrl) return new RedisWatchStore(location.redisUrl, { logger });
   const dataDir = resolve(location.dataDir ?? defaultDataDir());
   try {

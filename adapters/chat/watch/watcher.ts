@@ -172,6 +172,8 @@ export class Watcher {
   readonly #attempts = new Map<string, number>();
   /** Messages deleted while this instance was scoring them: their score is not recorded. */
   readonly #deletedWhileScoring = new Set<string>();
+  /** Per member, the tail of their events being handled (see inArrivalOrder). */
+  readonly #arrivals = new Map<string, Promise<void>>();
   readonly #shutdown = new AbortController();
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
@@ -258,6 +260,28 @@ export class Watcher {
   /** Forgets the cached settings of a scope (after a change made here). */
   invalidate(scope: string): void {
     this.#configs.delete(scope);
+  }
+
+  /**
+   * Runs `work` (the handling of one of a member's messages) after the member's previous ones, in
+   * the order the platform delivered them. A member's messages are judged with their earlier ones
+   * (`judge: author`); handled side by side, a later message could be queued and judged before an
+   * earlier one had joined the member's recent messages, with a store whose lookups may answer out
+   * of order (a PostgreSQL pool). Call it synchronously on delivery; other members are not held up.
+   */
+  inArrivalOrder<T>(scope: string, memberId: string, work: () => Promise<T>): Promise<T> {
+    const key = `${scope}|${memberId}`;
+    const previous = this.#arrivals.get(key);
+    const run = previous ? previous.then(work) : work();
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#arrivals.set(key, tail);
+    void tail.then(() => {
+      if (this.#arrivals.get(key) === tail) this.#arrivals.delete(key);
+    });
+    return run;
   }
 
   /**

@@ -152,6 +152,14 @@ async function onDelete(w: WatchDispatchContext, guildId: string | undefined, ch
   for (const id of ids) await w.watcher.deleted(scope, place.channelId, id);
 }
 
+/** A member's messages are handled in the order the gateway delivered them (Watcher.inArrivalOrder). */
+function inMemberOrder(w: WatchDispatchContext, d: Record<string, unknown>, work: () => Promise<void>): Promise<void> {
+  const guildId = d.guild_id;
+  const authorId = (d.author as { id?: unknown } | undefined)?.id;
+  if (typeof guildId !== 'string' || typeof authorId !== 'string') return work();
+  return w.watcher.inArrivalOrder(guildScope(guildId), authorId, work);
+}
+
 /** Handles one dispatch; never throws (it runs inside the gateway's message handler). */
 export function handleWatchDispatch(w: WatchDispatchContext, packet: Dispatch): void {
   const work = async (): Promise<void> => {
@@ -159,9 +167,8 @@ export function handleWatchDispatch(w: WatchDispatchContext, packet: Dispatch): 
     if (!d || typeof d !== 'object') return;
     switch (packet.t) {
       case 'MESSAGE_CREATE':
-        return onMessage(w, d, false);
       case 'MESSAGE_UPDATE':
-        return onMessage(w, d, true);
+        return inMemberOrder(w, d, () => onMessage(w, d, packet.t === 'MESSAGE_UPDATE'));
       case 'MESSAGE_DELETE':
         return onDelete(w, d.guild_id as string | undefined, String(d.channel_id), [String(d.id)]);
       case 'MESSAGE_DELETE_BULK':

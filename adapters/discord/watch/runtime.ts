@@ -28,7 +28,10 @@ export interface DiscordWatchOptions {
   /** Background detection through the bots' queue (adapters/chat/watch/detector.ts). */
   detector: WatchDetector;
   settings?: WatchSettings | undefined;
-  /** A store to use instead of opening one at the bot's state location; the bot then does not close it. */
+  /**
+   * A store to use instead of opening one at the bot's state location (`DATABASE_URL`, `REDIS_URL`,
+   * `DATA_DIR`, chosen as for the settings); the bot then does not close it.
+   */
   store?: WatchStore | undefined;
   /** `off` never asks for the message intents; `auto` (default) asks when the application has Message Content on. */
   enabled?: 'auto' | 'off' | undefined;
@@ -88,6 +91,11 @@ export class DiscordWatching {
       }
       if (dispatch && this.status === 'on') handleWatchDispatch(dispatch, packet);
     });
+  }
+
+  /** The watch store's migrations (PostgreSQL), before the gateway: a database problem stops the start with its reason. */
+  async ready(): Promise<void> {
+    await this.store?.ready?.();
   }
 
   /** Chooses the gateway intents before logging in (see the file comment). */

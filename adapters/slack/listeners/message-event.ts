@@ -88,8 +88,12 @@ export function registerMessageEvents(app: App, ctx: SlackAppContext): void {
     const watching = ctx.watch;
     const teamId = (body as { team_id?: string }).team_id;
     if (!watching || !teamId) return;
+    const message = event as unknown as SlackMessageEvent;
+    const memberId = message.user ?? message.message?.user ?? message.previous_message?.user;
+    const handle = () => handleMessageEvent(watching, teamId, message);
     try {
-      const result = await handleMessageEvent(watching, teamId, event as unknown as SlackMessageEvent);
+      // A member's events in the order Bolt hands them over (Watcher.inArrivalOrder).
+      const result = await (memberId ? watching.watcher.inArrivalOrder(teamScope(teamId), memberId, handle) : handle());
       ctx.logger.debug({ team: teamId, result }, 'message event');
     } catch (err) {
       ctx.logger.warn({ team: teamId, err: (err as Error).message }, 'could not handle a message event of a watched channel');

@@ -1,10 +1,11 @@
 /**
  * Watching in the Slack app: the watcher with Slack's side of it (reading a queued message again by
  * id, posting a card in the workspace's audit channel), who counts as a moderator, and the deletion
- * of a workspace's data when the app is uninstalled.
+ * of a workspace's data on `/detect-settings delete-data`.
  *
  * Slack has no moderator permission: workspace admins and owners, and members of the
  * `/detect-settings checkers` user group, count as moderators (never scored, may answer cards).
+ * An uninstall deletes the workspace's watch records through listeners/uninstall-event.ts.
  */
 import type { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
@@ -59,7 +60,8 @@ export class SlackWatching {
     this.#logger = logger;
     this.settings = options.settings ?? DEFAULT_WATCH_SETTINGS;
     this.#ownsStore = options.store === undefined;
-    this.store = options.store ?? openWatchStore({ redisUrl: ctx.config.redisUrl, dataDir: ctx.config.dataDir }, logger);
+    const { redisUrl, dataDir, databaseUrl } = ctx.config;
+    this.store = options.store ?? openWatchStore({ redisUrl, dataDir, databaseUrl }, logger);
     this.watcher = new Watcher({
       store: this.store,
       detector: options.detector,
@@ -72,6 +74,11 @@ export class SlackWatching {
     });
   }
 
+  /** The watch store's migrations (PostgreSQL): a database problem stops the start with its reason. */
+  async ready(): Promise<void> {
+    await this.store.ready?.();
+  }
+
   start(): void {
     this.watcher.start();
   }
@@ -81,7 +88,7 @@ export class SlackWatching {
     if (this.#ownsStore) await this.store.close();
   }
 
-  /** Deletes everything the app keeps about a workspace: watch records and settings. */
+  /** `/detect-settings delete-data`: everything the app keeps about a workspace, watch records and settings. */
   async removeTeam(teamId: string, reason: string): Promise<void> {
     const scope = teamScope(teamId);
     await this.watcher.deleteScope(scope);
