@@ -466,6 +466,11 @@ function clippedLogit(p: number): number {
 /** A mode as a number the trees can split on (the document model's calibration is per language and mode too). */
 const MODE_INDEX: Record<Mode, number> = { general: 0, academic: 1, financial: 2, legal: 3 };
 
+/**
+ * Everything here comes from the sentence pass (evidence sums, the ratio model, the sequence
+ * model) and from the language and mode: nothing from the document model's score, so a sentence
+ * is not shaded by the document it sits in.
+ */
 export function contextFeatures(
   model: SegmentModel,
   evidence: Float64Array,
