@@ -8,7 +8,8 @@ import { isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize, type NormalizedText } from './normalize.ts';
-import { scoreSegments, type SegmentModel, type SegmentsResult } from './segments.ts';
+import type { Forest } from './gbdt.ts';
+import { contextForest, scoreSegments, type SegmentModel, type SegmentsResult } from './segments.ts';
 import {
   AUTHOR_MAX_MESSAGES,
   LANGUAGES,
@@ -42,6 +43,7 @@ export class TextDetector implements Detector {
   private readonly m: LoadedModel;
   private readonly author: AuthorModel | undefined;
   private readonly segmentModel: SegmentModel | undefined;
+  private readonly segmentForest: Forest | undefined;
   private readonly segmentModelProblem: string | undefined;
 
   /**
@@ -54,6 +56,7 @@ export class TextDetector implements Detector {
     this.model = model.version;
     this.author = author;
     this.segmentModel = segmentModelProblem ? undefined : segmentModel;
+    this.segmentForest = this.segmentModel ? contextForest(this.segmentModel) : undefined;
     this.segmentModelProblem = segmentModelProblem;
   }
 
@@ -128,7 +131,7 @@ export class TextDetector implements Detector {
     else confidence = 'medium';
 
     const parts = options.segments
-      ? this.segmentsOf(text, norm, language, calib, p, verdict === 'likely_ai', short || languageUncertain || fallback)
+      ? this.segmentsOf(text, norm, language, mode, calib, p, verdict === 'likely_ai', short || languageUncertain || fallback)
       : undefined;
     const result: DetectionResult = {
       ai_probability: p,
@@ -256,6 +259,7 @@ export class TextDetector implements Detector {
     original: string,
     norm: { text: string; map: Int32Array },
     language: Language,
+    mode: Mode,
     calib: ReturnType<LoadedModel['calibrationFor']>,
     probability: number,
     likelyAi: boolean,
@@ -269,8 +273,10 @@ export class TextDetector implements Detector {
       normText: norm.text,
       map: norm.map,
       language,
+      mode,
       lm: this.m.lm,
       sparse: this.m.weights.sparse,
+      forest: this.segmentForest,
       documentProbability: probability,
       documentLikelyAi: likelyAi,
       scoreAsDocument: (start, end) => {

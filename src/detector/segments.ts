@@ -2,18 +2,20 @@
  * Sentence segments and generated spans.
  *
  * A text is cut into sentences (merged and capped so the answer stays bounded), each sentence is
- * scored on its own with the document model's raw logit, and a two-state sequence model (human /
- * generated, a hidden Markov model whose switches are rare) turns those noisy per-sentence scores
- * into a probability per sentence that uses its neighbours' evidence but never the document's
- * score. Runs of generated-looking sentences become spans. The parameters come from
- * `models/segments.json` (`npm run train:segments`), fitted on mixed documents built from the
- * training corpora.
+ * scored on its own cheap evidence, and a two-state sequence model (human / generated, a hidden
+ * Markov model whose switches are rare) turns those noisy per-sentence scores into a posterior per
+ * sentence. A context model (gradient-boosted trees) then reads each sentence's ratio and posterior
+ * next to its neighbours', the run it sits in and the document's spread of them, and gives the
+ * sentence's probability; nothing in it uses the document's score. Runs of generated-looking
+ * sentences become spans. The parameters come from `models/segments.json` (`npm run
+ * train:segments`), fitted on mixed documents built from the training corpora.
  */
+import { forestMargin, type Forest } from './gbdt.ts';
 import { hashedWeightSums, isFunctionWord, isWordToken, tokenIds, tokenize, type LMContext } from './features.ts';
 import { UNK } from './lm.ts';
 import { lowerForFeatures } from './normalize.ts';
 import { POS_BOS, tagSequence } from './pos.ts';
-import type { Composition, Confidence, GeneratedSpan, Language, SegmentScore } from './types.ts';
+import type { Composition, Confidence, GeneratedSpan, Language, Mode, SegmentScore } from './types.ts';
 
 /** A sentence shorter than this many words joins a neighbour (a heading, "Thanks!", one letter per line). */
 export const MIN_SEGMENT_WORDS = 3;
@@ -271,8 +273,8 @@ export function runFeatures(sums: ArrayLike<number>, offset = 0, out: Float64Arr
 /** The fitted sentence and span model (`models/segments.json`, written by `npm run train:segments`). */
 export interface SegmentModel {
   format: 'textdetect-segments';
-  formatVersion: 1;
-  /** Content-derived id (`ts1-<12 hex>`). */
+  formatVersion: typeof SEGMENT_FORMAT_VERSION;
+  /** Content-derived id (`ts2-<12 hex>`). */
   version: string;
   /**
    * The document model's raw scorer it was fitted on: raw logits of a few probe texts. A later
@@ -295,7 +297,21 @@ export interface SegmentModel {
   };
   /** Two-state hidden Markov model with a per-document shift of every sentence's ratio. */
   sequence: { switchProb: number; offsetSd: number; offsetSteps: number };
-  /** Platt scaling of the sequence model's posterior logit, per sentence-length band (lower word bounds). */
+  /**
+   * Gradient-boosted trees over `contextFeatures` (`features` of them per sentence, as this code
+   * builds them): a sentence's margin, generated vs human.
+   */
+  context: {
+    features: number;
+    depth: number;
+    base: number;
+    /** Per tree, per internal node: feature index (−1 = no split) and threshold (go left when ≤). */
+    feature: number[];
+    threshold: number[];
+    /** Per tree, per leaf. */
+    leaf: number[];
+  };
+  /** Platt scaling of the context model's margin, per sentence-length band (lower word bounds). */
   calibration: Array<{ minWords: number; a: number; b: number }>;
   spans: {
     /** A sentence at or above this probability belongs to a generated-looking run. */
@@ -325,17 +341,20 @@ function bandOf(bounds: readonly number[], words: number): number {
   return b;
 }
 
+/** The log-likelihood ratio (AI vs human) of a run of text from its evidence sums at `offset`; `f` is scratch space. */
+function runRatio(model: SegmentModel, sums: ArrayLike<number>, offset: number, f: Float64Array): number {
+  const e = model.emission;
+  runFeatures(sums, offset, f);
+  let s = e.bias;
+  for (let j = 0; j < RUN_FEATURES; j++) s += e.weights[j]! * ((f[j]! - e.mean[j]!) / e.std[j]!);
+  return s;
+}
+
 /** Each sentence's log-likelihood ratio (AI vs human) from its evidence sums (`evidence`: n × EVIDENCE_SIZE). */
 export function sentenceRatios(model: SegmentModel, evidence: Float64Array, n: number): Float64Array {
-  const e = model.emission;
   const out = new Float64Array(n);
   const f = new Float64Array(RUN_FEATURES);
-  for (let i = 0; i < n; i++) {
-    runFeatures(evidence, i * EVIDENCE_SIZE, f);
-    let s = e.bias;
-    for (let j = 0; j < RUN_FEATURES; j++) s += e.weights[j]! * ((f[j]! - e.mean[j]!) / e.std[j]!);
-    out[i] = s;
-  }
+  for (let i = 0; i < n; i++) out[i] = runRatio(model, evidence, i * EVIDENCE_SIZE, f);
   return out;
 }
 
@@ -417,14 +436,249 @@ export function sequencePosteriors(model: SegmentModel, ratios: Float64Array, wo
   return out;
 }
 
-/** Calibrated probability of one sentence from its posterior (Platt scaling of its sentence-length band). */
-export function calibrateSentence(model: SegmentModel, posterior: number, words: number): number {
+/** Calibrated probability of one sentence from its context margin (Platt scaling of its sentence-length band). */
+export function calibrateSentence(model: SegmentModel, margin: number, words: number): number {
   const bands = model.calibration;
   let c = bands[0]!;
   for (const band of bands) if (words >= band.minWords) c = band;
-  const q = Math.min(1 - 1e-6, Math.max(1e-6, posterior));
-  return 1 / (1 + Math.exp(-(c.a * Math.log(q / (1 - q)) + c.b)));
+  return 1 / (1 + Math.exp(-(c.a * margin + c.b)));
 }
+
+/**
+ * Features of every sentence for the context model (n × CONTEXT_FEATURES, row-major), from the
+ * sentences' evidence sums and words. The trees were fitted to exactly these, so a change here
+ * needs `npm run train:segments` (the model file records the count and is refused when it differs).
+ */
+export const CONTEXT_FEATURES = 88;
+/** Stands for a neighbour past either end of the text: below every real value, so trees can tell it apart. */
+const MISSING = -1000;
+/** Sequence models with rarer and more frequent switches than the fitted one, as extra views of the same ratios. */
+const SLOW_SWITCH = 0.03;
+const FAST_SWITCH = 0.3;
+const NEIGHBOURS = [-3, -2, -1, 1, 2, 3];
+const WINDOWS = [1, 2, 4];
+
+function clippedLogit(p: number): number {
+  const q = Math.min(1 - 1e-5, Math.max(1e-5, p));
+  return Math.log(q / (1 - q));
+}
+
+/** A mode as a number the trees can split on (the document model's calibration is per language and mode too). */
+const MODE_INDEX: Record<Mode, number> = { general: 0, academic: 1, financial: 2, legal: 3 };
+
+/**
+ * Everything here comes from the sentence pass (evidence sums, the ratio model, the sequence
+ * model) and from the language and mode: nothing from the document model's score, so a sentence
+ * is not shaded by the document it sits in.
+ */
+export function contextFeatures(
+  model: SegmentModel,
+  evidence: Float64Array,
+  words: ArrayLike<number>,
+  n: number,
+  language: Language,
+  mode: Mode,
+): Float64Array {
+  const out = new Float64Array(n * CONTEXT_FEATURES);
+  if (n === 0) return out;
+  const r = sentenceRatios(model, evidence, n);
+  const withSwitch = (switchProb: number): SegmentModel => ({ ...model, sequence: { ...model.sequence, switchProb } });
+  const q = sequencePosteriors(model, r, words).map(clippedLogit);
+  const qSlow = sequencePosteriors(withSwitch(SLOW_SWITCH), r, words).map(clippedLogit);
+  const qFast = sequencePosteriors(withSwitch(FAST_SWITCH), r, words).map(clippedLogit);
+
+  // Prefix sums, for window and one-sided means.
+  const pr = new Float64Array(n + 1);
+  const pq = new Float64Array(n + 1);
+  const pqs = new Float64Array(n + 1);
+  const pw = new Float64Array(n + 1);
+  const pwr = new Float64Array(n + 1);
+  let r2 = 0;
+  let q2 = 0;
+  let generated = 0;
+  for (let i = 0; i < n; i++) {
+    pr[i + 1] = pr[i]! + r[i]!;
+    pq[i + 1] = pq[i]! + q[i]!;
+    pqs[i + 1] = pqs[i]! + qSlow[i]!;
+    pw[i + 1] = pw[i]! + words[i]!;
+    pwr[i + 1] = pwr[i]! + words[i]! * r[i]!;
+    r2 += r[i]! * r[i]!;
+    q2 += q[i]! * q[i]!;
+    if (q[i]! >= 0) generated++;
+  }
+  /** Mean of `p`'s series over sentences [a, b), clamped to the text; MISSING when empty. */
+  const mean = (p: Float64Array, a: number, b: number): number => {
+    const lo = Math.max(0, a);
+    const hi = Math.min(n, b);
+    return hi > lo ? (p[hi]! - p[lo]!) / (hi - lo) : MISSING;
+  };
+  const meanR = pr[n]! / n;
+  const sdR = Math.sqrt(Math.max(0, r2 / n - meanR * meanR));
+  const meanQ = pq[n]! / n;
+  const sdQ = Math.sqrt(Math.max(0, q2 / n - meanQ * meanQ));
+  const weightedR = pw[n]! > 0 ? pwr[n]! / pw[n]! : meanR;
+  const sorted = Float64Array.from(r).sort();
+
+  // Runs of sentences on the same side of the fitted sequence model's 50%.
+  const runStart = new Int32Array(n);
+  const runEnd = new Int32Array(n);
+  for (let i = 0; i < n; ) {
+    let j = i;
+    while (j + 1 < n && q[j + 1]! >= 0 === q[i]! >= 0) j++;
+    for (let k = i; k <= j; k++) {
+      runStart[k] = i;
+      runEnd[k] = j;
+    }
+    i = j + 1;
+  }
+
+  // Evidence sums pooled over a stretch of sentences, scored by the ratio model (fitted on runs as
+  // well as single sentences): a window's evidence read as one piece, not an average of noisy parts.
+  const pe = new Float64Array((n + 1) * EVIDENCE_SIZE);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < EVIDENCE_SIZE; j++) pe[(i + 1) * EVIDENCE_SIZE + j] = pe[i * EVIDENCE_SIZE + j]! + evidence[i * EVIDENCE_SIZE + j]!;
+  const pooled = new Float64Array(EVIDENCE_SIZE);
+  const pooledF = new Float64Array(RUN_FEATURES);
+  const pooledRatio = (a: number, b: number): number => {
+    const lo = Math.max(0, a);
+    const hi = Math.min(n, b);
+    if (hi <= lo) return MISSING;
+    for (let j = 0; j < EVIDENCE_SIZE; j++) pooled[j] = pe[hi * EVIDENCE_SIZE + j]! - pe[lo * EVIDENCE_SIZE + j]!;
+    return runRatio(model, pooled, 0, pooledF);
+  };
+  const documentRatio = pooledRatio(0, n);
+
+  const rates = new Float64Array(RUN_FEATURES);
+  for (let i = 0; i < n; i++) {
+    const o = i * CONTEXT_FEATURES;
+    let k = o;
+    out[k++] = r[i]!;
+    out[k++] = q[i]!;
+    out[k++] = qSlow[i]!;
+    out[k++] = qFast[i]!;
+    for (const d of NEIGHBOURS) out[k++] = i + d >= 0 && i + d < n ? r[i + d]! : MISSING;
+    for (const d of NEIGHBOURS) out[k++] = i + d >= 0 && i + d < n ? q[i + d]! : MISSING;
+    for (const h of WINDOWS) out[k++] = mean(pr, i - h, i + h + 1);
+    for (const h of WINDOWS) out[k++] = mean(pq, i - h, i + h + 1);
+    out[k++] = mean(pqs, i - 2, i + 3);
+    // Either side of the sentence: a change of author shows as a step between them.
+    for (const p of [pr, pq]) {
+      const left = mean(p, i - 3, i);
+      const right = mean(p, i + 1, i + 4);
+      out[k++] = left;
+      out[k++] = right;
+      out[k++] = left === MISSING || right === MISSING ? 0 : right - left;
+    }
+    out[k++] = i > 0 ? r[i]! - r[i - 1]! : 0;
+    out[k++] = i + 1 < n ? r[i]! - r[i + 1]! : 0;
+    out[k++] = i > 0 ? q[i]! - q[i - 1]! : 0;
+    out[k++] = i + 1 < n ? q[i]! - q[i + 1]! : 0;
+    const a = runStart[i]!;
+    const b = runEnd[i]!;
+    out[k++] = b - a + 1;
+    out[k++] = Math.log1p(pw[b + 1]! - pw[a]!);
+    out[k++] = i - a;
+    out[k++] = b - i;
+    out[k++] = mean(pr, a, b + 1);
+    out[k++] = mean(pq, a, b + 1);
+    out[k++] = a > 0 ? mean(pr, runStart[a - 1]!, a) : MISSING;
+    out[k++] = b + 1 < n ? mean(pr, b + 1, runEnd[b + 1]! + 1) : MISSING;
+    out[k++] = a === 0 ? 1 : 0;
+    out[k++] = b === n - 1 ? 1 : 0;
+    out[k++] = n > 1 ? i / (n - 1) : 0.5;
+    out[k++] = i;
+    out[k++] = n - 1 - i;
+    out[k++] = n;
+    out[k++] = words[i]!;
+    out[k++] = Math.log1p(words[i]!);
+    out[k++] = i > 0 ? words[i - 1]! : MISSING;
+    out[k++] = i + 1 < n ? words[i + 1]! : MISSING;
+    out[k++] = meanR;
+    out[k++] = sdR;
+    out[k++] = (r[i]! - meanR) / Math.max(sdR, 1e-3);
+    out[k++] = meanQ;
+    out[k++] = sdQ;
+    out[k++] = generated / n;
+    out[k++] = weightedR;
+    runFeatures(evidence, i * EVIDENCE_SIZE, rates);
+    for (let j = 0; j < 12; j++) out[k++] = rates[j]!;
+    const lo = Math.max(0, i - 2);
+    const hi = Math.min(n, i + 3);
+    out[k++] = pw[hi]! - pw[lo]! > 0 ? (pwr[hi]! - pwr[lo]!) / (pw[hi]! - pw[lo]!) : r[i]!;
+    let max = -Infinity;
+    let min = Infinity;
+    for (let j = lo; j < hi; j++) {
+      if (r[j]! > max) max = r[j]!;
+      if (r[j]! < min) min = r[j]!;
+    }
+    out[k++] = max;
+    out[k++] = min;
+    // The text split just before / just after this sentence: how different the two sides are.
+    out[k++] = i > 0 ? mean(pr, i, n) - mean(pr, 0, i) : 0;
+    out[k++] = i + 1 < n ? mean(pr, i + 1, n) - mean(pr, 0, i + 1) : 0;
+    out[k++] = mean(pr, 0, i + 1);
+    out[k++] = mean(pr, i, n);
+    // Rank of the sentence's ratio in its text (0 = lowest).
+    let lo2 = 0;
+    let hi2 = n;
+    while (lo2 < hi2) {
+      const mid = (lo2 + hi2) >> 1;
+      if (sorted[mid]! < r[i]!) lo2 = mid + 1;
+      else hi2 = mid;
+    }
+    out[k++] = n > 1 ? lo2 / (n - 1) : 0.5;
+    for (const h of WINDOWS) out[k++] = pooledRatio(i - h, i + h + 1);
+    out[k++] = pooledRatio(i - 3, i);
+    out[k++] = pooledRatio(i + 1, i + 4);
+    out[k++] = pooledRatio(a, b + 1);
+    out[k++] = documentRatio;
+    // The rest of the text around this sentence's run, pooled: what the other author looks like.
+    if (a === 0 && b === n - 1) out[k++] = MISSING;
+    else {
+      for (let j = 0; j < EVIDENCE_SIZE; j++)
+        pooled[j] = pe[n * EVIDENCE_SIZE + j]! - pe[(b + 1) * EVIDENCE_SIZE + j]! + pe[a * EVIDENCE_SIZE + j]!;
+      out[k++] = runRatio(model, pooled, 0, pooledF);
+    }
+    out[k++] = language === 'tr' ? 1 : 0;
+    out[k++] = MODE_INDEX[mode] ?? 0;
+    if (k - o !== CONTEXT_FEATURES) throw new Error(`contextFeatures built ${k - o} features, expected ${CONTEXT_FEATURES}`);
+  }
+  return out;
+}
+
+/** The context model's trees, as gbdt.ts evaluates them. */
+export function contextForest(model: SegmentModel): Forest {
+  const c = model.context;
+  const internal = (1 << c.depth) - 1;
+  return {
+    depth: c.depth,
+    nFeatures: c.features,
+    feature: Int32Array.from(c.feature),
+    threshold: Float32Array.from(c.threshold),
+    leaf: Float32Array.from(c.leaf),
+    nTrees: c.feature.length / internal,
+    base: c.base,
+  };
+}
+
+/** Each sentence's context margin (generated vs human), before calibration. */
+export function sentenceMargins(
+  model: SegmentModel,
+  evidence: Float64Array,
+  words: ArrayLike<number>,
+  n: number,
+  language: Language,
+  mode: Mode,
+  forest = contextForest(model),
+): Float64Array {
+  const x = contextFeatures(model, evidence, words, n, language, mode);
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = forestMargin(forest, x.subarray(i * CONTEXT_FEATURES, (i + 1) * CONTEXT_FEATURES));
+  return out;
+}
+
+/** The `formatVersion` this code reads and writes. 1 had no context model (the posterior was calibrated directly). */
+export const SEGMENT_FORMAT_VERSION = 2;
 
 /** Reads and checks `models/segments.json`. */
 export function parseSegmentModel(json: string, path = 'segments.json'): SegmentModel {
@@ -434,9 +688,27 @@ export function parseSegmentModel(json: string, path = 'segments.json'): Segment
   } catch {
     throw new Error(`${path} is not valid JSON; rebuild it with \`npm run train:segments\`.`);
   }
+  if (m?.format === 'textdetect-segments' && m.formatVersion !== SEGMENT_FORMAT_VERSION) {
+    throw new Error(
+      `${path} is a sentence model of format ${JSON.stringify(m.formatVersion)}; this code reads format ${SEGMENT_FORMAT_VERSION}. Rebuild it with \`npm run train:segments\`.`,
+    );
+  }
+  const c = m?.context;
+  const internal = c && Number.isInteger(c.depth) && c.depth > 0 && c.depth < 16 ? (1 << c.depth) - 1 : 0;
+  const contextOk =
+    internal > 0 &&
+    c.features === CONTEXT_FEATURES &&
+    typeof c.base === 'number' &&
+    Array.isArray(c.feature) &&
+    Array.isArray(c.threshold) &&
+    Array.isArray(c.leaf) &&
+    c.feature.length % internal === 0 &&
+    c.threshold.length === c.feature.length &&
+    c.leaf.length === (c.feature.length / internal) * (internal + 1) &&
+    c.feature.every((f) => Number.isInteger(f) && f >= -1 && f < CONTEXT_FEATURES);
   const ok =
     m?.format === 'textdetect-segments' &&
-    m.formatVersion === 1 &&
+    contextOk &&
     Array.isArray(m.emission?.weights) &&
     m.emission.weights.length === RUN_FEATURES &&
     m.emission.mean.length === RUN_FEATURES &&
@@ -464,6 +736,8 @@ export interface SegmentInput {
   normText: string;
   map: Int32Array;
   language: Language;
+  /** The mode the document is scored in. */
+  mode: Mode;
   lm: LMContext;
   /** The linear model's weights of the hashed features. */
   sparse: Float32Array;
@@ -475,6 +749,8 @@ export interface SegmentInput {
    * document of its length, and whether that document would be called likely AI.
    */
   scoreAsDocument(normStart: number, normEnd: number): { probability: number; likelyAi: boolean };
+  /** The context model's trees, unpacked once (`contextForest`); unpacked per call when absent. */
+  forest?: Forest;
 }
 
 export interface SegmentsResult {
@@ -505,7 +781,7 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
     );
     words[i] = evidence[i * EVIDENCE_SIZE + EV_WORDS]!;
   }
-  const posterior = sequencePosteriors(model, sentenceRatios(model, evidence, n), words);
+  const margins = sentenceMargins(model, evidence, words, n, language, input.mode, input.forest);
   const segments: SegmentScore[] = [];
   for (let i = 0; i < n; i++) {
     const r = ranges[i]!;
@@ -514,7 +790,7 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
     // map[end] is where the next kept character starts; drop the invisible/space characters between.
     while (end > start && RE_SPACE_CHAR.test(original[end - 1]!)) end--;
     while (start < end && RE_SPACE_CHAR.test(original[start]!)) start++;
-    const p = round4(calibrateSentence(model, posterior[i]!, words[i]!));
+    const p = round4(calibrateSentence(model, margins[i]!, words[i]!));
     segments.push({ start, end, text: original.slice(start, end), ai_probability: p });
   }
 

@@ -16,8 +16,10 @@ import { auroc } from '../../src/detector/metrics.ts';
 import { LoadedModel } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
 import {
+  CONTEXT_FEATURES,
   MAX_SEGMENTS,
   MIN_SEGMENT_WORDS,
+  SEGMENT_FORMAT_VERSION,
   parseSegmentModel,
   segmentRanges,
   sequencePosteriors,
@@ -218,7 +220,8 @@ describe('bounded segments', () => {
 describe('the sentence model', () => {
   it('is fitted to the raw scores of the committed document model', () => {
     expect(segmentModelMismatch(loaded, segmentModel)).toBeUndefined();
-    expect(segmentModel.version).toMatch(/^ts1-[0-9a-f]{12}$/);
+    expect(segmentModel.version).toMatch(/^ts2-[0-9a-f]{12}$/);
+    expect(segmentModel.formatVersion).toBe(SEGMENT_FORMAT_VERSION);
   });
 
   it('refuses segments from a sentence model fitted to another document model, but still scores documents', async () => {
@@ -236,6 +239,16 @@ describe('the sentence model', () => {
       expect(d.detect(GENERATED).ai_probability).toBe(detector.detect(GENERATED).ai_probability);
       expect(() => d.detect(GENERATED, { segments: true })).toThrow(/fitted to the raw scores of td1-000000000000.*npm run train:segments/);
       await writeFile(path, '{"format":"something else"}');
+      await expect(createDetector({ segmentModel: path })).rejects.toThrow(/not a sentence model/);
+      // A file of the format before the context model (or a later one) is refused by name, not misread.
+      for (const formatVersion of [1, SEGMENT_FORMAT_VERSION + 1]) {
+        await writeFile(path, JSON.stringify({ ...segmentModel, formatVersion }));
+        await expect(createDetector({ segmentModel: path })).rejects.toThrow(
+          new RegExp(`format ${formatVersion}; this code reads format ${SEGMENT_FORMAT_VERSION}.*npm run train:segments`),
+        );
+      }
+      // Trees built over another set of sentence features are refused too.
+      await writeFile(path, JSON.stringify({ ...segmentModel, context: { ...segmentModel.context, features: CONTEXT_FEATURES - 1 } }));
       await expect(createDetector({ segmentModel: path })).rejects.toThrow(/not a sentence model/);
     } finally {
       await rm(dir, { recursive: true, force: true });
