@@ -39,7 +39,7 @@ import v8 from 'node:v8';
 import { readArtifact } from '../src/detector/artifact.ts';
 import { aiThresholdFor, calibrateForLength, SHORT_TEXT_WORDS } from '../src/detector/engine.ts';
 import { auroc } from '../src/detector/metrics.ts';
-import { LoadedModel } from '../src/detector/model.ts';
+import { LoadedModel, round4 } from '../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { forestMargin, trainForest, type Forest, type GBDTOptions } from '../src/detector/gbdt.ts';
 import {
@@ -602,10 +602,6 @@ function shortestFloat32(x: number): number {
     if (Math.fround(v) === x) return v;
   }
   return x;
-}
-
-function round4(x: number): number {
-  return Math.round(x * 10000) / 10000;
 }
 
 main();

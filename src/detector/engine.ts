@@ -6,7 +6,7 @@ import type { GroupCalibration } from './artifact.ts';
 import { authorBandFor, authorProbability, evidenceNeeded, poolMessages, type AuthorModel } from './author.ts';
 import { isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
-import { calibrate, sigmoid, type LoadedModel } from './model.ts';
+import { calibrate, round4, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize, type NormalizedText } from './normalize.ts';
 import type { Forest } from './gbdt.ts';
 import { contextForest, scoreSegments, type SegmentModel, type SegmentsResult } from './segments.ts';
@@ -322,8 +322,4 @@ export function verdictOf(p: number, aiThreshold: number, humanThreshold: number
   if (p >= aiThreshold) return 'likely_ai';
   if (p < humanThreshold) return 'likely_human';
   return 'mixed';
-}
-
-function round4(x: number): number {
-  return Math.round(x * 10000) / 10000;
 }

@@ -37,6 +37,11 @@ export function sigmoid(x: number): number {
   return 1 / (1 + Math.exp(-x));
 }
 
+/** Probabilities leave the engine at four decimals (the API's precision). */
+export function round4(x: number): number {
+  return Math.round(x * 10000) / 10000;
+}
+
 export function calibrate(logit: number, c: GroupCalibration): number {
   return sigmoid(c.a * logit + c.b);
 }

@@ -13,6 +13,7 @@
 import { forestMargin, type Forest } from './gbdt.ts';
 import { hashedWeightSums, isFunctionWord, isWordToken, tokenIds, tokenize, type LMContext } from './features.ts';
 import { UNK } from './lm.ts';
+import { round4 } from './model.ts';
 import { lowerForFeatures } from './normalize.ts';
 import { POS_BOS, tagSequence } from './pos.ts';
 import type { Composition, Confidence, GeneratedSpan, Language, Mode, SegmentScore } from './types.ts';
@@ -849,7 +850,3 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
 
 /** From this share of the words in confident spans, the text is called generated throughout (`ai`). */
 const ALL_GENERATED_SHARE = 0.9;
-
-function round4(x: number): number {
-  return Math.round(x * 10000) / 10000;
-}
