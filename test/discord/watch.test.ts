@@ -417,7 +417,8 @@ describe.each([
     r = undefined;
     const next = second.bot.context.watch!.watcher!;
     await waitUntil(() => next.counters.scored === 3, 15_000, 'the three scored after the restart');
-    expect(await second.store.pendingCount()).toBe(0);
+    // A score is recorded just before its message leaves the queue: wait for the last one to leave.
+    await waitUntil(async () => (await second!.store.pendingCount()) === 0, 5_000, 'an empty queue');
     for (const m of messages)
       expect(await second.store.isScored(`discord:${first.world.place.guildId}`, first.world.general, String(m.id), Date.now())).toBe(true);
     const reads = second.fake.requests.filter((q) => q.method === 'GET' && /^\/channels\/\d+\/messages\/\d+$/.test(q.path));
