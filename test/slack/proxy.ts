@@ -33,13 +33,6 @@ export class DetectProxy {
       const chunks: Buffer[] = [];
       const forward = (): void => {
         const body = Buffer.concat(chunks);
-        if (isDetect) {
-          try {
-            this.detectBodies.push(JSON.parse(body.toString('utf8')) as { text: string });
-          } catch {
-            // not JSON: the service will say so
-          }
-        }
         const upstream = request(
           { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
           (up) => {
@@ -55,6 +48,15 @@ export class DetectProxy {
       };
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
+        // Recorded on arrival, not when forwarded: a call held back by `delayMs` must not show up
+        // among the bodies of a later test (a watch test's last six bodies once held one).
+        if (isDetect) {
+          try {
+            this.detectBodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text: string });
+          } catch {
+            // not JSON: the service will say so
+          }
+        }
         if (this.delayMs > 0) setTimeout(forward, this.delayMs);
         else forward();
       });
