@@ -11,15 +11,14 @@
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { Verdict } from '../../../src/contract.ts';
 import { currentVersion, migrate, openPool, type Schema, transaction } from '../pg-driver.ts';
 import { PRESET_BITS } from './presets.ts';
+import { countsByChannel, flagFromRow, pendingFromRow, reportFrom } from './sql-rows.ts';
 import type { CardLimits, WatchStore } from './store.ts';
 import {
   CARD_STATES,
   DAY_MS,
   dayOf,
-  emptyCounts,
   HOUR_MS,
   itemKey,
   OUTCOMES,
@@ -394,9 +393,7 @@ export class PostgresWatchStore implements WatchStore {
     await this.ready();
     const today = dayOf(now);
     const [week, month] = await Promise.all([this.#counts(scope, (today - 6) * DAY_MS), this.#counts(scope, (today - 29) * DAY_MS)]);
-    const channels: ReportData['channels'] = new Map();
-    for (const [channelId, counts] of month) channels.set(channelId, { week: week.get(channelId) ?? emptyCounts(), month: counts });
-    return { channels };
+    return reportFrom(week, month);
   }
 
   async sweep(now: number): Promise<void> {
@@ -444,16 +441,7 @@ export class PostgresWatchStore implements WatchStore {
        FROM bot_watch_scores WHERE scope = $1 AND posted_at >= $2 GROUP BY channel_id`,
       [scope, from],
     );
-    const out = new Map<string, ChannelCounts>();
-    for (const row of rows) {
-      const counts = emptyCounts();
-      counts.scored = Number(row.scored);
-      for (const p of PRESETS) counts.byPreset[p] = Number(row[`p_${p}`] ?? 0);
-      for (const c of CARD_STATES) counts.cards[c] = Number(row[`c_${c}`] ?? 0);
-      for (const o of OUTCOMES) counts.outcomes[o] = Number(row[`o_${o}`] ?? 0);
-      out.set(String(row.channel_id), counts);
-    }
-    return out;
+    return countsByChannel(rows);
   }
 
   /**
@@ -513,41 +501,4 @@ export class PostgresWatchStore implements WatchStore {
       );
     }
   }
-}
-
-function optional(value: unknown): string | undefined {
-  return value === null || value === undefined ? undefined : String(value);
-}
-
-function pendingFromRow(row: Record<string, unknown>): PendingItem {
-  return {
-    scope: String(row.scope),
-    channelId: String(row.channel_id),
-    messageId: String(row.message_id),
-    threadId: optional(row.thread_id),
-    authorId: String(row.author_id),
-    postedAt: Number(row.posted_at),
-    enqueuedAt: Number(row.enqueued_at),
-  };
-}
-
-function flagFromRow(row: Record<string, unknown>): FlagRecord {
-  return {
-    flagId: String(row.flag_id),
-    scope: String(row.scope),
-    channelId: String(row.channel_id),
-    messageId: String(row.message_id),
-    threadId: optional(row.thread_id),
-    authorId: String(row.author_id),
-    postedAt: Number(row.posted_at),
-    probability: Number(row.probability),
-    verdict: String(row.verdict) as Verdict,
-    requestId: String(row.request_id),
-    card: String(row.card ?? 'failed') as CardState,
-    cardId: optional(row.card_id),
-    cardChannelId: optional(row.card_channel_id),
-    outcome: optional(row.outcome) as Outcome | undefined,
-    reviewerId: optional(row.reviewer_id),
-    reviewedAt: row.reviewed_at === null || row.reviewed_at === undefined ? undefined : Number(row.reviewed_at),
-  };
 }

@@ -7,14 +7,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, loadDatabaseSync, migrate } from '../sqlite-driver.ts';
-import type { Verdict } from '../../../src/contract.ts';
 import { PRESET_BITS } from './presets.ts';
+import { countsByChannel, flagFromRow, pendingFromRow, reportFrom } from './sql-rows.ts';
 import type { CardLimits, WatchStore } from './store.ts';
 import {
   CARD_STATES,
   DAY_MS,
   dayOf,
-  emptyCounts,
   HOUR_MS,
   itemKey,
   OUTCOMES,
@@ -284,11 +283,7 @@ export class SqliteWatchStore implements WatchStore {
 
   async report(scope: string, now: number): Promise<ReportData> {
     const today = dayOf(now);
-    const week = this.#counts(scope, (today - 6) * DAY_MS);
-    const month = this.#counts(scope, (today - 29) * DAY_MS);
-    const channels: ReportData['channels'] = new Map();
-    for (const [channelId, counts] of month) channels.set(channelId, { week: week.get(channelId) ?? emptyCounts(), month: counts });
-    return { channels };
+    return reportFrom(this.#counts(scope, (today - 6) * DAY_MS), this.#counts(scope, (today - 29) * DAY_MS));
   }
 
   async sweep(now: number): Promise<void> {
@@ -331,16 +326,7 @@ export class SqliteWatchStore implements WatchStore {
          FROM watch_scores WHERE scope = ? AND posted_at >= ? GROUP BY channel_id`,
       )
       .all(scope, from);
-    const out = new Map<string, ChannelCounts>();
-    for (const row of rows) {
-      const counts = emptyCounts();
-      counts.scored = Number(row.scored);
-      for (const p of PRESETS) counts.byPreset[p] = Number(row[`p_${p}`] ?? 0);
-      for (const c of CARD_STATES) counts.cards[c] = Number(row[`c_${c}`] ?? 0);
-      for (const o of OUTCOMES) counts.outcomes[o] = Number(row[`o_${o}`] ?? 0);
-      out.set(String(row.channel_id), counts);
-    }
-    return out;
+    return countsByChannel(rows);
   }
 
   #transaction<T>(work: () => T): T {
@@ -354,41 +340,4 @@ export class SqliteWatchStore implements WatchStore {
       throw err;
     }
   }
-}
-
-function optional(value: unknown): string | undefined {
-  return value === null || value === undefined ? undefined : String(value);
-}
-
-function pendingFromRow(row: Record<string, unknown>): PendingItem {
-  return {
-    scope: String(row.scope),
-    channelId: String(row.channel_id),
-    messageId: String(row.message_id),
-    threadId: optional(row.thread_id),
-    authorId: String(row.author_id),
-    postedAt: Number(row.posted_at),
-    enqueuedAt: Number(row.enqueued_at),
-  };
-}
-
-function flagFromRow(row: Record<string, unknown>): FlagRecord {
-  return {
-    flagId: String(row.flag_id),
-    scope: String(row.scope),
-    channelId: String(row.channel_id),
-    messageId: String(row.message_id),
-    threadId: optional(row.thread_id),
-    authorId: String(row.author_id),
-    postedAt: Number(row.posted_at),
-    probability: Number(row.probability),
-    verdict: String(row.verdict) as Verdict,
-    requestId: String(row.request_id),
-    card: String(row.card ?? 'failed') as CardState,
-    cardId: optional(row.card_id),
-    cardChannelId: optional(row.card_channel_id),
-    outcome: optional(row.outcome) as Outcome | undefined,
-    reviewerId: optional(row.reviewer_id),
-    reviewedAt: row.reviewed_at === null || row.reviewed_at === undefined ? undefined : Number(row.reviewed_at),
-  };
 }
