@@ -10,9 +10,10 @@
  * Prints, overall and per language: the sentence AUROC inside mixed documents, the share of their
  * human sentences shown at ≥ 80% AI, the share of two-part documents whose `generated_share` is
  * within ±0.2 of the truth, and for pure human documents the `likely_ai` rate and the documents
- * with a span of `high` confidence; `--by source` adds the AUROC per source.
+ * with a span of `high` confidence; `--by source` adds the rows per source and mode, `--by mode` per
+ * language and mode.
  *
- * Options: --markdown, --by source, --seed N (default 7), --per-group N (documents per source group,
+ * Options: --markdown, --by source[,mode], --seed N (default 7), --per-group N (documents per source group,
  * default 45), --joiner both|blank|space (what joins the parts; default both, alternating),
  * --data DIR, --model PATH, --segment-model PATH
  */
@@ -35,7 +36,9 @@ const SEED = Number(arg('--seed') ?? 7);
 const PER_GROUP = Number(arg('--per-group') ?? 45);
 const MARKDOWN = process.argv.includes('--markdown');
 const printTable = (head: string[], rows: string[][]): string => table(head, rows, MARKDOWN);
-const BY_SOURCE = (arg('--by') ?? '').split(',').includes('source');
+const BY = (arg('--by') ?? '').split(',');
+const BY_SOURCE = BY.includes('source');
+const BY_MODE = BY.includes('mode');
 /** What joins the parts: `both` (alternating, the default), `blank` (a blank line) or `space`. */
 const JOINER = arg('--joiner') ?? 'both';
 if (!['both', 'blank', 'space'].includes(JOINER)) throw new Error('--joiner must be both, blank or space.');
@@ -166,8 +169,11 @@ async function main(): Promise<void> {
     const language = doc.plan.parts[0]!.row.language;
     const kind = doc.plan.kind;
     if (kind === 'HA' || kind === 'AH' || kind === 'HAH') {
-      for (const key of ['all', language, ...(BY_SOURCE ? [`${doc.plan.parts[0]!.row.source}/${doc.plan.parts[0]!.row.mode}`] : [])])
-        addMixed(tallyOf(key), doc);
+      const first = doc.plan.parts[0]!.row;
+      const keys = ['all', language];
+      if (BY_MODE) keys.push(`${language} ${first.mode}`);
+      if (BY_SOURCE) keys.push(`${first.source}/${first.mode}`);
+      for (const key of keys) addMixed(tallyOf(key), doc);
       if (doc.plan.parts.some((p) => isLightEdit(p.row)))
         addMixed(tallyOf('AI part is a light AI edit of human text (MixSet polish)'), doc);
     } else if (kind === 'H' || kind === 'HH') {
