@@ -18,7 +18,7 @@ import type { ModLog, ModLogEntry } from './modlog.ts';
 import type { CheckSource, RecheckStore } from './recheck-store.ts';
 import { problemEmbed, recheckButtons, resultEmbed } from './reply.ts';
 import { memberCheckRows } from './author-reply.ts';
-import type { DiscordWatching } from './watch/runtime.ts';
+import type { DiscordWatchingApi } from './watch/api.ts';
 
 /** The part of the detection client the bot uses (`DetectClient` from src/client fits it). */
 export interface DetectionApi {
@@ -52,7 +52,7 @@ export interface BotContext {
   /** Aborted when the bot shuts down, so pending calls end instead of holding the process open. */
   signal: AbortSignal;
   /** Watched channels and review cards (adapters/discord/watch/); set by the bot. */
-  watch?: DiscordWatching | undefined;
+  watch?: DiscordWatchingApi | undefined;
 }
 
 /** Where a server's settings live in the state store: read by every check, written by /detect-settings. */

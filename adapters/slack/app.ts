@@ -15,7 +15,7 @@ import {
 } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { ResultCache, type Detector, type SlackAppContext } from './checks.ts';
-import type { SlackAppConfig } from './config.ts';
+import { SlackTokenRefusedError, type SlackAppConfig } from './config.ts';
 import { openChatStore, SplitChatStore, type ChatStore } from '../chat/store/index.ts';
 import { dedupKey, type DedupStore } from './dedup.ts';
 import { acknowledgeUnhandled, listenerErrorHandler, receiverErrorOptions, socketModeErrorOptions } from './error-handling.ts';
@@ -29,8 +29,10 @@ import { registerMessageEvents } from './listeners/message-event.ts';
 import { registerReviewAction } from './listeners/review-action.ts';
 import { registerUninstallEvents } from './listeners/uninstall-event.ts';
 import { SlackWatching, type SlackWatchOptions } from './watch/runtime.ts';
-import { DurableInstallationStore } from './installation-store.ts';
+import { checkInstallationKey, DurableInstallationStore } from './installation-store.ts';
 import { notInstalledErrorHandler, oauthReceiverOptions, orgLinkMiddleware } from './oauth.ts';
+import type { WorkspaceClients } from './watch/api.ts';
+import { InstalledWorkspaceClients, singleWorkspaceClients } from './workspace-clients.ts';
 
 /** On stop, checks already acknowledged get this long to post their replies. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -132,6 +134,38 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     timeout: 10_000,
   };
   const socketMode = config.appToken !== undefined;
+  const receiver = socketMode
+    ? // A receiver of our own (not `socketMode: true`) to pass its error handler.
+      new SocketModeReceiver({
+        appToken: config.appToken ?? '',
+        logger: boltLogger(deps.logger),
+        // What Bolt passes when it builds this receiver itself: the Web API address for apps.connections.open.
+        installerOptions: { clientOptions },
+        ...socketModeErrorOptions(logger),
+      })
+    : new HTTPReceiver({
+        signingSecret: config.signingSecret ?? '',
+        endpoints: EVENTS_PATH,
+        processBeforeResponse: false,
+        logger: boltLogger(deps.logger),
+        // Bad payloads: logged and answered 200, not 404/500 (error-handling.ts).
+        ...receiverErrorOptions(logger),
+        // /slack/install and /slack/oauth_redirect, served by Bolt's installer (oauth.ts).
+        ...(config.oauth && installationStore && stores
+          ? oauthReceiverOptions(config.oauth, installationStore, { slackApiUrl: config.slackApiUrl }, logger, stores.shortLived)
+          : {}),
+        // For load balancers and uptime checks; it reveals nothing but liveness.
+        customRoutes: [
+          {
+            path: '/healthz',
+            method: ['GET'],
+            handler: (_req: IncomingMessage, res: ServerResponse) => {
+              res.writeHead(200, { 'content-type': 'application/json' });
+              res.end('{"ok":true}');
+            },
+          },
+        ],
+      });
   const app = new App({
     // One workspace: its bot token. Many: no token; Bolt authorizes each request from the installation store.
     ...(config.oauth ? {} : { token: config.botToken }),
@@ -141,43 +175,15 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     deferInitialization: true,
     // The error handler gets the request body, to log which request failed and tell its user.
     extendedErrorHandler: true,
-    ...(socketMode
-      ? {
-          // A receiver of our own (not `socketMode: true`) to pass its error handler.
-          receiver: new SocketModeReceiver({
-            appToken: config.appToken ?? '',
-            logger: boltLogger(deps.logger),
-            // What Bolt passes when it builds this receiver itself: the Web API address for apps.connections.open.
-            installerOptions: { clientOptions },
-            ...socketModeErrorOptions(logger),
-          }),
-        }
-      : {
-          receiver: new HTTPReceiver({
-            signingSecret: config.signingSecret ?? '',
-            endpoints: EVENTS_PATH,
-            processBeforeResponse: false,
-            logger: boltLogger(deps.logger),
-            // Bad payloads: logged and answered 200, not 404/500 (error-handling.ts).
-            ...receiverErrorOptions(logger),
-            // /slack/install and /slack/oauth_redirect, served by Bolt's installer (oauth.ts).
-            ...(config.oauth && installationStore
-              ? oauthReceiverOptions(config.oauth, installationStore, { slackApiUrl: config.slackApiUrl }, logger)
-              : {}),
-            // For load balancers and uptime checks; it reveals nothing but liveness.
-            customRoutes: [
-              {
-                path: '/healthz',
-                method: ['GET'],
-                handler: (_req: IncomingMessage, res: ServerResponse) => {
-                  res.writeHead(200, { 'content-type': 'application/json' });
-                  res.end('{"ok":true}');
-                },
-              },
-            ],
-          }),
-        }),
+    receiver,
   });
+  // Watching works in the background, without a request's token: each workspace's client comes from here.
+  const installer = receiver instanceof HTTPReceiver ? receiver.installer : undefined;
+  const installed =
+    config.oauth && installer && stores
+      ? new InstalledWorkspaceClients(installer, stores.durable, { ...clientOptions, logger: boltLogger(deps.logger) })
+      : undefined;
+  const clients: WorkspaceClients = installed ?? singleWorkspaceClients(app.client);
 
   const ctx: SlackAppContext = {
     config,
@@ -192,13 +198,14 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   if (config.oauth && stores) {
     app.use(orgLinkMiddleware(stores, logger));
   }
+  if (installed) app.use(installed.middleware());
   registerDetectCommand(app, ctx);
   registerMessageShortcut(app, ctx);
   registerRecheckAction(app, ctx);
   registerDetailsAction(app, ctx);
   registerSettingsCommand(app, ctx);
   registerAuthorCheckAction(app, ctx);
-  if (deps.watch) ctx.watch = new SlackWatching(app.client, ctx, deps.watch, logger);
+  if (deps.watch) ctx.watch = new SlackWatching(clients, ctx, deps.watch, logger);
   registerMessageEvents(app, ctx);
   registerReviewAction(app, ctx);
   const uninstall = registerUninstallEvents(app, ctx);
@@ -211,6 +218,8 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   try {
     // The database's migrations: a store problem stops the start with its reason.
     await state.ready?.();
+    // A wrong SLACK_INSTALLATION_KEY would otherwise fail every request of every workspace, quietly.
+    if (config.oauth && stores) await checkInstallationKey(stores.durable, config.oauth.installationKey, logger);
     await ctx.watch?.ready();
   } catch (err) {
     unhookWatch?.();
@@ -225,10 +234,13 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     await ctx.watch?.stop();
     if (ownsState) await state.close();
     const slackError = (err as { data?: { error?: unknown } }).data?.error;
+    if (typeof slackError === 'string') {
+      throw new SlackTokenRefusedError(
+        `Slack refused SLACK_BOT_TOKEN (auth.test answered ${slackError}); copy the Bot User OAuth Token again from “OAuth & Permissions”.`,
+      );
+    }
     throw new Error(
-      typeof slackError === 'string'
-        ? `Slack rejected SLACK_BOT_TOKEN (auth.test answered ${slackError}); copy the Bot User OAuth Token again from “OAuth & Permissions”.`
-        : `Could not reach Slack's Web API at ${config.slackApiUrl} (${(err as Error).message}); check the network or SLACK_API_URL.`,
+      `Could not reach Slack's Web API at ${config.slackApiUrl} (${(err as Error).message}); check the network or SLACK_API_URL.`,
     );
   }
 

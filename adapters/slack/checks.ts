@@ -21,7 +21,7 @@ import {
 } from './blocks.ts';
 import { auditChannelFor, defaultModeFor, type SlackAppConfig } from './config.ts';
 import type { NameResolver } from './message-text.ts';
-import type { SlackWatching } from './watch/runtime.ts';
+import type { SlackWatchingApi } from './watch/api.ts';
 
 type WebClient = webApi.WebClient;
 
@@ -117,7 +117,7 @@ export interface SlackAppContext {
   /** Display names of users and channels, shared by every listener (see createNameResolver). */
   names: NameCache;
   /** Watched channels and review cards (adapters/slack/watch/); set when the app runs with watching. */
-  watch?: SlackWatching | undefined;
+  watch?: SlackWatchingApi | undefined;
 }
 
 export interface CheckRequest {

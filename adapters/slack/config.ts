@@ -49,8 +49,14 @@ export interface SlackAppConfig {
   logLevel: string;
 }
 
+/** A setting the app cannot start with; `npm run slack` exits 2 with its sentence. */
 export class SlackConfigError extends Error {
   override name = 'SlackConfigError';
+}
+
+/** Slack refused SLACK_BOT_TOKEN at start (`auth.test`); `npm run slack` exits 3. */
+export class SlackTokenRefusedError extends Error {
+  override name = 'SlackTokenRefusedError';
 }
 
 function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -140,6 +146,22 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
     throw new SlackConfigError(
       'SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from the app’s “OAuth & Permissions” page (or set SLACK_CLIENT_ID and its secrets to install the app in many workspaces).',
     );
+  if (botToken?.startsWith('xoxe.xoxb-')) {
+    throw new SlackConfigError(
+      'SLACK_BOT_TOKEN is a rotating token (xoxe.xoxb-…), which Slack expires after 12 hours: turn token rotation off in “OAuth & Permissions” and copy the Bot User OAuth Token (xoxb-…) again, or install through OAuth (SLACK_CLIENT_ID), where the app refreshes tokens itself.',
+    );
+  }
+  if (botToken && !botToken.startsWith('xoxb-')) {
+    // Named by kind, never echoed: the value may be some other secret pasted by mistake.
+    const kind = botToken.startsWith('xoxp-')
+      ? 'a user token (xoxp-)'
+      : botToken.startsWith('xapp-')
+        ? 'an app-level token (xapp-)'
+        : 'not a Slack bot token';
+    throw new SlackConfigError(
+      `SLACK_BOT_TOKEN is ${kind}: the app needs the bot token, which starts with xoxb-. Copy the Bot User OAuth Token from the app’s “OAuth & Permissions” page.`,
+    );
+  }
   const appToken = env.SLACK_APP_TOKEN?.trim() || undefined;
   if (oauth && appToken) {
     throw new SlackConfigError(

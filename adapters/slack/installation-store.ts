@@ -175,6 +175,48 @@ export class DurableInstallationStore implements InstallationStore {
   }
 }
 
+/** SLACK_INSTALLATION_KEY does not open the stored installations; `npm run slack` exits 2, as for a bad setting. */
+export class InstallationKeyError extends Error {
+  override name = 'InstallationKeyError';
+}
+
+/** How many of the latest stored installations the start-up check opens. */
+const KEY_CHECK_SAMPLE = 20;
+
+/**
+ * At start: does `SLACK_INSTALLATION_KEY` open the stored installations? None of the latest opening
+ * means the key is not the one they were stored with, and every request would fail: the start stops
+ * with a sentence naming the variable. Some not opening is logged as an error; the others work.
+ */
+export async function checkInstallationKey(
+  durable: Pick<DurableStore, 'recentInstallationData'>,
+  secret: string,
+  logger: Logger,
+): Promise<void> {
+  const sealed = await durable.recentInstallationData(KEY_CHECK_SAMPLE);
+  if (sealed.length === 0) return;
+  const cipher = new InstallationCipher(secret);
+  let unreadable = 0;
+  for (const data of sealed) {
+    try {
+      JSON.parse(cipher.open(data));
+    } catch {
+      unreadable += 1;
+    }
+  }
+  if (unreadable === sealed.length) {
+    throw new InstallationKeyError(
+      `SLACK_INSTALLATION_KEY does not decrypt the stored Slack installations (none of the latest ${sealed.length} opens with it): it is not the key they were stored with. Set SLACK_INSTALLATION_KEY back to that key; with a new key every workspace would have to install the app again.`,
+    );
+  }
+  if (unreadable > 0) {
+    logger.error(
+      { checked: sealed.length, unreadable },
+      'some stored Slack installations cannot be decrypted with SLACK_INSTALLATION_KEY; their workspaces must install the app again',
+    );
+  }
+}
+
 /** The installation without its refresh token: Bolt then uses the bot token as it is and refreshes nothing. */
 function withoutRotation(installation: Installation): Installation {
   if (!installation.bot) return installation;

@@ -9,7 +9,8 @@ import { installProcessGuards } from '../chat/process-guard.ts';
 import { readWatchSettings, WatchConfigError, type WatchSettings } from '../chat/watch/config.ts';
 import { watchDetectorFor } from '../chat/watch/detector.ts';
 import { startSlackApp } from './app.ts';
-import { loadSlackConfig, SlackConfigError } from './config.ts';
+import { InstallationKeyError } from './installation-store.ts';
+import { loadSlackConfig, SlackConfigError, SlackTokenRefusedError } from './config.ts';
 
 async function main(): Promise<number> {
   let config;
@@ -36,9 +37,12 @@ async function main(): Promise<number> {
       watch: { detector: watchDetectorFor(backend), settings: watchSettings },
     });
   } catch (err) {
-    logger.error({ err: (err as Error).message }, 'the Slack app could not start');
+    // Exit codes as the Discord bot's and the CLI's: 2 a bad setting, 3 credentials refused, 5 unreachable or failing.
+    const message = (err as Error)?.message ?? String(err);
+    logger.error({ err: message }, 'the Slack app could not start');
+    process.stderr.write(`textdetect-slack: ${message}\n`);
     await backend.close();
-    return 1;
+    return err instanceof SlackConfigError || err instanceof InstallationKeyError ? 2 : err instanceof SlackTokenRefusedError ? 3 : 5;
   }
   logger.info(
     { detect_api: backend.embedded ? 'in-process' : backend.apiUrl, events_url: running.eventsUrl },

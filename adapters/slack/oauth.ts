@@ -2,14 +2,19 @@
  * Installing the app in many workspaces with Bolt's own OAuth support: Bolt serves `/slack/install`
  * and `/slack/oauth_redirect`, exchanges the code, signs the state (a JWT under `SLACK_STATE_SECRET`,
  * bound to the installer's browser by a cookie, so any replica can finish an install another one
- * started) and rotates tokens; the installations live in the durable store (installation-store.ts).
+ * started; made single-use here through the short-lived store) and rotates tokens; the installations live in the durable store (installation-store.ts).
  * This module adds the pages people see and what the app answers for a workspace that has no
  * installation (any more); uninstalls are handled in listeners/uninstall-event.ts.
  */
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AnyMiddlewareArgs, HTTPReceiverOptions, Installation, InstallURLOptions, Middleware } from '@slack/bolt';
+import type { AnyMiddlewareArgs, HTTPReceiverOptions, Installation, InstallURLOptions, Middleware, StateStore } from '@slack/bolt';
+// @slack/oauth is CommonJS whose named exports Node cannot detect: take them from the default export.
+import slackOAuth from '@slack/oauth';
 import type { Logger } from 'pino';
-import type { SplitChatStore } from '../chat/store/index.ts';
+import type { ShortLivedStore, SplitChatStore } from '../chat/store/index.ts';
+
+const { ClearStateStore, InvalidStateError } = slackOAuth;
 import { type DurableInstallationStore, InstallationNotFoundError } from './installation-store.ts';
 
 export const INSTALL_PATH = '/slack/install';
@@ -109,9 +114,57 @@ export function installedPage(installation: Installation): string {
   );
 }
 
+/** How long an install link (its `state`) works; Bolt's default, and the state cookie's lifetime. */
+export const STATE_TTL_SECONDS = 600;
+
+/** A state that was already used to finish an install. */
+export class StateAlreadyUsedError extends InvalidStateError {
+  override name = 'StateAlreadyUsedError';
+}
+
+/**
+ * Bolt's signed state (`ClearStateStore`: a JWT under `SLACK_STATE_SECRET`, 10 minutes), used once:
+ * the first redirect that presents a valid state claims it in the short-lived store (Redis shared by
+ * every replica, else SQLite) for longer than it lives, and every later one is refused, so a state
+ * and its cookie cannot install a second workspace. Only a hash of the state is kept.
+ */
+export class SingleUseStateStore implements StateStore {
+  readonly #signed: InstanceType<typeof ClearStateStore>;
+  readonly #claims: Pick<ShortLivedStore, 'claim'>;
+
+  constructor(stateSecret: string, claims: Pick<ShortLivedStore, 'claim'>) {
+    this.#signed = new ClearStateStore(stateSecret, STATE_TTL_SECONDS);
+    this.#claims = claims;
+  }
+
+  generateStateParam(installOptions: InstallURLOptions, now: Date): Promise<string> {
+    return this.#signed.generateStateParam(installOptions, now);
+  }
+
+  async verifyStateParam(now: Date, state: string): Promise<InstallURLOptions> {
+    // The signature and age first: a forged state never reaches the store.
+    const options = await this.#signed.verifyStateParam(now, state);
+    const key = `slack:oauth-state:${createHash('sha256').update(state).digest('base64url')}`;
+    if (!(await this.#claims.claim(key, (STATE_TTL_SECONDS + 60) * 1000))) {
+      throw new StateAlreadyUsedError('This state was already used to finish an install.');
+    }
+    return options;
+  }
+}
+
 /** `/slack/oauth_redirect` when the install did not finish: why, and how to start again. */
-export function installFailedPage(code: string | undefined): { status: number; html: string } {
+export function installFailedPage(code: string | undefined, alreadyUsed = false): { status: number; html: string } {
   const again = `<p><a class="button" href="${INSTALL_PATH}">Start again</a></p>`;
+  if (alreadyUsed) {
+    return {
+      status: 400,
+      html: page(
+        'Install link already used',
+        `<h1>This install link was already used</h1>
+<p>Each install link finishes one install. Nothing more was installed; to install the app in another workspace, start again.</p>${again}`,
+      ),
+    };
+  }
   if (code === 'slack_oauth_installer_authorization_error') {
     return { status: 400, html: page('Install cancelled', `<h1>The install was cancelled</h1><p>Nothing was installed.</p>${again}`) };
   }
@@ -141,22 +194,22 @@ export function oauthReceiverOptions(
   installationStore: DurableInstallationStore,
   clientOptions: { slackApiUrl: string },
   logger: Logger,
-): Pick<
-  HTTPReceiverOptions,
-  'clientId' | 'clientSecret' | 'stateSecret' | 'scopes' | 'installationStore' | 'redirectUri' | 'installerOptions'
-> {
+  claims: Pick<ShortLivedStore, 'claim'>,
+): Pick<HTTPReceiverOptions, 'clientId' | 'clientSecret' | 'scopes' | 'installationStore' | 'redirectUri' | 'installerOptions'> {
   return {
     clientId: oauth.clientId,
     clientSecret: oauth.clientSecret,
-    stateSecret: oauth.stateSecret,
     scopes: oauth.scopes,
     installationStore,
     ...(oauth.redirectUri ? { redirectUri: oauth.redirectUri } : {}),
     installerOptions: {
       installPath: INSTALL_PATH,
       redirectUriPath: REDIRECT_PATH,
-      // The state cookie ties the redirect to the browser that opened the install page (CSRF).
+      // The state cookie ties the redirect to the browser that opened the install page (CSRF);
+      // the store makes each state single-use.
       stateVerification: true,
+      stateStore: new SingleUseStateStore(oauth.stateSecret, claims),
+      stateCookieExpirationSeconds: STATE_TTL_SECONDS,
       // oauth.v2.access and auth.test at the configured Web API address (tests, egress proxies).
       clientOptions,
       ...(oauth.authorizationUrl ? { authorizationUrl: oauth.authorizationUrl } : {}),
@@ -168,7 +221,7 @@ export function oauthReceiverOptions(
         },
         failure: (error: Error & { code?: string }, _options: InstallURLOptions, _req: IncomingMessage, res: ServerResponse) => {
           logger.warn({ code: error.code, err_name: error.name }, 'Slack install did not finish');
-          const { status, html } = installFailedPage(error.code);
+          const { status, html } = installFailedPage(error.code, error instanceof StateAlreadyUsedError);
           res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
           res.end(html);
         },

@@ -100,3 +100,21 @@ describe('loadSlackConfig: installs to many workspaces (OAuth)', () => {
     expect(() => loadSlackConfig({ ...base, REDIS_URL: 'localhost:6379' })).toThrow(/REDIS_URL="localhost:6379" is not a redis:\/\//);
   });
 });
+
+describe('SLACK_BOT_TOKEN format', () => {
+  it('refuses a value that is not a bot token, naming its kind and never echoing it', () => {
+    const env = { SLACK_SIGNING_SECRET: 's' };
+    expect(() => loadSlackConfig({ ...env, SLACK_BOT_TOKEN: 'fake' })).toThrow(
+      /SLACK_BOT_TOKEN is not a Slack bot token: .*starts with xoxb-/,
+    );
+    expect(() => loadSlackConfig({ ...env, SLACK_BOT_TOKEN: 'xoxp-123-456' })).toThrow(/SLACK_BOT_TOKEN is a user token \(xoxp-\)/);
+    expect(() => loadSlackConfig({ ...env, SLACK_BOT_TOKEN: 'xapp-1-A-1-abc' })).toThrow(/an app-level token \(xapp-\)/);
+    expect(() => loadSlackConfig({ ...env, SLACK_BOT_TOKEN: 'xoxe.xoxb-1-abc' })).toThrow(/rotating token/);
+    try {
+      loadSlackConfig({ ...env, SLACK_BOT_TOKEN: 'secret-value-123' });
+    } catch (err) {
+      expect((err as Error).message).not.toContain('secret-value');
+    }
+    expect(loadSlackConfig({ ...env, SLACK_BOT_TOKEN: 'xoxb-1-2' }).botToken).toBe('xoxb-1-2');
+  });
+});

@@ -3,7 +3,9 @@
  * detection service in-process with its own sandbox key, and a signed /detect gets a real answer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSlack } from './fake-slack.ts';
@@ -87,4 +89,51 @@ describe('npm run slack', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
   }, 45_000);
+});
+
+describe('npm run slack: start-up failures', () => {
+  function runMain(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+    return new Promise((resolve) => {
+      const proc = spawn(process.execPath, ['--import', 'tsx', 'adapters/slack/main.ts'], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let text = '';
+      proc.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      proc.stderr.on('data', (d: Buffer) => (text += d.toString()));
+      proc.once('close', (code) => resolve({ code, output: text }));
+    });
+  }
+
+  it('a token that is not a bot token stops at once with exit 2; one Slack refuses exits 3, as docs/slack.md says', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'slack-main-fail-'));
+    try {
+      const env: NodeJS.ProcessEnv = {
+        PATH: process.env.PATH,
+        // Never the user's home: the state goes to a throw-away folder.
+        HOME: dataDir,
+        DATA_DIR: dataDir,
+        SLACK_SIGNING_SECRET: SECRET,
+        SLACK_PORT: '0',
+        SLACK_HOST: '127.0.0.1',
+        SLACK_API_URL: slack.apiUrl,
+        LOG_LEVEL: 'warn',
+      };
+      const authTests = slack.callsOf('auth.test').length;
+      const [fake, refused] = await Promise.all([
+        runMain({ ...env, SLACK_BOT_TOKEN: 'fake' }),
+        runMain({ ...env, SLACK_BOT_TOKEN: 'xoxb-not-the-right-one' }),
+      ]);
+      expect(fake.code).toBe(2);
+      expect(fake.output).toContain('SLACK_BOT_TOKEN is not a Slack bot token: the app needs the bot token, which starts with xoxb-.');
+      expect(refused.code).toBe(3);
+      expect(refused.output).toContain('Slack refused SLACK_BOT_TOKEN (auth.test answered invalid_auth)');
+      expect(refused.output).not.toContain('xoxb-not-the-right-one');
+      // Only the refused one reached Slack.
+      expect(slack.callsOf('auth.test').length - authTests).toBe(1);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -127,6 +127,8 @@ beforeAll(async () => {
           'code-T2': { teamId: 'T0TWO', teamName: 'Two', userId: 'U0ADMIN' },
           'code-ORG': { enterpriseId: 'E0GRID', enterpriseName: 'Grid Org', userId: 'U0ADMIN' },
           'code-SHORT': { teamId: 'T0SHORT', teamName: 'Short-lived tokens', userId: 'U0ADMIN', expiresInSec: 1 },
+          'code-REUSE-1': { teamId: 'T0REUSE1', teamName: 'First', userId: 'U0ADMIN' },
+          'code-REUSE-2': { teamId: 'T0REUSE2', teamName: 'Second', userId: 'U0ADMIN' },
         },
       },
     },
@@ -189,6 +191,23 @@ describe('install', () => {
     for (const row of rows) for (const secret of secrets) expect(row.data).not.toContain(secret);
     for (const row of rows) expect(row.data).not.toMatch(/xox[bpe]-1-/);
     expect((await storedInstallation('slack:T0ONE'))?.bot?.token).toBe(h.slack.tokensOf('T0ONE')[0]);
+  });
+
+  it('a state and its cookie finish one install: used again, even within its 10 minutes, they install nothing', async () => {
+    const page = await fetch(`${base()}/slack/install`);
+    const html = await page.text();
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const state = new URL(/href="([^"]*oauth\/v2\/authorize[^"]*)"/.exec(html)![1]!.replaceAll('&amp;', '&')).searchParams.get('state')!;
+    const redirect = (code: string) =>
+      fetch(`${base()}/slack/oauth_redirect?code=${code}&state=${encodeURIComponent(state)}`, { headers: { cookie } });
+    const first = await redirect('code-REUSE-1');
+    expect(first.status).toBe(200);
+    expect(await first.text()).toContain('textdetect is installed in First');
+    const again = await redirect('code-REUSE-2');
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain('This install link was already used');
+    expect(await stores.durable.findInstallation('slack:T0REUSE2')).toBeUndefined();
+    expect(await stores.durable.findInstallation('slack:T0REUSE1')).toBeDefined();
   });
 
   it('answers a cancelled install or a stale link with a page that says so', async () => {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openChatStore } from '../../adapters/chat/store/index.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import type { WatchStore } from '../../adapters/chat/watch/store.ts';
@@ -18,33 +19,25 @@ import { PostgresWatchStore } from '../../adapters/chat/watch/store-postgres.ts'
 import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
 import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
+import { decodeButtonValue } from '../../adapters/slack/blocks.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
-import { readAuthorModel } from '../../src/detector/author.ts';
-import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import type { RecordedCall } from './fake-slack.ts';
-import { buttonPayload, interactionBody, postToApp, SIGNING_SECRET, slashCommandBody, startHarness, type Harness } from './harness.ts';
+import { AI_TEXTS, ENGINE_MIN_MESSAGES, HUMAN_TEXT } from './watch-texts.ts';
+import {
+  buttonPayload,
+  interactionBody,
+  LONG_TEXT,
+  postToApp,
+  SIGNING_SECRET,
+  slashCommandBody,
+  startHarness,
+  type Harness,
+} from './harness.ts';
 import { signSlackRequest } from './fake-slack.ts';
 
 const RUN = Date.now();
 const ALL_SCOPES: string[] = [...DEFAULT_SCOPES];
-
-// Written for these tests in the register of a generated answer (each rated likely_ai on its own; a
-// member who posts ENGINE_MIN_MESSAGES of them, well over the words needed, is likely_ai as an author).
-const AI_TEXTS = [
-  'It is important to note that effective communication plays a crucial role in fostering collaboration within any community. By leveraging clear guidelines and consistent moderation practices, communities can create an inclusive environment where every member feels valued and heard. Furthermore, regular feedback mechanisms enable continuous improvement, ensuring that the community remains vibrant, engaging, and aligned with its core values over time.',
-  "In today's fast-paced digital landscape, maintaining a healthy online community requires a thoughtful and multifaceted approach. Moderators must balance the need for open dialogue with the importance of safety and respect. Additionally, implementing transparent policies helps build trust among members. Ultimately, a well-moderated community can serve as a valuable resource, fostering meaningful connections and promoting positive interactions for everyone involved.",
-  'Artificial intelligence has the potential to transform numerous industries by streamlining processes and enhancing decision-making capabilities. However, it is essential to consider the ethical implications associated with its widespread adoption. By prioritizing transparency, accountability, and fairness, organizations can harness the benefits of AI while mitigating potential risks. In conclusion, a balanced approach is key to ensuring responsible innovation that benefits society as a whole.',
-  'Remote work offers numerous advantages for both employees and employers, including increased flexibility and reduced commuting time. However, it also presents unique challenges, such as maintaining effective communication and fostering a sense of team cohesion. To address these issues, organizations should invest in robust collaboration tools and establish clear expectations. By doing so, they can create a productive and supportive remote work environment.',
-  'Sustainable gardening practices play a vital role in preserving the environment and promoting biodiversity. By utilizing composting, rainwater harvesting, and native plant species, gardeners can significantly reduce their ecological footprint. Moreover, these practices contribute to healthier soil and more resilient ecosystems. Ultimately, embracing sustainable gardening is a meaningful step toward a greener future for generations to come.',
-];
-/**
- * The fewest messages the engine gives an author a verdict on (models/author.json, which the service
- * loads); with fewer it answers `mixed` with `too_little_evidence`, which no preset flags.
- */
-const ENGINE_MIN_MESSAGES = readAuthorModel(DEFAULT_AUTHOR_MODEL_PATH).minMessages;
-const HUMAN_TEXT =
-  'ok so i finally got the raid team together last night and honestly it was a mess lol. tank disconnected twice, our healer was eating pizza the whole time and kept forgetting to heal, and i died to the same dumb fire thing like four times. still we got the boss down at like 2am so whatever, worth it. anyone up for tonight? i can do 9ish my time';
 
 let dir: string;
 const databases: TestDatabase[] = [];
@@ -448,8 +441,25 @@ describe('what watching leaves out, edits, deletes and threads (SQLite)', () => 
     expect(shown).toContain('/detect-settings watch #channel');
     expect(await settings(h, 'delete-data')).toMatch(/^Nothing was deleted\./);
     expect((await store.getConfig('slack:T0TEST')).channels).toHaveLength(1);
-    expect(await settings(h, 'delete-data confirm')).toMatch(/^Deleted everything the app kept about this workspace/);
-    expect(await store.getConfig('slack:T0TEST')).toEqual({ channels: [], exemptIds: [], preset: undefined, retentionDays: undefined });
+    // A check whose text is kept behind its result's buttons.
+    const check = slashCommandBody(h, LONG_TEXT);
+    await postToApp(h, check.body);
+    const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === check.responseUrl.split('/').at(-1));
+    const buttons = (reply.args.blocks as { elements?: { value?: string }[] }[]).flatMap((b) => b.elements ?? []);
+    const checkId = buttons.map((e) => decodeButtonValue(e.value)?.c).find(Boolean);
+    expect(checkId).toBeDefined();
+    const chat = openChatStore({ dataDir: h.config.dataDir });
+    try {
+      const key = `slack:check:T0TEST:${checkId}`;
+      expect(await chat.loadCheck(key, 60_000)).toMatchObject({ text: expect.stringContaining('committee') });
+      const done = await settings(h, 'delete-data confirm');
+      expect(done).toMatch(/^Deleted everything the app kept about this workspace/);
+      expect(done).toContain('the texts kept behind the result buttons of its checks');
+      expect(await store.getConfig('slack:T0TEST')).toEqual({ channels: [], exemptIds: [], preset: undefined, retentionDays: undefined });
+      expect(await chat.loadCheck(key, 60_000)).toBeUndefined();
+    } finally {
+      await chat.close();
+    }
   });
 });
 

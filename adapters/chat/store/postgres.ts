@@ -167,9 +167,23 @@ export class PostgresDurableStore implements DurableStore {
     return Number(rows[0]?.n ?? 0);
   }
 
+  async recentInstallationData(limit: number): Promise<string[]> {
+    await this.ready();
+    const { rows } = await this.#pool.query<{ data: string }>('SELECT data FROM bot_installations ORDER BY updated_at DESC LIMIT $1', [
+      limit,
+    ]);
+    return rows.map((row) => row.data);
+  }
+
   async linkScope(parent: string, scope: string): Promise<void> {
     await this.ready();
     await this.#pool.query('INSERT INTO bot_scope_links (parent, scope) VALUES ($1, $2) ON CONFLICT DO NOTHING', [parent, scope]);
+  }
+
+  async findParentScope(scope: string): Promise<string | undefined> {
+    await this.ready();
+    const { rows } = await this.#pool.query<{ parent: string }>('SELECT parent FROM bot_scope_links WHERE scope = $1 LIMIT 1', [scope]);
+    return rows[0]?.parent;
   }
 
   async deleteScope(scope: string): Promise<string[]> {

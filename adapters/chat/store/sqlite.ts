@@ -200,8 +200,20 @@ export class SqliteChatStore implements ChatStore, DurableStore, ShortLivedStore
     return Number(this.#db.prepare('SELECT COUNT(*) AS n FROM installations').get()?.n ?? 0);
   }
 
+  async recentInstallationData(limit: number): Promise<string[]> {
+    return this.#db
+      .prepare('SELECT data FROM installations ORDER BY updated_at DESC LIMIT ?')
+      .all(limit)
+      .map((row) => String(row.data));
+  }
+
   async linkScope(parent: string, scope: string): Promise<void> {
     this.#db.prepare('INSERT INTO scope_links (parent, scope) VALUES (?, ?) ON CONFLICT DO NOTHING').run(parent, scope);
+  }
+
+  async findParentScope(scope: string): Promise<string | undefined> {
+    const row = this.#db.prepare('SELECT parent FROM scope_links WHERE scope = ? LIMIT 1').get(scope);
+    return row ? String(row.parent) : undefined;
   }
 
   async deleteScope(scope: string): Promise<string[]> {

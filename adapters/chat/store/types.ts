@@ -89,8 +89,12 @@ export interface DurableStore {
   /** Stores refreshed tokens only while `owner` still holds the lease (and releases it); false otherwise. */
   saveRefreshedInstallation(key: string, owner: string, data: string, tokenExpiresAt: number | undefined): Promise<boolean>;
   countInstallations(): Promise<number>;
+  /** The encrypted data of up to `limit` installations, the latest stored first (the start-up check of the key that opens them). */
+  recentInstallationData(limit: number): Promise<string[]>;
   /** Records that `scope` (a workspace) belongs to `parent` (an organisation-wide installation). */
   linkScope(parent: string, scope: string): Promise<void>;
+  /** The organisation-wide installation `scope` was linked under, if any. */
+  findParentScope(scope: string): Promise<string | undefined>;
   /**
    * Deletes the installation keyed `scope`, the settings of `scope` and of every scope linked under
    * it, and the links, in one transaction. Returns every scope whose data went (`scope` first).

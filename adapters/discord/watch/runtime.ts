@@ -18,6 +18,7 @@ import { Watcher } from '../../chat/watch/watcher.ts';
 import { guildScope, type BotContext } from '../check.ts';
 import { describeDiscordError } from '../discord-errors.ts';
 import { handleWatchDispatch, type WatchDispatchContext } from '../handlers/watch-messages.ts';
+import type { DiscordWatchingApi, WatchStatus } from './api.ts';
 import { discordWatchPlatform } from './platform.ts';
 
 export const WATCH_INTENTS = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent] as const;
@@ -40,14 +41,13 @@ export interface DiscordWatchOptions {
   configTtlMs?: number | undefined;
 }
 
-/** `on`: watching works; `intent_missing`: Message Content is off in the Developer Portal; `off`: not set up. */
-export type WatchStatus = 'on' | 'off' | 'intent_missing';
+export type { WatchStatus } from './api.ts';
 
 /** What `/detect-settings watch` tells a moderator when the bot cannot read messages. */
 export const INTENT_MISSING_REPLY =
   'Watching needs Discord’s **Message Content** intent, which this bot does not have. The bot admin must switch on **Message Content Intent** (Developer Portal → the application → Bot → Privileged Gateway Intents) and restart the bot. Nothing is being watched; every other command works.';
 
-export class DiscordWatching {
+export class DiscordWatching implements DiscordWatchingApi {
   status: WatchStatus = 'off';
   readonly store: WatchStore | undefined;
   readonly watcher: Watcher | undefined;

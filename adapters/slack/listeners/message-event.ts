@@ -12,7 +12,7 @@ import type { App } from '@slack/bolt';
 import { looksLikeCommand } from '../../chat/author.ts';
 import type { IncomingMessage } from '../../chat/watch/watcher.ts';
 import { teamScope, type SlackAppContext } from '../checks.ts';
-import type { SlackWatching } from '../watch/runtime.ts';
+import type { SlackWatchingApi } from '../watch/api.ts';
 import { watchedSlackText } from '../watch/watched-text.ts';
 
 /** Subtypes a member writes; all others are system or bot messages. */
@@ -60,7 +60,7 @@ async function incoming(
   };
 }
 
-export async function handleMessageEvent(watching: SlackWatching, teamId: string, event: SlackMessageEvent): Promise<string> {
+export async function handleMessageEvent(watching: SlackWatchingApi, teamId: string, event: SlackMessageEvent): Promise<string> {
   const channel = event.channel;
   if (!channel || !WATCHED_CHANNEL_TYPES.has(event.channel_type ?? 'channel')) return 'not_a_channel';
   const watcher = watching.watcher;

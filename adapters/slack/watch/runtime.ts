@@ -9,6 +9,7 @@
  */
 import type { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
+import { SplitChatStore } from '../../chat/store/index.ts';
 import { clearEverySetting } from '../../chat/store/types.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
 import type { WatchDetector } from '../../chat/watch/detector.ts';
@@ -17,6 +18,8 @@ import type { PendingItem } from '../../chat/watch/types.ts';
 import { RetryLaterError, Watcher, type ReviewCard, type WatchPlatform } from '../../chat/watch/watcher.ts';
 import { createNameResolver, slackErrorCode, teamDefaultMode, teamScope, teamSettings, type SlackAppContext } from '../checks.ts';
 import { auditChannelFor } from '../config.ts';
+import { checkPrefixForScope, isInstallationMissing } from '../oauth.ts';
+import type { SlackWatchingApi, WorkspaceClients } from './api.ts';
 import { buildCard } from './card.ts';
 import { watchedSlackText } from './watched-text.ts';
 
@@ -43,19 +46,25 @@ export function teamIdOf(scope: string): string {
   return scope.startsWith(SCOPE_PREFIX) ? scope.slice(SCOPE_PREFIX.length) : scope;
 }
 
-export class SlackWatching {
+export class SlackWatching implements SlackWatchingApi {
   readonly store: WatchStore;
   readonly watcher: Watcher;
   readonly settings: WatchSettings;
-  readonly #client: WebClient;
+  readonly #clients: WorkspaceClients;
   readonly #ctx: SlackAppContext;
   readonly #logger: Logger;
   readonly #ownsStore: boolean;
+  /** By workspace and user: with an organisation, one user id is in several workspaces. */
   readonly #moderators = new Map<string, { moderator: boolean; until: number }>();
   readonly #groups = new Map<string, { members: Set<string>; until: number }>();
 
-  constructor(client: WebClient, ctx: SlackAppContext, options: SlackWatchOptions, logger: Logger) {
-    this.#client = client;
+  /**
+   * `clients` gives each workspace's client: in OAuth mode the app's own client has no token, and
+   * the watcher's work (reading a queued message, posting a card, users.info) has no request whose
+   * token it could use.
+   */
+  constructor(clients: WorkspaceClients, ctx: SlackAppContext, options: SlackWatchOptions, logger: Logger) {
+    this.#clients = clients;
     this.#ctx = ctx;
     this.#logger = logger;
     this.settings = options.settings ?? DEFAULT_WATCH_SETTINGS;
@@ -88,53 +97,68 @@ export class SlackWatching {
     if (this.#ownsStore) await this.store.close();
   }
 
-  /** `/detect-settings delete-data`: everything the app keeps about a workspace, watch records and settings. */
+  /**
+   * `/detect-settings delete-data`: everything the app keeps about a workspace: watch records,
+   * settings, and the texts kept behind the result buttons of its checks (as an uninstall does).
+   */
   async removeTeam(teamId: string, reason: string): Promise<void> {
     const scope = teamScope(teamId);
     await this.watcher.deleteScope(scope);
     await this.#ctx.state.updateSettings(scope, clearEverySetting());
-    this.#logger.info({ team: teamId, reason }, 'deleted everything kept about the workspace');
+    const checks =
+      this.#ctx.state instanceof SplitChatStore ? await this.#ctx.state.shortLived.forgetChecks(checkPrefixForScope(scope)) : 0;
+    for (const key of [...this.#moderators.keys()]) if (key.startsWith(`${teamId}:`)) this.#moderators.delete(key);
+    for (const key of [...this.#groups.keys()]) if (key.startsWith(`${teamId}:`)) this.#groups.delete(key);
+    this.#logger.info({ team: teamId, reason, check_records: checks }, 'deleted everything kept about the workspace');
   }
 
   /** Workspace admins and owners, and members of the checkers group. */
   async isModerator(teamId: string, userId: string): Promise<boolean> {
-    const cached = this.#moderators.get(userId);
+    const key = `${teamId}:${userId}`;
+    const cached = this.#moderators.get(key);
     let admin: boolean;
     if (cached && cached.until > Date.now()) {
       admin = cached.moderator;
     } else {
       try {
-        const res = await this.#client.users.info({ user: userId });
+        const res = await (await this.#clients.forTeam(teamId)).users.info({ user: userId });
         admin = Boolean(res.user?.is_admin || res.user?.is_owner || res.user?.is_primary_owner);
-      } catch {
+        if (this.#moderators.size > 20_000) this.#moderators.clear();
+        this.#moderators.set(key, { moderator: admin, until: Date.now() + MODERATOR_TTL_MS });
+      } catch (err) {
+        // Not cached: a failure says nothing about the person, the next message asks again.
+        this.#logger.warn({ team: teamId, slack_error: slackErrorCode(err) }, 'could not read whether a member is a workspace admin');
         admin = false;
       }
-      if (this.#moderators.size > 20_000) this.#moderators.clear();
-      this.#moderators.set(userId, { moderator: admin, until: Date.now() + MODERATOR_TTL_MS });
     }
     if (admin) return true;
     const checkers = (await teamSettings(this.#ctx, teamId)).checkerId;
-    return checkers !== undefined && (await this.memberOf(checkers, userId));
+    return checkers !== undefined && (await this.memberOf(teamId, checkers, userId));
   }
 
   /** Membership of a user group (usergroups.users.list, cached for 5 minutes); false when Slack cannot say. */
-  async memberOf(groupId: string, userId: string): Promise<boolean> {
-    const cached = this.#groups.get(groupId);
+  async memberOf(teamId: string, groupId: string, userId: string): Promise<boolean> {
+    const key = `${teamId}:${groupId}`;
+    const cached = this.#groups.get(key);
     if (cached && cached.until > Date.now()) return cached.members.has(userId);
     let members = new Set<string>();
     try {
-      members = new Set((await this.#client.usergroups.users.list({ usergroup: groupId })).users ?? []);
+      members = new Set((await (await this.#clients.forTeam(teamId)).usergroups.users.list({ usergroup: groupId })).users ?? []);
+      if (this.#groups.size > 5_000) this.#groups.clear();
+      this.#groups.set(key, { members, until: Date.now() + GROUP_TTL_MS });
     } catch (err) {
-      this.#logger.info({ group: groupId, slack_error: slackErrorCode(err) }, 'could not read a user group (usergroups:read?)');
+      this.#logger.info(
+        { team: teamId, group: groupId, slack_error: slackErrorCode(err) },
+        'could not read a user group (usergroups:read?)',
+      );
     }
-    this.#groups.set(groupId, { members, until: Date.now() + GROUP_TTL_MS });
     return members.has(userId);
   }
 
   /** Moderators and members of an exempt user group are never scored. */
   async isExempt(teamId: string, userId: string, exemptIds: string[]): Promise<boolean> {
     if (await this.isModerator(teamId, userId)) return true;
-    for (const group of exemptIds) if (await this.memberOf(group, userId)) return true;
+    for (const group of exemptIds) if (await this.memberOf(teamId, group, userId)) return true;
     return false;
   }
 
@@ -155,13 +179,18 @@ export class SlackWatching {
   async #fetchMessage(item: PendingItem): Promise<{ text: string } | undefined> {
     const window = { channel: item.channelId, latest: item.messageId, oldest: item.messageId, inclusive: true, limit: 1 };
     try {
+      const client = await this.#clients.forTeam(teamIdOf(item.scope));
       const res = item.threadId
-        ? await this.#client.conversations.replies({ ...window, ts: item.threadId })
-        : await this.#client.conversations.history(window);
+        ? await client.conversations.replies({ ...window, ts: item.threadId })
+        : await client.conversations.history(window);
       const message = (res.messages ?? []).find((m) => m.ts === item.messageId);
       if (!message) return undefined;
       return { text: (await watchedSlackText(message)).text };
     } catch (err) {
+      if (isInstallationMissing(err)) {
+        this.#logger.info({ channel: item.channelId }, 'a queued message’s workspace has no installation any more; left out');
+        return undefined;
+      }
       const code = slackErrorCode(err);
       if (GONE.has(code)) {
         this.#logger.info({ channel: item.channelId, slack_error: code }, 'could not read a queued message again');
@@ -171,25 +200,29 @@ export class SlackWatching {
     }
   }
 
-  async #permalink(channel: string, ts: string): Promise<string | undefined> {
+  async #permalink(client: WebClient, channel: string, ts: string): Promise<string | undefined> {
     try {
-      return (await this.#client.chat.getPermalink({ channel, message_ts: ts })).permalink;
+      return (await client.chat.getPermalink({ channel, message_ts: ts })).permalink;
     } catch {
       return undefined;
     }
   }
 
   async #postCard(reviewChannel: string, card: ReviewCard): Promise<string> {
-    const names = createNameResolver(this.#client, this.#ctx.names);
+    const client = await this.#clients.forTeam(teamIdOf(card.scope));
+    const names = createNameResolver(client, this.#ctx.names);
     const authorName = card.authorName ?? (await names.user?.(card.authorId));
     const highlights = new Map<string, string>();
     for (const h of card.judgment.highlights) {
       if (!h.messageId || highlights.has(h.messageId)) continue;
-      const link = await this.#permalink(card.channelId, h.messageId);
+      const link = await this.#permalink(client, card.channelId, h.messageId);
       if (link) highlights.set(h.messageId, link);
     }
-    const message = buildCard({ ...card, authorName }, { message: await this.#permalink(card.channelId, card.messageId), highlights });
-    const res = await this.#client.chat.postMessage({
+    const message = buildCard(
+      { ...card, authorName },
+      { message: await this.#permalink(client, card.channelId, card.messageId), highlights },
+    );
+    const res = await client.chat.postMessage({
       channel: reviewChannel,
       text: message.text,
       blocks: message.blocks,

@@ -266,13 +266,13 @@ export async function handleWatchSetting(
     case 'delete-data': {
       if (args[0]?.toLowerCase() !== 'confirm') {
         await answer(
-          'Nothing was deleted. `/detect-settings delete-data confirm` deletes everything the app keeps about this workspace: watched channels, exempt groups, preset, retention, messages waiting for a score, scores, ids and review outcomes, and the workspace’s other settings (mode, audit channel, checkers). Cards already posted stay in the audit channel.',
+          'Nothing was deleted. `/detect-settings delete-data confirm` deletes everything the app keeps about this workspace: watched channels, exempt groups, preset, retention, messages waiting for a score, scores, ids and review outcomes, the texts kept behind the result buttons of its checks (their buttons stop working), and the workspace’s other settings (mode, audit channel, checkers). Cards already posted stay in the audit channel.',
         );
         return;
       }
       await watching.removeTeam(teamId, '/detect-settings delete-data');
       await answer(
-        'Deleted everything the app kept about this workspace: watched channels, exempt groups, preset, retention, waiting messages, scores, ids, review outcomes and the workspace’s settings. Nothing is watched now; the commands keep working with the app’s defaults. Cards already posted stay in the audit channel (their buttons no longer record anything).',
+        'Deleted everything the app kept about this workspace: watched channels, exempt groups, preset, retention, waiting messages, scores, ids, review outcomes, the texts kept behind the result buttons of its checks, and the workspace’s settings. Nothing is watched now; the commands keep working with the app’s defaults. Cards already posted stay in the audit channel (their buttons no longer record anything).',
       );
       return;
     }
