@@ -77,14 +77,34 @@ const DATE_TOKENS: Record<string, (d: Date) => string> = {
 };
 
 /**
- * A Slack date (`timestamp` in seconds, `format` with `{tokens}`) as words, in UTC. Without a usable
- * timestamp the fallback text is used; without a format, the date.
+ * A Slack date as words. The fallback text is what the author's app wrote for readers whose app
+ * cannot show the date (in the author's time zone and words), so it is used when present; without
+ * it the date is written from the timestamp and the format's `{tokens}`, in UTC (the bot has no
+ * reader's time zone); without a format, the date.
  */
 export function renderSlackDate(timestamp: unknown, format: unknown, fallback: unknown): string {
+  if (typeof fallback === 'string' && fallback.trim()) return fallback.trim();
   const d = dateFromEpochSeconds(timestamp);
-  if (!d) return typeof fallback === 'string' ? fallback : '';
+  if (!d) return '';
   const pattern = typeof format === 'string' && format.trim() ? format : '{date_short}';
   return pattern.replace(/\{(\w+)\}/g, (token, name: string) => DATE_TOKENS[name]?.(d) ?? token);
+}
+
+// A date is a word of its own: where it would touch a word or another date ("2021" then "2024-07-11"
+// read "20212024-07-11"), a space keeps them apart, as Slack's apps show them.
+const DATE_OPEN = '\uE0F8';
+const DATE_CLOSE = '\uE0F9';
+
+function markDate(shown: string): string {
+  return shown ? `${DATE_OPEN}${shown}${DATE_CLOSE}` : '';
+}
+
+function separateDates(text: string): string {
+  return text
+    .replace(new RegExp(`(?<=[\\p{L}\\p{N}.,;:!?)\\]])${DATE_OPEN}`, 'gu'), ` ${DATE_OPEN}`)
+    .replace(new RegExp(`${DATE_CLOSE}(?=[\\p{L}\\p{N}(\\[])`, 'gu'), `${DATE_CLOSE} `)
+    .replace(new RegExp(`${DATE_CLOSE}${DATE_OPEN}`, 'g'), `${DATE_CLOSE} ${DATE_OPEN}`)
+    .replace(new RegExp(`[${DATE_OPEN}${DATE_CLOSE}]`, 'g'), '');
 }
 
 /** One `<…>` token of mrkdwn as the words a reader sees (mentions and emoji marked). */
@@ -100,7 +120,7 @@ async function renderToken(inner: string, names: SlackNameResolver): Promise<str
     if (command.startsWith('subteam^')) return groupMention(command.slice('subteam^'.length), label, names);
     if (command.startsWith('date^')) {
       const [, timestamp, format] = command.split('^');
-      return renderSlackDate(timestamp, format, label);
+      return markDate(renderSlackDate(timestamp, format, label));
     }
     return label ?? '';
   }
@@ -150,7 +170,7 @@ async function renderProse(text: string, names: SlackNameResolver): Promise<stri
   }
   parts.push(styled(unquoted.slice(last)));
   // Formatting may span a token (`*see <#C1>*`): a second pass over the joined text removes those marks.
-  return withoutFormatting(parts.join(''));
+  return withoutFormatting(separateDates(parts.join('')));
 }
 
 /** Mrkdwn as marked text: code blocks marked, inline code kept as written, the rest rendered. */
@@ -216,7 +236,7 @@ async function markInline(elements: unknown[], names: SlackNameResolver): Promis
         out += markEmoji(`:${str(el.name)}:${typeof el.skin_tone === 'number' ? `:skin-tone-${el.skin_tone}:` : ''}`);
         break;
       case 'date':
-        out += renderSlackDate(el.timestamp, el.format, el.fallback);
+        out += markDate(renderSlackDate(el.timestamp, el.format, el.fallback));
         break;
       case 'color':
         out += str(el.value);
@@ -225,7 +245,7 @@ async function markInline(elements: unknown[], names: SlackNameResolver): Promis
         out += withoutReservedCharacters(str(el.text));
     }
   }
-  return out;
+  return separateDates(out);
 }
 
 const BULLETS = ['•', '◦', '▪'];

@@ -91,12 +91,20 @@ function count(marked: string, open: string): number {
 
 const REMOVED = '\uE0F0';
 
+/** Words and marks that only join what they stand between (`@Ada and @Bo`, `<url> or <url>`). */
+const CONNECTOR_WORD = String.raw`(?:and\/or|and|or|nor|plus|und|oder|et|ou|y|o|&|\+|\/)`;
+const CONNECTOR = String.raw`(?:${CONNECTOR_WORD}|,)`;
+
 /**
  * Closes the gap a left-out span leaves, only where it was: `Thanks @Ada, see` → `Thanks, see`,
- * `cc @Ada @Bo` → `cc`; a list item that held only a mention becomes an empty line.
+ * `cc @Ada @Bo` → `cc`; a list item that held only a mention becomes an empty line. A connector
+ * left with nothing to connect goes with the spans: `See the sheet <url> and <@U1>.` → `See the
+ * sheet.` (not `See the sheet and.`), `the guide <a> or <b> or <c>.` → `the guide.`.
  */
 function closeGaps(text: string): string {
   return text
+    .replace(new RegExp(`${REMOVED}(?:[ \\t]*${CONNECTOR}[ \\t]*${REMOVED})+`, 'giu'), REMOVED)
+    .replace(new RegExp(`(?:[ \\t]+${CONNECTOR_WORD}|[ \\t]*,)[ \\t]*${REMOVED}(?=[ \\t]*(?:[.;:!?)\\]}]|$))`, 'gimu'), REMOVED)
     .replace(new RegExp(`[ \\t]*${REMOVED}(?:[ \\t]*${REMOVED})*[ \\t]*(?=[,.;:!?)\\]}]|$)`, 'gm'), '')
     .replace(new RegExp(`(^|[(\\[{])[ \\t]*${REMOVED}(?:[ \\t]*${REMOVED})*[ \\t]*`, 'gm'), '$1')
     .replace(new RegExp(`[ \\t]*${REMOVED}(?:[ \\t]*${REMOVED})*[ \\t]*`, 'g'), ' ')

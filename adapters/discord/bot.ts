@@ -9,7 +9,7 @@
  * Watching channels adds GuildMessages and MessageContent when the application has the latter
  * switched on (watch/runtime.ts).
  */
-import { ApplicationFlags, Client, Events, GatewayIntentBits, RESTEvents, type Interaction } from 'discord.js';
+import { ApplicationFlags, Client, DiscordAPIError, Events, GatewayIntentBits, RESTEvents, Routes, type Interaction } from 'discord.js';
 import { once } from 'node:events';
 import pino, { type Logger } from 'pino';
 import { deferAnswer, interactionFields, type BotContext, type DetectionApi } from './check.ts';
@@ -58,6 +58,22 @@ export interface DiscordBot {
   start(): Promise<void>;
   /** Cancels pending checks, closes the gateway connection and the state store it opened. */
   stop(): Promise<void>;
+}
+
+/**
+ * The bot's application (`GET /applications/@me`), read with the token before anything else: Discord
+ * answering 401 means it refused the token, and the start stops with that (main.ts: exit 3). Any other
+ * failure leaves the flags unknown (watching stays off); the login then says what is wrong.
+ */
+async function readApplication(client: Client, token: string, logger: Logger): Promise<{ flags?: number } | undefined> {
+  client.rest.setToken(token);
+  try {
+    return (await client.rest.get(Routes.currentApplication())) as { flags?: number };
+  } catch (err) {
+    if (err instanceof DiscordAPIError && err.status === 401) throw err;
+    logger.warn({ err: describeDiscordError(err) }, 'could not read the application from Discord');
+    return undefined;
+  }
 }
 
 async function routeInteraction(ctx: BotContext, interaction: Interaction): Promise<void> {
@@ -148,7 +164,8 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
       // The database's migrations, before the gateway: a store problem stops the start with its reason.
       await state.ready?.();
       await watching.ready();
-      await watching.beforeLogin(options.token);
+      // The token first: a refused token is reported as such, before anything about intents.
+      watching.chooseIntents(await readApplication(client, options.token, logger));
       await client.login(options.token);
       await ready;
       watching.start();

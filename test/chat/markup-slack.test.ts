@@ -58,14 +58,14 @@ const MRKDWN: { name: string; input: string; text: string; readable: string; cod
   {
     name: 'user mention with label, unknown user',
     input: '<@U9|bob> and <@U404> agree',
-    text: 'and agree',
+    text: 'agree',
     readable: '@bob and @someone agree',
     mentions: 2,
   },
   {
     name: 'channel with and without name',
     input: 'see <#C1> and <#C2|random> today',
-    text: 'see and today',
+    text: 'see today',
     readable: 'see #general and #random today',
     mentions: 2,
   },
@@ -109,10 +109,24 @@ const MRKDWN: { name: string; input: string; text: string; readable: string; cod
     readable: 'quoted words\nall the rest',
   },
   {
-    name: 'date with fallback renders its format',
+    name: 'date with fallback reads as the fallback, the author’s own words and time zone',
     input: 'due <!date^1392734382^{date_short}|Feb 18, 2014 PST>',
-    text: 'due Feb 18, 2014',
-    readable: 'due Feb 18, 2014',
+    text: 'due Feb 18, 2014 PST',
+    readable: 'due Feb 18, 2014 PST',
+  },
+  {
+    name: 'dates side by side stay apart',
+    input: 'from <!date^1609459200^{date_num}|2021><!date^1720656000^{date_num}|2024-07-11>, then<!date^1392734382^{date_num}>',
+    text: 'from 2021 2024-07-11, then 2014-02-18',
+    readable: 'from 2021 2024-07-11, then 2014-02-18',
+  },
+  {
+    name: 'a connector left with nothing to connect goes with the links and mentions',
+    input:
+      'See the Q3 sheet <https://x.example/q3> and <@U1>. Read the guide <https://a.example> or <https://b.example> or <https://c.example>.',
+    text: 'See the Q3 sheet. Read the guide.',
+    readable: 'See the Q3 sheet https://x.example/q3 and @Ada. Read the guide https://a.example or https://b.example or https://c.example.',
+    mentions: 1,
   },
   {
     name: 'date without fallback does not vanish',
@@ -174,8 +188,10 @@ describe('Slack dates', () => {
   it('{ago} is relative to now', () => {
     expect(renderSlackDate(Math.floor(Date.now() / 1000) - 180, '{ago}', undefined)).toBe('3 minutes ago');
   });
-  it('uses the fallback only without a usable timestamp', () => {
+  it('uses the fallback whenever there is one, and the timestamp only without it', () => {
     expect(renderSlackDate('soon', '{date}', 'next week')).toBe('next week');
+    expect(renderSlackDate(TS, '{date}', 'Feb 18, 2014 PST')).toBe('Feb 18, 2014 PST');
+    expect(renderSlackDate(TS, '{date}', '  ')).toBe('February 18th, 2014');
     expect(renderSlackDate(undefined, '{date}', undefined)).toBe('');
   });
 });
@@ -236,7 +252,7 @@ describe('Slack rich text', () => {
     expect(r.readable).toBe(
       'Meeting Tuesday, February 18th, 2014 at 2:39 PM for @group and @design-team :wave::skin-tone-3:\n\nconst x = 1;\nquoted',
     );
-    expect(r.text).toBe('Meeting Tuesday, February 18th, 2014 at 2:39 PM for and\n\nquoted');
+    expect(r.text).toBe('Meeting Tuesday, February 18th, 2014 at 2:39 PM for\n\nquoted');
     expect(r.excluded).toEqual({ codeBlocks: 1, mentions: 2, emoji: 1, links: 0 });
   });
 

@@ -161,6 +161,16 @@ describe('/detect', () => {
     expect(x.edit.body.allowed_mentions).toEqual({ parse: [] });
   });
 
+  it('refuses a mode it does not know (a stale registration) with a sentence, without a detection', async () => {
+    const before = detectCalls;
+    const x = await interact(chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'xyz' }));
+    expectEphemeralDeferral(x);
+    expect(x.edit.body.embeds[0].description).toContain(
+      '“xyz” is not a mode this bot knows, so nothing was checked. Choose General, Academic, Financial, Legal;',
+    );
+    expect(detectCalls).toBe(before);
+  });
+
   it('quotes the most AI-like sentences when segments is on, and honours the language option', async () => {
     const payload = chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'general', language: 'en', segments: true });
     const x = await interact(payload);

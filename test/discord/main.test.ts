@@ -127,4 +127,7 @@ it('exits 2 with a sentence when DISCORD_TOKEN is missing, and 3 when Discord re
     'Could not start the Discord bot: Discord refused DISCORD_TOKEN. Copy a fresh token from the Developer Portal (your application → Bot → Reset Token).',
   );
   expect(refused.output).not.toContain('not-the-right-token');
+  // The token is checked first: nothing about intents or watching before the refusal.
+  expect(refused.output).not.toContain('could not read the application');
+  expect(refused.output).not.toContain('Message Content intent');
 }, 45_000);

@@ -15,7 +15,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNREADABLE_REQUEST_REPLY } from '../../adapters/slack/error-handling.ts';
 import { triggerId, type RecordedCall } from './fake-slack.ts';
-import { interactionBody, LONG_TEXT, postToApp, slashCommandBody, startHarness, type Harness } from './harness.ts';
+import { interactionBody, LONG_TEXT, postToApp, slashCommandBody, slashCommandFields, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;
 const logs: Record<string, any>[] = [];
@@ -197,6 +197,26 @@ describe('broken payloads', () => {
       expect(res.elapsedMs).toBeLessThan(ACK_AT_ONCE_MS);
     });
   }
+
+  it('a slash command without response_url is answered in its ack and spends no detection', async () => {
+    const calls = h.proxy.detectCalls;
+    const errorsBefore = logs.filter((l) => l.level >= 50).length;
+    const { response_url: _none, ...rest } = slashCommandFields(h, '').fields;
+    for (const command of ['/detect', '/detect-settings']) {
+      const body = new URLSearchParams({
+        ...rest,
+        command,
+        text: command === '/detect' ? LONG_TEXT : 'mode legal',
+        trigger_id: triggerId(),
+      });
+      const res = await postToApp(h, body.toString());
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.body)).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('nothing was done') });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    expect(h.proxy.detectCalls).toBe(calls);
+    expect(logs.filter((l) => l.level >= 50).length).toBe(errorsBefore);
+  });
 
   it('a listener that fails after its ack is logged with the request, and the user is told', async () => {
     const responseUrl = h.slack.responseUrl();

@@ -4,6 +4,7 @@
  */
 import type { ChatInputCommandInteraction } from 'discord.js';
 import type { Language } from '../../../src/contract.ts';
+import { CHAT_MODES, modeLabel } from '../../chat/format.ts';
 import { renderDiscordMarkdown } from '../../chat/markup-discord.ts';
 import { isMode } from '../../chat/modes.ts';
 import { answerProblem, deferAnswer, guildSettings, runCheck, type BotContext } from '../check.ts';
@@ -16,8 +17,18 @@ function isLanguage(value: string | null): value is Language {
 
 export async function handleDetectCommand(ctx: BotContext, interaction: ChatInputCommandInteraction): Promise<void> {
   if (!(await deferAnswer(ctx, interaction))) return;
-  // Discord enforces the registered choices; the fallbacks cover a stale registration only.
+  // Discord enforces the registered choices, so an unknown mode means commands registered by another
+  // version of the bot: said so, not silently scored in the default mode.
   const modeOption = interaction.options.getString(DETECT_OPTIONS.mode);
+  if (modeOption && !isMode(modeOption)) {
+    await answerProblem(
+      ctx,
+      interaction,
+      `“${modeOption.slice(0, 40)}” is not a mode this bot knows, so nothing was checked. Choose ${CHAT_MODES.map(modeLabel).join(', ')}; if the list Discord shows differs, ask the bot admin to run \`npm run discord:register\` again.`,
+      'unknown_mode',
+    );
+    return;
+  }
   const chosenMode = modeOption && isMode(modeOption) ? modeOption : undefined;
   const textOption = interaction.options.getString(DETECT_OPTIONS.text);
   const member = interaction.options.getUser(DETECT_OPTIONS.user);

@@ -8,7 +8,7 @@
  * "Message Content Intent" on in the Developer Portal it asks for both; without it, it keeps to
  * `Guilds`, every command works, and `/detect-settings watch` says what to switch on.
  */
-import { ApplicationFlags, Events, GatewayIntentBits, IntentsBitField, Routes, type Client } from 'discord.js';
+import { ApplicationFlags, Events, GatewayIntentBits, IntentsBitField, type Client } from 'discord.js';
 import type { Logger } from 'pino';
 import { clearEverySetting } from '../../chat/store/types.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
@@ -98,22 +98,21 @@ export class DiscordWatching implements DiscordWatchingApi {
     await this.store?.ready?.();
   }
 
-  /** Chooses the gateway intents before logging in (see the file comment). */
-  async beforeLogin(token: string): Promise<void> {
+  /**
+   * Chooses the gateway intents before logging in (see the file comment), from the application the
+   * bot read with its token (bot.ts, `readApplication`); undefined when Discord did not answer.
+   */
+  chooseIntents(application: { flags?: number | undefined } | undefined): void {
     if (!this.#options || this.#options.enabled === 'off') {
       this.status = 'off';
       return;
     }
-    let flags = 0;
-    try {
-      this.#client.rest.setToken(token);
-      const application = (await this.#client.rest.get(Routes.currentApplication())) as { flags?: number };
-      flags = application.flags ?? 0;
-    } catch (err) {
-      // Login reports a bad token or an unreachable Discord with its own sentence.
-      this.#logger.warn({ err: describeDiscordError(err) }, 'could not read the application’s intents; watching stays off');
+    if (application === undefined) {
+      this.status = 'intent_missing';
+      this.#logger.warn('could not read the application’s intents; watching stays off');
+      return;
     }
-    if ((flags & MESSAGE_CONTENT_FLAGS) === 0) {
+    if (((application.flags ?? 0) & MESSAGE_CONTENT_FLAGS) === 0) {
       this.status = 'intent_missing';
       this.#logger.warn(
         'watching is off: the application does not have the Message Content intent (Developer Portal → Bot → Privileged Gateway Intents)',

@@ -12,6 +12,14 @@ import { renderSlackMrkdwn } from '../message-text.ts';
 import { answerMemberCheck, memberTarget, UNESCAPED_MEMBER } from './detect-author.ts';
 import { MESSAGE_SHORTCUT_NAME } from './detect-message-shortcut.ts';
 
+/**
+ * A slash command without `response_url` (Slack always sends one; a broken proxy or a hand-made
+ * request may not): the answer could not be delivered after the ack, so nothing is run and the ack
+ * itself says so.
+ */
+export const NO_RESPONSE_URL_REPLY =
+  'Slack sent this command without its response address (response_url), so the app could not deliver an answer later and nothing was done. Try the command again; if this keeps happening, tell the app’s admin.';
+
 export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
   app.command(ctx.config.command, async ({ command, ack, respond, client }) => {
     const defaultMode = await teamDefaultMode(ctx, command.team_id);
@@ -27,6 +35,14 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
         }),
       );
       await ack({ response_type: 'ephemeral', text: help.text, blocks: help.blocks });
+      return;
+    }
+    if (!command.response_url) {
+      ctx.logger.warn(
+        { team: command.team_id, user: command.user_id, code: 'no_response_url' },
+        'slash command without response_url; nothing run',
+      );
+      await ack({ response_type: 'ephemeral', text: NO_RESPONSE_URL_REPLY });
       return;
     }
     await ack();
