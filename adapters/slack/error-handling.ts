@@ -62,12 +62,26 @@ export function requestFields(body: unknown): Record<string, unknown> {
 }
 
 function errorFields(err: unknown): Record<string, unknown> {
-  const e = err as { name?: unknown; code?: unknown; original?: { name?: unknown } };
+  const e = err as { name?: unknown; code?: unknown; original?: { name?: unknown; message?: unknown } };
   return {
     err_name: typeof e?.name === 'string' ? e.name : typeof err,
     code: typeof e?.code === 'string' ? e.code : undefined,
     original: typeof e?.original?.name === 'string' ? e.original.name : undefined,
+    reason: installationKeyReason(err),
   };
+}
+
+/**
+ * The installation store's own sentence when a stored installation does not open with
+ * SLACK_INSTALLATION_KEY (it names the variable, never a token), however deep Bolt wrapped it. Other
+ * messages are left out of the log, since they could quote a request back.
+ */
+function installationKeyReason(err: unknown): string | undefined {
+  let e = err as { name?: unknown; message?: unknown; original?: unknown } | undefined;
+  for (let depth = 0; e && depth < 5; depth++, e = e.original as typeof e) {
+    if (e.name === 'InstallationKeyError' && typeof e.message === 'string') return e.message;
+  }
+  return undefined;
 }
 
 /** Only Slack's own hosts (and, in tests, the configured API host) get our message. */

@@ -40,6 +40,11 @@ export class InstallationNotFoundError extends Error {
   readonly code = 'installation_not_found';
 }
 
+/** SLACK_INSTALLATION_KEY does not open the stored installations; `npm run slack` exits 2, as for a bad setting. */
+export class InstallationKeyError extends Error {
+  override name = 'InstallationKeyError';
+}
+
 /** The token expired and another process's refresh did not land within `REFRESH_WAIT_MS`. */
 export class TokenRefreshPendingError extends Error {
   override name = 'TokenRefreshPendingError';
@@ -82,7 +87,8 @@ export class InstallationCipher {
     try {
       return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
     } catch {
-      throw new Error(
+      // Named, so that the error a request then meets (Bolt's AuthorizationError) says why in the log.
+      throw new InstallationKeyError(
         'A stored Slack installation cannot be decrypted with SLACK_INSTALLATION_KEY (was the key changed?); set the key it was stored with, or have the workspace install the app again.',
       );
     }
@@ -173,11 +179,6 @@ export class DurableInstallationStore implements InstallationStore {
   async deleteInstallation(query: InstallationQuery<boolean>): Promise<void> {
     await this.#durable.deleteScope(installationKey(query));
   }
-}
-
-/** SLACK_INSTALLATION_KEY does not open the stored installations; `npm run slack` exits 2, as for a bad setting. */
-export class InstallationKeyError extends Error {
-  override name = 'InstallationKeyError';
 }
 
 /** How many of the latest stored installations the start-up check opens. */

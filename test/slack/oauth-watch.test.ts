@@ -7,11 +7,14 @@
  * must carry the installation's bot token, and each workspace's its own.
  */
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openChatStore } from '../../adapters/chat/store/index.ts';
 import { openWatchStore } from '../../adapters/chat/watch/store.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
+import { InstallationCipher } from '../../adapters/slack/installation-store.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { signSlackRequest, type RecordedCall } from './fake-slack.ts';
 import { buttonPayload, interactionBody, postToApp, SIGNING_SECRET, slashCommandBody, startHarness, type Harness } from './harness.ts';
@@ -278,5 +281,44 @@ describe('watching with installs to many workspaces', () => {
     await expect(startSlackApp(wrongKey, { detector: h.backend.detector, logger: pino({ level: 'silent' }) })).rejects.toThrow(
       /^SLACK_INSTALLATION_KEY does not decrypt the stored Slack installations \(none of the latest 3 opens with it\)/,
     );
+  });
+
+  it('a stored installation the key does not open: logged at start, and a request from its workspace names the key in the log', async () => {
+    const stores = openChatStore({ dataDir: h.config.dataDir });
+    await stores.ready();
+    await stores.durable.saveInstallation({
+      key: 'slack:T0OTHERKEY',
+      enterpriseId: undefined,
+      teamId: 'T0OTHERKEY',
+      isEnterpriseInstall: false,
+      data: new InstallationCipher('an-older-installation-key-0123456789abcdef').seal(
+        JSON.stringify({ team: { id: 'T0OTHERKEY' }, bot: { token: 'xoxb-unused', userId: 'U0BOT' } }),
+      ),
+      tokenExpiresAt: undefined,
+    });
+    await stores.close();
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const app = await startSlackApp(h.config, { detector: h.backend.detector, logger: pino({ level: 'info' }, sink) });
+    try {
+      expect(lines.find((l) => String(l.msg).startsWith('some stored Slack installations cannot be decrypted'))).toMatchObject({
+        level: 50,
+        unreadable: 1,
+      });
+      const { body } = slashCommandBody(h, 'help', { team_id: 'T0OTHERKEY', command: '/detect-settings' });
+      expect((await postToApp({ eventsUrl: app.eventsUrl! }, body)).status).toBe(200);
+      await waitUntil(() => lines.some((l) => typeof l.reason === 'string'), 5_000, 'the error line');
+      expect(String(lines.find((l) => typeof l.reason === 'string')!.reason)).toContain(
+        'cannot be decrypted with SLACK_INSTALLATION_KEY (was the key changed?)',
+      );
+      expect(JSON.stringify(lines)).not.toContain('xoxb-unused');
+    } finally {
+      await app.stop();
+    }
   });
 });
