@@ -89,25 +89,36 @@ function count(marked: string, open: string): number {
   return marked.split(open).length - 1;
 }
 
+/** Where a left-out mention or address was. */
 const REMOVED = '\uE0F0';
+/** Where a left-out emoji was: a gap like the others, but a word before it is no stub (`go for it :rocket:`). */
+const REMOVED_EMOJI = '\uE0F1';
+/** Either kind of gap. */
+const GAP = `[${REMOVED}${REMOVED_EMOJI}]`;
 
 /** Words and marks that only join what they stand between (`@Ada and @Bo`, `<url> or <url>`). */
 const CONNECTOR_WORD = String.raw`(?:and\/or|and|or|nor|plus|und|oder|et|ou|y|o|&|\+|\/)`;
 const CONNECTOR = String.raw`(?:${CONNECTOR_WORD}|,)`;
+/** Words that point at what follows: with only left-out names or addresses after them, they are stubs too. */
+const POINTER_WORD = String.raw`(?:to|from|with|by|for|at|in|on|via|per|cc|an|von|mit|für|à|de|pour|avec|para|con)`;
 
 /**
  * Closes the gap a left-out span leaves, only where it was: `Thanks @Ada, see` → `Thanks, see`,
  * `cc @Ada @Bo` → `cc`; a list item that held only a mention becomes an empty line. A connector
  * left with nothing to connect goes with the spans: `See the sheet <url> and <@U1>.` → `See the
- * sheet.` (not `See the sheet and.`), `the guide <a> or <b> or <c>.` → `the guide.`.
+ * sheet.` (not `See the sheet and.`), `the guide <a> or <b> or <c>.` → `the guide.`; so does a word
+ * that only pointed at them: `a note from <@U1>.` → `a note.`.
  */
 function closeGaps(text: string): string {
   return text
     .replace(new RegExp(`${REMOVED}(?:[ \\t]*${CONNECTOR}[ \\t]*${REMOVED})+`, 'giu'), REMOVED)
-    .replace(new RegExp(`(?:[ \\t]+${CONNECTOR_WORD}|[ \\t]*,)[ \\t]*${REMOVED}(?=[ \\t]*(?:[.;:!?)\\]}]|$))`, 'gimu'), REMOVED)
-    .replace(new RegExp(`[ \\t]*${REMOVED}(?:[ \\t]*${REMOVED})*[ \\t]*(?=[,.;:!?)\\]}]|$)`, 'gm'), '')
-    .replace(new RegExp(`(^|[(\\[{])[ \\t]*${REMOVED}(?:[ \\t]*${REMOVED})*[ \\t]*`, 'gm'), '$1')
-    .replace(new RegExp(`[ \\t]*${REMOVED}(?:[ \\t]*${REMOVED})*[ \\t]*`, 'g'), ' ')
+    .replace(
+      new RegExp(`(?:[ \\t]+(?:${CONNECTOR_WORD}|${POINTER_WORD})|[ \\t]*,)(?:[ \\t]*${REMOVED})+(?=[ \\t]*(?:[.;:!?)\\]}]|$))`, 'gimu'),
+      REMOVED,
+    )
+    .replace(new RegExp(`[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*(?=[,.;:!?)\\]}]|$)`, 'gm'), '')
+    .replace(new RegExp(`(^|[(\\[{])[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*`, 'gm'), '$1')
+    .replace(new RegExp(`[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*`, 'g'), ' ')
     .replace(/^[ \t]*[•◦▪][ \t]*$/gm, '');
 }
 
@@ -127,7 +138,7 @@ export function finishRendering(marked: string): RenderedText {
   const scored = marked
     .replace(new RegExp(`${CODE_OPEN}[^${CODE_CLOSE}]*${CODE_CLOSE}`, 'g'), '')
     .replace(new RegExp(`${MENTION_OPEN}[^${MENTION_CLOSE}]*${MENTION_CLOSE}`, 'g'), REMOVED)
-    .replace(new RegExp(`${EMOJI_OPEN}[^${EMOJI_CLOSE}]*${EMOJI_CLOSE}`, 'g'), REMOVED)
+    .replace(new RegExp(`${EMOJI_OPEN}[^${EMOJI_CLOSE}]*${EMOJI_CLOSE}`, 'g'), REMOVED_EMOJI)
     .replace(new RegExp(`${LINK_OPEN}[^${LINK_CLOSE}]*${LINK_CLOSE}`, 'g'), REMOVED);
   const text = normalizeText(withoutBullets(closeGaps(scored).replace(RESERVED, '')));
   return { text, readable, excluded };

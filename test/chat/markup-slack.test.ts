@@ -121,6 +121,13 @@ const MRKDWN: { name: string; input: string; text: string; readable: string; cod
     readable: 'from 2021 2024-07-11, then 2014-02-18',
   },
   {
+    name: 'a word that only pointed at left-out names goes with them; before an emoji it stays',
+    input: 'Attached note from <@U1>. Sent to <@U1> <@U2>! What is this for :thinking:?',
+    text: 'Attached note. Sent! What is this for?',
+    readable: 'Attached note from @Ada. Sent to @Ada @Grace! What is this for :thinking:?',
+    mentions: 3,
+  },
+  {
     name: 'a connector left with nothing to connect goes with the links and mentions',
     input:
       'See the Q3 sheet <https://x.example/q3> and <@U1>. Read the guide <https://a.example> or <https://b.example> or <https://c.example>.',

@@ -301,7 +301,7 @@ describe('message shortcut "Check for AI text"', () => {
     expect(h.proxy.detectCalls).toBe(before + 1);
     expect(h.proxy.detectBodies.at(-1)?.text).toBe(
       // Mentions are names, not the author's prose: left out of the score (adapters/chat/markup.ts).
-      `Hi, see the report. ${LONG_TEXT}\n\nAttached note <draft> from.`,
+      `Hi, see the report. ${LONG_TEXT}\n\nAttached note <draft>.`,
     );
     const audit = await h.slack.waitFor((c) => c.method === 'chat.postMessage' && String(c.args.text).includes('1700000300'));
     expect(String(audit.args.text)).toContain('|a message> by Ada Lovelace (U0AUTHOR) in <#C0GENERAL>');
