@@ -50,8 +50,9 @@ export class InstalledWorkspaceClients implements WorkspaceClients {
   middleware(): Middleware<AnyMiddlewareArgs> {
     return async ({ context, next }) => {
       const { teamId, enterpriseId, isEnterpriseInstall } = context;
-      if (teamId && !this.#placements.has(teamId)) {
-        if (this.#placements.size > 50_000) this.#placements.clear();
+      // Always the latest: a workspace may move between its own installation and its organisation's.
+      if (teamId) {
+        if (this.#placements.size > 50_000 && !this.#placements.has(teamId)) this.#placements.clear();
         this.#placements.set(teamId, { enterpriseId, isEnterpriseInstall: isEnterpriseInstall === true });
       }
       await next();
@@ -59,17 +60,17 @@ export class InstalledWorkspaceClients implements WorkspaceClients {
   }
 
   async forTeam(teamId: string): Promise<WebClient> {
-    const known = this.#placements.get(teamId);
-    let placement: Placement = known ?? { enterpriseId: undefined, isEnterpriseInstall: false };
+    let placement: Placement = this.#placements.get(teamId) ?? { enterpriseId: undefined, isEnterpriseInstall: false };
     let token: string | undefined;
     try {
       token = (await this.#authorizer.authorize({ teamId, ...placement })).botToken;
     } catch (err) {
       // After a restart, a workspace of an organisation-wide installation is found through the link
       // recorded when it first sent a request (oauth.ts, orgLinkMiddleware).
-      if (known || !isInstallationMissing(err)) throw err;
+      if (!isInstallationMissing(err)) throw err;
+      this.#placements.delete(teamId);
       const parent = await this.#durable.findParentScope(`slack:${teamId}`);
-      if (!parent) throw err;
+      if (!parent || placement.isEnterpriseInstall) throw err;
       placement = { enterpriseId: parent.replace(/^slack:/, ''), isEnterpriseInstall: true };
       token = (await this.#authorizer.authorize({ teamId, ...placement })).botToken;
     }
