@@ -98,9 +98,9 @@ const GAP = `[${REMOVED}${REMOVED_EMOJI}]`;
 
 /** Words and marks that only join what they stand between (`@Ada and @Bo`, `<url> or <url>`). */
 const CONNECTOR_WORD = String.raw`(?:and\/or|and|or|nor|plus|und|oder|et|ou|y|o|&|\+|\/)`;
-const CONNECTOR = String.raw`(?:${CONNECTOR_WORD}|,)`;
+const CONNECTOR = `(?:${CONNECTOR_WORD}|,)`;
 /** Words that point at what follows: with only left-out names or addresses after them, they are stubs too. */
-const POINTER_WORD = String.raw`(?:to|from|with|by|for|at|in|on|via|per|cc|an|von|mit|für|à|de|pour|avec|para|con)`;
+const POINTER_WORD = `(?:to|from|with|by|for|at|in|on|via|per|cc|an|von|mit|für|à|de|pour|avec|para|con)`;
 
 /**
  * Closes the gap a left-out span leaves, only where it was: `Thanks @Ada, see` → `Thanks, see`,

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { FakeSlack } from './fake-slack.ts';
 import { LONG_TEXT, postToApp, slashCommandBody } from './harness.ts';
 
@@ -61,9 +61,13 @@ describe('npm run slack', () => {
   });
 
   it('starts with only Slack credentials, serving /detect from an in-process service, and stops on SIGTERM', async () => {
+    // Never the user's home or data folder (a store left there by another build would stop the start).
+    const dataDir = await mkdtemp(join(tmpdir(), 'slack-main-'));
+    onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
-      HOME: process.env.HOME,
+      HOME: dataDir,
+      DATA_DIR: dataDir,
       SLACK_BOT_TOKEN: TOKEN,
       SLACK_SIGNING_SECRET: SECRET,
       SLACK_PORT: '0',

@@ -16,7 +16,6 @@ import type { WatchDetector } from '../../chat/watch/detector.ts';
 import { openWatchStore, type WatchStore } from '../../chat/watch/store.ts';
 import { Watcher } from '../../chat/watch/watcher.ts';
 import { guildScope, type BotContext } from '../check.ts';
-import { describeDiscordError } from '../discord-errors.ts';
 import { handleWatchDispatch, type WatchDispatchContext } from '../handlers/watch-messages.ts';
 import type { DiscordWatchingApi, WatchStatus } from './api.ts';
 import { discordWatchPlatform } from './platform.ts';
