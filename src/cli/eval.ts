@@ -134,9 +134,14 @@ function parseLines(path: string): Line[] | string {
 export async function run(argv: string[]): Promise<number> {
   const opts = parseArgs(argv);
   if (typeof opts === 'string') {
-    if (opts) console.error(opts);
+    // Asked-for help goes to stdout (as every other command's); a usage error to stderr.
+    if (!opts) {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    console.error(opts);
     console.error(USAGE);
-    return opts ? 2 : 0;
+    return 2;
   }
   const lines = parseFiles(opts.input);
   if (typeof lines === 'string') {
