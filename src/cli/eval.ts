@@ -93,7 +93,14 @@ function parseLines(path: string): Line[] | string {
   try {
     raw = readFileSync(path, 'utf8');
   } catch (err) {
-    return `Cannot read ${path}: ${(err as Error).message}`;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return `Cannot read ${path}: ${(err as Error).message}`;
+    // The README's figures name the project's own data files, which a checkout does not have.
+    const trainingData = /^(corpus|extra|authors|v3)-(train|dev)\.jsonl$/.test(basename(path));
+    return `Cannot read ${path}: there is no such file.${
+      trainingData
+        ? ' It is part of the project\'s training data, which is not in the repository: README.md, "Training data", says what it is and where it goes.'
+        : ''
+    }`;
   }
   const out: Line[] = [];
   const lines = raw.split('\n');

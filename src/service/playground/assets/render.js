@@ -136,9 +136,12 @@ function renderSegments(segments, text, spans) {
     const pieces = text.slice(start, segment.end).split(/(\s*[\r\n]\s*)/);
     const lastText = pieces.findLastIndex((piece, i) => i % 2 === 0 && piece !== '');
     let firstPiece = true;
-    pieces.forEach((piece, i) => {
-      if (i % 2 === 1) return addGap(piece);
-      if (piece === '') return;
+    for (const [i, piece] of pieces.entries()) {
+      if (i % 2 === 1) {
+        addGap(piece);
+        continue;
+      }
+      if (piece === '') continue;
       const span = document.createElement('span');
       span.className = `seg seg-b${band(segment.ai_probability)}`;
       span.dataset.probability = String(segment.ai_probability);
@@ -157,7 +160,7 @@ function renderSegments(segments, text, spans) {
         span.append(spoken);
       }
       addInline(span);
-    });
+    }
     position = Math.max(position, segment.end);
     if (passageSpan && segment.end >= passageSpan.end) {
       addInline(srOnly(' (end of the passage)'));
