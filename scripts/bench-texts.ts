@@ -9,7 +9,7 @@
  * does not, since the two sets' lengths and languages differ (Brown is English only).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MODES, type Mode } from '../src/detector/index.ts';
 import { loadBrown } from '../src/detector/training.ts';
@@ -60,7 +60,7 @@ export function benchTexts(
       .split('\n')
       .filter((l) => l.trim() !== '')
       .map((l) => JSON.parse(l) as BenchText);
-    return { rows, source: `${file} (the dev set, ${rows.length} texts)`, dev: true };
+    return { rows, source: `${relative(ROOT, file)} (the dev set, ${rows.length} texts)`, dev: true };
   }
   if (options.dataDir !== undefined || options.texts === 'dev') {
     throw new MissingDataError(
