@@ -6,20 +6,28 @@
 #   docker run --rm -v textdetect-keys:/data textdetect keys create --env production --name NAME
 # `docker run --rm textdetect --help` lists the roles. compose.yaml runs Redis, the service and both bots.
 #
-# Offline (the registry cannot be reached): both stages start from NODE_IMAGE, so a base image that is
-# already on the machine will do. Load a saved node:22-slim and build without pulling, or name another
-# local Node 22 image (docs/build.md, "Building without network"):
+# What a build needs (docs/build.md, "What a build needs"): the base image NODE_IMAGE (node:22-slim from
+# Docker Hub by default), and the npm registry or a mirror of it for `npm ci` in the build stage; the
+# runtime stage needs no network. Without Docker Hub, name a Node 22 image already on the machine:
 #   podman load -i node-22-slim.tar && podman build --pull=never --build-arg NODE_IMAGE=docker.io/library/node:22-slim -t textdetect .
 #   docker build --build-arg NODE_IMAGE=my-registry.local/node:22-slim -t textdetect .
+# Without registry.npmjs.org, a mirror, and its credentials (or any npm setting) as a build secret,
+# read by that one step and kept in no layer (BuildKit, the default since Docker 23, or podman):
+#   docker build --build-arg NPM_REGISTRY=https://npm.example.internal/ --secret id=npmrc,src=$HOME/.npmrc -t textdetect .
 ARG NODE_IMAGE=node:22-slim
 
 # ---- build: every dependency (TypeScript), compile to dist/, then drop the dev dependencies
 # (tsx, TypeScript, vitest, the training corpus) so only what runs is copied on.
 FROM ${NODE_IMAGE} AS build
+# Empty: the registry npm is configured with (registry.npmjs.org, or the npmrc secret's).
+ARG NPM_REGISTRY=
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would build before the sources are here; the build runs below.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+# The npmrc secret is optional: without it the file is absent and npm reads nothing from it.
+RUN --mount=type=secret,id=npmrc,target=/run/secrets/npmrc \
+    npm_config_userconfig=/run/secrets/npmrc \
+    npm ci --ignore-scripts --no-audit --no-fund ${NPM_REGISTRY:+--registry=$NPM_REGISTRY}
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs ./scripts/build.mjs
 COPY src ./src

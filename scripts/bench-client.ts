@@ -17,12 +17,13 @@
  * Prints a human summary on stderr and one JSON line on stdout; exits 1 if a criterion fails.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DetectClient, RateLimitError, type DetectRequest } from '../src/client/index.ts';
+import { benchTexts } from './bench-texts.ts';
 
 const { values } = parseArgs({
   options: {
@@ -51,22 +52,19 @@ function positiveInt(raw: string | undefined, flag: string): number {
   return n;
 }
 
+/** The dev set's texts, or Brown corpus texts without it (scripts/bench-texts.ts). */
 async function loadTexts(): Promise<DetectRequest[]> {
-  const path = join(root, '..', 'shared', 'data', 'corpus-dev.jsonl');
-  const raw = await readFile(path, 'utf8').catch(() => {
-    throw new Error(`Cannot read ${path}: the bench needs the shared corpus beside the repository (../shared/data/).`);
-  });
+  const corpus = benchTexts();
+  console.log(`texts: ${corpus.source}`);
   const texts: DetectRequest[] = [];
-  for (const line of raw.split('\n')) {
-    if (!line.trim()) continue;
-    const entry = JSON.parse(line) as { text?: unknown; mode?: DetectRequest['mode']; language?: DetectRequest['language'] };
+  for (const entry of corpus.rows) {
     // The corpus labels mode and language; sending them keeps a cut-off text from being misjudged
     // as another language (a 422 that says nothing about the client).
     if (typeof entry.text === 'string' && entry.text.trim().length > 200) {
       texts.push({ text: entry.text.slice(0, 1_500), mode: entry.mode, language: entry.language });
     }
   }
-  if (texts.length === 0) throw new Error(`${path} holds no usable texts.`);
+  if (texts.length === 0) throw new Error('The benchmark texts hold no usable text.');
   return texts;
 }
 

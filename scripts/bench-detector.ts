@@ -5,31 +5,29 @@
  * Single-threaded, so it measures one core.
  *
  * Options: --model PATH (default the committed artifact), --iterations N (default 3000),
- *          --data DIR (default ../shared/data relative to the repository root).
+ *          --data DIR (default ../shared/data relative to the repository root),
+ *          --texts dev|brown (default: the dev set when ../shared/data has it, else Brown corpus texts;
+ *          see scripts/bench-texts.ts for which figures compare).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createDetector, type Mode } from '../src/detector/index.ts';
+import { createDetector } from '../src/detector/index.ts';
+import { benchTexts, MissingDataError, type BenchTexts } from './bench-texts.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 const ITER = Number(arg('--iterations') ?? 3000);
-const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const modelPath = arg('--model');
 
-interface Row {
-  text: string;
-  mode: Mode;
-  language: 'en' | 'tr';
+let texts: BenchTexts;
+try {
+  texts = benchTexts({ dataDir: arg('--data'), texts: arg('--texts') });
+} catch (err) {
+  if (!(err instanceof MissingDataError)) throw err;
+  process.stderr.write(`bench:detector: ${err.message}\n`);
+  process.exit(2);
 }
-const rows = readFileSync(join(DATA, 'corpus-dev.jsonl'), 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l) as Row);
+const rows = texts.rows;
 
 const t0 = performance.now();
 const detector = await createDetector(modelPath ? { model: modelPath } : {});
@@ -41,7 +39,7 @@ const texts300 = rows
   .map((r) => r.text.split(/\s+/))
   .filter((w) => w.length >= 300)
   .map((w) => w.slice(0, 300).join(' '));
-if (texts300.length === 0) throw new Error('No 300-word texts found in the dev corpus.');
+if (texts300.length === 0) throw new Error('No 300-word texts found among the texts.');
 
 function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -102,6 +100,7 @@ const secs = (performance.now() - s) / 1000;
 const rssMb = process.resourceUsage().maxRSS / 1024;
 
 console.log(`model ${detector.model}`);
+console.log(`texts                     ${texts.source}`);
 console.log(`load time                 ${loadMs.toFixed(0)} ms`);
 console.log(
   `detect 300 words          p50 ${plain.p50.toFixed(3)} ms   p99 ${plain.p99.toFixed(3)} ms   (${texts300.length} distinct texts, ${ITER} calls)`,
@@ -109,6 +108,6 @@ console.log(
 console.log(`detect 300 words+segments p50 ${withSeg.p50.toFixed(3)} ms   p99 ${withSeg.p99.toFixed(3)} ms`);
 console.log(`detectAuthor 50 messages of 25 words p50 ${author.p50.toFixed(3)} ms   p99 ${author.p99.toFixed(3)} ms`);
 console.log(
-  `throughput (dev corpus)   ${(bytes / 1e6 / secs).toFixed(2)} MB/s   (${rows.length} texts, ${(bytes / 1e6).toFixed(2)} MB in ${secs.toFixed(2)} s)`,
+  `throughput (${texts.dev ? 'dev corpus' : 'Brown texts'})${texts.dev ? '   ' : '  '}${(bytes / 1e6 / secs).toFixed(2)} MB/s   (${rows.length} texts, ${(bytes / 1e6).toFixed(2)} MB in ${secs.toFixed(2)} s)`,
 );
 console.log(`peak RSS                  ${rssMb.toFixed(0)} MB`);

@@ -18,13 +18,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { benchTexts } from './bench-texts.ts';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -54,7 +55,6 @@ const require = createRequire(import.meta.url);
 const autocannon = require('autocannon') as Autocannon;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const DATA = resolve(ROOT, '../shared/data/corpus-dev.jsonl');
 
 const { values: args } = parseArgs({
   options: {
@@ -75,14 +75,12 @@ const connectionCounts = args.connections!.split(',').map(Number);
 const wordCounts = args.words!.split(',').map(Number);
 const textsPerSize = Number(args.texts);
 
+/** English sentences of the dev set, or of Brown corpus texts without it (scripts/bench-texts.ts). */
 async function corpusSentences(): Promise<string[]> {
-  const raw = await readFile(DATA, 'utf8').catch((err: Error) => {
-    throw new Error(`cannot read the corpus at ../shared/data (resolved to ${DATA}): ${err.message}`);
-  });
+  const corpus = benchTexts();
+  console.log(`texts: ${corpus.source}`);
   const sentences: string[] = [];
-  for (const line of raw.split('\n')) {
-    if (!line.trim()) continue;
-    const record = JSON.parse(line) as { text: string; language: string };
+  for (const record of corpus.rows) {
     if (record.language !== 'en') continue;
     for (const sentence of record.text.split(/(?<=[.!?])\s+/)) {
       const words = sentence.split(/\s+/).length;

@@ -19,10 +19,9 @@
  * `--members` different members, so author windows fill as they would. Memory is the whole process:
  * bot, detection service (its worker threads included), fake Discord and the load generator.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApplicationFlags } from 'discord.js';
 import pino from 'pino';
@@ -41,9 +40,7 @@ import { FakeDiscord, snowflake } from '../test/discord/fake-discord.ts';
 import { chatInputDetect, user } from '../test/discord/payloads.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.ts';
 import { guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from '../test/discord/watch-payloads.ts';
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const DATA = resolve(ROOT, '../shared/data/corpus-dev.jsonl');
+import { benchTexts } from './bench-texts.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -73,14 +70,12 @@ const STORE_NAMES: Record<StoreKind, string> = {
   'postgres+redis': 'PostgreSQL with the queue in Redis',
 };
 
+/** Messages cut from English sentences of the dev set, or of Brown corpus texts without it (scripts/bench-texts.ts). */
 async function corpusMessages(count: number): Promise<string[]> {
-  const raw = await readFile(DATA, 'utf8').catch((err: Error) => {
-    throw new Error(`cannot read the corpus at ../shared/data (resolved to ${DATA}): ${err.message}`);
-  });
+  const corpus = benchTexts();
+  console.log(`texts: ${corpus.source}`);
   const sentences: string[] = [];
-  for (const line of raw.split('\n')) {
-    if (!line.trim()) continue;
-    const record = JSON.parse(line) as { text: string; language: string };
+  for (const record of corpus.rows) {
     if (record.language !== 'en') continue;
     for (const sentence of record.text.split(/(?<=[.!?])\s+/)) {
       const words = sentence.split(/\s+/).length;

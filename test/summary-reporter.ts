@@ -1,27 +1,36 @@
 import type { Reporter, TestModule } from 'vitest/node';
+import { HAS_TRAINING_DATA, NO_TRAINING_DATA_MESSAGE, TRAINING_DATA_TEST_FILES } from './helpers/training-data.ts';
 import { BROWSER_TEST_FILE, HAS_CHROMIUM, NO_CHROMIUM_MESSAGE } from './web/chromium.ts';
 
 /**
  * Ends the run with one plain `Tests: N passed, N failed, N skipped` line, so that tools reading
  * the log (CI included) can count results without parsing vitest's coloured summary. When the web
- * page tests were skipped for want of Chromium, one more line says so next to it, where it is seen,
- * rather than only in that file's output further up.
+ * page tests were skipped for want of Chromium, or the engine's measurements for want of the training
+ * data, one more line says so next to it, where it is seen, rather than only in that file's output
+ * further up.
  */
 export default class SummaryLineReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     const counts = { passed: 0, failed: 0, skipped: 0 };
     let browserTestsSkipped = 0;
+    let dataTestsSkipped = 0;
     for (const testModule of testModules) {
-      const isBrowserFile = testModule.moduleId.replaceAll('\\', '/').endsWith(BROWSER_TEST_FILE);
+      const path = testModule.moduleId.replaceAll('\\', '/');
+      const isBrowserFile = path.endsWith(BROWSER_TEST_FILE);
+      const needsData = TRAINING_DATA_TEST_FILES.some((file) => path.endsWith(file));
       for (const testCase of testModule.children.allTests()) {
         const state = testCase.result().state;
         if (state === 'passed' || state === 'failed' || state === 'skipped') counts[state] += 1;
         if (isBrowserFile && state === 'skipped') browserTestsSkipped += 1;
+        if (needsData && state === 'skipped') dataTestsSkipped += 1;
       }
     }
     process.stdout.write(`Tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
     if (browserTestsSkipped > 0 && !HAS_CHROMIUM) {
       process.stdout.write(`Web page tests (${BROWSER_TEST_FILE}, ${browserTestsSkipped}) ${NO_CHROMIUM_MESSAGE}\n`);
+    }
+    if (dataTestsSkipped > 0 && !HAS_TRAINING_DATA) {
+      process.stdout.write(`Training data tests (${dataTestsSkipped}, in test/detector/) ${NO_TRAINING_DATA_MESSAGE}\n`);
     }
   }
 }

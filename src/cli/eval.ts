@@ -93,7 +93,14 @@ function parseLines(path: string): Line[] | string {
   try {
     raw = readFileSync(path, 'utf8');
   } catch (err) {
-    return `Cannot read ${path}: ${(err as Error).message}`;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return `Cannot read ${path}: ${(err as Error).message}`;
+    // The README's figures name the project's own data files, which a checkout does not have.
+    const trainingData = /^(corpus|extra|authors|v3)-(train|dev)\.jsonl$/.test(basename(path));
+    return `Cannot read ${path}: there is no such file.${
+      trainingData
+        ? ' It is part of the project\'s training data, which is not in the repository: README.md, "Training data", says what it is and where it goes.'
+        : ''
+    }`;
   }
   const out: Line[] = [];
   const lines = raw.split('\n');
@@ -134,9 +141,14 @@ function parseLines(path: string): Line[] | string {
 export async function run(argv: string[]): Promise<number> {
   const opts = parseArgs(argv);
   if (typeof opts === 'string') {
-    if (opts) console.error(opts);
+    // Asked-for help goes to stdout (as every other command's); a usage error to stderr.
+    if (!opts) {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    console.error(opts);
     console.error(USAGE);
-    return opts ? 2 : 0;
+    return 2;
   }
   const lines = parseFiles(opts.input);
   if (typeof lines === 'string') {

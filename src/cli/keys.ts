@@ -103,8 +103,8 @@ export async function run(argv: string[]): Promise<number> {
           k.status,
           k.environment,
           k.hint,
-          `${k.created_at.slice(0, 19)}Z`,
-          k.expires_at ?? '-',
+          isoSeconds(k.created_at),
+          k.expires_at ? isoSeconds(k.expires_at) : '-',
           k.rate_limit_max === null ? '-' : String(k.rate_limit_max),
           k.name,
         ]);
@@ -142,4 +142,10 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`textdetect keys: ${e.message}\n`);
     return 5;
   }
+}
+
+/** A stored ISO time to the second, as both date columns print it (`2027-06-30T00:00:00Z`). */
+function isoSeconds(stored: string): string {
+  const time = Date.parse(stored);
+  return Number.isNaN(time) ? stored : `${new Date(time).toISOString().slice(0, 19)}Z`;
 }

@@ -24,7 +24,8 @@ Tells how likely a text was written by an AI system.
 
 Commands:
   detect    score one text (argument or standard input) through the API; the default command
-  score     score a JSONL file, through the API or in-process with --local
+  score     score a JSONL file, through the API or in-process with --local; a line with
+            "messages": ["…", "…"] instead of "text" judges several messages as one author
   eval      measure the engine on a labelled JSONL file (AUROC, TPR@1%FPR, calibration), in-process
   keys      create, list and revoke API keys in the service's key file
   help      show this help
@@ -32,6 +33,11 @@ Commands:
 Options:
   -h, --help       show this help; \`textdetect <command> --help\` shows a command's options
   -v, --version    print the version
+
+Examples:
+  textdetect "Some text to check"
+  textdetect --segments --mode academic < essay.txt
+  echo '{"messages": ["first message", "second message"]}' | textdetect score --local   # one author
 
 Exit codes: 0 ok, 2 bad input, 3 authentication/permission, 4 rate limited, 5 server or network.
 Environment: TEXTDETECT_API_URL, TEXTDETECT_API_KEY (see README.md).`;

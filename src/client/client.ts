@@ -464,7 +464,7 @@ export class DetectClient {
       }
       const ms = Math.round(performance.now() - started);
       const rate = parseRateLimitHeaders(res.headers);
-      if (rate.limit !== undefined) this.limiter.learn(rate.limit, rate.windowMs);
+      this.limiter.observe(rate, spec.cost);
       this.logger.debug({ requestId, attempt, status: res.statusCode, ms, remaining: rate.remaining }, 'textdetect client: attempt done');
 
       if (res.statusCode >= 200 && res.statusCode < 300) {

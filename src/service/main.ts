@@ -63,6 +63,9 @@ async function main(): Promise<number> {
   }
 
   const service = await startService(config);
+  // The JSON logs carry the URL too, but a person starting the service wants the page's address
+  // in words, at the end of what was printed, where it is seen.
+  process.stderr.write(startedBanner(service.url, config.playground));
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -80,6 +83,12 @@ async function main(): Promise<number> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   return 0;
+}
+
+/** What a person needs once the service listens: where the web page and the API are. */
+function startedBanner(url: string, playground: boolean): string {
+  const page = playground ? `Web page: ${url}/  (open it in a browser and paste the API key)` : 'Web page: off (PLAYGROUND=0)';
+  return `textdetect is listening on ${url}\n  ${page}\n  API:      POST ${url}/v1/detect  (OpenAPI: ${url}/v1/openapi.json)\n  Stop it with Ctrl-C.\n\n`;
 }
 
 /** The `keys create` line for this server's environment and key file (`--file` only when not the default). */

@@ -282,6 +282,46 @@ describe('textdetect score', () => {
   });
 });
 
+describe('help and pacing (issue 25, item 19)', () => {
+  it('--help names checking several messages as one author; every command prints asked-for help on stdout', async () => {
+    const top = await cli(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/"messages": \[.*\].*one author/);
+    for (const command of ['detect', 'score', 'eval', 'keys']) {
+      const help = await cli([command, '--help']);
+      expect(help.code, command).toBe(0);
+      expect(help.stderr, command).toBe('');
+      expect(help.stdout, command).toMatch(/^Usage/);
+    }
+    // A usage error still goes to stderr with exit 2.
+    const bad = await cli(['eval', '--bogus']);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toContain('Unknown argument "--bogus"');
+  });
+
+  it('score through the API uses the quota that is left instead of one line per second', async () => {
+    // A default 60-per-minute key: 20 lines fit its budget, so they need not wait for one another.
+    const limited = await startTestService({ rateLimitMax: 60 });
+    try {
+      const input = join(dir, 'in-paced.jsonl');
+      await writeFile(input, `${Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: i, text: SAMPLE_TEXT })).join('\n')}\n`);
+      const started = Date.now();
+      const r = await cli(['score', '--input', input, '--quiet'], {
+        env: { TEXTDETECT_API_URL: limited.url, TEXTDETECT_API_KEY: limited.key },
+      });
+      const ms = Date.now() - started;
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trim().split('\n')).toHaveLength(20);
+      // Paced to one per second after the first answer, the run took 14.9 s (8 lines at once, then one
+      // a second); with the quota used, the process start and 20 detections: 1.4 s here.
+      expect(ms).toBeLessThan(8_000);
+    } finally {
+      await limited.close();
+    }
+  }, 30_000);
+});
+
 describe('rate-limit notice', () => {
   it('is printed once per pause, however many queued texts wait on it', () => {
     const lines: string[] = [];

@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ATTACKS,
@@ -20,6 +19,7 @@ import { createDetector, type Detector } from '../../src/detector/index.ts';
 import { metricRow, type Scored } from '../../src/detector/metrics.ts';
 import { lowerForFeatures } from '../../src/detector/normalize.ts';
 import { rng } from '../../src/detector/training.ts';
+import { trainingDataFile } from '../helpers/training-data.ts';
 
 let detector: Detector;
 beforeAll(async () => {
@@ -96,7 +96,7 @@ describe('attacks (scripts/attack-eval.ts, training augmentation)', () => {
   });
 });
 
-const DEV = fileURLToPath(new URL('../../../shared/data/corpus-dev.jsonl', import.meta.url));
+const DEV = trainingDataFile('corpus-dev.jsonl');
 
 // A fixed slice of dev (every 2nd line), typos in 15% of words: the engine once leaned on the
 // out-of-vocabulary rate, so typos alone made AI text look human. A regression of that fails here.

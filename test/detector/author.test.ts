@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readAuthorModel, type AuthorModel } from '../../src/detector/author.ts';
 import { AUTHOR_MAX_MESSAGES, createDetector, DEFAULT_AUTHOR_MODEL_PATH, type Detector } from '../../src/detector/index.ts';
 import { auroc } from '../../src/detector/metrics.ts';
+import { trainingDataFile } from '../helpers/training-data.ts';
 
-const DATA = (file: string): string => fileURLToPath(new URL(`../../../shared/data/${file}`, import.meta.url));
+const DATA = (file: string): string => trainingDataFile(file);
 
 let detector: Detector;
 let model: AuthorModel;

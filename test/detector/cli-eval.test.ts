@@ -58,7 +58,15 @@ describe('textdetect eval', () => {
     expect(out.join('\n')).toContain('--by must be one of source, mode, language, generator');
     out = [];
     expect(await run(['--input', join(dir, 'missing.jsonl')])).toBe(2);
-    expect(out.join('\n')).toContain('Cannot read');
+    expect(out.join('\n')).toContain(`Cannot read ${join(dir, 'missing.jsonl')}: there is no such file.`);
+    expect(out.join('\n')).not.toContain('Training data');
+    // The README's command on a checkout without the training data: a sentence that says where it is described.
+    out = [];
+    expect(await run(['--input', join(dir, 'shared', 'data', 'corpus-dev.jsonl')])).toBe(2);
+    expect(out[0]).toBe(
+      `Cannot read ${join(dir, 'shared', 'data', 'corpus-dev.jsonl')}: there is no such file. It is part of the project's training data, which is not in the repository: README.md, "Training data", says what it is and where it goes.`,
+    );
+    expect(out.join('\n')).not.toContain('ENOENT');
   });
 
   it('reports an unreadable model artifact clearly', async () => {

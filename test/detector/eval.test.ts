@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createDetector } from '../../src/detector/index.ts';
 import { auroc, ece, metricRow, tprAtFpr } from '../../src/detector/metrics.ts';
+import { trainingDataFile } from '../helpers/training-data.ts';
 
-const DEV = fileURLToPath(new URL('../../../shared/data/corpus-dev.jsonl', import.meta.url));
-const EXTRA_DEV = fileURLToPath(new URL('../../../shared/data/extra-dev.jsonl', import.meta.url));
+const DEV = trainingDataFile('corpus-dev.jsonl');
+const EXTRA_DEV = trainingDataFile('extra-dev.jsonl');
 
 describe('metrics', () => {
   it('computes AUROC with ties, TPR at FPR and ECE', () => {

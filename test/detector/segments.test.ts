@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readArtifact } from '../../src/detector/artifact.ts';
 import { extractFeatures, tokenize, hashedWeightSums, isWordToken } from '../../src/detector/features.ts';
@@ -25,6 +24,7 @@ import {
   sequencePosteriors,
   type SegmentModel,
 } from '../../src/detector/segments.ts';
+import { trainingDataFile } from '../helpers/training-data.ts';
 
 let detector: Detector;
 let loaded: LoadedModel;
@@ -289,8 +289,8 @@ describe('the sentence model', () => {
   });
 });
 
-const CORPUS_DEV = fileURLToPath(new URL('../../../shared/data/corpus-dev.jsonl', import.meta.url));
-const EXTRA_DEV = fileURLToPath(new URL('../../../shared/data/extra-dev.jsonl', import.meta.url));
+const CORPUS_DEV = trainingDataFile('corpus-dev.jsonl');
+const EXTRA_DEV = trainingDataFile('extra-dev.jsonl');
 interface Row {
   text: string;
   label: 'human' | 'ai';

@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { countWords } from '../../src/detector/engine.ts';
 import { createDetector, type Detector, type Mode } from '../../src/detector/index.ts';
 import { readArtifact } from '../../src/detector/artifact.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
+import { trainingDataFile } from '../helpers/training-data.ts';
 
-const DEV = fileURLToPath(new URL('../../../shared/data/corpus-dev.jsonl', import.meta.url));
-const EXTRA_DEV = fileURLToPath(new URL('../../../shared/data/extra-dev.jsonl', import.meta.url));
+const DEV = trainingDataFile('corpus-dev.jsonl');
+const EXTRA_DEV = trainingDataFile('extra-dev.jsonl');
 
 let detector: Detector;
 beforeAll(async () => {

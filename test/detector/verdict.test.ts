@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { countWords } from '../../src/detector/engine.ts';
 import { createDetector, type DetectionResult, type Detector, type Mode } from '../../src/detector/index.ts';
+import { trainingDataFile } from '../helpers/training-data.ts';
 
-const EXTRA_DEV = fileURLToPath(new URL('../../../shared/data/extra-dev.jsonl', import.meta.url));
-const CORPUS_DEV = fileURLToPath(new URL('../../../shared/data/corpus-dev.jsonl', import.meta.url));
+const EXTRA_DEV = trainingDataFile('extra-dev.jsonl');
+const CORPUS_DEV = trainingDataFile('corpus-dev.jsonl');
 
 interface Row {
   text: string;

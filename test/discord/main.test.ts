@@ -102,14 +102,23 @@ it('names itself to the detection service in its User-Agent', async () => {
   }
 }, 45_000);
 
-function runBot(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'adapters/discord/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let text = '';
-    proc.stdout.on('data', (d: Buffer) => (text += d.toString()));
-    proc.stderr.on('data', (d: Buffer) => (text += d.toString()));
-    proc.once('close', (code) => resolve({ code, output: text }));
-  });
+/** Runs the bot to its exit with a throw-away DATA_DIR, never the user's data folder. */
+async function runBot(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'discord-main-'));
+  try {
+    return await new Promise((resolve) => {
+      const proc = spawn(process.execPath, ['--import', 'tsx', 'adapters/discord/main.ts'], {
+        env: { ...env, DATA_DIR: dataDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let text = '';
+      proc.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      proc.stderr.on('data', (d: Buffer) => (text += d.toString()));
+      proc.once('close', (code) => resolve({ code, output: text }));
+    });
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
 }
 
 it('exits 2 with a sentence when DISCORD_TOKEN is missing, and 3 when Discord refuses it', async () => {

@@ -4,7 +4,7 @@
  * installed into an empty project, counted, then used with plain node against a real service.
  *
  * Expected install: exactly 3 packages (textdetect-client, undici, bottleneck), well under 5 MB;
- * the whole product pulls 198 packages and about 78 MB. ioredis is an optional peer: without it
+ * the whole product pulls 211 packages and about 81 MB. ioredis is an optional peer: without it
  * the client loads and scores, and only the `redis` option says what to install; with it the
  * limiter shares the budget through a real Redis. The declarations typecheck with and without it.
  */

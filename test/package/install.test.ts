@@ -79,6 +79,29 @@ describe('the packed package', () => {
     expect(stray).toEqual([]);
   });
 
+  it('installs as many packages and megabytes as README.md and docs/build.md say', async () => {
+    const consumer = join(dir, 'consumer');
+    const lock = JSON.parse(await readFile(join(consumer, 'node_modules', '.package-lock.json'), 'utf8')) as {
+      packages: Record<string, unknown>;
+    };
+    const packages = Object.keys(lock.packages).filter((path) => path.startsWith('node_modules/')).length;
+    // As `du -sh node_modules` counts it (disk usage, MiB), the figure the docs give.
+    const du = await run('du', ['-sk', join(consumer, 'node_modules')], consumer);
+    const megabytes = Number(du.stdout.split(/\s/)[0]) / 1024;
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const build = await readFile(join(ROOT, 'docs', 'build.md'), 'utf8');
+    const stated = /the full `textdetect` package brings (\d+) packages and (\d+) MB/.exec(readme);
+    const tabled = /\| `textdetect` \(`textdetect-[^|]*\|[^|]*\| (\d+) packages, (\d+) MB \|/.exec(build);
+    expect(stated, 'README.md: "the full `textdetect` package brings N packages and M MB"').not.toBeNull();
+    expect(tabled, 'docs/build.md: the packages table').not.toBeNull();
+    const summary = `measured ${packages} packages, ${megabytes.toFixed(1)} MB`;
+    for (const [, count, size] of [stated!, tabled!]) {
+      // A dependency's patch release can add or drop a package; the size is rounded to whole MB.
+      expect(Math.abs(Number(count) - packages), summary).toBeLessThanOrEqual(3);
+      expect(Math.abs(Number(size) - megabytes), summary).toBeLessThanOrEqual(1);
+    }
+  });
+
   it('carries no install-time script, so the install neither runs nor lists one', async () => {
     const manifest = JSON.parse(await readFile(join(dir, 'consumer', 'node_modules', 'textdetect', 'package.json'), 'utf8')) as {
       scripts?: Record<string, string>;

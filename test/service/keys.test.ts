@@ -139,6 +139,15 @@ describe('textdetect keys CLI', () => {
     expect(listed.stdout).toContain(entry!.id);
     expect(listed.stdout).toContain('active');
     expect(listed.stdout).not.toContain(lastLine);
+    // CREATED and EXPIRES in one format, to the second (EXPIRES once carried milliseconds).
+    const expiring = await cli(['create', '--file', file, '--name', 'expiring', '--expires', '2027-06-30']);
+    expect(expiring.code, expiring.stderr).toBe(0);
+    const dated = await cli(['list', '--file', file]);
+    const row = dated.stdout.split('\n').find((l) => l.endsWith('expiring')) ?? '';
+    const times = row.match(/\S*\d{4}-\d\d-\d\dT\S*/g) ?? [];
+    expect(times, row).toHaveLength(2);
+    for (const time of times) expect(time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(times[1]).toBe('2027-06-30T00:00:00Z');
 
     const revoked = await cli(['revoke', entry!.id, '--file', file]);
     expect(revoked.code).toBe(0);

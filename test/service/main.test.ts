@@ -67,6 +67,10 @@ describe('npm start (src/service/main.ts)', () => {
       expect(JSON.parse(line!)).toMatchObject({ status: 200, text_length: ENGLISH_TEXT.length, path: '/v1/detect' });
       expect(first.stdout()).not.toContain(key!);
       expect(first.stdout()).not.toContain('committee met');
+      // The start-up banner gives the web page's address (issue 25, item 18), after the key.
+      expect(first.stderr()).toContain(`Web page: ${first.url}/  (open it in a browser`);
+      expect(first.stderr().indexOf('Web page:')).toBeGreaterThan(first.stderr().indexOf(key!));
+      expect(first.stderr()).toContain(`API:      POST ${first.url}/v1/detect`);
     } finally {
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);

@@ -3,11 +3,12 @@
  * detection service in-process with its own sandbox key, and a signed /detect gets a real answer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSlack } from './fake-slack.ts';
 import { LONG_TEXT, postToApp, slashCommandBody } from './harness.ts';
 
@@ -18,8 +19,11 @@ const SECRET = 'main-test-secret';
 let slack: FakeSlack;
 let child: ChildProcess | undefined;
 let output = '';
+// The bot's home and state folder: never the user's (issue 25, item 12).
+let home: string;
 
 beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'slack-main-'));
   slack = new FakeSlack({ botToken: TOKEN });
   await slack.start();
 });
@@ -31,6 +35,7 @@ afterAll(async () => {
     await exited;
   }
   await slack.stop();
+  await rm(home, { recursive: true, force: true });
 });
 
 function waitForLog(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
@@ -61,13 +66,10 @@ describe('npm run slack', () => {
   });
 
   it('starts with only Slack credentials, serving /detect from an in-process service, and stops on SIGTERM', async () => {
-    // Never the user's home or data folder (a store left there by another build would stop the start).
-    const dataDir = await mkdtemp(join(tmpdir(), 'slack-main-'));
-    onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
-      HOME: dataDir,
-      DATA_DIR: dataDir,
+      HOME: home,
+      DATA_DIR: join(home, 'data'),
       SLACK_BOT_TOKEN: TOKEN,
       SLACK_SIGNING_SECRET: SECRET,
       SLACK_PORT: '0',
@@ -92,6 +94,9 @@ describe('npm run slack', () => {
     const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+    // Its state went to DATA_DIR, and nothing else appeared in its home.
+    expect(existsSync(join(home, 'data', 'textdetect-bots.sqlite'))).toBe(true);
+    expect(existsSync(join(home, '.local'))).toBe(false);
   }, 45_000);
 });
 

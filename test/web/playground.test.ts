@@ -45,6 +45,8 @@ const GENERATED_PARAGRAPH =
   'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
   'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
 const PARTLY_GENERATED = `${HUMAN_PARAGRAPH}\n\n${GENERATED_PARAGRAPH}`;
+/** The human post, a heading (short: the engine joins it to the next sentence), and two generated paragraphs. */
+const PARAGRAPHS = `${HUMAN_PARAGRAPH}\n\nWhy ramen\n\n${GENERATED_PARAGRAPH}\n\n${AI_REGISTER_TEXT}`;
 
 /** Code run inside the page reaches the DOM through this (the project's TypeScript has no DOM lib). */
 type Dom = any;
@@ -476,6 +478,75 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(await page.isDisabled('#check')).toBe(true);
     expect(await page.textContent('#check .btn-label')).toMatch(/^Try again in \d+ s$/);
     await page.evaluate((value) => (globalThis as Dom).localStorage.setItem('textdetect.apiKey', value), key);
+    await page.close();
+  });
+
+  it('keeps no key in the wrong format, says why, and points to Forget key only once it can be seen', async () => {
+    const page = await openPage();
+    await page.evaluate(() => (globalThis as Dom).localStorage.clear());
+    await page.reload();
+    await expect(page.isVisible('#key-card')).resolves.toBe(true);
+    // The help under the form names Forget key as something that comes once a key is saved (it is hidden until then).
+    await expect(page.isVisible('#forget-key')).resolves.toBe(false);
+    expect((await page.textContent('#key-help'))?.replace(/\s+/g, ' ')).toContain(
+      'Once it is saved, Forget key next to it at the top removes it.',
+    );
+    const tries: Array<[string, string]> = [
+      ['hello', 'This does not look like an API key: a key is sk_test_ followed by 32 letters and digits (40 characters in all).'],
+      [key.slice(0, -1), 'This does not look like an API key'],
+      [`${key}x`, 'This does not look like an API key'],
+      [`sk_live_${'A'.repeat(32)}`, 'This is a sandbox server: it accepts only test keys (sk_test_…), and this key is a live one.'],
+    ];
+    for (const [attempt, sentence] of tries) {
+      await page.fill('#api-key', attempt);
+      await page.click('#key-form button[type="submit"]');
+      expect(await page.textContent('#key-error'), attempt).toContain(sentence);
+      expect(await page.evaluate(() => (globalThis as Dom).localStorage.getItem('textdetect.apiKey'))).toBeNull();
+      await expect(page.isVisible('#key-status')).resolves.toBe(false);
+      expect(await page.evaluate(() => (globalThis as Dom).document.activeElement?.id)).toBe('api-key');
+    }
+    // A key in the right format is kept, and Forget key appears.
+    await page.fill('#api-key', key);
+    await page.click('#key-form button[type="submit"]');
+    await expect(page.isVisible('#forget-key')).resolves.toBe(true);
+    expect(await page.evaluate(() => (globalThis as Dom).localStorage.getItem('textdetect.apiKey'))).toBe(key);
+    await page.close();
+  });
+
+  it('draws no box over a blank line: a passage or sentence across paragraphs is boxed line by line', async () => {
+    const page = await openPage();
+    await page.evaluate((k) => (globalThis as Dom).localStorage.setItem('textdetect.apiKey', k), key);
+    await page.reload();
+    const { status, body } = await checkText(page, PARAGRAPHS);
+    expect(status).toBe(200);
+    await page.waitForSelector('#result[data-state="done"]');
+    // What the case needs from the engine: a generated span over a blank line, a sentence joined over one.
+    expect(body.generated_spans.some((s: any) => PARAGRAPHS.slice(s.start, s.end).includes('\n\n'))).toBe(true);
+    expect(body.segments.some((s: any) => s.text.includes('\n'))).toBe(true);
+    const boxes = await page.$$eval('#highlighted .gen-span, #highlighted .seg', (elements) =>
+      elements.map((el: Dom) => {
+        const copy = el.cloneNode(true);
+        for (const hidden of copy.querySelectorAll('.sr-only')) hidden.remove();
+        return { className: el.className, text: copy.textContent, start: Number(el.dataset.start) };
+      }),
+    );
+    // An inline box holding a line break draws an empty fragment of itself on the blank line.
+    for (const box of boxes) expect(box.text, box.className).not.toMatch(/[\r\n]/);
+    const passages = boxes.filter((b) => b.className.startsWith('gen-span'));
+    const span = body.generated_spans.find((s: any) => PARAGRAPHS.slice(s.start, s.end).includes('\n\n'));
+    const ofSpan = passages.filter((b) => b.start === span.start);
+    expect(ofSpan.length).toBeGreaterThan(1);
+    expect(ofSpan.map((b) => b.className.includes('gen-span-continued'))).toEqual(ofSpan.map((_, i) => i > 0));
+    // Each sentence is one keyboard stop, however many lines it takes.
+    const stops = await page.$$eval('#highlighted .seg[tabindex="0"]', (els) => els.map((el: Dom) => Number(el.dataset.start)));
+    expect(stops).toEqual(body.segments.map((s: any) => s.start));
+    const visibleText = await page.$eval('#highlighted', (box: Dom) => {
+      const copy = box.cloneNode(true);
+      for (const hidden of copy.querySelectorAll('.sr-only')) hidden.remove();
+      return copy.textContent;
+    });
+    expect(visibleText).toBe(PARAGRAPHS);
+    await page.screenshot({ path: join(shots, 'playground-paragraphs.png'), fullPage: true });
     await page.close();
   });
 

@@ -4,6 +4,9 @@ import { renderResult } from './render.js';
 import { countCharacters, errorSentence } from './wording.js';
 
 const KEY_STORAGE_NAME = 'textdetect.apiKey';
+// The service's key format (src/service/keys.ts): checked before a key is kept, so a mistyped or
+// half-pasted key is caught here with a sentence rather than stored and refused on every check.
+const KEY_FORMAT = /^sk_(test|live)_[0-9A-Za-z]{32}$/;
 const settings = document.documentElement.dataset;
 const maxTextChars = Number(settings.maxTextChars) || 50000;
 const byId = (id) => document.getElementById(id);
@@ -78,6 +81,12 @@ byId('key-form').addEventListener('submit', (event) => {
     keyInput.focus();
     return;
   }
+  const formatProblem = keyFormatProblem(key);
+  if (formatProblem) {
+    keyError.textContent = formatProblem;
+    keyInput.focus();
+    return;
+  }
   const stored = keyStore.set(key);
   keyInput.value = '';
   keyError.textContent = '';
@@ -91,6 +100,22 @@ byId('key-form').addEventListener('submit', (event) => {
     textBox.focus();
   }
 });
+
+/** Why `key` cannot be a key for this server, or undefined when its format is right. */
+function keyFormatProblem(key) {
+  const prefix = settings.keyPrefix || 'sk_test_';
+  if (!KEY_FORMAT.test(key)) {
+    return `This does not look like an API key: a key is ${prefix} followed by 32 letters and digits (${prefix.length + 32} characters in all). Paste the whole key as it was printed when it was made.`;
+  }
+  if (!key.startsWith(prefix)) {
+    const server =
+      prefix === 'sk_live_'
+        ? 'a production server: it accepts only live keys (sk_live_…)'
+        : 'a sandbox server: it accepts only test keys (sk_test_…)';
+    return `This is ${server}, and this key is a ${key.startsWith('sk_live_') ? 'live' : 'test'} one. Use a key made for this server.`;
+  }
+  return undefined;
+}
 
 byId('forget-key').addEventListener('click', () => {
   keyStore.forget();

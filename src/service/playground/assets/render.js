@@ -83,6 +83,11 @@ export function renderResult(answer, submittedText) {
  * The submitted text with each scored sentence shaded by its own probability, and each generated
  * span (a run of sentences) wrapped in an outlined passage; what lies between sentences (spaces,
  * line breaks) stays as plain text, so the text reads exactly as submitted.
+ *
+ * Line breaks are kept outside every shaded or outlined box: an inline box that runs over a blank
+ * line draws an empty fragment of itself there (an empty dashed box between two paragraphs), so a
+ * passage or sentence that crosses a line break is drawn as one box per line, the later ones marked
+ * as continuations.
  */
 function renderSegments(segments, text, spans) {
   const card = byId('sentences-card');
@@ -94,43 +99,73 @@ function renderSegments(segments, text, spans) {
   }
   const nodes = [];
   let position = 0;
-  // Sentences go into the open passage, if any, else straight into the box.
-  let passage;
+  // The generated span being drawn, if any, and its box on the current line.
   let passageSpan;
+  let passageBox;
   let spanIndex = 0;
+  const addInline = (node) => {
+    if (passageSpan && !passageBox) {
+      passageBox = openPassage(passageSpan, true);
+      nodes.push(passageBox);
+    }
+    if (passageBox) passageBox.append(node);
+    else nodes.push(node);
+  };
+  // Text between sentences: a line break ends the passage's box on this line.
+  const addGap = (gap) => {
+    if (!gap) return;
+    if (/[\r\n]/.test(gap)) {
+      passageBox = undefined;
+      nodes.push(document.createTextNode(gap));
+    } else addInline(document.createTextNode(gap));
+  };
   for (const segment of segments) {
     while (spanIndex < spans.length && spans[spanIndex].end <= segment.start) spanIndex++;
     const generated = spans[spanIndex];
-    if (!passage && generated && segment.start >= generated.start && segment.start < generated.end) {
+    if (!passageSpan && generated && segment.start >= generated.start && segment.start < generated.end) {
       if (segment.start > position) nodes.push(document.createTextNode(text.slice(position, segment.start)));
       position = Math.max(position, segment.start);
-      passage = openPassage(generated);
       passageSpan = generated;
-      nodes.push(passage);
+      passageBox = openPassage(generated, false);
+      nodes.push(passageBox);
     }
-    const into = passage;
-    const add = (node) => (into ? into.append(node) : nodes.push(node));
-    if (segment.start > position) add(document.createTextNode(text.slice(position, segment.start)));
+    if (segment.start > position) addGap(text.slice(position, segment.start));
     const start = Math.max(segment.start, position);
-    const span = document.createElement('span');
     const figure = formatPercent(segment.ai_probability);
-    span.className = `seg seg-b${band(segment.ai_probability)}`;
-    span.tabIndex = 0;
-    span.dataset.probability = String(segment.ai_probability);
-    span.dataset.start = String(segment.start);
-    span.dataset.end = String(segment.end);
-    span.dataset.tip = `${figure} AI`;
-    span.textContent = text.slice(start, segment.end);
-    // Screen readers get the figure right after the sentence; sighted users get it on hover or focus.
-    const spoken = document.createElement('span');
-    spoken.className = 'sr-only';
-    spoken.textContent = ` (${figure} AI)`;
-    span.append(spoken);
-    add(span);
+    // A sentence holding a line break (a heading joined to its paragraph) is drawn line by line.
+    const pieces = text.slice(start, segment.end).split(/(\s*[\r\n]\s*)/);
+    const lastText = pieces.findLastIndex((piece, i) => i % 2 === 0 && piece !== '');
+    let firstPiece = true;
+    for (const [i, piece] of pieces.entries()) {
+      if (i % 2 === 1) {
+        addGap(piece);
+        continue;
+      }
+      if (piece === '') continue;
+      const span = document.createElement('span');
+      span.className = `seg seg-b${band(segment.ai_probability)}`;
+      span.dataset.probability = String(segment.ai_probability);
+      span.dataset.start = String(segment.start);
+      span.dataset.end = String(segment.end);
+      span.dataset.tip = `${figure} AI`;
+      span.textContent = piece;
+      // One stop per sentence for the keyboard, on its first line.
+      if (firstPiece) span.tabIndex = 0;
+      firstPiece = false;
+      if (i === lastText) {
+        // Screen readers get the figure right after the sentence; sighted users get it on hover or focus.
+        const spoken = document.createElement('span');
+        spoken.className = 'sr-only';
+        spoken.textContent = ` (${figure} AI)`;
+        span.append(spoken);
+      }
+      addInline(span);
+    }
     position = Math.max(position, segment.end);
-    if (passage && segment.end >= passageSpan.end) {
-      passage.append(srOnly(' (end of the passage)'));
-      passage = undefined;
+    if (passageSpan && segment.end >= passageSpan.end) {
+      addInline(srOnly(' (end of the passage)'));
+      passageSpan = undefined;
+      passageBox = undefined;
       spanIndex++;
     }
   }
@@ -139,16 +174,16 @@ function renderSegments(segments, text, spans) {
   card.hidden = false;
 }
 
-/** An outlined passage for one generated span; screen readers hear where it starts and ends. */
-function openPassage(span) {
+/** An outlined passage for one generated span (or its continuation on a later line); screen readers hear where it starts and ends. */
+function openPassage(span, continued) {
   const box = document.createElement('span');
   const confidence = span.confidence ?? 'low';
-  box.className = `gen-span gen-span-${confidence}`;
+  box.className = `gen-span gen-span-${confidence}${continued ? ' gen-span-continued' : ''}`;
   box.dataset.start = String(span.start);
   box.dataset.end = String(span.end);
   box.dataset.probability = String(span.ai_probability);
   box.dataset.confidence = confidence;
-  box.append(srOnly(`(Passage that ${spanWords(confidence)} looks AI-generated, ${formatPercent(span.ai_probability)}:) `));
+  if (!continued) box.append(srOnly(`(Passage that ${spanWords(confidence)} looks AI-generated, ${formatPercent(span.ai_probability)}:) `));
   return box;
 }
 

