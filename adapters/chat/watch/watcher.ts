@@ -20,7 +20,7 @@ import type { WatchSettings } from './config.ts';
 import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
 import { authorKey, RecentMessages } from './recent.ts';
-import type { WatchStore } from './store.ts';
+import type { WatchStore } from '../store/types.ts';
 import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
 
 /**
@@ -434,7 +434,7 @@ export class Watcher {
       }
       let item: PendingItem | undefined;
       try {
-        item = await this.store.claim(Date.now(), this.#leaseMs);
+        item = await this.store.claimNext(Date.now(), this.#leaseMs);
       } catch (err) {
         this.#logger.warn({ err: (err as Error).message }, 'could not read the watch queue; trying again shortly');
         await this.#nap(1_000);

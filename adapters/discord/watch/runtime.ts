@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { clearEverySetting } from '../../chat/store/types.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
 import type { WatchDetector } from '../../chat/watch/detector.ts';
-import { openWatchStore, type WatchStore } from '../../chat/watch/store.ts';
+import { openWatchStore, type WatchStore } from '../../chat/store/index.ts';
 import { Watcher } from '../../chat/watch/watcher.ts';
 import { guildScope, type BotContext } from '../check.ts';
 import { describeDiscordError } from '../discord-errors.ts';
