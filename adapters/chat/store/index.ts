@@ -216,16 +216,22 @@ export function openWatchStore(location: StoreLocation, logger?: Logger): WatchS
   const imports: LegacyWatchSource[] = [];
   const redisUrl = location.redisUrl;
   if (redisUrl) {
+    const withRedis = async <T>(work: (redis: RedisStore) => Promise<T>): Promise<T> => {
+      const redis = new RedisStore(redisUrl, { logger });
+      try {
+        return await work(redis);
+      } finally {
+        await redis.close();
+      }
+    };
     imports.push({
       source: 'redis',
-      read: async () => {
-        const redis = new RedisStore(redisUrl, { logger });
-        try {
-          return await redis.readLegacyWatch();
-        } finally {
-          await redis.close();
-        }
-      },
+      read: () => withRedis((r) => r.readLegacyWatch()),
+      // Each start after the import: what is left in Redis is removed; Redis being down does not stop the bot (the next start does it).
+      done: () =>
+        withRedis((r) => r.forgetLegacyWatch(logger)).catch((err: unknown) =>
+          logger?.warn({ err: (err as Error).message }, 'could not remove imported watch records from Redis; trying at the next start'),
+        ),
     });
   }
   const dataDir = resolve(location.dataDir ?? defaultDataDir());
@@ -244,12 +250,5 @@ export function openWatchStore(location: StoreLocation, logger?: Logger): WatchS
       },
     });
   }
-  const store = location.databaseUrl ? new PostgresStore(location.databaseUrl, { logger, imports }) : openSqlite(location.dataDir, imports);
-  const ready = store.ready.bind(store);
-  // One line at start that says what was copied, so an operator sees the move happened.
-  store.ready = async () => {
-    await ready();
-    for (const done of await store.imports()) logger?.debug(done, 'watch records imported from an earlier version');
-  };
-  return store;
+  return location.databaseUrl ? new PostgresStore(location.databaseUrl, { logger, imports }) : openSqlite(location.dataDir, imports);
 }

@@ -149,6 +149,14 @@ export class RedisStore implements ShortLivedStore {
     return records;
   }
 
+  /** Deletes what earlier versions kept for watching under `prefix`, once it is in the database. */
+  async forgetLegacyWatch(logger?: Logger, prefix = LEGACY_WATCH_PREFIX): Promise<void> {
+    let removed = 0;
+    for await (const keys of this.#scan(prefix, '')) if (keys.length > 0) removed += await this.#redis.unlink(...keys);
+    if (removed > 0)
+      logger?.info({ keys: removed }, 'watch records an earlier version kept in Redis are in the database now; removed from Redis');
+  }
+
   async close(): Promise<void> {
     this.#redis.disconnect();
     this.#fallbackClaims.clear();

@@ -35,6 +35,7 @@ import {
   type BotDatabase,
   type CardLimits,
   type InstallationRow,
+  type LegacyWatchRecords,
   type LegacyWatchSource,
   type ScopeSettings,
   type SettingsPatch,
@@ -515,8 +516,11 @@ export abstract class SqlStore implements BotDatabase {
    */
   async #import(legacy: LegacyWatchSource): Promise<void> {
     const done = await this.#w.run('SELECT 1 FROM ~watch_imports WHERE source = ?', [legacy.source]);
-    if (done.rows.length > 0) return;
-    const records = await legacy.read();
+    if (done.rows.length === 0) await this.#copy(legacy, await legacy.read());
+    await legacy.done?.();
+  }
+
+  async #copy(legacy: LegacyWatchSource, records: LegacyWatchRecords): Promise<void> {
     await this.#w.transaction(async (tx) => {
       const taken = await tx.run(
         'INSERT INTO ~watch_imports (source, imported_at, scopes, channels) VALUES (?, ?, 0, 0) ON CONFLICT DO NOTHING',

@@ -159,7 +159,7 @@ class SqliteFile implements SqlConnection {
   #exec(sql: string, params: unknown[] = []): { rows: Row[]; changes: number } {
     let statement = this.#statements.get(sql);
     if (!statement) {
-      statement = this.db.prepare(sql);
+      statement = this.db.prepare(sql.replace(/~/g, ''));
       this.#statements.set(sql, statement);
     }
     const values = params.map((v) => (typeof v === 'boolean' ? Number(v) : (v ?? null)));

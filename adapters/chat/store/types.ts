@@ -237,6 +237,8 @@ export interface LegacyWatchRecords {
 export interface LegacyWatchSource {
   source: string;
   read(): Promise<LegacyWatchRecords>;
+  /** Removes the records from where they were, once they are in the database (every start after the import). */
+  done?(): Promise<void>;
 }
 
 /** A database backend (sqlite.ts, postgres.ts): the bots' lasting state and watching's records. */
