@@ -116,6 +116,8 @@ export interface WatcherOptions {
   idlePollMs?: number | undefined;
   /** Messages whose text is kept in memory while they wait; older ones are read again when their turn comes. */
   maxCachedTexts?: number | undefined;
+  /** After a card post the platform refused, the waits before each new try (default 10 s, 1 min, 5 min). */
+  cardRetryDelaysMs?: number[] | undefined;
 }
 
 interface CachedMessage {
@@ -177,6 +179,8 @@ export class Watcher {
   readonly #shutdown = new AbortController();
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
+  readonly #cardRetryDelaysMs: number[];
+  readonly #cardRetries = new Set<NodeJS.Timeout>();
   #renewer: NodeJS.Timeout | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
@@ -190,6 +194,7 @@ export class Watcher {
     this.#configTtlMs = options.configTtlMs ?? 5_000;
     this.#idlePollMs = options.idlePollMs ?? 1_000;
     this.#maxCachedTexts = options.maxCachedTexts ?? 20_000;
+    this.#cardRetryDelaysMs = options.cardRetryDelaysMs ?? [10_000, 60_000, 300_000];
     this.#recent = new RecentMessages({ maxPerAuthor: this.settings.recentMessages, windowMs: this.settings.recentWindowMs });
   }
 
@@ -236,6 +241,8 @@ export class Watcher {
     this.#shutdown.abort(new Error('the watcher is stopping'));
     clearInterval(this.#renewer);
     clearInterval(this.#sweeper);
+    for (const timer of this.#cardRetries) clearTimeout(timer);
+    this.#cardRetries.clear();
     this.#wake?.();
     await this.#loop;
     await Promise.allSettled([...this.#inflight.values()]);
@@ -629,13 +636,15 @@ export class Watcher {
     flagId: string,
     preset: Preset,
     log: Logger,
+    attempt = 0,
   ): Promise<void> {
     const reviewChannel = await this.#platform.reviewChannel(item.scope);
     if (!reviewChannel) {
       log.warn({ flagId }, 'flag has no card: no review (mod-log) channel is set');
       return;
     }
-    const reservation = await this.store.reserveCard(item.scope, item.channelId, item.authorId, Date.now(), {
+    const reservedAt = Date.now();
+    const reservation = await this.store.reserveCard(item.scope, item.channelId, item.authorId, reservedAt, {
       windowMs: this.settings.cardWindowMs,
       cap: this.settings.cardsPerChannelHour,
     });
@@ -663,7 +672,19 @@ export class Watcher {
       this.counters.cards += 1;
       log.info({ flagId, cardId }, 'review card posted');
     } catch (err) {
-      log.warn({ flagId, err: (err as Error).message }, 'could not post the review card; the flag is recorded');
+      // The place was for a card moderators see: the member's window and the channel's hour get it back.
+      await this.store.releaseCard(item.scope, item.channelId, item.authorId, reservedAt).catch(() => undefined);
+      const retryInMs = this.#cardRetryDelaysMs[attempt];
+      log.warn({ flagId, err: (err as Error).message, retryInMs }, 'could not post the review card; the flag is recorded');
+      if (retryInMs === undefined || this.#shutdown.signal.aborted) return;
+      const timer = setTimeout(() => {
+        this.#cardRetries.delete(timer);
+        this.#raiseCard(item, message, judgment, flagId, preset, log, attempt + 1).catch((retryErr: unknown) => {
+          log.warn({ flagId, err: (retryErr as Error).message }, 'could not try the review card again');
+        });
+      }, retryInMs);
+      timer.unref();
+      this.#cardRetries.add(timer);
     }
   }
 }
