@@ -170,6 +170,11 @@ export class PostgresStore extends SqlStore {
     this.#options = options;
   }
 
+  /** The pool (diagnostics and tests: a connection the server drops must not end the process). */
+  get pool(): pg.Pool {
+    return this.#connection.pool;
+  }
+
   override readSchemaVersion(): Promise<number> {
     return this.#version(this.#connection.pool, BOT_SCHEMA);
   }
