@@ -449,6 +449,41 @@ describe.each([
   });
 });
 
+describe('GUILD_DELETE while the database is unreachable', () => {
+  it('is tried again until the server’s records are gone', async () => {
+    const state = { dataDir: join(dir, 'guild-delete-outage') };
+    const real = openStore(state, 'guild-delete-outage');
+    // The database refuses the first two deletions, as an unreachable PostgreSQL does.
+    let refusals = 2;
+    const store = new Proxy(real, {
+      get(target, property) {
+        if (property === 'deleteScope') {
+          return async (scope: string) => {
+            if (refusals-- > 0) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+            return target.deleteScope(scope);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const r = await startWatchBot(state, newWorld(), { store });
+    try {
+      const admin = user(snowflake(), 'admin');
+      await watch(r, admin);
+      const scope = `discord:${r.world.place.guildId}`;
+      expect((await real.getConfig(scope)).channels).toHaveLength(1);
+      r.fake.dispatch('GUILD_DELETE', { id: r.world.place.guildId });
+      // Refused at once and after 1 s; the third try (2 s later) deletes.
+      await waitUntil(async () => (await real.getConfig(scope)).channels.length === 0, 10_000, 'the deletion, tried again');
+      expect(refusals).toBeLessThan(0);
+      expect(await real.scopes()).not.toContain(scope);
+    } finally {
+      await stopWatchBot(r);
+    }
+  });
+});
+
 describe('what watching leaves out (SQLite)', () => {
   let r: Running | undefined;
   const admin = user(snowflake(), 'admin');
