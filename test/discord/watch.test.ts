@@ -4,6 +4,7 @@
  * dispatches follow Discord's documented shapes (watch-payloads.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplicationFlags } from 'discord.js';
@@ -13,13 +14,14 @@ import { connectDetectionBackend, type DetectionBackend } from '../../adapters/c
 import type { StoreLocation } from '../../adapters/chat/store/index.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
-import { PostgresStore, SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
+import { openWatchStore, PostgresStore, SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { INTENT_MISSING_REPLY } from '../../adapters/discord/watch/runtime.ts';
 import { readAuthorModel } from '../../src/detector/author.ts';
 import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { startRedisServer } from '../helpers/redis.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
 import { chatInputDetect, user, type Place } from './payloads.ts';
@@ -37,7 +39,6 @@ import {
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
-const RUN = Date.now();
 
 // Written for these tests in the register of a generated answer: the engine rates each likely_ai on
 // its own (0.98–1.00), and a member who posts enough of them for an author verdict (ENGINE_MIN_MESSAGES,
@@ -446,6 +447,49 @@ describe.each([
     expect((await s.store.report(scope, Date.now())).channels.size).toBe(0);
     expect(await s.bot.context.state.getSettings(scope)).toEqual({});
     expect(await s.store.scopes()).not.toContain(scope);
+  });
+});
+
+/** A flag's id, read from the SQLite watch file (no store call lists flags). */
+function firstFlagId(dataDir: string, scope: string): string {
+  const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
+    DatabaseSync: new (p: string) => { prepare(s: string): { get(...a: unknown[]): { flag_id?: unknown } | undefined }; close(): void };
+  };
+  const db = new DatabaseSync(join(dataDir, 'textdetect-watch.sqlite'));
+  try {
+    return String(db.prepare('SELECT flag_id FROM watch_scores WHERE scope = ? AND flag_id IS NOT NULL LIMIT 1').get(scope)?.flag_id);
+  } finally {
+    db.close();
+  }
+}
+
+describe('a Redis restart without persistence (the compose default)', () => {
+  it('loses no watched channel, flag or outcome: they are in the database, whatever REDIS_URL says', async () => {
+    const redis = await startRedisServer();
+    const state = { redisUrl: redis.url, dataDir: join(dir, 'redis-restart') };
+    // The store the bot opens itself from its location (REDIS_URL set, DATABASE_URL not).
+    const r = await startWatchBot(state, newWorld(), { store: openWatchStore(state) });
+    try {
+      const admin = user(snowflake(), 'admin');
+      await watch(r, admin);
+      for (const m of aiPosts(r.world.place, user(snowflake(), 'poster') as Author, AI_TEXTS.length)) r.fake.dispatch('MESSAGE_CREATE', m);
+      const watcher = r.bot.context.watch!.watcher!;
+      await waitUntil(() => watcher.counters.scored === AI_TEXTS.length && watcher.counters.flagged > 0, 15_000, 'scores and a flag');
+      const scope = `discord:${r.world.place.guildId}`;
+      const flagId = firstFlagId(state.dataDir, scope);
+      expect((await r.store.review(scope, flagId, 'confirmed', admin.id, Date.now()))?.applied).toBe(true);
+
+      await redis.stop();
+      await redis.start(); // empty: no RDB, no AOF
+      const report = await settings(r, admin, 'report');
+      expect(report).not.toContain('No channel is watched');
+      expect(report).toContain(`<#${r.world.general}>: shadow mode`);
+      expect(report).toContain(`Last 7 days: ${AI_TEXTS.length} messages scored`);
+      expect(await r.store.getFlag(scope, flagId)).toMatchObject({ outcome: 'confirmed', reviewerId: admin.id });
+    } finally {
+      await stopWatchBot(r);
+      await redis.stop();
+    }
   });
 });
 

@@ -9,21 +9,22 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
-import { PostgresStore, SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
+import { openWatchStore, PostgresStore, SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { readAuthorModel } from '../../src/detector/author.ts';
 import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { startRedisServer } from '../helpers/redis.ts';
 import type { RecordedCall } from './fake-slack.ts';
 import { buttonPayload, interactionBody, postToApp, SIGNING_SECRET, slashCommandBody, startHarness, type Harness } from './harness.ts';
 import { signSlackRequest } from './fake-slack.ts';
 
-const RUN = Date.now();
 const ALL_SCOPES: string[] = [...DEFAULT_SCOPES];
 
 // Written for these tests in the register of a generated answer (each rated likely_ai on its own; a
@@ -130,13 +131,14 @@ interface Options {
   scopes?: string[];
   settings?: Partial<WatchSettings>;
   store?: WatchStore;
+  env?: Record<string, string>;
 }
 
 async function start(options: Options): Promise<{ h: Harness; store: WatchStore }> {
   const store = options.store ?? (await openStore(options.kind ?? 'sqlite', options.name));
   const h = await startHarness({
     appLogger: pino({ level: process.env.WATCH_DEBUG ? 'debug' : 'silent' }),
-    env: options.kind === 'redis' ? {} : { REDIS_URL: '' },
+    env: options.env ?? (options.kind === 'redis' ? {} : { REDIS_URL: '' }),
     slack: {
       admins: ['U0ADMIN'],
       users: { U0AUTHOR: 'Ada Lovelace', U0MOD: 'Grace', U0ADMIN: 'Admin', U0OTHER: 'Other Person' },
@@ -196,6 +198,48 @@ function publicActions(h: Harness, channel: string): RecordedCall[] {
 async function scoredCount(store: WatchStore, channel = 'C0GENERAL'): Promise<number> {
   return (await store.report('slack:T0TEST', Date.now())).channels.get(channel)?.week.scored ?? 0;
 }
+
+/** A flag's id, read from the SQLite watch file (no store call lists flags). */
+function firstFlagId(dataDir: string, scope: string): string {
+  const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
+    DatabaseSync: new (p: string) => { prepare(s: string): { get(...a: unknown[]): { flag_id?: unknown } | undefined }; close(): void };
+  };
+  const db = new DatabaseSync(join(dataDir, 'textdetect-watch.sqlite'));
+  try {
+    return String(db.prepare('SELECT flag_id FROM watch_scores WHERE scope = ? AND flag_id IS NOT NULL LIMIT 1').get(scope)?.flag_id);
+  } finally {
+    db.close();
+  }
+}
+
+describe('a Redis restart without persistence (the compose default)', () => {
+  it('loses no watched channel, flag or outcome: they are in the database, whatever REDIS_URL says', async () => {
+    const redis = await startRedisServer();
+    const dataDir = join(dir, 'redis-restart');
+    // The store the app opens itself from its location (REDIS_URL set, DATABASE_URL not).
+    const store = openWatchStore({ redisUrl: redis.url, dataDir });
+    const { h } = await start({ name: 'redis-restart', store, env: { REDIS_URL: redis.url, DATA_DIR: dataDir } });
+    try {
+      await settings(h, 'watch <#C0GENERAL|general>');
+      for (const text of AI_TEXTS) expect(await postEvent(h, messageEvent('C0GENERAL', 'U0AUTHOR', text))).toBe(200);
+      await waitUntil(async () => (await scoredCount(store)) === AI_TEXTS.length, 15_000, 'the scores');
+      const flagId = firstFlagId(dataDir, 'slack:T0TEST');
+      expect((await store.review('slack:T0TEST', flagId, 'confirmed', 'U0MOD', Date.now()))?.applied).toBe(true);
+
+      await redis.stop();
+      await redis.start(); // empty: no RDB, no AOF
+      const report = await settings(h, 'report');
+      expect(report).not.toContain('No channel is watched');
+      expect(report).toContain('<#C0GENERAL>: shadow mode');
+      expect(report).toContain(`Last 7 days: ${AI_TEXTS.length} messages scored`);
+      expect(await store.getFlag('slack:T0TEST', flagId)).toMatchObject({ outcome: 'confirmed', reviewerId: 'U0MOD' });
+    } finally {
+      await h.close();
+      await store.close();
+      await redis.stop();
+    }
+  });
+});
 
 describe.each([
   ['SQLite', 'sqlite'],
