@@ -35,6 +35,7 @@ import {
   type BotDatabase,
   type CardLimits,
   type InstallationRow,
+  type LegacyScore,
   type LegacyWatchRecords,
   type LegacyWatchSource,
   type ScopeSettings,
@@ -57,6 +58,36 @@ export interface SqlConnection extends SqlRunner {
 }
 
 const WATCH_TABLES = ['channels', 'exempt', 'scope', 'pending', 'scores', 'author_cards', 'channel_hours'] as const;
+
+const INSERT_SCORE = `INSERT INTO ~watch_scores (key, scope, channel_id, message_id, thread_id, author_id, posted_at, probability, verdict,
+  confidence, presets, request_id, expires_at, flag_id, card, card_id, card_channel_id, outcome, reviewer_id, reviewed_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
+
+// One statement: a message scored meanwhile by another instance is not queued again.
+const INSERT_PENDING = `INSERT INTO ~watch_pending (key, scope, channel_id, message_id, thread_id, author_id, posted_at, enqueued_at,
+  available_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM ~watch_scores WHERE key = ?) ON CONFLICT DO NOTHING`;
+const pendingRow = (p: PendingItem): unknown[] => {
+  const key = itemKey(p);
+  return [key, p.scope, p.channelId, p.messageId, p.threadId ?? null, p.authorId, p.postedAt, p.enqueuedAt, p.enqueuedAt, key];
+};
+
+/** A score's row; a new score has no card id or outcome yet, an imported one may. */
+function scoreRow(s: LegacyScore): unknown[] {
+  const { scope, channelId, messageId, authorId, postedAt, probability, verdict, confidence, presets, requestId, expiresAt, flagId } = s;
+  const [thread, card] = [s.threadId ?? null, flagId ? (s.card ?? 'failed') : null];
+  const head = [itemKey(s), scope, channelId, messageId, thread, authorId, postedAt, probability, verdict, confidence, presets, requestId];
+  return [
+    ...head,
+    expiresAt,
+    flagId ?? null,
+    card,
+    s.cardId ?? null,
+    s.cardChannelId ?? null,
+    s.outcome ?? null,
+    s.reviewerId ?? null,
+    s.reviewedAt ?? null,
+  ];
+}
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
@@ -318,25 +349,7 @@ export abstract class SqlStore implements BotDatabase {
   }
 
   async enqueue(item: PendingItem): Promise<boolean> {
-    const key = itemKey(item);
-    // One statement: a message scored meanwhile by another instance is not queued again.
-    const result = await this.w(
-      `INSERT INTO ~watch_pending (key, scope, channel_id, message_id, thread_id, author_id, posted_at, enqueued_at, available_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM ~watch_scores WHERE key = ?) ON CONFLICT DO NOTHING`,
-      [
-        key,
-        item.scope,
-        item.channelId,
-        item.messageId,
-        item.threadId ?? null,
-        item.authorId,
-        item.postedAt,
-        item.enqueuedAt,
-        item.enqueuedAt,
-        key,
-      ],
-    );
-    return result.changes > 0;
+    return (await this.w(INSERT_PENDING, pendingRow(item))).changes > 0;
   }
 
   async claimNext(now: number, leaseMs: number): Promise<PendingItem | undefined> {
@@ -385,28 +398,7 @@ export abstract class SqlStore implements BotDatabase {
   }
 
   async recordScore(record: ScoreRecord, expiresAt: number): Promise<boolean> {
-    const result = await this.w(
-      `INSERT INTO ~watch_scores (key, scope, channel_id, message_id, thread_id, author_id, posted_at, probability, verdict, confidence,
-         presets, request_id, expires_at, flag_id, card) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      [
-        itemKey(record),
-        record.scope,
-        record.channelId,
-        record.messageId,
-        record.threadId ?? null,
-        record.authorId,
-        record.postedAt,
-        record.probability,
-        record.verdict,
-        record.confidence,
-        record.presets,
-        record.requestId,
-        expiresAt,
-        record.flagId ?? null,
-        record.flagId ? (record.card ?? 'failed') : null,
-      ],
-    );
-    return result.changes > 0;
+    return (await this.w(INSERT_SCORE, scoreRow({ ...record, expiresAt }))).changes > 0;
   }
 
   async reserveCard(scope: string, channelId: string, authorId: string, now: number, limits: CardLimits): Promise<CardReservation> {
@@ -555,42 +547,8 @@ export abstract class SqlStore implements BotDatabase {
         if (config.channels.length > 0 || config.exemptIds.length > 0 || config.preset || config.retentionDays !== undefined) scopes += 1;
         channels += config.channels.length;
       }
-      for (const s of records.scores ?? []) {
-        await tx.run(
-          `INSERT INTO ~watch_scores (key, scope, channel_id, message_id, thread_id, author_id, posted_at, probability, verdict, confidence,
-             presets, request_id, expires_at, flag_id, card, card_id, card_channel_id, outcome, reviewer_id, reviewed_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-          [
-            itemKey(s),
-            s.scope,
-            s.channelId,
-            s.messageId,
-            s.threadId ?? null,
-            s.authorId,
-            s.postedAt,
-            s.probability,
-            s.verdict,
-            s.confidence,
-            s.presets,
-            s.requestId,
-            s.expiresAt,
-            s.flagId ?? null,
-            s.flagId ? (s.card ?? 'failed') : null,
-            s.cardId ?? null,
-            s.cardChannelId ?? null,
-            s.outcome ?? null,
-            s.reviewerId ?? null,
-            s.reviewedAt ?? null,
-          ],
-        );
-      }
-      for (const p of records.pending ?? []) {
-        await tx.run(
-          `INSERT INTO ~watch_pending (key, scope, channel_id, message_id, thread_id, author_id, posted_at, enqueued_at, available_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-          [itemKey(p), p.scope, p.channelId, p.messageId, p.threadId ?? null, p.authorId, p.postedAt, p.enqueuedAt, p.enqueuedAt],
-        );
-      }
+      for (const score of records.scores ?? []) await tx.run(INSERT_SCORE, scoreRow(score));
+      for (const item of records.pending ?? []) await tx.run(INSERT_PENDING, pendingRow(item));
       await tx.run('UPDATE ~watch_imports SET scopes = ?, channels = ? WHERE source = ?', [scopes, channels, legacy.source]);
     });
   }
