@@ -241,6 +241,33 @@ describe('a Redis restart without persistence (the compose default)', () => {
   });
 });
 
+describe('a Redis outage', () => {
+  it('drops no watched message: those posted while Redis is down are all scored once it is back', { timeout: 60_000 }, async () => {
+    const redis = await startRedisServer();
+    const dataDir = join(dir, 'redis-outage');
+    const store = openWatchStore({ redisUrl: redis.url, dataDir });
+    const { h } = await start({ name: 'redis-outage', store, env: { REDIS_URL: redis.url, DATA_DIR: dataDir } });
+    try {
+      await settings(h, 'watch <#C0GENERAL|general>');
+      await redis.stop();
+      const members = ['U0AUTHOR', 'U0OTHER', 'U0MOD'];
+      const posted = 12;
+      for (let i = 0; i < posted; i++) {
+        const text = `${AI_TEXTS[i % AI_TEXTS.length]} Message ${i} of the outage.`;
+        expect(await postEvent(h, messageEvent('C0GENERAL', members[i % members.length]!, text))).toBe(200);
+      }
+      await new Promise((r) => setTimeout(r, 1_000));
+      await redis.start();
+      await waitUntil(async () => (await scoredCount(store)) === posted, 30_000, `all ${posted} messages scored`);
+      expect(await store.pendingCount()).toBe(0);
+    } finally {
+      await h.close();
+      await store.close();
+      await redis.stop();
+    }
+  });
+});
+
 describe.each([
   ['SQLite', 'sqlite'],
   ['SQLite with Redis', 'redis'],

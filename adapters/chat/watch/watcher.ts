@@ -83,7 +83,16 @@ export interface WatchPlatform {
   mode(scope: string): Promise<Mode>;
 }
 
-export type OfferResult = 'queued' | 'not_watched' | 'history' | 'exempt' | 'too_short' | 'duplicate' | 'already_scored' | 'updated';
+export type OfferResult =
+  | 'queued'
+  | 'buffered'
+  | 'not_watched'
+  | 'history'
+  | 'exempt'
+  | 'too_short'
+  | 'duplicate'
+  | 'already_scored'
+  | 'updated';
 
 export interface WatcherCounters {
   offered: number;
@@ -180,6 +189,10 @@ export class Watcher {
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
   readonly #cardRetryDelaysMs: number[];
+  /** Messages the store could not queue (the database unreachable), queued again as soon as it answers. */
+  readonly #backlog: PendingItem[] = [];
+  #backlogTimer: NodeJS.Timeout | undefined;
+  #backlogAttempt = 0;
   readonly #cardRetries = new Set<NodeJS.Timeout>();
   #renewer: NodeJS.Timeout | undefined;
   #sweeper: NodeJS.Timeout | undefined;
@@ -242,6 +255,7 @@ export class Watcher {
     clearInterval(this.#renewer);
     clearInterval(this.#sweeper);
     for (const timer of this.#cardRetries) clearTimeout(timer);
+    clearTimeout(this.#backlogTimer);
     this.#cardRetries.clear();
     this.#wake?.();
     await this.#loop;
@@ -258,7 +272,15 @@ export class Watcher {
   async config(scope: string): Promise<WatchConfig> {
     const cached = this.#configs.get(scope);
     if (cached && cached.until > Date.now()) return cached.config;
-    const config = await this.store.getConfig(scope);
+    let config: WatchConfig;
+    try {
+      config = await this.store.getConfig(scope);
+    } catch (err) {
+      // The database is unreachable: the last configuration seen keeps messages coming in (they are
+      // buffered below) rather than dropping them.
+      if (!cached) throw err;
+      return cached.config;
+    }
     if (this.#configs.size > 10_000) this.#configs.clear();
     this.#configs.set(scope, { config, until: Date.now() + this.#configTtlMs });
     return config;
@@ -298,7 +320,7 @@ export class Watcher {
   async offer(message: IncomingMessage, isExempt?: (exemptIds: string[]) => boolean | Promise<boolean>): Promise<OfferResult> {
     this.counters.offered += 1;
     const result = await this.#offer(message, isExempt);
-    if (result === 'queued') this.counters.queued += 1;
+    if (result === 'queued' || result === 'buffered') this.counters.queued += 1;
     else this.counters.skipped[result] = (this.counters.skipped[result] ?? 0) + 1;
     return result;
   }
@@ -384,7 +406,20 @@ export class Watcher {
     // Remembered before queueing: another instance's worker cannot have it, but ours may claim it at once.
     const hadText = this.#texts.has(key);
     this.#remember(key, { text: message.text, authorName: message.authorName });
-    if (!(await this.store.enqueue(item))) {
+    let queued: boolean;
+    try {
+      queued = await this.store.enqueue(item);
+    } catch (err) {
+      if (this.#backlog.length >= this.#maxCachedTexts) throw err;
+      this.#backlog.push(item);
+      this.#logger.warn(
+        { err: (err as Error).message, buffered: this.#backlog.length },
+        'could not queue a watched message; kept in memory until the store answers',
+      );
+      this.#scheduleBacklog();
+      return 'buffered';
+    }
+    if (!queued) {
       if (!hadText && !this.#inflight.has(key)) this.#texts.delete(key);
       return (await this.store.isScored(message.scope, message.channelId, message.messageId, message.postedAt))
         ? 'already_scored'
@@ -392,6 +427,28 @@ export class Watcher {
     }
     this.#wake?.();
     return 'queued';
+  }
+
+  /** Queues the buffered messages, oldest first; while the store still refuses, tries again after 1 s doubling to 30 s. */
+  #scheduleBacklog(): void {
+    if (this.#backlogTimer || this.#shutdown.signal.aborted) return;
+    const delay = Math.min(30_000, 1_000 * 2 ** Math.min(this.#backlogAttempt, 5));
+    this.#backlogTimer = setTimeout(async () => {
+      try {
+        while (this.#backlog.length > 0) {
+          await this.store.enqueue(this.#backlog[0]!);
+          this.#backlog.shift();
+        }
+        this.#backlogAttempt = 0;
+        this.#wake?.();
+      } catch {
+        this.#backlogAttempt += 1;
+      } finally {
+        this.#backlogTimer = undefined;
+        if (this.#backlog.length > 0) this.#scheduleBacklog();
+      }
+    }, delay);
+    this.#backlogTimer.unref();
   }
 
   #recentOf(message: Pick<IncomingMessage, 'messageId' | 'threadId' | 'postedAt' | 'text'>) {
