@@ -93,6 +93,34 @@ function loadDatabaseSync(): new (path: string) => Database {
   }
 }
 
+const versionOf = (db: Database): number =>
+  Number(db.prepare('SELECT MAX(version) AS version FROM schema_migrations').all()[0]?.version ?? 0);
+
+/** Brings a file up to `targetVersion`, each migration once, in order; a file from a newer build is refused. */
+function migrate(db: Database, migrations: readonly string[], name: string, targetVersion: number): void {
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 2000; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;');
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  // IMMEDIATE takes the write lock first, so two instances starting together do not both migrate.
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const from = versionOf(db);
+    if (from > migrations.length) {
+      throw new Error(
+        `The ${name} database is at schema version ${from}, newer than this build knows (${migrations.length}); run the newer bot or point DATA_DIR elsewhere.`,
+      );
+    }
+    for (let version = from + 1; version <= Math.min(targetVersion, migrations.length); version++) {
+      db.exec(migrations[version - 1]!);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+    }
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    db.close();
+    throw err;
+  }
+}
+
 /**
  * One file. node:sqlite is synchronous, but a transaction's work is async (the shared statements
  * await each one), so everything on the file runs one after the other: a statement never lands
@@ -100,31 +128,32 @@ function loadDatabaseSync(): new (path: string) => Database {
  */
 class SqliteFile implements SqlConnection {
   readonly dialect = 'sqlite' as const;
-  readonly db: Database;
+  readonly #open: () => Database;
   readonly #statements = new Map<string, Statement>();
+  #db: Database | undefined;
   #tail: Promise<unknown> = Promise.resolve();
 
-  constructor(path: string, migrations: readonly string[], name: string, targetVersion = migrations.length) {
-    this.db = new (loadDatabaseSync())(path);
-    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 2000; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;');
-    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-    // IMMEDIATE takes the write lock first, so two instances starting together do not both migrate.
-    this.#transactionSync(() => {
-      const from = this.version();
-      if (from > migrations.length) {
-        throw new Error(
-          `The ${name} database is at schema version ${from}, newer than this build knows (${migrations.length}); run the newer bot or point DATA_DIR elsewhere.`,
-        );
-      }
-      for (let version = from + 1; version <= Math.min(targetVersion, migrations.length); version++) {
-        this.db.exec(migrations[version - 1]!);
-        this.#exec('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)', [version, Date.now()]);
-      }
-    });
+  /** `lazy`: opened at its first use (the watch file of a process that never watches is not created). */
+  constructor(path: string, migrations: readonly string[], name: string, options: { targetVersion?: number; lazy?: boolean } = {}) {
+    this.#open = () => {
+      const db = new (loadDatabaseSync())(path);
+      migrate(db, migrations, name, options.targetVersion ?? migrations.length);
+      return db;
+    };
+    if (!options.lazy) this.#db = this.#open();
+  }
+
+  get db(): Database {
+    this.#db ??= this.#open();
+    return this.#db;
+  }
+
+  get opened(): boolean {
+    return this.#db !== undefined;
   }
 
   version(): number {
-    return Number(this.#exec('SELECT MAX(version) AS version FROM schema_migrations').rows[0]?.version ?? 0);
+    return versionOf(this.db);
   }
 
   run(sql: string, params: unknown[] = []): Promise<{ rows: Row[]; changes: number }> {
@@ -169,17 +198,6 @@ class SqliteFile implements SqlConnection {
     }
     return { rows: [], changes: Number(statement.run(...values).changes) };
   }
-
-  #transactionSync(work: () => void): void {
-    this.db.exec('BEGIN IMMEDIATE');
-    try {
-      work();
-      this.db.exec('COMMIT');
-    } catch (err) {
-      this.db.exec('ROLLBACK');
-      throw err;
-    }
-  }
 }
 
 export class SqliteStore extends SqlStore implements ChatStore, ShortLivedStore {
@@ -196,8 +214,8 @@ export class SqliteStore extends SqlStore implements ChatStore, ShortLivedStore 
     mkdirSync(dataDir, { recursive: true });
     const path = join(dataDir, DATABASE_FILE);
     const watchPath = join(dataDir, WATCH_DATABASE_FILE);
-    const bots = new SqliteFile(path, MIGRATIONS, 'bot', options.targetVersion);
-    const watch = new SqliteFile(watchPath, WATCH_MIGRATIONS, 'watch');
+    const bots = new SqliteFile(path, MIGRATIONS, 'bot', { targetVersion: options.targetVersion });
+    const watch = new SqliteFile(watchPath, WATCH_MIGRATIONS, 'watch', { lazy: true });
     super(bots, watch, options.now, options.imports);
     this.path = path;
     this.watchPath = watchPath;
@@ -254,12 +272,12 @@ export class SqliteStore extends SqlStore implements ChatStore, ShortLivedStore 
 
   protected override async deleted(): Promise<void> {
     await this.#bots.checkpoint();
-    await this.#watch.checkpoint();
+    if (this.#watch.opened) await this.#watch.checkpoint();
   }
 
   override async close(): Promise<void> {
     clearInterval(this.#sweeper);
-    for (const file of [this.#bots, this.#watch]) {
+    for (const file of [this.#bots, this.#watch].filter((f) => f.opened)) {
       await file.serial(() => {
         try {
           file.db.close();
