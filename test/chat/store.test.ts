@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   defaultDataDir,
   openChatStore,
+  PostgresStore,
   RedisStore,
   SplitChatStore,
   SqliteStore,
@@ -22,6 +23,7 @@ import {
 } from '../../adapters/chat/store/index.ts';
 import { DATABASE_FILE, SQLITE_SCHEMA_VERSION } from '../../adapters/chat/store/sqlite.ts';
 import { clearEverySetting } from '../../adapters/chat/store/types.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 
 const REDIS_URL = process.env.REDIS_URL!;
 const STORE_MODULE = fileURLToPath(new URL('../../adapters/chat/store/index.ts', import.meta.url));
@@ -51,12 +53,15 @@ async function runNode(
 }
 const RUN = Date.now();
 let dir: string;
+let db: TestDatabase;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'chat-store-'));
+  db = await createTestDatabase();
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+  await db?.drop();
 });
 
 const implementations: [string, (name: string) => ChatStore][] = [
@@ -68,6 +73,10 @@ const implementations: [string, (name: string) => ChatStore][] = [
         new SqliteStore(join(dir, `redis-${name}`)),
         new RedisStore(REDIS_URL, { prefix: `test:chat-store:${RUN}:${name}:` }),
       ),
+  ],
+  [
+    'PostgreSQL with Redis',
+    (name) => new SplitChatStore(new PostgresStore(db.url), new RedisStore(REDIS_URL, { prefix: `test:chat-store:${RUN}:pg-${name}:` })),
   ],
 ];
 
