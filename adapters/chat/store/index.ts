@@ -226,7 +226,12 @@ export function openWatchStore(location: StoreLocation, logger?: Logger): WatchS
     };
     imports.push({
       source: 'redis',
-      read: () => withRedis((r) => r.readLegacyWatch()),
+      read: () =>
+        withRedis((r) => r.readLegacyWatch()).catch((err: unknown) => {
+          throw new Error(
+            `Could not reach REDIS_URL to copy the watch records an earlier version kept there into the database (${(err as Error).message}); start Redis, or unset REDIS_URL (the copy then waits for the next start with it).`,
+          );
+        }),
       // Each start after the import: what is left in Redis is removed; Redis being down does not stop the bot (the next start does it).
       done: () =>
         withRedis((r) => r.forgetLegacyWatch(logger)).catch((err: unknown) =>

@@ -104,7 +104,7 @@ export class RedisStore implements ShortLivedStore {
         channels: Object.entries(channels).map(([channelId, v]) => ({
           channelId,
           since: Number(v.split('|')[0]),
-          cards: v.split('|')[1] === '1',
+          cards: v.endsWith('|1'),
         })),
         exemptIds: (await this.#redis.smembers(scoped(scope, 'exempt'))).sort(),
         preset: (config.preset as Preset | undefined) || undefined,
@@ -118,29 +118,16 @@ export class RedisStore implements ShortLivedStore {
           for (const [field, raw] of Object.entries(await this.#redis.hgetall(key))) {
             const s = JSON.parse(raw) as { a: string; p: number; v: Verdict; c: Confidence; m: number; f?: string };
             const [channelId = '', messageId = ''] = field.split(':');
-            const flag = s.f ? await this.#redis.hgetall(scoped(scope, `flag:${s.f}`)) : {};
-            const score: LegacyScore = {
-              scope,
-              channelId,
-              messageId,
-              threadId: flag.threadId || undefined,
-              authorId: s.a,
-              postedAt: flag.postedAt ? Number(flag.postedAt) : day * DAY_MS,
-              probability: s.p,
-              verdict: s.v,
-              confidence: s.c,
-              presets: s.m,
-              requestId: flag.requestId ?? '',
+            // The flag's hash holds its own fields by name (flagId, card, outcome, …): empty ones are absent.
+            const flag: Record<string, string | undefined> = s.f ? await this.#redis.hgetall(scoped(scope, `flag:${s.f}`)) : {};
+            const time = (v: string | undefined) => (v ? Number(v) : undefined);
+            records.scores.push({
+              ...{ scope, channelId, messageId, threadId: flag.threadId, authorId: s.a, postedAt: time(flag.postedAt) ?? day * DAY_MS },
+              ...{ probability: s.p, verdict: s.v, confidence: s.c, presets: s.m, requestId: flag.requestId ?? '' },
               expiresAt: ttl > 0 ? Date.now() + ttl : (day + 30) * DAY_MS,
-              flagId: flag.flagId || undefined,
-              card: (flag.card as CardState | undefined) || undefined,
-              cardId: flag.cardId || undefined,
-              cardChannelId: flag.cardChannelId || undefined,
-              outcome: (flag.outcome as Outcome | undefined) || undefined,
-              reviewerId: flag.reviewerId || undefined,
-              reviewedAt: flag.reviewedAt ? Number(flag.reviewedAt) : undefined,
-            };
-            records.scores.push(score);
+              ...{ flagId: flag.flagId, card: flag.card as CardState | undefined, cardId: flag.cardId, cardChannelId: flag.cardChannelId },
+              ...{ outcome: flag.outcome as Outcome | undefined, reviewerId: flag.reviewerId, reviewedAt: time(flag.reviewedAt) },
+            } satisfies LegacyScore);
           }
         }
       }
