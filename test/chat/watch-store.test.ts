@@ -340,6 +340,15 @@ describe('choosing the watch store, and the one-time import', () => {
     }
   });
 
+  it('says which variable to look at when the Redis to copy from cannot be reached', async () => {
+    const store = openWatchStore({ redisUrl: 'redis://127.0.0.1:1', dataDir: join(dir, 'no-redis') });
+    try {
+      await expect(store.ready()).rejects.toThrow(/^Could not reach REDIS_URL to copy the watch records an earlier version kept there/);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('copies the watched channels kept in SQLite into PostgreSQL once; a later start does not bring back what was changed', async () => {
     const dataDir = join(dir, 'import-sqlite');
     const before = new SqliteStore(dataDir);
