@@ -276,7 +276,8 @@ describe('uninstall', () => {
     expect(await sendEvent({ type: 'app_uninstalled' }, { teamId: 'T0ONE' })).toBe(200);
     await expect.poll(() => stores.durable.findInstallation('slack:T0ONE'), { timeout: 5_000 }).toBeUndefined();
     expect(await stores.getSettings('slack:T0ONE')).toEqual({});
-    expect(await checksOf('T0ONE')).toBe(0);
+    // The installation row goes first, then the check records of every scope it covered.
+    await expect.poll(() => checksOf('T0ONE'), { timeout: 5_000 }).toBe(0);
     // The other installations are untouched.
     expect(await stores.durable.findInstallation('slack:T0TWO')).toBeDefined();
 
@@ -340,7 +341,8 @@ describe('uninstall', () => {
     expect(await sendEvent({ type: 'app_uninstalled' }, { enterpriseId: 'E0GRID', org: true })).toBe(200);
     await expect.poll(() => stores.durable.findInstallation('slack:E0GRID'), { timeout: 5_000 }).toBeUndefined();
     expect(await stores.getSettings('slack:T0INGRID')).toEqual({});
-    expect(await checksOf('T0INGRID')).toBe(0);
+    // The installation row goes first, then the check records of every scope it covered.
+    await expect.poll(() => checksOf('T0INGRID'), { timeout: 5_000 }).toBe(0);
     await expect.poll(async () => (await watchStore.getConfig('slack:T0INGRID')).channels, { timeout: 5_000 }).toEqual([]);
     expect(await watchStore.isPending('slack:T0INGRID', 'C0GENERAL', '1.000100')).toBe(false);
     expect(await watchStore.getFlag('slack:T0INGRID', 'flag-slack:T0INGRID')).toBeUndefined();
