@@ -28,7 +28,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { PostgresDurableStore, SqliteChatStore, type DurableStore } from '../adapters/chat/store/index.ts';
+import { PostgresStore, SqliteStore, type DurableStore } from '../adapters/chat/store/index.ts';
 import { DurableInstallationStore } from '../adapters/slack/installation-store.ts';
 import { shardOfGuild } from '../adapters/discord/shards.ts';
 import { createApiKey, startService } from '../src/service/index.ts';
@@ -184,10 +184,10 @@ async function main(): Promise<void> {
   process.once('SIGTERM', (signal) => void interrupted(signal));
   try {
     // ---- 4. installation lookups (first: no other load on the machine) ----
-    const pgStore = new PostgresDurableStore(dbLookups.url);
+    const pgStore = new PostgresStore(dbLookups.url);
     const pgLookup = await benchLookups(pgStore);
     await pgStore.close();
-    const sqliteStore = new SqliteChatStore(join(dir, 'lookups'));
+    const sqliteStore = new SqliteStore(join(dir, 'lookups'));
     const sqliteLookup = await benchLookups(sqliteStore);
     await sqliteStore.close();
 

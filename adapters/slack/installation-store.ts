@@ -177,7 +177,7 @@ export class DurableInstallationStore implements InstallationStore {
   }
 
   async deleteInstallation(query: InstallationQuery<boolean>): Promise<void> {
-    await this.#durable.deleteScope(installationKey(query));
+    await this.#durable.forgetScope(installationKey(query));
   }
 }
 

@@ -12,9 +12,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   openChatStore,
-  PostgresDurableStore,
-  RedisChatStore,
-  SqliteChatStore,
+  PostgresStore,
+  RedisStore,
+  SqliteStore,
   storeLocationFromEnv,
   type DurableStore,
   type InstallationRow,
@@ -52,8 +52,8 @@ function installation(key: string, over: Partial<InstallationRow> = {}): Install
 
 let seq = 0;
 const implementations: [string, () => DurableStore][] = [
-  ['PostgreSQL', () => new PostgresDurableStore(db.url)],
-  ['SQLite', () => new SqliteChatStore(join(dir, `sqlite-${++seq}`))],
+  ['PostgreSQL', () => new PostgresStore(db.url)],
+  ['SQLite', () => new SqliteStore(join(dir, `sqlite-${++seq}`))],
 ];
 
 describe.each(implementations)('%s durable store', (_kind, open) => {
@@ -171,7 +171,7 @@ describe.each(implementations)('%s durable store', (_kind, open) => {
         await store.updateSettings(t, { defaultMode: 'academic' });
       }
       await store.updateSettings(other, { defaultMode: 'financial' });
-      const deleted = await store.deleteScope(org);
+      const deleted = await store.forgetScope(org);
       expect(deleted[0]).toBe(org);
       expect(deleted.slice(1).sort()).toEqual([...teams].sort());
       expect(await store.findInstallation(org)).toBeUndefined();
@@ -179,8 +179,8 @@ describe.each(implementations)('%s durable store', (_kind, open) => {
       expect(await store.getSettings(other)).toEqual({ defaultMode: 'financial' });
       expect(await store.findInstallation(other)).toBeDefined();
       // Links went too: deleting again finds nothing linked.
-      expect(await store.deleteScope(org)).toEqual([org]);
-      expect(await store.deleteScope(other)).toEqual([other]);
+      expect(await store.forgetScope(org)).toEqual([org]);
+      expect(await store.forgetScope(other)).toEqual([other]);
       expect(await store.findInstallation(other)).toBeUndefined();
     } finally {
       await store.close();
@@ -197,7 +197,7 @@ describe('PostgreSQL migrations', () => {
 
   it('migrates an empty database to the newest version, once, even with several processes starting together', async () => {
     const empty = await freshDatabase();
-    const stores = Array.from({ length: 4 }, () => new PostgresDurableStore(empty.url));
+    const stores = Array.from({ length: 4 }, () => new PostgresStore(empty.url));
     try {
       await Promise.all(stores.map((s) => s.ready()));
       expect(await stores[0]!.readSchemaVersion()).toBe(POSTGRES_SCHEMA_VERSION);
@@ -213,13 +213,13 @@ describe('PostgreSQL migrations', () => {
 
   it('upgrades a database at the previous version without losing its settings', async () => {
     const old = await freshDatabase();
-    const v1 = new PostgresDurableStore(old.url, { targetVersion: 1 });
+    const v1 = new PostgresStore(old.url, { targetVersion: 1 });
     await v1.ready();
     expect(await v1.readSchemaVersion()).toBe(1);
     await v1.updateSettings('discord:123456789012345678', { defaultMode: 'legal', auditChannelId: '223456789012345678' });
     await v1.close();
 
-    const current = new PostgresDurableStore(old.url);
+    const current = new PostgresStore(old.url);
     try {
       await current.ready();
       expect(await current.readSchemaVersion()).toBe(2);
@@ -236,18 +236,18 @@ describe('PostgreSQL migrations', () => {
 
   it('refuses a database from a newer build, and says which address it could not reach', async () => {
     const newer = await freshDatabase();
-    const store = new PostgresDurableStore(newer.url);
+    const store = new PostgresStore(newer.url);
     await store.ready();
     await store.close();
     const client = new pg.Client({ connectionString: newer.url });
     await client.connect();
     await client.query('INSERT INTO bot_schema_migrations (version, applied_at) VALUES (99, 0)');
     await client.end();
-    const again = new PostgresDurableStore(newer.url);
+    const again = new PostgresStore(newer.url);
     await expect(again.ready()).rejects.toThrow(/schema version 99, newer than this build knows \(2\)/);
     await again.close();
 
-    const unreachable = new PostgresDurableStore('postgres://bots:secret-password@127.0.0.1:1/textdetect');
+    const unreachable = new PostgresStore('postgres://bots:secret-password@127.0.0.1:1/textdetect');
     const err = await unreachable.ready().then(
       () => undefined,
       (e: Error) => e,
@@ -263,12 +263,12 @@ describe('PostgreSQL migrations', () => {
 describe('SQLite migrations', () => {
   it('upgrades a file at the previous version (1) without losing its settings or checks', async () => {
     const folder = join(dir, 'sqlite-upgrade');
-    const v1 = new SqliteChatStore(folder, { targetVersion: 1 });
+    const v1 = new SqliteStore(folder, { targetVersion: 1 });
     expect(v1.schemaVersion).toBe(1);
     await v1.updateSettings('slack:T0OLD', { defaultMode: 'financial' });
     await v1.saveCheck('slack:check:T0OLD:c1', { text: 'kept' }, 60_000);
     await v1.close();
-    const current = new SqliteChatStore(folder);
+    const current = new SqliteStore(folder);
     try {
       expect(current.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
       expect(await current.readSchemaVersion()).toBe(2);
@@ -324,7 +324,7 @@ describe('the split store', () => {
       await store.saveCheck(`slack:check:${team}:b`, { text: 'two' }, 60_000);
       await store.saveCheck(`slack:check:${team}X:c`, { text: 'another workspace' }, 60_000);
       // Settings went to PostgreSQL, not to Redis.
-      const direct = new PostgresDurableStore(db.url);
+      const direct = new PostgresStore(db.url);
       expect(await direct.getSettings(`slack:${team}`)).toEqual({ defaultMode: 'legal' });
       await direct.close();
 
@@ -367,7 +367,7 @@ describe('the split store', () => {
     try {
       await redis.hset(`${prefix}settings:${scope}`, { defaultMode: 'academic', checkerId: 'S0LEGACY' });
       await redis.hset(`${prefix}settings:${kept}`, { defaultMode: 'legal' });
-      const pre = new PostgresDurableStore(extra.url);
+      const pre = new PostgresStore(extra.url);
       await pre.updateSettings(kept, { defaultMode: 'financial' }); // already set in the database: wins
       await pre.close();
 
@@ -397,7 +397,7 @@ describe('the split store', () => {
 
   it('Redis forgets checks by prefix, taking glob characters literally', async () => {
     const prefix = `test:durable:${Date.now()}:`;
-    const store = new RedisChatStore(REDIS_URL, { prefix });
+    const store = new RedisStore(REDIS_URL, { prefix });
     try {
       await store.saveCheck('slack:check:T*:a', { n: 1 }, 60_000);
       await store.saveCheck('slack:check:T9:b', { n: 2 }, 60_000);

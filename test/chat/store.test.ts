@@ -1,6 +1,6 @@
 /**
- * The bots' state store, both implementations against the real thing: node:sqlite on a temporary
- * folder, and the Redis server of this test run.
+ * The bots' state store against the real thing: node:sqlite on a temporary folder alone, and with
+ * the short-lived part (button records, claims) in the Redis server of this test run.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,17 +14,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   defaultDataDir,
   openChatStore,
-  RedisChatStore,
-  SqliteChatStore,
+  PostgresStore,
+  RedisStore,
+  SplitChatStore,
+  SqliteStore,
   storeLocationFromEnv,
   type ChatStore,
 } from '../../adapters/chat/store/index.ts';
 import { DATABASE_FILE, SQLITE_SCHEMA_VERSION } from '../../adapters/chat/store/sqlite.ts';
 import { clearEverySetting } from '../../adapters/chat/store/types.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 
 const REDIS_URL = process.env.REDIS_URL!;
 const STORE_MODULE = fileURLToPath(new URL('../../adapters/chat/store/index.ts', import.meta.url));
-const WATCH_STORE_MODULE = fileURLToPath(new URL('../../adapters/chat/watch/store-sqlite.ts', import.meta.url));
+const SQLITE_MODULE = fileURLToPath(new URL('../../adapters/chat/store/sqlite.ts', import.meta.url));
 // By address: a child started in another folder would not find tsx from there.
 const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
@@ -50,17 +53,31 @@ async function runNode(
 }
 const RUN = Date.now();
 let dir: string;
+let db: TestDatabase;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'chat-store-'));
+  db = await createTestDatabase();
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+  await db?.drop();
 });
 
 const implementations: [string, (name: string) => ChatStore][] = [
-  ['SQLite', (name) => new SqliteChatStore(join(dir, name))],
-  ['Redis', (name) => new RedisChatStore(REDIS_URL, { prefix: `test:chat-store:${RUN}:${name}:` })],
+  ['SQLite', (name) => openChatStore({ dataDir: join(dir, name) })],
+  [
+    'SQLite with Redis',
+    (name) =>
+      new SplitChatStore(
+        new SqliteStore(join(dir, `redis-${name}`)),
+        new RedisStore(REDIS_URL, { prefix: `test:chat-store:${RUN}:${name}:` }),
+      ),
+  ],
+  [
+    'PostgreSQL with Redis',
+    (name) => new SplitChatStore(new PostgresStore(db.url), new RedisStore(REDIS_URL, { prefix: `test:chat-store:${RUN}:pg-${name}:` })),
+  ],
 ];
 
 describe.each(implementations)('%s store', (_kind, open) => {
@@ -134,16 +151,14 @@ describe.each(implementations)('%s store', (_kind, open) => {
 });
 
 describe('Redis store shared by two instances', () => {
-  it('sees checks, settings and claims written by the other one', async () => {
+  it('sees checks and claims written by the other one', async () => {
     const prefix = `test:chat-store:two:${Date.now()}:`;
-    const a = new RedisChatStore(REDIS_URL, { prefix });
-    const b = new RedisChatStore(REDIS_URL, { prefix });
+    const a = new RedisStore(REDIS_URL, { prefix });
+    const b = new RedisStore(REDIS_URL, { prefix });
     try {
       await a.saveCheck('c', { text: 'shared' }, 60_000);
-      await a.updateSettings('slack:T1', { defaultMode: 'financial' });
       expect(await a.claim('retry', 60_000)).toBe(true);
       expect(await b.loadCheck('c', 60_000)).toEqual({ text: 'shared' });
-      expect(await b.getSettings('slack:T1')).toEqual({ defaultMode: 'financial' });
       expect(await b.claim('retry', 60_000)).toBe(false);
       // Redis itself forgets the text with the record's TTL.
       const redis = new Redis(REDIS_URL);
@@ -161,10 +176,10 @@ describe('Redis store shared by two instances', () => {
 describe('SQLite schema', () => {
   it('records its migrations, reopens without re-running them, and refuses a newer schema', async () => {
     const folder = join(dir, 'schema');
-    const first = new SqliteChatStore(folder);
+    const first = new SqliteStore(folder);
     expect(first.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
     await first.close();
-    const again = new SqliteChatStore(folder);
+    const again = new SqliteStore(folder);
     expect(again.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
     await again.close();
 
@@ -174,7 +189,7 @@ describe('SQLite schema', () => {
     const db = new DatabaseSync(join(folder, DATABASE_FILE));
     db.exec('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)');
     db.close();
-    expect(() => new SqliteChatStore(folder)).toThrow(/schema version 99, newer than this build knows \(2\)/);
+    expect(() => new SqliteStore(folder)).toThrow(/schema version 99, newer than this build knows \(2\)/);
   });
 
   it('says which folder it could not use', async () => {
@@ -207,8 +222,8 @@ describe('SQLite schema', () => {
 
   it('opens SQLite without Node’s ExperimentalWarning, and leaves other warnings alone', async () => {
     const run = await runNode(
-      `const { SqliteChatStore } = await import(${JSON.stringify(STORE_MODULE)});
-       const store = new SqliteChatStore(${JSON.stringify(join(dir, 'quiet'))}); await store.close();
+      `const { SqliteStore } = await import(${JSON.stringify(STORE_MODULE)});
+       const store = new SqliteStore(${JSON.stringify(join(dir, 'quiet'))}); await store.close();
        process.emitWarning('a warning of another kind', 'ExperimentalWarning');`,
       {},
       dir,
@@ -218,10 +233,10 @@ describe('SQLite schema', () => {
     expect(run.stderr).toContain('ExperimentalWarning: a warning of another kind');
   });
 
-  it('opens the watch store without the warning either, when it is the first to load node:sqlite', async () => {
+  it('opens the SQLite module alone without the warning either, when it is the first to load node:sqlite', async () => {
     const run = await runNode(
-      `const { SqliteWatchStore } = await import(${JSON.stringify(WATCH_STORE_MODULE)});
-       const store = new SqliteWatchStore(${JSON.stringify(join(dir, 'quiet-watch'))}); await store.close();`,
+      `const { SqliteStore } = await import(${JSON.stringify(SQLITE_MODULE)});
+       const store = new SqliteStore(${JSON.stringify(join(dir, 'quiet-watch'))}); await store.close();`,
       {},
       dir,
     );
@@ -229,11 +244,17 @@ describe('SQLite schema', () => {
     expect(run.stderr).not.toContain('SQLite is an experimental feature');
   });
 
-  it('chooses Redis when REDIS_URL is set and refuses a URL that is not redis://', async () => {
+  it('chooses Redis for the short-lived part when REDIS_URL is set and refuses a URL that is not redis://', async () => {
     expect(storeLocationFromEnv({ DATA_DIR: ' /srv/bot ' })).toEqual({ redisUrl: undefined, dataDir: '/srv/bot' });
     expect(() => storeLocationFromEnv({ REDIS_URL: 'localhost:6379' })).toThrow(/REDIS_URL="localhost:6379" is not a redis:\/\//);
     const store = openChatStore(storeLocationFromEnv({ REDIS_URL, DATA_DIR: join(dir, 'with-redis') }));
-    expect(store.kind).toBe('redis');
+    expect([store.kind, store.durableKind]).toEqual(['redis', 'sqlite']);
     await store.close();
+  });
+
+  it('refuses a setup that would keep lasting records in Redis, with a sentence', () => {
+    expect(() => storeLocationFromEnv({ DATABASE_URL: REDIS_URL })).toThrow(
+      /^DATABASE_URL points at Redis, .* the bots keep those only in a database: set DATABASE_URL to PostgreSQL/,
+    );
   });
 });

@@ -10,8 +10,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_WATCH_SETTINGS } from '../../adapters/chat/watch/config.ts';
 import type { WatchDetector } from '../../adapters/chat/watch/detector.ts';
-import type { WatchStore } from '../../adapters/chat/watch/store.ts';
-import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
+import { SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
 import { type IncomingMessage, Watcher } from '../../adapters/chat/watch/watcher.ts';
 import type { DetectAuthorResponse } from '../../src/contract.ts';
 
@@ -43,7 +42,7 @@ function slowLookups(store: WatchStore, delays: number[]): WatchStore {
 }
 
 async function judgedSizes(ordered: boolean, name: string): Promise<Record<string, number>> {
-  const store = new SqliteWatchStore(join(dir, name));
+  const store = new SqliteStore(join(dir, name));
   const scope = 'discord:1';
   await store.watchChannel(scope, 'C1', 0);
   const sizes: Record<string, number> = {};

@@ -1,8 +1,8 @@
 /**
- * Watching's store, every implementation against the real thing: node:sqlite in a temporary folder,
- * the Redis server of this test run, PostgreSQL (a throw-away database per run, one schema per
- * case) and PostgreSQL with the queue in Redis. The same sequence must give the same answers in all
- * four. Then PostgreSQL's migrations and the one-time import of an earlier configuration.
+ * Watching's records, both database backends against the real thing: node:sqlite in a temporary
+ * folder and PostgreSQL (a throw-away database per run, one schema per case). The same sequence
+ * must give the same answers in both. Then PostgreSQL's migrations and the one-time imports of
+ * what an earlier version kept in SQLite or Redis.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,11 +10,9 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWatchStore, type WatchStore } from '../../adapters/chat/watch/store.ts';
-import { PostgresWatchStore, WATCH_POSTGRES_SCHEMA_VERSION } from '../../adapters/chat/watch/store-postgres.ts';
-import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
-import { SplitWatchStore } from '../../adapters/chat/watch/store-split.ts';
-import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
+import { openWatchStore, PostgresStore, SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
+import { WATCH_POSTGRES_SCHEMA_VERSION } from '../../adapters/chat/store/postgres.ts';
+import type { SqlStore } from '../../adapters/chat/store/sql.ts';
 import { DAY_MS, HOUR_MS, itemKey, type PendingItem, type ScoreRecord } from '../../adapters/chat/watch/types.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 
@@ -39,7 +37,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'watch-store-'));
   db = await createTestDatabase();
   // One schema per case and implementation: the queue's counts are the whole store's.
-  await sql(db.url, CASES.flatMap((c) => [`CREATE SCHEMA postgres_${c}`, `CREATE SCHEMA split_${c}`]).join('; '));
+  await sql(db.url, CASES.map((c) => `CREATE SCHEMA postgres_${c}`).join('; '));
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -55,17 +53,8 @@ function inSchema(schema: string): string {
 }
 
 const implementations: [string, (name: (typeof CASES)[number]) => WatchStore][] = [
-  ['SQLite', (name) => new SqliteWatchStore(join(dir, name))],
-  ['Redis', (name) => new RedisWatchStore(REDIS_URL, { prefix: `test:watch-store:${RUN}:${name}:` })],
-  ['PostgreSQL', (name) => new PostgresWatchStore(inSchema(`postgres_${name}`))],
-  [
-    'PostgreSQL with the queue in Redis',
-    (name) =>
-      new SplitWatchStore(
-        new PostgresWatchStore(inSchema(`split_${name}`)),
-        new RedisWatchStore(REDIS_URL, { prefix: `test:watch-store:${RUN}:split-${name}:` }),
-      ),
-  ],
+  ['SQLite', (name) => new SqliteStore(join(dir, name))],
+  ['PostgreSQL', (name) => new PostgresStore(inSchema(`postgres_${name}`))],
 ];
 
 function item(scope: string, messageId: string, over: Partial<PendingItem> = {}): PendingItem {
@@ -131,22 +120,22 @@ describe.each(implementations)('%s watch store', (_kind, open) => {
       expect(await store.pendingCount()).toBe(3);
       expect(await store.isPending(scope, 'C1', 'm2')).toBe(true);
 
-      const first = await store.claim(base + 10, 300);
+      const first = await store.claimNext(base + 10, 300);
       expect(first?.messageId).toBe('m1');
-      const second = await store.claim(base + 10, 60_000);
+      const second = await store.claimNext(base + 10, 60_000);
       expect(second?.messageId).toBe('m2');
       // A deleted message that waits is dropped; one being scored is not taken from its claimer.
       expect(await store.drop(scope, 'C1', 'm3')).toBe(true);
       expect(await store.drop(scope, 'C1', 'm2')).toBe(false);
-      expect(await store.claim(base + 10, 60_000)).toBeUndefined();
+      expect(await store.claimNext(base + 10, 60_000)).toBeUndefined();
       // m1's claimer died: after its lease another claim takes it again.
-      const reclaimed = await store.claim(base + 400, 60_000);
+      const reclaimed = await store.claimNext(base + 400, 60_000);
       expect(reclaimed?.messageId).toBe('m1');
       await store.complete(itemKey(reclaimed!));
       // Put back with a delay (a 429): not before its time.
       await store.release(itemKey(second!), base + 5_000);
-      expect(await store.claim(base + 1_000, 60_000)).toBeUndefined();
-      expect((await store.claim(base + 5_000, 60_000))?.messageId).toBe('m2');
+      expect(await store.claimNext(base + 1_000, 60_000)).toBeUndefined();
+      expect((await store.claimNext(base + 5_000, 60_000))?.messageId).toBe('m2');
       await store.complete(itemKey(second!));
       expect(await store.pendingCount()).toBe(0);
 
@@ -169,7 +158,7 @@ describe.each(implementations)('%s watch store', (_kind, open) => {
       const taken: string[] = [];
       const drain = async (store: WatchStore): Promise<void> => {
         for (;;) {
-          const next = await store.claim(Date.now(), 60_000);
+          const next = await store.claimNext(Date.now(), 60_000);
           if (!next) return;
           taken.push(next.messageId);
         }
@@ -194,6 +183,9 @@ describe.each(implementations)('%s watch store', (_kind, open) => {
       const second = await store.reserveCard(scope, 'C1', 'A2', now, limits);
       expect(second).toEqual({ ok: true, slot: 2, cap: 2, hourEndsAt: (Math.floor(now / HOUR_MS) + 1) * HOUR_MS });
       expect(await store.reserveCard(scope, 'C1', 'A3', now, limits)).toEqual({ ok: false, reason: 'cap' });
+      expect(await store.reserveCard(scope, 'C2', 'A3', now, limits)).toMatchObject({ ok: true, slot: 1 });
+      // A card that could not be posted gives its place back: the member's window and the hour's count.
+      await store.releaseCard(scope, 'C2', 'A3', now);
       expect(await store.reserveCard(scope, 'C2', 'A3', now, limits)).toMatchObject({ ok: true, slot: 1 });
 
       const expires = now + 30 * DAY_MS;
@@ -265,16 +257,6 @@ describe.each(implementations)('%s watch store', (_kind, open) => {
       expect(await store.isPending('discord:77', 'C1', 'waiting')).toBe(true);
       expect(await store.getFlag('discord:77', 'f1')).toBeDefined();
       expect((await store.getConfig('discord:77')).exemptIds).toEqual(['R1']);
-      if (store.kind === 'redis' || store.kind === 'postgres+redis') {
-        const redis = new Redis(REDIS_URL);
-        try {
-          const prefix = store.kind === 'redis' ? 'delete' : 'split-delete';
-          expect(await redis.keys(`test:watch-store:${RUN}:${prefix}:*discord:7|*`)).toEqual([]);
-          expect(await redis.keys(`test:watch-store:${RUN}:${prefix}:s:discord:7:*`)).toEqual([]);
-        } finally {
-          redis.disconnect();
-        }
-      }
     } finally {
       await store.close();
     }
@@ -290,14 +272,14 @@ describe('PostgreSQL watch migrations', () => {
 
   it('migrates an empty database once, with several processes starting together, beside the durable store’s tables', async () => {
     const empty = await freshDatabase();
-    const stores = Array.from({ length: 3 }, () => new PostgresWatchStore(empty.url));
+    const stores = Array.from({ length: 3 }, () => new PostgresStore(empty.url));
     try {
       await Promise.all(stores.map((s) => s.ready()));
-      expect(await stores[0]!.readSchemaVersion()).toBe(WATCH_POSTGRES_SCHEMA_VERSION);
+      expect(await stores[0]!.readWatchSchemaVersion()).toBe(WATCH_POSTGRES_SCHEMA_VERSION);
       const { rows } = await sql(empty.url, 'SELECT version FROM bot_watch_schema_migrations ORDER BY version');
       expect(rows.map((r) => r.version)).toEqual([1, 2]);
       const tables = await sql(empty.url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
-      expect(tables.rows.map((r) => r.tablename).every((t: string) => t.startsWith('bot_watch_'))).toBe(true);
+      expect(tables.rows.map((r) => r.tablename).every((t: string) => t.startsWith('bot_'))).toBe(true);
     } finally {
       for (const s of stores) await s.close();
     }
@@ -305,18 +287,18 @@ describe('PostgreSQL watch migrations', () => {
 
   it('upgrades a database at the previous version without losing its channels, scores or queue', async () => {
     const old = await freshDatabase();
-    const v1 = new PostgresWatchStore(old.url, { targetVersion: 1 });
+    const v1 = new PostgresStore(old.url, { watchTargetVersion: 1 });
     await v1.ready();
-    expect(await v1.readSchemaVersion()).toBe(1);
+    expect(await v1.readWatchSchemaVersion()).toBe(1);
     await v1.watchChannel('discord:5', 'C1', 1_000);
     await v1.enqueue(item('discord:5', 'waiting'));
     await v1.recordScore(score('discord:5', 'scored'), Date.now() + DAY_MS);
     await v1.close();
 
-    const current = new PostgresWatchStore(old.url);
+    const current = new PostgresStore(old.url);
     try {
       await current.ready();
-      expect(await current.readSchemaVersion()).toBe(2);
+      expect(await current.readWatchSchemaVersion()).toBe(2);
       expect((await current.getConfig('discord:5')).channels).toEqual([{ channelId: 'C1', since: 1_000, cards: false }]);
       expect(await current.isPending('discord:5', 'C1', 'waiting')).toBe(true);
       expect(await current.isScored('discord:5', 'C1', 'scored')).toBe(true);
@@ -328,11 +310,11 @@ describe('PostgreSQL watch migrations', () => {
 
   it('refuses a database from a newer build with a sentence that says what to do', async () => {
     const newer = await freshDatabase();
-    const store = new PostgresWatchStore(newer.url);
+    const store = new PostgresStore(newer.url);
     await store.ready();
     await store.close();
     await sql(newer.url, 'INSERT INTO bot_watch_schema_migrations (version, applied_at) VALUES (99, 0)');
-    const again = new PostgresWatchStore(newer.url);
+    const again = new PostgresStore(newer.url);
     await expect(again.getConfig('discord:1')).rejects.toThrow(
       /^The watch database is at schema version 99, newer than this build knows \(2\); run the newer bot or point DATABASE_URL elsewhere\.$/,
     );
@@ -341,26 +323,35 @@ describe('PostgreSQL watch migrations', () => {
 });
 
 describe('choosing the watch store, and the one-time import', () => {
-  it('picks PostgreSQL when DATABASE_URL is set, with the queue in Redis when REDIS_URL is set too', async () => {
+  it('picks PostgreSQL when DATABASE_URL is set, else SQLite, whether REDIS_URL is set or not', async () => {
     const target = await createTestDatabase();
     extraDatabases.push(target);
     const stores = [
       openWatchStore({ dataDir: join(dir, 'choose') }),
-      openWatchStore({ redisUrl: REDIS_URL }),
+      openWatchStore({ redisUrl: REDIS_URL, dataDir: join(dir, 'choose-redis') }),
       openWatchStore({ databaseUrl: target.url, dataDir: join(dir, 'choose-none') }),
       openWatchStore({ databaseUrl: target.url, redisUrl: REDIS_URL }),
     ];
     try {
-      expect(stores.map((s) => s.kind)).toEqual(['sqlite', 'redis', 'postgres', 'postgres+redis']);
+      expect(stores.map((s) => s.kind)).toEqual(['sqlite', 'sqlite', 'postgres', 'postgres']);
       for (const s of stores) await s.ready?.();
     } finally {
       for (const s of stores) await s.close();
     }
   });
 
+  it('says which variable to look at when the Redis to copy from cannot be reached', async () => {
+    const store = openWatchStore({ redisUrl: 'redis://127.0.0.1:1', dataDir: join(dir, 'no-redis') });
+    try {
+      await expect(store.ready()).rejects.toThrow(/^Could not reach REDIS_URL to copy the watch records an earlier version kept there/);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('copies the watched channels kept in SQLite into PostgreSQL once; a later start does not bring back what was changed', async () => {
     const dataDir = join(dir, 'import-sqlite');
-    const before = new SqliteWatchStore(dataDir);
+    const before = new SqliteStore(dataDir);
     await before.watchChannel('slack:T1', 'C1', 1_000);
     await before.setCards('slack:T1', 'C1', true);
     await before.watchChannel('slack:T1', 'C2', 2_000);
@@ -373,7 +364,7 @@ describe('choosing the watch store, and the one-time import', () => {
 
     const target = await createTestDatabase();
     extraDatabases.push(target);
-    const seeded = new PostgresWatchStore(target.url);
+    const seeded = new PostgresStore(target.url);
     await seeded.watchChannel('slack:T2', 'C8', 4_000); // already configured here: kept as it is
     await seeded.close();
 
@@ -391,7 +382,7 @@ describe('choosing the watch store, and the one-time import', () => {
       });
       expect((await store.getConfig('slack:T2')).channels.map((c) => c.channelId)).toEqual(['C8']);
       expect(await store.isScored('slack:T1', 'C1', 'not-copied', Date.now())).toBe(false);
-      expect(await (store as PostgresWatchStore).imports()).toEqual([{ source: 'sqlite', scopes: 1, channels: 2 }]);
+      expect(await (store as SqlStore).imports()).toEqual([{ source: 'sqlite', scopes: 1, channels: 2 }]);
       await store.unwatchChannel('slack:T1', 'C2');
     } finally {
       await store.close();
@@ -405,31 +396,64 @@ describe('choosing the watch store, and the one-time import', () => {
     }
   });
 
-  it('copies the watched channels kept in Redis when REDIS_URL stays set beside DATABASE_URL', async () => {
+  it.each([
+    ['SQLite', false],
+    ['PostgreSQL', true],
+  ])('copies the watch records an earlier version kept in Redis into %s once, then removes them from Redis', async (_kind, postgres) => {
     const redis = new Redis(REDIS_URL);
-    const scope = `discord:${RUN}`;
+    const scope = `discord:${RUN}${postgres ? 'pg' : 'lite'}`;
     const prefix = 'textdetect:chat:watch:';
-    const target = await createTestDatabase();
-    extraDatabases.push(target);
+    const day = Math.floor(Date.now() / DAY_MS);
+    const target = postgres ? await createTestDatabase() : undefined;
+    if (target) extraDatabases.push(target);
+    const location = { redisUrl: REDIS_URL, dataDir: join(dir, `import-redis-${postgres}`), databaseUrl: target?.url };
+    // The layout the Redis watch store of earlier versions wrote.
+    await redis.hset(`${prefix}s:${scope}:channels`, 'C1', '1000|1');
+    await redis.sadd(`${prefix}s:${scope}:exempt`, 'R1');
+    await redis.hset(`${prefix}s:${scope}:config`, 'preset', 'strict');
+    await redis.sadd(`${prefix}scopes`, scope);
+    await redis.hset(
+      `${prefix}s:${scope}:scores:${day}`,
+      'C1:m1',
+      JSON.stringify({ a: 'A1', p: 0.97, v: 'likely_ai', c: 'high', m: 7, f: 'f1' }),
+    );
+    await redis.pexpire(`${prefix}s:${scope}:scores:${day}`, 5 * DAY_MS);
+    await redis.hset(`${prefix}s:${scope}:flag:f1`, {
+      ...{ flagId: 'f1', scope, channelId: 'C1', messageId: 'm1', authorId: 'A1', postedAt: String(day * DAY_MS + 5), probability: '0.97' },
+      ...{ verdict: 'likely_ai', requestId: 'req_1', card: 'posted', cardId: 'K1', cardChannelId: 'MOD', day: String(day) },
+      ...{ outcome: 'confirmed', reviewerId: 'MODA', reviewedAt: '123' },
+    });
+    const waiting = item(scope, 'm2');
+    await redis.hset(`${prefix}items`, itemKey(waiting), JSON.stringify(waiting));
     try {
-      const before = new RedisWatchStore(REDIS_URL);
-      await before.watchChannel(scope, 'C1', 1_000);
-      await before.setExempt(scope, 'R1', true);
-      await before.close();
-      const store = openWatchStore({ databaseUrl: target.url, redisUrl: REDIS_URL });
+      const store = openWatchStore(location);
       try {
-        await store.ready?.();
-        expect(await store.getConfig(scope)).toMatchObject({ channels: [{ channelId: 'C1', since: 1_000 }], exemptIds: ['R1'] });
-        expect((await (store as SplitWatchStore).durable.imports()).map((i) => i.source)).toEqual(['redis']);
-        // An uninstall deletes the copy and what Redis still held.
-        await store.deleteScope(scope);
-        expect((await store.getConfig(scope)).channels).toEqual([]);
+        await store.ready();
+        expect(store.kind).toBe(postgres ? 'postgres' : 'sqlite');
+        expect(await store.getConfig(scope)).toEqual({
+          channels: [{ channelId: 'C1', since: 1_000, cards: true }],
+          exemptIds: ['R1'],
+          preset: 'strict',
+          retentionDays: undefined,
+        });
+        expect(await store.getFlag(scope, 'f1')).toMatchObject({ messageId: 'm1', outcome: 'confirmed', reviewerId: 'MODA', cardId: 'K1' });
+        expect(await store.isPending(scope, 'C1', 'm2')).toBe(true);
+        expect((await (store as SqlStore).imports()).map((i) => i.source)).toEqual(['redis']);
+        // Redis holds none of it any more: an uninstall's deletion in the database is the whole deletion.
         expect(await redis.keys(`${prefix}s:${scope}:*`)).toEqual([]);
+        expect(await redis.hexists(`${prefix}items`, itemKey(waiting))).toBe(0);
+        await store.unwatchChannel(scope, 'C1');
       } finally {
         await store.close();
       }
+      const again = openWatchStore(location);
+      try {
+        expect((await again.getConfig(scope)).channels).toEqual([]);
+      } finally {
+        await again.close();
+      }
     } finally {
-      await redis.del(`${prefix}s:${scope}:channels`, `${prefix}s:${scope}:exempt`);
+      await redis.del(`${prefix}s:${scope}:channels`, `${prefix}s:${scope}:exempt`, `${prefix}s:${scope}:config`);
       await redis.srem(`${prefix}scopes`, scope);
       redis.disconnect();
     }

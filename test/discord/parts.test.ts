@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SqliteChatStore } from '../../adapters/chat/store/index.ts';
+import { SqliteStore } from '../../adapters/chat/store/index.ts';
 import { parseRecheckCustomId, recheckCustomId } from '../../adapters/discord/commands.ts';
 import { readBotSettings } from '../../adapters/discord/config.ts';
 import { textOfMessage } from '../../adapters/discord/message-text.ts';
@@ -54,7 +54,7 @@ describe('RecheckStore', () => {
   it('forgets after the TTL, and a recall renews the lifetime (real SQLite, injected clock)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'discord-recheck-'));
     let now = 0;
-    const state = new SqliteChatStore(dir, { now: () => now });
+    const state = new SqliteStore(dir, { now: () => now });
     try {
       const store = new RecheckStore(state, { ttlMs: 1000 });
       const key = await store.remember(entry);

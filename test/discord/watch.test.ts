@@ -4,6 +4,7 @@
  * dispatches follow Discord's documented shapes (watch-payloads.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplicationFlags } from 'discord.js';
@@ -13,16 +14,14 @@ import { connectDetectionBackend, type DetectionBackend } from '../../adapters/c
 import type { StoreLocation } from '../../adapters/chat/store/index.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
-import type { WatchStore } from '../../adapters/chat/watch/store.ts';
-import { PostgresWatchStore } from '../../adapters/chat/watch/store-postgres.ts';
-import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
-import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
+import { openWatchStore, PostgresStore, SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { INTENT_MISSING_REPLY } from '../../adapters/discord/watch/runtime.ts';
 import { readAuthorModel } from '../../src/detector/author.ts';
 import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { startRedisServer } from '../helpers/redis.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
 import { chatInputDetect, user, type Place } from './payloads.ts';
@@ -40,7 +39,6 @@ import {
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
-const RUN = Date.now();
 
 // Written for these tests in the register of a generated answer: the engine rates each likely_ai on
 // its own (0.98–1.00), and a member who posts enough of them for an author verdict (ENGINE_MIN_MESSAGES,
@@ -128,16 +126,14 @@ async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs 
   }
 }
 
-function openStore(state: StoreLocation, name: string): WatchStore {
-  if (state.databaseUrl) return new PostgresWatchStore(state.databaseUrl);
-  return state.redisUrl
-    ? new RedisWatchStore(state.redisUrl, { prefix: `test:discord-watch:${RUN}:${name}:` })
-    : new SqliteWatchStore(state.dataDir as string);
+/** Watching's records are in the database whether REDIS_URL is set or not. */
+function openStore(state: StoreLocation, _name: string): WatchStore {
+  return state.databaseUrl ? new PostgresStore(state.databaseUrl) : new SqliteStore(state.dataDir as string);
 }
 
 /** Where a run keeps its state: settings and watch records alike (PostgreSQL: a throw-away database). */
 async function stateFor(kind: 'sqlite' | 'redis' | 'postgres', name: string): Promise<StoreLocation> {
-  if (kind === 'redis') return { redisUrl: process.env.REDIS_URL! };
+  if (kind === 'redis') return { redisUrl: process.env.REDIS_URL!, dataDir: join(dir, `main-${name}`) };
   if (kind === 'sqlite') return { dataDir: join(dir, `main-${name}`) };
   const db = await createTestDatabase();
   databases.push(db);
@@ -263,7 +259,7 @@ function publicActions(r: Running): RecordedRequest[] {
 
 describe.each([
   ['SQLite', 'sqlite'],
-  ['Redis', 'redis'],
+  ['SQLite with Redis', 'redis'],
   ['PostgreSQL', 'postgres'],
 ] as const)('watching a channel (%s)', (name, kind) => {
   let r: Running | undefined;
@@ -451,6 +447,84 @@ describe.each([
     expect((await s.store.report(scope, Date.now())).channels.size).toBe(0);
     expect(await s.bot.context.state.getSettings(scope)).toEqual({});
     expect(await s.store.scopes()).not.toContain(scope);
+  });
+});
+
+/** A flag's id, read from the SQLite watch file (no store call lists flags). */
+function firstFlagId(dataDir: string, scope: string): string {
+  const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
+    DatabaseSync: new (p: string) => { prepare(s: string): { get(...a: unknown[]): { flag_id?: unknown } | undefined }; close(): void };
+  };
+  const db = new DatabaseSync(join(dataDir, 'textdetect-watch.sqlite'));
+  try {
+    return String(db.prepare('SELECT flag_id FROM watch_scores WHERE scope = ? AND flag_id IS NOT NULL LIMIT 1').get(scope)?.flag_id);
+  } finally {
+    db.close();
+  }
+}
+
+describe('a Redis restart without persistence (the compose default)', () => {
+  it('loses no watched channel, flag or outcome: they are in the database, whatever REDIS_URL says', async () => {
+    const redis = await startRedisServer();
+    const state = { redisUrl: redis.url, dataDir: join(dir, 'redis-restart') };
+    // The store the bot opens itself from its location (REDIS_URL set, DATABASE_URL not).
+    const r = await startWatchBot(state, newWorld(), { store: openWatchStore(state) });
+    try {
+      const admin = user(snowflake(), 'admin');
+      await watch(r, admin);
+      for (const m of aiPosts(r.world.place, user(snowflake(), 'poster') as Author, AI_TEXTS.length)) r.fake.dispatch('MESSAGE_CREATE', m);
+      const watcher = r.bot.context.watch!.watcher!;
+      await waitUntil(() => watcher.counters.scored === AI_TEXTS.length && watcher.counters.flagged > 0, 15_000, 'scores and a flag');
+      const scope = `discord:${r.world.place.guildId}`;
+      const flagId = firstFlagId(state.dataDir, scope);
+      expect((await r.store.review(scope, flagId, 'confirmed', admin.id, Date.now()))?.applied).toBe(true);
+
+      await redis.stop();
+      await redis.start(); // empty: no RDB, no AOF
+      const report = await settings(r, admin, 'report');
+      expect(report).not.toContain('No channel is watched');
+      expect(report).toContain(`<#${r.world.general}>: shadow mode`);
+      expect(report).toContain(`Last 7 days: ${AI_TEXTS.length} messages scored`);
+      expect(await r.store.getFlag(scope, flagId)).toMatchObject({ outcome: 'confirmed', reviewerId: admin.id });
+    } finally {
+      await stopWatchBot(r);
+      await redis.stop();
+    }
+  });
+});
+
+describe('GUILD_DELETE while the database is unreachable', () => {
+  it('is tried again until the server’s records are gone', async () => {
+    const state = { dataDir: join(dir, 'guild-delete-outage') };
+    const real = openStore(state, 'guild-delete-outage');
+    // The database refuses the first two deletions, as an unreachable PostgreSQL does.
+    let refusals = 2;
+    const store = new Proxy(real, {
+      get(target, property) {
+        if (property === 'deleteScope') {
+          return async (scope: string) => {
+            if (refusals-- > 0) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+            return target.deleteScope(scope);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const r = await startWatchBot(state, newWorld(), { store });
+    try {
+      const admin = user(snowflake(), 'admin');
+      await watch(r, admin);
+      const scope = `discord:${r.world.place.guildId}`;
+      expect((await real.getConfig(scope)).channels).toHaveLength(1);
+      r.fake.dispatch('GUILD_DELETE', { id: r.world.place.guildId });
+      // Refused at once and after 1 s; the third try (2 s later) deletes.
+      await waitUntil(async () => (await real.getConfig(scope)).channels.length === 0, 10_000, 'the deletion, tried again');
+      expect(refusals).toBeLessThan(0);
+      expect(await real.scopes()).not.toContain(scope);
+    } finally {
+      await stopWatchBot(r);
+    }
   });
 });
 

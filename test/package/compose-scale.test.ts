@@ -67,6 +67,20 @@ describe('compose.yaml', () => {
     expect(readShardSettings(env)).toBeUndefined();
   });
 
+  it('keeps the bots’ data by default: DATA_DIR on a volume of each bot, Redis holding nothing that must last', async () => {
+    const services = await compose();
+    for (const name of ['slack', 'discord']) {
+      const bot = services[name]!;
+      const env = interpolate(bot.environment, {});
+      const location = storeLocationFromEnv(env);
+      // Without .env values: SQLite under DATA_DIR, and DATA_DIR is a named volume's mount point.
+      expect(location.databaseUrl, name).toBeUndefined();
+      expect(location.dataDir, name).toBe('/data');
+      expect(bot.volumes, name).toEqual([`textdetect-${name}:/data`]);
+    }
+    expect(services.redis!.command).toEqual(['redis-server', '--save', '', '--appendonly', 'no']);
+  });
+
   it('profile scale starts both bots and adds PostgreSQL, a second service replica and a second shard process, with health checks', async () => {
     const services = await compose();
     const scale = Object.entries(services)

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RedisChatStore, SqliteChatStore } from '../../adapters/chat/store/index.ts';
+import { RedisStore, SqliteStore } from '../../adapters/chat/store/index.ts';
 import { dedupKey } from '../../adapters/slack/dedup.ts';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis.ts';
 
@@ -19,8 +19,8 @@ describe('retry de-duplication in the SQLite store (default)', () => {
   it('claims once per key until the TTL passes, also across two processes on one file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'slack-dedup-'));
     let now = 1_000;
-    const a = new SqliteChatStore(dir, { now: () => now });
-    const b = new SqliteChatStore(dir, { now: () => now });
+    const a = new SqliteStore(dir, { now: () => now });
+    const b = new SqliteStore(dir, { now: () => now });
     try {
       expect(await a.claim('T1:t:x', 50)).toBe(true);
       expect(await a.claim('T1:t:x', 50)).toBe(false);
@@ -45,8 +45,8 @@ describe('retry de-duplication in the Redis store', () => {
   it('shares claims between stores (replicas) on the same Redis', async () => {
     const url = process.env.REDIS_URL!;
     const prefix = `test:dedup:${Date.now()}:`;
-    const a = new RedisChatStore(url, { prefix });
-    const b = new RedisChatStore(url, { prefix });
+    const a = new RedisStore(url, { prefix });
+    const b = new RedisStore(url, { prefix });
     try {
       expect(await a.claim('T1:t:x', 5_000)).toBe(true);
       expect(await b.claim('T1:t:x', 5_000)).toBe(false);
@@ -59,7 +59,7 @@ describe('retry de-duplication in the Redis store', () => {
 
   it('falls back to process memory when Redis is down, still dropping repeats', async () => {
     own = await startRedisServer();
-    const store = new RedisChatStore(own.url);
+    const store = new RedisStore(own.url);
     try {
       await new Promise((r) => setTimeout(r, 100));
       await own.stop();

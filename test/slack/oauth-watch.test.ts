@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChatStore } from '../../adapters/chat/store/index.ts';
-import { openWatchStore } from '../../adapters/chat/watch/store.ts';
+import { openWatchStore } from '../../adapters/chat/store/index.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
 import { InstallationCipher } from '../../adapters/slack/installation-store.ts';

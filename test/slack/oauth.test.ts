@@ -10,9 +10,8 @@ import { Writable } from 'node:stream';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openChatStore, type SplitChatStore } from '../../adapters/chat/store/index.ts';
+import { openChatStore, openWatchStore, type SplitChatStore, type WatchStore } from '../../adapters/chat/store/index.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
-import { openWatchStore, type WatchStore } from '../../adapters/chat/watch/store.ts';
 import { InstallationCipher } from '../../adapters/slack/installation-store.ts';
 import { NOT_INSTALLED_REPLY } from '../../adapters/slack/oauth.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
@@ -296,7 +295,7 @@ describe('uninstall', () => {
     expect(await sendEvent({ type: 'app_uninstalled' }, { teamId: 'T0ONE' })).toBe(200);
     await expect.poll(() => stores.durable.findInstallation('slack:T0ONE'), { timeout: 5_000 }).toBeUndefined();
     expect(await stores.getSettings('slack:T0ONE')).toEqual({});
-    // The installation goes first (one transaction), the check records right after: wait for them too.
+    // The installation row goes first, then the check records of every scope it covered.
     await expect.poll(() => checksOf('T0ONE'), { timeout: 5_000 }).toBe(0);
     // The other installations are untouched.
     expect(await stores.durable.findInstallation('slack:T0TWO')).toBeDefined();
@@ -361,6 +360,7 @@ describe('uninstall', () => {
     expect(await sendEvent({ type: 'app_uninstalled' }, { enterpriseId: 'E0GRID', org: true })).toBe(200);
     await expect.poll(() => stores.durable.findInstallation('slack:E0GRID'), { timeout: 5_000 }).toBeUndefined();
     expect(await stores.getSettings('slack:T0INGRID')).toEqual({});
+    // The installation row goes first, then the check records of every scope it covered.
     await expect.poll(() => checksOf('T0INGRID'), { timeout: 5_000 }).toBe(0);
     await expect.poll(async () => (await watchStore.getConfig('slack:T0INGRID')).channels, { timeout: 5_000 }).toEqual([]);
     expect(await watchStore.isPending('slack:T0INGRID', 'C0GENERAL', '1.000100')).toBe(false);

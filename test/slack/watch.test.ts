@@ -9,19 +9,18 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChatStore } from '../../adapters/chat/store/index.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
-import type { WatchStore } from '../../adapters/chat/watch/store.ts';
-import { PostgresWatchStore } from '../../adapters/chat/watch/store-postgres.ts';
-import { RedisWatchStore } from '../../adapters/chat/watch/store-redis.ts';
-import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
+import { openWatchStore, PostgresStore, SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
 import { decodeButtonValue } from '../../adapters/slack/blocks.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { startRedisServer } from '../helpers/redis.ts';
 import type { RecordedCall } from './fake-slack.ts';
 import { AI_TEXTS, ENGINE_MIN_MESSAGES, HUMAN_TEXT } from './watch-texts.ts';
 import {
@@ -36,7 +35,6 @@ import {
 } from './harness.ts';
 import { signSlackRequest } from './fake-slack.ts';
 
-const RUN = Date.now();
 const ALL_SCOPES: string[] = [...DEFAULT_SCOPES];
 
 let dir: string;
@@ -114,11 +112,10 @@ async function openStore(kind: Kind, name: string): Promise<WatchStore> {
   if (kind === 'postgres') {
     const db = await createTestDatabase();
     databases.push(db);
-    return new PostgresWatchStore(db.url);
+    return new PostgresStore(db.url);
   }
-  return kind === 'redis'
-    ? new RedisWatchStore(process.env.REDIS_URL!, { prefix: `test:slack-watch:${RUN}:${name}:` })
-    : new SqliteWatchStore(join(dir, name));
+  // Watching's records are in the database whether REDIS_URL is set or not.
+  return new SqliteStore(join(dir, name));
 }
 
 interface Options {
@@ -127,13 +124,14 @@ interface Options {
   scopes?: string[];
   settings?: Partial<WatchSettings>;
   store?: WatchStore;
+  env?: Record<string, string>;
 }
 
 async function start(options: Options): Promise<{ h: Harness; store: WatchStore }> {
   const store = options.store ?? (await openStore(options.kind ?? 'sqlite', options.name));
   const h = await startHarness({
     appLogger: pino({ level: process.env.WATCH_DEBUG ? 'debug' : 'silent' }),
-    env: options.kind === 'redis' ? {} : { REDIS_URL: '' },
+    env: options.env ?? (options.kind === 'redis' ? {} : { REDIS_URL: '' }),
     slack: {
       admins: ['U0ADMIN'],
       users: { U0AUTHOR: 'Ada Lovelace', U0MOD: 'Grace', U0ADMIN: 'Admin', U0OTHER: 'Other Person' },
@@ -194,9 +192,78 @@ async function scoredCount(store: WatchStore, channel = 'C0GENERAL'): Promise<nu
   return (await store.report('slack:T0TEST', Date.now())).channels.get(channel)?.week.scored ?? 0;
 }
 
+/** A flag's id, read from the SQLite watch file (no store call lists flags). */
+function firstFlagId(dataDir: string, scope: string): string {
+  const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
+    DatabaseSync: new (p: string) => { prepare(s: string): { get(...a: unknown[]): { flag_id?: unknown } | undefined }; close(): void };
+  };
+  const db = new DatabaseSync(join(dataDir, 'textdetect-watch.sqlite'));
+  try {
+    return String(db.prepare('SELECT flag_id FROM watch_scores WHERE scope = ? AND flag_id IS NOT NULL LIMIT 1').get(scope)?.flag_id);
+  } finally {
+    db.close();
+  }
+}
+
+describe('a Redis restart without persistence (the compose default)', () => {
+  it('loses no watched channel, flag or outcome: they are in the database, whatever REDIS_URL says', async () => {
+    const redis = await startRedisServer();
+    const dataDir = join(dir, 'redis-restart');
+    // The store the app opens itself from its location (REDIS_URL set, DATABASE_URL not).
+    const store = openWatchStore({ redisUrl: redis.url, dataDir });
+    const { h } = await start({ name: 'redis-restart', store, env: { REDIS_URL: redis.url, DATA_DIR: dataDir } });
+    try {
+      await settings(h, 'watch <#C0GENERAL|general>');
+      for (const text of AI_TEXTS) expect(await postEvent(h, messageEvent('C0GENERAL', 'U0AUTHOR', text))).toBe(200);
+      await waitUntil(async () => (await scoredCount(store)) === AI_TEXTS.length, 15_000, 'the scores');
+      const flagId = firstFlagId(dataDir, 'slack:T0TEST');
+      expect((await store.review('slack:T0TEST', flagId, 'confirmed', 'U0MOD', Date.now()))?.applied).toBe(true);
+
+      await redis.stop();
+      await redis.start(); // empty: no RDB, no AOF
+      const report = await settings(h, 'report');
+      expect(report).not.toContain('No channel is watched');
+      expect(report).toContain('<#C0GENERAL>: shadow mode');
+      expect(report).toContain(`Last 7 days: ${AI_TEXTS.length} messages scored`);
+      expect(await store.getFlag('slack:T0TEST', flagId)).toMatchObject({ outcome: 'confirmed', reviewerId: 'U0MOD' });
+    } finally {
+      await h.close();
+      await store.close();
+      await redis.stop();
+    }
+  });
+});
+
+describe('a Redis outage', () => {
+  it('drops no watched message: those posted while Redis is down are all scored once it is back', { timeout: 60_000 }, async () => {
+    const redis = await startRedisServer();
+    const dataDir = join(dir, 'redis-outage');
+    const store = openWatchStore({ redisUrl: redis.url, dataDir });
+    const { h } = await start({ name: 'redis-outage', store, env: { REDIS_URL: redis.url, DATA_DIR: dataDir } });
+    try {
+      await settings(h, 'watch <#C0GENERAL|general>');
+      await redis.stop();
+      const members = ['U0AUTHOR', 'U0OTHER', 'U0MOD'];
+      const posted = 12;
+      for (let i = 0; i < posted; i++) {
+        const text = `${AI_TEXTS[i % AI_TEXTS.length]} Message ${i} of the outage.`;
+        expect(await postEvent(h, messageEvent('C0GENERAL', members[i % members.length]!, text))).toBe(200);
+      }
+      await new Promise((r) => setTimeout(r, 1_000));
+      await redis.start();
+      await waitUntil(async () => (await scoredCount(store)) === posted, 30_000, `all ${posted} messages scored`);
+      expect(await store.pendingCount()).toBe(0);
+    } finally {
+      await h.close();
+      await store.close();
+      await redis.stop();
+    }
+  });
+});
+
 describe.each([
   ['SQLite', 'sqlite'],
-  ['Redis', 'redis'],
+  ['SQLite with Redis', 'redis'],
   ['PostgreSQL', 'postgres'],
 ] as const)('watching a Slack channel (%s)', (name, kind) => {
   let h: Harness;

@@ -1,27 +1,18 @@
 /**
- * The durable store in PostgreSQL (`DATABASE_URL`), shared by every bot process on every machine:
- * installations, per-workspace/per-server settings and organisation → workspace links. Every SQL
- * statement of this store is in this module.
+ * The PostgreSQL backend (`DATABASE_URL`), shared by every bot process on every machine: settings,
+ * installations and watching's records with its queue, over one pool. Table names start with `bot_`
+ * so the bots can share a database with other applications.
  *
- * The schema is versioned: each migration runs once, in order, in one transaction that holds an
- * advisory lock, so processes starting together migrate once; the version reached is recorded in
- * `bot_schema_migrations`. A database at a newer version than this build knows is refused. Table
- * names start with `bot_` so the bots can share a database with other applications.
+ * Two schemas, each versioned as it shipped: `bot_schema_migrations` (settings, installations) and
+ * `bot_watch_schema_migrations` (watching). Each migration runs once, in order, in one transaction
+ * that holds an advisory lock, so processes starting together migrate once. A database at a newer
+ * version than this build knows is refused, as is one that cannot be reached.
  */
-import type pg from 'pg';
+import pg from 'pg';
 import type { Logger } from 'pino';
-import { currentVersion, migrate, openPool, type Schema, transaction } from '../pg-driver.ts';
-import {
-  SETTING_NAMES,
-  settingsFromFields,
-  type DurableStore,
-  type InstallationRow,
-  type ScopeSettings,
-  type SettingsPatch,
-  type StoredInstallation,
-} from './types.ts';
+import { type Row, type SqlConnection, type SqlRunner, SqlStore } from './sql.ts';
+import type { LegacyWatchSource } from './types.ts';
 
-/** Index = version - 1. Append new migrations; never edit one that has shipped. */
 const MIGRATIONS: readonly string[] = [
   // 1: settings, as the bots kept them before installations existed.
   `CREATE TABLE bot_settings (scope TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, updated_at BIGINT NOT NULL,
@@ -34,180 +25,209 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE bot_scope_links (parent TEXT NOT NULL, scope TEXT NOT NULL, PRIMARY KEY (parent, scope))`,
 ];
 
-/** The newest schema version this build knows. */
-export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+const WATCH_MIGRATIONS: readonly string[] = [
+  // 1: `seq` orders messages queued in the same millisecond by arrival.
+  `CREATE TABLE bot_watch_channels (scope TEXT NOT NULL, channel_id TEXT NOT NULL, since BIGINT NOT NULL, cards BOOLEAN NOT NULL,
+     PRIMARY KEY (scope, channel_id));
+   CREATE TABLE bot_watch_exempt (scope TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (scope, id));
+   CREATE TABLE bot_watch_scope (scope TEXT PRIMARY KEY, preset TEXT, retention_days INTEGER);
+   CREATE TABLE bot_watch_pending (key TEXT PRIMARY KEY, seq BIGSERIAL NOT NULL, scope TEXT NOT NULL, channel_id TEXT NOT NULL,
+     message_id TEXT NOT NULL, thread_id TEXT, author_id TEXT NOT NULL, posted_at BIGINT NOT NULL, enqueued_at BIGINT NOT NULL,
+     available_at BIGINT NOT NULL, lease_until BIGINT NOT NULL DEFAULT 0);
+   CREATE INDEX bot_watch_pending_turn ON bot_watch_pending (available_at, enqueued_at, seq);
+   CREATE INDEX bot_watch_pending_scope ON bot_watch_pending (scope);
+   CREATE TABLE bot_watch_scores (key TEXT PRIMARY KEY, scope TEXT NOT NULL, channel_id TEXT NOT NULL, message_id TEXT NOT NULL,
+     thread_id TEXT, author_id TEXT NOT NULL, posted_at BIGINT NOT NULL, probability DOUBLE PRECISION NOT NULL, verdict TEXT NOT NULL,
+     confidence TEXT NOT NULL, presets INTEGER NOT NULL, request_id TEXT NOT NULL, expires_at BIGINT NOT NULL,
+     flag_id TEXT, card TEXT, card_id TEXT, card_channel_id TEXT, outcome TEXT, reviewer_id TEXT, reviewed_at BIGINT);
+   CREATE INDEX bot_watch_scores_report ON bot_watch_scores (scope, posted_at);
+   CREATE INDEX bot_watch_scores_expiry ON bot_watch_scores (expires_at);
+   CREATE UNIQUE INDEX bot_watch_scores_flag ON bot_watch_scores (scope, flag_id) WHERE flag_id IS NOT NULL;
+   CREATE TABLE bot_watch_author_cards (scope TEXT NOT NULL, author_id TEXT NOT NULL, until BIGINT NOT NULL, PRIMARY KEY (scope, author_id));
+   CREATE TABLE bot_watch_channel_hours (scope TEXT NOT NULL, channel_id TEXT NOT NULL, hour BIGINT NOT NULL, cards INTEGER NOT NULL,
+     PRIMARY KEY (scope, channel_id, hour))`,
+  // 2: the one-time imports of what an earlier version kept elsewhere (index.ts).
+  `CREATE TABLE bot_watch_imports (source TEXT PRIMARY KEY, imported_at BIGINT NOT NULL, scopes INTEGER NOT NULL, channels INTEGER NOT NULL)`,
+];
 
-const SCHEMA: Schema = { migrations: MIGRATIONS, versionTable: 'bot_schema_migrations', lock: 7_146_921_337, name: 'bot' };
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+export const WATCH_POSTGRES_SCHEMA_VERSION = WATCH_MIGRATIONS.length;
+
+interface Schema {
+  migrations: readonly string[];
+  versionTable: string;
+  /** Advisory lock key: any constant, the same in every process, one per schema. */
+  lock: number;
+  /** For messages: "bot", "watch". */
+  name: string;
+}
+const BOT_SCHEMA: Schema = { migrations: MIGRATIONS, versionTable: 'bot_schema_migrations', lock: 7_146_921_337, name: 'bot' };
+const WATCH_SCHEMA: Schema = {
+  migrations: WATCH_MIGRATIONS,
+  versionTable: 'bot_watch_schema_migrations',
+  lock: 7_146_921_338,
+  name: 'watch',
+};
+
+/** A URL with its password replaced, for messages and logs. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'an unreadable DATABASE_URL';
+  }
+}
+
+/** `?` → `$n` and `~` → `bot_`, once per statement text. */
+const translated = new Map<string, string>();
+function translate(sql: string): string {
+  let out = translated.get(sql);
+  if (out === undefined) {
+    let n = 0;
+    out = sql.replace(/~/g, 'bot_').replace(/\?/g, () => `$${++n}`);
+    translated.set(sql, out);
+  }
+  return out;
+}
+
+async function runOn(client: pg.Pool | pg.PoolClient, sql: string, params: unknown[] = []): Promise<{ rows: Row[]; changes: number }> {
+  const result = await client.query<Row>(translate(sql), params);
+  return { rows: result.rows, changes: result.rowCount ?? 0 };
+}
+
+class PgConnection implements SqlConnection {
+  readonly dialect = 'postgres' as const;
+  readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  run(sql: string, params?: unknown[]): Promise<{ rows: Row[]; changes: number }> {
+    return runOn(this.pool, sql, params);
+  }
+
+  async transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const value = await work({ run: (sql, params) => runOn(client, sql, params) });
+      await client.query('COMMIT');
+      return value;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}
 
 export interface PostgresStoreOptions {
   logger?: Logger | undefined;
   now?: () => number;
-  /** Stops the migrations at this version (tests of upgrades from an older version). */
+  /** Stops the bot schema's migrations at this version (tests of upgrades from an older version). */
   targetVersion?: number;
+  /** The same for watching's schema. */
+  watchTargetVersion?: number;
   /** Connections per process; default 10. */
   maxConnections?: number;
+  /** What an earlier version kept elsewhere, imported once after the migrations (index.ts). */
+  imports?: LegacyWatchSource[];
 }
 
-export class PostgresDurableStore implements DurableStore {
+export class PostgresStore extends SqlStore {
   readonly kind = 'postgres' as const;
-  readonly #pool: pg.Pool;
-  readonly #now: () => number;
-  readonly #targetVersion: number;
+  readonly #connection: PgConnection;
   readonly #url: string;
-  #ready: Promise<void> | undefined;
+  readonly #options: PostgresStoreOptions;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
-    this.#url = url;
-    this.#now = options.now ?? Date.now;
-    this.#targetVersion = options.targetVersion ?? MIGRATIONS.length;
-    this.#pool = openPool(url, { logger: options.logger, maxConnections: options.maxConnections, what: 'bot database' });
-  }
-
-  ready(): Promise<void> {
-    this.#ready ??= this.#migrate().catch((err: unknown) => {
-      this.#ready = undefined; // a later call tries again (the database may come up)
-      throw err;
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'textdetect-bots',
     });
-    return this.#ready;
-  }
-
-  async readSchemaVersion(): Promise<number> {
-    return currentVersion(this.#pool, SCHEMA);
-  }
-
-  async getSettings(scope: string): Promise<ScopeSettings> {
-    await this.ready();
-    const { rows } = await this.#pool.query<{ name: string; value: string }>('SELECT name, value FROM bot_settings WHERE scope = $1', [
-      scope,
-    ]);
-    return settingsFromFields(Object.fromEntries(rows.map((r) => [r.name, r.value])));
-  }
-
-  async updateSettings(scope: string, patch: SettingsPatch): Promise<ScopeSettings> {
-    await this.ready();
-    await this.#transaction(async (client) => {
-      for (const name of SETTING_NAMES) {
-        const value = patch[name];
-        if (value === undefined) continue;
-        if (value === null) await client.query('DELETE FROM bot_settings WHERE scope = $1 AND name = $2', [scope, name]);
-        else
-          await client.query(
-            `INSERT INTO bot_settings (scope, name, value, updated_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (scope, name) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`,
-            [scope, name, value, this.#now()],
-          );
-      }
-    });
-    return this.getSettings(scope);
-  }
-
-  async saveInstallation(row: InstallationRow): Promise<void> {
-    await this.ready();
-    const now = this.#now();
-    await this.#pool.query(
-      `INSERT INTO bot_installations (key, enterprise_id, team_id, is_enterprise_install, data, token_expires_at, installed_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-       ON CONFLICT (key) DO UPDATE SET enterprise_id = EXCLUDED.enterprise_id, team_id = EXCLUDED.team_id,
-         is_enterprise_install = EXCLUDED.is_enterprise_install, data = EXCLUDED.data, token_expires_at = EXCLUDED.token_expires_at,
-         refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = EXCLUDED.updated_at`,
-      [row.key, row.enterpriseId ?? null, row.teamId ?? null, row.isEnterpriseInstall, row.data, row.tokenExpiresAt ?? null, now],
-    );
-  }
-
-  async findInstallation(key: string): Promise<StoredInstallation | undefined> {
-    await this.ready();
-    const { rows } = await this.#pool.query<Record<string, unknown>>(
-      `SELECT key, enterprise_id, team_id, is_enterprise_install, data, token_expires_at, refresh_lease_until, installed_at, updated_at
-       FROM bot_installations WHERE key = $1`,
-      [key],
-    );
-    const row = rows[0];
-    if (!row) return undefined;
-    // BIGINT arrives as a string (pg keeps 64-bit integers exact); these are ms timestamps, safe as numbers.
-    const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
-    return {
-      key: String(row.key),
-      enterpriseId: row.enterprise_id === null ? undefined : String(row.enterprise_id),
-      teamId: row.team_id === null ? undefined : String(row.team_id),
-      isEnterpriseInstall: row.is_enterprise_install === true,
-      data: String(row.data),
-      tokenExpiresAt: num(row.token_expires_at),
-      installedAt: Number(row.installed_at),
-      updatedAt: Number(row.updated_at),
-      refreshLeaseUntil: num(row.refresh_lease_until),
+    // A connection the server drops (a restart, pg_terminate_backend) emits 'error' on its client,
+    // idle in the pool or checked out; unhandled, that ends the process. The pool's own handler
+    // covers idle clients only, so every client gets one; the query in flight fails on its own.
+    let lastLogged = 0;
+    const log = (err: Error): void => {
+      if (Date.now() - lastLogged < 60_000) return;
+      lastLogged = Date.now();
+      options.logger?.warn({ err: err.message }, 'bot database connection error');
     };
+    pool.on('error', log);
+    pool.on('connect', (client) => client.on('error', log));
+    const connection = new PgConnection(pool);
+    super(connection, connection, options.now, options.imports);
+    this.#connection = connection;
+    this.#url = url;
+    this.#options = options;
   }
 
-  async takeRefreshLease(key: string, owner: string, leaseMs: number, seenData?: string): Promise<boolean> {
-    await this.ready();
-    const now = this.#now();
-    // The row lock taken by UPDATE serialises concurrent callers; the loser re-checks the WHERE
-    // against the winner's row and changes nothing.
-    const result = await this.#pool.query(
-      `UPDATE bot_installations SET refresh_lease_owner = $1, refresh_lease_until = $2
-       WHERE key = $3 AND (refresh_lease_until IS NULL OR refresh_lease_until <= $4) AND ($5::text IS NULL OR data = $5)`,
-      [owner, now + leaseMs, key, now, seenData ?? null],
-    );
-    return (result.rowCount ?? 0) > 0;
+  /** The pool (diagnostics and tests: a connection the server drops must not end the process). */
+  get pool(): pg.Pool {
+    return this.#connection.pool;
   }
 
-  async saveRefreshedInstallation(key: string, owner: string, data: string, tokenExpiresAt: number | undefined): Promise<boolean> {
-    await this.ready();
-    const result = await this.#pool.query(
-      `UPDATE bot_installations SET data = $1, token_expires_at = $2, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = $3
-       WHERE key = $4 AND refresh_lease_owner = $5`,
-      [data, tokenExpiresAt ?? null, this.#now(), key, owner],
-    );
-    return (result.rowCount ?? 0) > 0;
+  override readSchemaVersion(): Promise<number> {
+    return this.#version(this.#connection.pool, BOT_SCHEMA);
   }
 
-  async countInstallations(): Promise<number> {
-    await this.ready();
-    const { rows } = await this.#pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM bot_installations');
-    return Number(rows[0]?.n ?? 0);
+  readWatchSchemaVersion(): Promise<number> {
+    return this.#version(this.#connection.pool, WATCH_SCHEMA);
   }
 
-  async recentInstallationData(limit: number): Promise<string[]> {
-    await this.ready();
-    const { rows } = await this.#pool.query<{ data: string }>('SELECT data FROM bot_installations ORDER BY updated_at DESC LIMIT $1', [
-      limit,
-    ]);
-    return rows.map((row) => row.data);
+  override async close(): Promise<void> {
+    if (!this.#connection.pool.ended) await this.#connection.pool.end();
   }
 
-  async linkScope(parent: string, scope: string): Promise<void> {
-    await this.ready();
-    await this.#pool.query('INSERT INTO bot_scope_links (parent, scope) VALUES ($1, $2) ON CONFLICT DO NOTHING', [parent, scope]);
+  protected override async migrate(): Promise<void> {
+    await this.#migrate(BOT_SCHEMA, this.#options.targetVersion);
+    await this.#migrate(WATCH_SCHEMA, this.#options.watchTargetVersion);
   }
 
-  async findParentScope(scope: string): Promise<string | undefined> {
-    await this.ready();
-    const { rows } = await this.#pool.query<{ parent: string }>('SELECT parent FROM bot_scope_links WHERE scope = $1 LIMIT 1', [scope]);
-    return rows[0]?.parent;
+  async #version(client: pg.Pool | pg.PoolClient, schema: Schema): Promise<number> {
+    const { rows } = await client.query<{ version: number | null }>(`SELECT MAX(version) AS version FROM ${schema.versionTable}`);
+    return Number(rows[0]?.version ?? 0);
   }
 
-  async deleteScope(scope: string): Promise<string[]> {
-    await this.ready();
-    return this.#transaction(async (client) => {
-      const { rows } = await client.query<{ scope: string }>('SELECT scope FROM bot_scope_links WHERE parent = $1', [scope]);
-      const scopes = [scope, ...rows.map((r) => r.scope).filter((s) => s !== scope)];
-      await client.query('DELETE FROM bot_settings WHERE scope = ANY($1::text[])', [scopes]);
-      await client.query('DELETE FROM bot_scope_links WHERE parent = $1 OR scope = $1', [scope]);
-      await client.query('DELETE FROM bot_installations WHERE key = $1', [scope]);
-      return scopes;
-    });
-  }
-
-  async close(): Promise<void> {
-    if (this.#pool.ended) return;
-    await this.#pool.end();
-  }
-
-  #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return transaction(this.#pool, work);
-  }
-
-  #migrate(): Promise<void> {
-    return migrate(this.#pool, this.#url, SCHEMA, this.#targetVersion);
+  async #migrate(schema: Schema, targetVersion = schema.migrations.length): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#connection.pool.connect();
+    } catch (err) {
+      throw new Error(
+        `Could not connect to the ${schema.name} database at ${redactDatabaseUrl(this.#url)} (${(err as Error).message}); check DATABASE_URL and that PostgreSQL is running.`,
+      );
+    }
+    try {
+      await client.query('BEGIN');
+      // Held until COMMIT: a second process starting now waits here, then finds the work done.
+      await client.query('SELECT pg_advisory_xact_lock($1)', [schema.lock]);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${schema.versionTable} (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`);
+      const from = await this.#version(client, schema);
+      const known = schema.migrations.length;
+      if (from > known) {
+        throw new Error(
+          `The ${schema.name} database is at schema version ${from}, newer than this build knows (${known}); run the newer bot or point DATABASE_URL elsewhere.`,
+        );
+      }
+      for (let version = from + 1; version <= Math.min(targetVersion, known); version++) {
+        await client.query(schema.migrations[version - 1]!);
+        await client.query(`INSERT INTO ${schema.versionTable} (version, applied_at) VALUES ($1, $2)`, [version, Date.now()]);
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 }

@@ -1,25 +1,22 @@
 /**
- * The embedded store: one SQLite file under `DATA_DIR`, opened with node:sqlite (built into Node 22,
- * no native add-on to compile). WAL mode lets a second process on the same machine share the file.
- * The schema is versioned: each migration runs once, in order, inside a transaction, and the
- * version reached is recorded in `schema_migrations`.
+ * The SQLite backend (the default, one machine): node:sqlite (built into Node 22, no native add-on)
+ * in WAL mode, so a second process on the machine can share the files. Two files under `DATA_DIR`,
+ * as earlier versions kept them: `textdetect-bots.sqlite` (settings, installations, and the
+ * short-lived texts behind buttons and retry claims when no Redis is set) and
+ * `textdetect-watch.sqlite` (watching's records and its queue). Each schema is versioned: every
+ * migration runs once, in order, recorded in `schema_migrations`.
+ *
+ * Deleted rows leave no text behind: `secure_delete` overwrites freed content, and after a deletion
+ * the WAL is checkpointed and truncated, so a removed text is neither in the WAL nor in the file.
  */
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { currentVersion, type Database, loadDatabaseSync, migrate } from '../sqlite-driver.ts';
-import {
-  SETTING_NAMES,
-  settingsFromFields,
-  type ChatStore,
-  type DurableStore,
-  type InstallationRow,
-  type ScopeSettings,
-  type SettingsPatch,
-  type ShortLivedStore,
-  type StoredInstallation,
-} from './types.ts';
+import { type Row, type SqlConnection, type SqlRunner, SqlStore } from './sql.ts';
+import type { ChatStore, LegacyWatchSource, ShortLivedStore } from './types.ts';
 
 export const DATABASE_FILE = 'textdetect-bots.sqlite';
+export const WATCH_DATABASE_FILE = 'textdetect-watch.sqlite';
 
 /** Index = version - 1. Append new migrations; never edit one that has shipped. */
 const MIGRATIONS: readonly string[] = [
@@ -36,218 +33,269 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE scope_links (parent TEXT NOT NULL, scope TEXT NOT NULL, PRIMARY KEY (parent, scope));`,
 ];
 
-/** The newest schema version this build knows. */
+const WATCH_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE watch_channels (scope TEXT NOT NULL, channel_id TEXT NOT NULL, since INTEGER NOT NULL, cards INTEGER NOT NULL, PRIMARY KEY (scope, channel_id));
+   CREATE TABLE watch_exempt (scope TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (scope, id));
+   CREATE TABLE watch_scope (scope TEXT PRIMARY KEY, preset TEXT, retention_days INTEGER);
+   CREATE TABLE watch_pending (key TEXT PRIMARY KEY, scope TEXT NOT NULL, channel_id TEXT NOT NULL, message_id TEXT NOT NULL,
+     thread_id TEXT, author_id TEXT NOT NULL, posted_at INTEGER NOT NULL, enqueued_at INTEGER NOT NULL,
+     available_at INTEGER NOT NULL, lease_until INTEGER NOT NULL DEFAULT 0);
+   CREATE INDEX watch_pending_turn ON watch_pending (available_at, enqueued_at);
+   CREATE INDEX watch_pending_scope ON watch_pending (scope);
+   CREATE TABLE watch_scores (key TEXT PRIMARY KEY, scope TEXT NOT NULL, channel_id TEXT NOT NULL, message_id TEXT NOT NULL,
+     thread_id TEXT, author_id TEXT NOT NULL, posted_at INTEGER NOT NULL, probability REAL NOT NULL, verdict TEXT NOT NULL,
+     confidence TEXT NOT NULL, presets INTEGER NOT NULL, request_id TEXT NOT NULL, expires_at INTEGER NOT NULL,
+     flag_id TEXT, card TEXT, card_id TEXT, card_channel_id TEXT, outcome TEXT, reviewer_id TEXT, reviewed_at INTEGER);
+   CREATE INDEX watch_scores_report ON watch_scores (scope, posted_at);
+   CREATE INDEX watch_scores_expiry ON watch_scores (expires_at);
+   CREATE UNIQUE INDEX watch_scores_flag ON watch_scores (scope, flag_id) WHERE flag_id IS NOT NULL;
+   CREATE TABLE watch_author_cards (scope TEXT NOT NULL, author_id TEXT NOT NULL, until INTEGER NOT NULL, PRIMARY KEY (scope, author_id));
+   CREATE TABLE watch_channel_hours (scope TEXT NOT NULL, channel_id TEXT NOT NULL, hour INTEGER NOT NULL, cards INTEGER NOT NULL,
+     PRIMARY KEY (scope, channel_id, hour));`,
+  // 2: the one-time imports of what an earlier version kept elsewhere (index.ts).
+  `CREATE TABLE watch_imports (source TEXT PRIMARY KEY, imported_at INTEGER NOT NULL, scopes INTEGER NOT NULL, channels INTEGER NOT NULL);`,
+];
+
+/** The newest schema version of the bots' file this build knows. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Expired rows are deleted at most this often (and on open), so texts do not linger past their TTL. */
 const SWEEP_INTERVAL_MS = 60_000;
 
-export class SqliteChatStore implements ChatStore, DurableStore, ShortLivedStore {
-  readonly kind = 'sqlite' as const;
-  readonly path: string;
-  readonly #db: Database;
-  readonly #sweeper: NodeJS.Timeout;
-  readonly #now: () => number;
+/** The part of node:sqlite used here (typed locally: the installed @types/node predates the module). */
+interface Statement {
+  run(...params: unknown[]): { changes: number | bigint };
+  all(...params: unknown[]): Row[];
+}
+interface Database {
+  exec(sql: string): void;
+  prepare(sql: string): Statement;
+  close(): void;
+}
 
-  /** `targetVersion` stops the migrations there (tests of upgrades from an older version). */
-  constructor(dataDir: string, options: { now?: () => number; targetVersion?: number } = {}) {
+/**
+ * node:sqlite, loaded without the `ExperimentalWarning` Node 22 prints on every start: only that
+ * one warning, emitted synchronously while the module loads, is held back.
+ */
+function loadDatabaseSync(): new (path: string) => Database {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]): void {
+    const message = typeof warning === 'string' ? warning : warning.message;
+    const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: unknown } | undefined)?.type;
+    const name = typeof warning === 'string' ? type : warning.name;
+    if (name === 'ExperimentalWarning' && /^SQLite is an experimental feature/.test(message)) return;
+    (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    return (createRequire(import.meta.url)('node:sqlite') as { DatabaseSync: new (path: string) => Database }).DatabaseSync;
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
+const versionOf = (db: Database): number =>
+  Number(db.prepare('SELECT MAX(version) AS version FROM schema_migrations').all()[0]?.version ?? 0);
+
+/** Brings a file up to `targetVersion`, each migration once, in order; a file from a newer build is refused. */
+function migrate(db: Database, migrations: readonly string[], name: string, targetVersion: number): void {
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 2000; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;');
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  // IMMEDIATE takes the write lock first, so two instances starting together do not both migrate.
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const from = versionOf(db);
+    if (from > migrations.length) {
+      throw new Error(
+        `The ${name} database is at schema version ${from}, newer than this build knows (${migrations.length}); run the newer bot or point DATA_DIR elsewhere.`,
+      );
+    }
+    for (let version = from + 1; version <= Math.min(targetVersion, migrations.length); version++) {
+      db.exec(migrations[version - 1]!);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+    }
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    db.close();
+    throw err;
+  }
+}
+
+/**
+ * One file. node:sqlite is synchronous, but a transaction's work is async (the shared statements
+ * await each one), so everything on the file runs one after the other: a statement never lands
+ * inside another caller's open transaction.
+ */
+class SqliteFile implements SqlConnection {
+  readonly dialect = 'sqlite' as const;
+  readonly #open: () => Database;
+  readonly #statements = new Map<string, Statement>();
+  #db: Database | undefined;
+  #tail: Promise<unknown> = Promise.resolve();
+
+  /** `lazy`: opened at its first use (the watch file of a process that never watches is not created). */
+  constructor(path: string, migrations: readonly string[], name: string, options: { targetVersion?: number; lazy?: boolean } = {}) {
+    this.#open = () => {
+      const db = new (loadDatabaseSync())(path);
+      migrate(db, migrations, name, options.targetVersion ?? migrations.length);
+      return db;
+    };
+    if (!options.lazy) this.#db = this.#open();
+  }
+
+  get db(): Database {
+    this.#db ??= this.#open();
+    return this.#db;
+  }
+
+  get opened(): boolean {
+    return this.#db !== undefined;
+  }
+
+  version(): number {
+    return versionOf(this.db);
+  }
+
+  run(sql: string, params: unknown[] = []): Promise<{ rows: Row[]; changes: number }> {
+    return this.serial(() => this.#exec(sql, params));
+  }
+
+  transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    return this.serial(async () => {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const value = await work({ run: async (sql, params = []) => this.#exec(sql, params) });
+        this.db.exec('COMMIT');
+        return value;
+      } catch (err) {
+        this.db.exec('ROLLBACK');
+        throw err;
+      }
+    });
+  }
+
+  serial<T>(work: () => T | Promise<T>): Promise<T> {
+    const run = this.#tail.then(work);
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Copies the WAL into the file and empties it, so deleted rows' bytes are gone from both. */
+  checkpoint(): Promise<void> {
+    return this.serial(() => this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)'));
+  }
+
+  #exec(sql: string, params: unknown[] = []): { rows: Row[]; changes: number } {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql.replace(/~/g, ''));
+      this.#statements.set(sql, statement);
+    }
+    const values = params.map((v) => (typeof v === 'boolean' ? Number(v) : (v ?? null)));
+    if (/^\s*SELECT|RETURNING/i.test(sql)) {
+      const rows = statement.all(...values);
+      return { rows, changes: rows.length };
+    }
+    return { rows: [], changes: Number(statement.run(...values).changes) };
+  }
+}
+
+export class SqliteStore extends SqlStore implements ChatStore, ShortLivedStore {
+  readonly kind = 'sqlite' as const;
+  /** The bots' file; `watchPath` is watching's. */
+  readonly path: string;
+  readonly watchPath: string;
+  readonly #bots: SqliteFile;
+  readonly #watch: SqliteFile;
+  readonly #sweeper: NodeJS.Timeout;
+
+  /** `targetVersion` stops the bots' file's migrations there (tests of upgrades from an older version). */
+  constructor(dataDir: string, options: { now?: () => number; targetVersion?: number; imports?: LegacyWatchSource[] } = {}) {
     mkdirSync(dataDir, { recursive: true });
-    this.path = join(dataDir, DATABASE_FILE);
-    const DatabaseSync = loadDatabaseSync();
-    this.#db = new DatabaseSync(this.path);
-    this.#now = options.now ?? Date.now;
-    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 2000; PRAGMA synchronous = NORMAL;');
-    migrate(this.#db, MIGRATIONS, 'bot', options.targetVersion);
-    this.#sweep();
-    this.#sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS);
+    const path = join(dataDir, DATABASE_FILE);
+    const watchPath = join(dataDir, WATCH_DATABASE_FILE);
+    const bots = new SqliteFile(path, MIGRATIONS, 'bot', { targetVersion: options.targetVersion });
+    const watch = new SqliteFile(watchPath, WATCH_MIGRATIONS, 'watch', { lazy: true });
+    super(bots, watch, options.now, options.imports);
+    this.path = path;
+    this.watchPath = watchPath;
+    this.#bots = bots;
+    this.#watch = watch;
+    void this.#sweep();
+    this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
   }
 
-  /** The schema version the file is at. */
+  /** The schema version the bots' file is at. */
   get schemaVersion(): number {
-    return currentVersion(this.#db);
+    return this.#bots.version();
   }
 
-  /** Migrations run in the constructor; nothing is left to wait for. */
-  async ready(): Promise<void> {}
-
-  async readSchemaVersion(): Promise<number> {
-    return currentVersion(this.#db);
+  override async readSchemaVersion(): Promise<number> {
+    return this.#bots.version();
   }
 
   async saveCheck(id: string, record: unknown, ttlMs: number): Promise<void> {
-    this.#db
-      .prepare(
-        'INSERT INTO checks (id, record, expires_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at',
-      )
-      .run(id, JSON.stringify(record), this.#now() + ttlMs);
+    await this.b(
+      'INSERT INTO checks (id, record, expires_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at',
+      [id, JSON.stringify(record), this.now() + ttlMs],
+    );
   }
 
   async loadCheck(id: string, ttlMs: number): Promise<unknown> {
-    const now = this.#now();
-    const row = this.#db.prepare('SELECT record FROM checks WHERE id = ? AND expires_at > ?').get(id, now);
-    if (!row) return undefined;
-    this.#db.prepare('UPDATE checks SET expires_at = ? WHERE id = ?').run(now + ttlMs, id);
-    return JSON.parse(String(row.record));
-  }
-
-  async getSettings(scope: string): Promise<ScopeSettings> {
-    const rows = this.#db.prepare('SELECT name, value FROM settings WHERE scope = ?').all(scope);
-    return settingsFromFields(Object.fromEntries(rows.map((r) => [String(r.name), String(r.value)])));
-  }
-
-  async updateSettings(scope: string, patch: SettingsPatch): Promise<ScopeSettings> {
-    const upsert = this.#db.prepare(
-      'INSERT INTO settings (scope, name, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
-    );
-    const remove = this.#db.prepare('DELETE FROM settings WHERE scope = ? AND name = ?');
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
-      for (const name of SETTING_NAMES) {
-        const value = patch[name];
-        if (value === undefined) continue;
-        if (value === null) remove.run(scope, name);
-        else upsert.run(scope, name, value, this.#now());
-      }
-      this.#db.exec('COMMIT');
-    } catch (err) {
-      this.#db.exec('ROLLBACK');
-      throw err;
-    }
-    return this.getSettings(scope);
+    const now = this.now();
+    const { rows } = await this.b('UPDATE checks SET expires_at = ? WHERE id = ? AND expires_at > ? RETURNING record', [
+      now + ttlMs,
+      id,
+      now,
+    ]);
+    return rows[0] ? JSON.parse(String(rows[0].record)) : undefined;
   }
 
   async claim(key: string, ttlMs: number): Promise<boolean> {
-    const now = this.#now();
+    const now = this.now();
     // One statement, so two processes on the same file cannot both win: an expired claim is taken
     // over, a live one is left alone (0 rows changed).
-    const result = this.#db
-      .prepare(
-        'INSERT INTO claims (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE claims.expires_at <= ?',
-      )
-      .run(key, now + ttlMs, now);
-    return Number(result.changes) > 0;
+    const result = await this.b(
+      'INSERT INTO claims (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE claims.expires_at <= ?',
+      [key, now + ttlMs, now],
+    );
+    return result.changes > 0;
   }
 
   async forgetChecks(idPrefix: string): Promise<number> {
     // substr rather than LIKE: ids may hold % or _, which LIKE would read as wildcards.
-    const result = this.#db.prepare('DELETE FROM checks WHERE substr(id, 1, ?) = ?').run(idPrefix.length, idPrefix);
-    return Number(result.changes);
+    const result = await this.b('DELETE FROM checks WHERE substr(id, 1, ?) = ?', [idPrefix.length, idPrefix]);
+    if (result.changes > 0) await this.#bots.checkpoint();
+    return result.changes;
   }
 
-  async saveInstallation(row: InstallationRow): Promise<void> {
-    const now = this.#now();
-    this.#db
-      .prepare(
-        `INSERT INTO installations (key, enterprise_id, team_id, is_enterprise_install, data, token_expires_at, installed_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET enterprise_id = excluded.enterprise_id, team_id = excluded.team_id,
-           is_enterprise_install = excluded.is_enterprise_install, data = excluded.data, token_expires_at = excluded.token_expires_at,
-           refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = excluded.updated_at`,
-      )
-      .run(
-        row.key,
-        row.enterpriseId ?? null,
-        row.teamId ?? null,
-        row.isEnterpriseInstall ? 1 : 0,
-        row.data,
-        row.tokenExpiresAt ?? null,
-        now,
-        now,
-      );
+  protected override async deleted(): Promise<void> {
+    await this.#bots.checkpoint();
+    if (this.#watch.opened) await this.#watch.checkpoint();
   }
 
-  async findInstallation(key: string): Promise<StoredInstallation | undefined> {
-    const row = this.#db.prepare('SELECT * FROM installations WHERE key = ?').get(key);
-    if (!row) return undefined;
-    const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
-    return {
-      key: String(row.key),
-      enterpriseId: row.enterprise_id === null ? undefined : String(row.enterprise_id),
-      teamId: row.team_id === null ? undefined : String(row.team_id),
-      isEnterpriseInstall: Number(row.is_enterprise_install) === 1,
-      data: String(row.data),
-      tokenExpiresAt: num(row.token_expires_at),
-      installedAt: Number(row.installed_at),
-      updatedAt: Number(row.updated_at),
-      refreshLeaseUntil: num(row.refresh_lease_until),
-    };
-  }
-
-  async takeRefreshLease(key: string, owner: string, leaseMs: number, seenData?: string): Promise<boolean> {
-    const now = this.#now();
-    // One statement: of two processes on the file, only one sees its update change the row.
-    const result = this.#db
-      .prepare(
-        `UPDATE installations SET refresh_lease_owner = ?, refresh_lease_until = ?
-         WHERE key = ? AND (refresh_lease_until IS NULL OR refresh_lease_until <= ?) AND (? IS NULL OR data = ?)`,
-      )
-      .run(owner, now + leaseMs, key, now, seenData ?? null, seenData ?? null);
-    return Number(result.changes) > 0;
-  }
-
-  async saveRefreshedInstallation(key: string, owner: string, data: string, tokenExpiresAt: number | undefined): Promise<boolean> {
-    const result = this.#db
-      .prepare(
-        `UPDATE installations SET data = ?, token_expires_at = ?, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = ?
-         WHERE key = ? AND refresh_lease_owner = ?`,
-      )
-      .run(data, tokenExpiresAt ?? null, this.#now(), key, owner);
-    return Number(result.changes) > 0;
-  }
-
-  async countInstallations(): Promise<number> {
-    return Number(this.#db.prepare('SELECT COUNT(*) AS n FROM installations').get()?.n ?? 0);
-  }
-
-  async recentInstallationData(limit: number): Promise<string[]> {
-    return this.#db
-      .prepare('SELECT data FROM installations ORDER BY updated_at DESC LIMIT ?')
-      .all(limit)
-      .map((row) => String(row.data));
-  }
-
-  async linkScope(parent: string, scope: string): Promise<void> {
-    this.#db.prepare('INSERT INTO scope_links (parent, scope) VALUES (?, ?) ON CONFLICT DO NOTHING').run(parent, scope);
-  }
-
-  async findParentScope(scope: string): Promise<string | undefined> {
-    const row = this.#db.prepare('SELECT parent FROM scope_links WHERE scope = ? LIMIT 1').get(scope);
-    return row ? String(row.parent) : undefined;
-  }
-
-  async deleteScope(scope: string): Promise<string[]> {
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
-      const linked = this.#db
-        .prepare('SELECT scope FROM scope_links WHERE parent = ?')
-        .all(scope)
-        .map((r) => String(r.scope));
-      const scopes = [scope, ...linked.filter((s) => s !== scope)];
-      const dropSettings = this.#db.prepare('DELETE FROM settings WHERE scope = ?');
-      for (const s of scopes) dropSettings.run(s);
-      this.#db.prepare('DELETE FROM scope_links WHERE parent = ? OR scope = ?').run(scope, scope);
-      this.#db.prepare('DELETE FROM installations WHERE key = ?').run(scope);
-      this.#db.exec('COMMIT');
-      return scopes;
-    } catch (err) {
-      this.#db.exec('ROLLBACK');
-      throw err;
-    }
-  }
-
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     clearInterval(this.#sweeper);
-    try {
-      this.#db.close();
-    } catch {
-      // Already closed: close() is idempotent.
+    for (const file of [this.#bots, this.#watch].filter((f) => f.opened)) {
+      await file.serial(() => {
+        try {
+          file.db.close();
+        } catch {
+          // Already closed: close() is idempotent.
+        }
+      });
     }
   }
 
-  #sweep(): void {
-    const now = this.#now();
-    this.#db.prepare('DELETE FROM checks WHERE expires_at <= ?').run(now);
-    this.#db.prepare('DELETE FROM claims WHERE expires_at <= ?').run(now);
+  async #sweep(): Promise<void> {
+    const now = this.now();
+    try {
+      const checks = await this.b('DELETE FROM checks WHERE expires_at <= ?', [now]);
+      await this.b('DELETE FROM claims WHERE expires_at <= ?', [now]);
+      if (checks.changes > 0) await this.#bots.checkpoint();
+    } catch {
+      // Closed meanwhile; the next open sweeps.
+    }
   }
 }

@@ -1,9 +1,25 @@
 /**
- * The bots' state, behind one interface so a bot runs the same on one machine (embedded SQLite) and
- * as several instances behind a load balancer (Redis): what the re-check and details buttons need,
- * per-workspace/guild settings, and Slack's retry de-duplication.
+ * The bots' storage interfaces, in the style of Bolt's `InstallationStore`: one interface per kind of
+ * record, one module per backend implementing them (sqlite.ts, postgres.ts, redis.ts), and the
+ * factory (index.ts) that picks backends from the environment. Backends import this file, never the
+ * factory. The rule (docs/architecture.md): what must last (installations, settings, watched
+ * channels, scores, flags, outcomes) is in a database, SQLite or PostgreSQL; Redis holds only what
+ * may be lost or rebuilt (the texts behind buttons, retry claims, counters).
  */
 import type { Mode } from '../../../src/contract.ts';
+import type {
+  CardReservation,
+  CardState,
+  FlagRecord,
+  Outcome,
+  PendingItem,
+  Preset,
+  ReportData,
+  ReviewResult,
+  ScoreRecord,
+  WatchConfig,
+  WatchedChannel,
+} from '../watch/types.ts';
 
 /** Settings an admin changes with `/detect-settings`; unset fields fall back to the environment's defaults. */
 export interface ScopeSettings {
@@ -30,8 +46,9 @@ export function clearEverySetting(): SettingsPatch {
   return Object.fromEntries(SETTING_NAMES.map((name) => [name, null])) as SettingsPatch;
 }
 
+/** What the bots' handlers use: settings (lasting) and the buttons' records and retry claims (short-lived). */
 export interface ChatStore {
-  /** `sqlite` (one machine, the default) or `redis` (shared by every instance on the same URL). */
+  /** Where the short-lived part is: `sqlite` (one machine, the default) or `redis` (shared by every instance on the same URL). */
   readonly kind: 'sqlite' | 'redis';
   /**
    * Keeps what a result's buttons need (the text included) for `ttlMs`; the record is gone after
@@ -99,7 +116,7 @@ export interface DurableStore {
    * Deletes the installation keyed `scope`, the settings of `scope` and of every scope linked under
    * it, and the links, in one transaction. Returns every scope whose data went (`scope` first).
    */
-  deleteScope(scope: string): Promise<string[]>;
+  forgetScope(scope: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -136,3 +153,97 @@ export interface StoredInstallation extends InstallationRow {
   /** Until when a refresh lease is held (ms since the epoch); undefined when none is. */
   refreshLeaseUntil: number | undefined;
 }
+
+export interface CardLimits {
+  /** One card per member per this many ms. */
+  windowMs: number;
+  /** Cards per channel per clock hour. */
+  cap: number;
+}
+
+/**
+ * Watching's records (adapters/chat/watch/): which channels a scope watches, the messages waiting
+ * for their score (ids only), the scores, flags and moderators' outcomes. Always in the database
+ * (SQLite or PostgreSQL), the waiting queue included, so neither a Redis restart nor a bot restart
+ * loses one. Never stored: a message's text, a member's name.
+ */
+export interface WatchStore {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Migrations (and one-time imports); the bots call it at start so a database problem stops them with its reason. */
+  ready(): Promise<void>;
+  getConfig(scope: string): Promise<WatchConfig>;
+  /** Starts watching (in shadow mode); a channel already watched keeps its start and mode. */
+  watchChannel(scope: string, channelId: string, since: number): Promise<{ channel: WatchedChannel; added: boolean }>;
+  /** False when the channel was not watched. */
+  unwatchChannel(scope: string, channelId: string): Promise<boolean>;
+  /** Turns review cards on or off (shadow mode); undefined when the channel is not watched. */
+  setCards(scope: string, channelId: string, on: boolean): Promise<WatchedChannel | undefined>;
+  /** Adds or removes an exempt role or user group; returns the list after the change. */
+  setExempt(scope: string, id: string, exempt: boolean): Promise<string[]>;
+  setPreset(scope: string, preset: Preset | null): Promise<void>;
+  /** Sets the scope's retention (null: the bot's default) and applies it to what is already kept. */
+  setRetention(scope: string, days: number | null, defaultDays: number, now: number): Promise<void>;
+  /** Every scope that has anything stored. */
+  scopes(): Promise<string[]>;
+  /** Queues a message for its score; false when it is already queued or already scored. */
+  enqueue(item: PendingItem): Promise<boolean>;
+  /** Takes the oldest message whose turn has come for `leaseMs`; another instance may take it again once the lease runs out. */
+  claimNext(now: number, leaseMs: number): Promise<PendingItem | undefined>;
+  /** Extends the leases of messages being scored. */
+  renew(keys: string[], until: number): Promise<void>;
+  /** Puts a claimed message back, to be taken again from `availableAt` (a shutdown, a transient failure). */
+  release(key: string, availableAt: number): Promise<void>;
+  /** Removes a message from the queue (scored, skipped or gone). */
+  complete(key: string): Promise<void>;
+  /** Removes a waiting message (deleted by its author); false when it was not waiting. */
+  drop(scope: string, channelId: string, messageId: string): Promise<boolean>;
+  /** Messages waiting or being scored, in every scope. */
+  pendingCount(): Promise<number>;
+  isScored(scope: string, channelId: string, messageId: string, postedAt?: number): Promise<boolean>;
+  /** True when the message is queued (waiting or being scored). */
+  isPending(scope: string, channelId: string, messageId: string): Promise<boolean>;
+  /** Keeps a score until `expiresAt`; false (and nothing changed) when the message was scored before. */
+  recordScore(record: ScoreRecord, expiresAt: number): Promise<boolean>;
+  /** Takes a card's place: not when the member had a card within the window, not past the channel's hourly cap. */
+  reserveCard(scope: string, channelId: string, authorId: string, now: number, limits: CardLimits): Promise<CardReservation>;
+  /** Gives back a place `reserveCard` took at `now` (the card could not be posted): the member's window and the hour's count. */
+  releaseCard(scope: string, channelId: string, authorId: string, now: number): Promise<void>;
+  setCard(scope: string, flagId: string, state: CardState, card?: { cardId: string; cardChannelId: string }): Promise<void>;
+  getFlag(scope: string, flagId: string): Promise<FlagRecord | undefined>;
+  /** Records a moderator's answer; the first answer stands. Undefined when the flag is no longer kept. */
+  review(scope: string, flagId: string, outcome: Outcome, reviewerId: string, at: number): Promise<ReviewResult | undefined>;
+  report(scope: string, now: number): Promise<ReportData>;
+  /** Deletes records past their scope's retention. */
+  sweep(now: number, defaultDays: number): Promise<void>;
+  /** Deletes everything of a scope: watched channels, queue, scores, flags, outcomes. */
+  deleteScope(scope: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A score as an earlier version kept it elsewhere, with its flag's card and outcome (the one-time import). */
+export type LegacyScore = ScoreRecord & {
+  expiresAt: number;
+  cardId?: string | undefined;
+  cardChannelId?: string | undefined;
+  outcome?: Outcome | undefined;
+  reviewerId?: string | undefined;
+  reviewedAt?: number | undefined;
+};
+
+/** Watch records an earlier version kept elsewhere (Redis, or the SQLite file before `DATABASE_URL`). */
+export interface LegacyWatchRecords {
+  configs: Map<string, WatchConfig>;
+  scores?: LegacyScore[] | undefined;
+  pending?: PendingItem[] | undefined;
+}
+
+/** Where such records are: `source` (`redis`, `sqlite`) is recorded when imported, so each is imported once. */
+export interface LegacyWatchSource {
+  source: string;
+  read(): Promise<LegacyWatchRecords>;
+  /** Removes the records from where they were, once they are in the database (every start after the import). */
+  done?(): Promise<void>;
+}
+
+/** A database backend (sqlite.ts, postgres.ts): the bots' lasting state and watching's records. */
+export type BotDatabase = DurableStore & WatchStore;

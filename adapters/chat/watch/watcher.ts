@@ -20,7 +20,7 @@ import type { WatchSettings } from './config.ts';
 import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
 import { authorKey, RecentMessages } from './recent.ts';
-import type { WatchStore } from './store.ts';
+import type { WatchStore } from '../store/types.ts';
 import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
 
 /**
@@ -83,7 +83,16 @@ export interface WatchPlatform {
   mode(scope: string): Promise<Mode>;
 }
 
-export type OfferResult = 'queued' | 'not_watched' | 'history' | 'exempt' | 'too_short' | 'duplicate' | 'already_scored' | 'updated';
+export type OfferResult =
+  | 'queued'
+  | 'buffered'
+  | 'not_watched'
+  | 'history'
+  | 'exempt'
+  | 'too_short'
+  | 'duplicate'
+  | 'already_scored'
+  | 'updated';
 
 export interface WatcherCounters {
   offered: number;
@@ -116,6 +125,8 @@ export interface WatcherOptions {
   idlePollMs?: number | undefined;
   /** Messages whose text is kept in memory while they wait; older ones are read again when their turn comes. */
   maxCachedTexts?: number | undefined;
+  /** After a card post the platform refused, the waits before each new try (default 10 s, 1 min, 5 min). */
+  cardRetryDelaysMs?: number[] | undefined;
 }
 
 interface CachedMessage {
@@ -177,6 +188,12 @@ export class Watcher {
   readonly #shutdown = new AbortController();
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
+  readonly #cardRetryDelaysMs: number[];
+  /** Messages the store could not queue (the database unreachable), queued again as soon as it answers. */
+  readonly #backlog: PendingItem[] = [];
+  #backlogTimer: NodeJS.Timeout | undefined;
+  #backlogAttempt = 0;
+  readonly #cardRetries = new Set<NodeJS.Timeout>();
   #renewer: NodeJS.Timeout | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
@@ -190,6 +207,7 @@ export class Watcher {
     this.#configTtlMs = options.configTtlMs ?? 5_000;
     this.#idlePollMs = options.idlePollMs ?? 1_000;
     this.#maxCachedTexts = options.maxCachedTexts ?? 20_000;
+    this.#cardRetryDelaysMs = options.cardRetryDelaysMs ?? [10_000, 60_000, 300_000];
     this.#recent = new RecentMessages({ maxPerAuthor: this.settings.recentMessages, windowMs: this.settings.recentWindowMs });
   }
 
@@ -236,6 +254,9 @@ export class Watcher {
     this.#shutdown.abort(new Error('the watcher is stopping'));
     clearInterval(this.#renewer);
     clearInterval(this.#sweeper);
+    for (const timer of this.#cardRetries) clearTimeout(timer);
+    clearTimeout(this.#backlogTimer);
+    this.#cardRetries.clear();
     this.#wake?.();
     await this.#loop;
     await Promise.allSettled([...this.#inflight.values()]);
@@ -251,7 +272,15 @@ export class Watcher {
   async config(scope: string): Promise<WatchConfig> {
     const cached = this.#configs.get(scope);
     if (cached && cached.until > Date.now()) return cached.config;
-    const config = await this.store.getConfig(scope);
+    let config: WatchConfig;
+    try {
+      config = await this.store.getConfig(scope);
+    } catch (err) {
+      // The database is unreachable: the last configuration seen keeps messages coming in (they are
+      // buffered below) rather than dropping them.
+      if (!cached) throw err;
+      return cached.config;
+    }
     if (this.#configs.size > 10_000) this.#configs.clear();
     this.#configs.set(scope, { config, until: Date.now() + this.#configTtlMs });
     return config;
@@ -291,7 +320,7 @@ export class Watcher {
   async offer(message: IncomingMessage, isExempt?: (exemptIds: string[]) => boolean | Promise<boolean>): Promise<OfferResult> {
     this.counters.offered += 1;
     const result = await this.#offer(message, isExempt);
-    if (result === 'queued') this.counters.queued += 1;
+    if (result === 'queued' || result === 'buffered') this.counters.queued += 1;
     else this.counters.skipped[result] = (this.counters.skipped[result] ?? 0) + 1;
     return result;
   }
@@ -377,7 +406,20 @@ export class Watcher {
     // Remembered before queueing: another instance's worker cannot have it, but ours may claim it at once.
     const hadText = this.#texts.has(key);
     this.#remember(key, { text: message.text, authorName: message.authorName });
-    if (!(await this.store.enqueue(item))) {
+    let queued: boolean;
+    try {
+      queued = await this.store.enqueue(item);
+    } catch (err) {
+      if (this.#backlog.length >= this.#maxCachedTexts) throw err;
+      this.#backlog.push(item);
+      this.#logger.warn(
+        { err: (err as Error).message, buffered: this.#backlog.length },
+        'could not queue a watched message; kept in memory until the store answers',
+      );
+      this.#scheduleBacklog();
+      return 'buffered';
+    }
+    if (!queued) {
       if (!hadText && !this.#inflight.has(key)) this.#texts.delete(key);
       return (await this.store.isScored(message.scope, message.channelId, message.messageId, message.postedAt))
         ? 'already_scored'
@@ -385,6 +427,28 @@ export class Watcher {
     }
     this.#wake?.();
     return 'queued';
+  }
+
+  /** Queues the buffered messages, oldest first; while the store still refuses, tries again after 1 s doubling to 30 s. */
+  #scheduleBacklog(): void {
+    if (this.#backlogTimer || this.#shutdown.signal.aborted) return;
+    const delay = Math.min(30_000, 1_000 * 2 ** Math.min(this.#backlogAttempt, 5));
+    this.#backlogTimer = setTimeout(async () => {
+      try {
+        while (this.#backlog.length > 0) {
+          await this.store.enqueue(this.#backlog[0]!);
+          this.#backlog.shift();
+        }
+        this.#backlogAttempt = 0;
+        this.#wake?.();
+      } catch {
+        this.#backlogAttempt += 1;
+      } finally {
+        this.#backlogTimer = undefined;
+        if (this.#backlog.length > 0) this.#scheduleBacklog();
+      }
+    }, delay);
+    this.#backlogTimer.unref();
   }
 
   #recentOf(message: Pick<IncomingMessage, 'messageId' | 'threadId' | 'postedAt' | 'text'>) {
@@ -434,7 +498,7 @@ export class Watcher {
       }
       let item: PendingItem | undefined;
       try {
-        item = await this.store.claim(Date.now(), this.#leaseMs);
+        item = await this.store.claimNext(Date.now(), this.#leaseMs);
       } catch (err) {
         this.#logger.warn({ err: (err as Error).message }, 'could not read the watch queue; trying again shortly');
         await this.#nap(1_000);
@@ -629,13 +693,15 @@ export class Watcher {
     flagId: string,
     preset: Preset,
     log: Logger,
+    attempt = 0,
   ): Promise<void> {
     const reviewChannel = await this.#platform.reviewChannel(item.scope);
     if (!reviewChannel) {
       log.warn({ flagId }, 'flag has no card: no review (mod-log) channel is set');
       return;
     }
-    const reservation = await this.store.reserveCard(item.scope, item.channelId, item.authorId, Date.now(), {
+    const reservedAt = Date.now();
+    const reservation = await this.store.reserveCard(item.scope, item.channelId, item.authorId, reservedAt, {
       windowMs: this.settings.cardWindowMs,
       cap: this.settings.cardsPerChannelHour,
     });
@@ -663,7 +729,19 @@ export class Watcher {
       this.counters.cards += 1;
       log.info({ flagId, cardId }, 'review card posted');
     } catch (err) {
-      log.warn({ flagId, err: (err as Error).message }, 'could not post the review card; the flag is recorded');
+      // The place was for a card moderators see: the member's window and the channel's hour get it back.
+      await this.store.releaseCard(item.scope, item.channelId, item.authorId, reservedAt).catch(() => undefined);
+      const retryInMs = this.#cardRetryDelaysMs[attempt];
+      log.warn({ flagId, err: (err as Error).message, retryInMs }, 'could not post the review card; the flag is recorded');
+      if (retryInMs === undefined || this.#shutdown.signal.aborted) return;
+      const timer = setTimeout(() => {
+        this.#cardRetries.delete(timer);
+        this.#raiseCard(item, message, judgment, flagId, preset, log, attempt + 1).catch((retryErr: unknown) => {
+          log.warn({ flagId, err: (retryErr as Error).message }, 'could not try the review card again');
+        });
+      }, retryInMs);
+      timer.unref();
+      this.#cardRetries.add(timer);
     }
   }
 }

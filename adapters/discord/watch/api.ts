@@ -4,7 +4,7 @@
  * runtime.ts implements it, bot.ts wires it.
  */
 import type { WatchSettings } from '../../chat/watch/config.ts';
-import type { WatchStore } from '../../chat/watch/store.ts';
+import type { WatchStore } from '../../chat/store/types.ts';
 import type { Watcher } from '../../chat/watch/watcher.ts';
 
 /** `on`: watching works; `intent_missing`: Message Content is off in the Developer Portal; `off`: not set up. */

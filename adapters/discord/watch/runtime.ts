@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { clearEverySetting } from '../../chat/store/types.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
 import type { WatchDetector } from '../../chat/watch/detector.ts';
-import { openWatchStore, type WatchStore } from '../../chat/watch/store.ts';
+import { openWatchStore, type WatchStore } from '../../chat/store/index.ts';
 import { Watcher } from '../../chat/watch/watcher.ts';
 import { guildScope, type BotContext } from '../check.ts';
 import { handleWatchDispatch, type WatchDispatchContext } from '../handlers/watch-messages.ts';
@@ -56,6 +56,9 @@ export class DiscordWatching implements DiscordWatchingApi {
   readonly #options: DiscordWatchOptions | undefined;
   readonly #logger: Logger;
   readonly #ownsStore: boolean;
+  /** Deletions waiting for their next try (the database was unreachable). */
+  readonly #deletionRetries = new Set<NodeJS.Timeout>();
+  #stopped = false;
 
   constructor(client: Client, ctx: BotContext, options: DiscordWatchOptions | undefined, logger: Logger) {
     this.#client = client;
@@ -128,12 +131,18 @@ export class DiscordWatching implements DiscordWatchingApi {
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const timer of this.#deletionRetries) clearTimeout(timer);
     await this.watcher?.stop();
     if (this.#ownsStore) await this.store?.close();
   }
 
-  /** Deletes everything the bot keeps about a server: watch records and settings. */
-  async removeGuild(guildId: string, reason: string): Promise<void> {
+  /**
+   * Deletes everything the bot keeps about a server: watch records and settings. Discord sends
+   * GUILD_DELETE once, so a deletion the database refused (unreachable) is tried again, after 1 s
+   * doubling to 1 min, until it is done or the bot stops.
+   */
+  async removeGuild(guildId: string, reason: string, attempt = 0): Promise<void> {
     const scope = guildScope(guildId);
     try {
       if (this.watcher) await this.watcher.deleteScope(scope);
@@ -141,7 +150,15 @@ export class DiscordWatching implements DiscordWatchingApi {
       await this.#ctx.state.updateSettings(scope, clearEverySetting());
       this.#logger.info({ guildId, reason }, 'deleted everything kept about the server');
     } catch (err) {
-      this.#logger.error({ guildId, err: (err as Error).message }, 'could not delete the server’s data');
+      const retryInMs = Math.min(60_000, 1_000 * 2 ** Math.min(attempt, 6));
+      this.#logger.error({ guildId, err: (err as Error).message, retryInMs }, 'could not delete the server’s data yet; trying again');
+      if (this.#stopped) return;
+      const timer = setTimeout(() => {
+        this.#deletionRetries.delete(timer);
+        void this.removeGuild(guildId, reason, attempt + 1);
+      }, retryInMs);
+      timer.unref();
+      this.#deletionRetries.add(timer);
     }
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { webApi } from '@slack/bolt';
 import type { WatchSettings } from '../../chat/watch/config.ts';
-import type { WatchStore } from '../../chat/watch/store.ts';
+import type { WatchStore } from '../../chat/store/types.ts';
 import type { Watcher } from '../../chat/watch/watcher.ts';
 
 type WebClient = webApi.WebClient;

@@ -13,7 +13,7 @@ import { SplitChatStore } from '../../chat/store/index.ts';
 import { clearEverySetting } from '../../chat/store/types.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
 import type { WatchDetector } from '../../chat/watch/detector.ts';
-import { openWatchStore, type WatchStore } from '../../chat/watch/store.ts';
+import { openWatchStore, type WatchStore } from '../../chat/store/index.ts';
 import type { PendingItem } from '../../chat/watch/types.ts';
 import { RetryLaterError, Watcher, type ReviewCard, type WatchPlatform } from '../../chat/watch/watcher.ts';
 import { createNameResolver, slackErrorCode, teamDefaultMode, teamScope, teamSettings, type SlackAppContext } from '../checks.ts';
