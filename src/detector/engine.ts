@@ -131,7 +131,7 @@ export class TextDetector implements Detector {
     else confidence = 'medium';
 
     const parts = options.segments
-      ? this.segmentsOf(text, norm, language, mode, calib, p, verdict === 'likely_ai', short || languageUncertain || fallback)
+      ? this.segmentsOf(text, norm, language, calib, p, verdict === 'likely_ai', short || languageUncertain || fallback)
       : undefined;
     const result: DetectionResult = {
       ai_probability: p,
@@ -259,7 +259,6 @@ export class TextDetector implements Detector {
     original: string,
     norm: { text: string; map: Int32Array },
     language: Language,
-    mode: Mode,
     calib: ReturnType<LoadedModel['calibrationFor']>,
     probability: number,
     likelyAi: boolean,
@@ -273,7 +272,6 @@ export class TextDetector implements Detector {
       normText: norm.text,
       map: norm.map,
       language,
-      mode,
       lm: this.m.lm,
       sparse: this.m.weights.sparse,
       forest: this.segmentForest,
