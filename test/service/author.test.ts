@@ -94,6 +94,20 @@ describe('POST /v1/detect/author', () => {
     expect(answer.body.evidence_needed).toEqual({ messages: 0, words: EVIDENCE_FLOOR_WORDS - answer.body.words_used });
   });
 
+  it('applies one evidence floor on both routes: a 3-word text is too little to judge, three chat messages of 40 to 80 words are not', async () => {
+    const three = await detect(service, key, { text: 'Thanks, see you.', language: 'en' });
+    expect(three.status).toBe(200);
+    expect(three.body.verdict).toBe('mixed');
+    expect(three.body.warnings).toContain('too_little_evidence');
+    const threeMessages = await author(service, key, { messages: MESSAGES.slice(0, 3), language: 'en' });
+    expect(threeMessages.status).toBe(200);
+    expect(threeMessages.body.words_used).toBeGreaterThanOrEqual(EVIDENCE_FLOOR_WORDS);
+    expect(threeMessages.body.words_used).toBeLessThan(80);
+    expect(threeMessages.body.warnings).not.toContain('too_little_evidence');
+    expect(threeMessages.body.evidence_needed).toBeNull();
+    expect(threeMessages.body.verdict).not.toBe('mixed');
+  });
+
   it('logs one line per request with counts, sizes and the cost, never the messages or the key', async () => {
     const callerId = randomUUID();
     const input = MESSAGES.slice(0, 11);
