@@ -116,7 +116,7 @@ export const TOO_SHORT_HEADLINE = '⚪ Too short to judge';
 
 /** What replaces the score of a text below the evidence floor. */
 export const TOO_SHORT_LINE =
-  'Too short to judge: the detector needs about 40 words or more to say anything about a text, so no score is shown.';
+  'The detector needs about 40 words or more to say anything about a text, so it gives no verdict and no score is shown.';
 
 /** Warnings that only repeat what "too short to judge" already says. */
 const SAID_BY_TOO_SHORT = new Set(['short_text', 'too_little_evidence']);

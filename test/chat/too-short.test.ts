@@ -42,7 +42,7 @@ describe('a text below the evidence floor', () => {
       const summary = summarizeResult(result);
       expect(summary.tooShort).toBe(true);
       expect(summary.headline).toBe(TOO_SHORT_HEADLINE);
-      expect(summary.tooShortLine).toMatch(/^Too short to judge/);
+      expect(summary.tooShortLine).toMatch(/^The detector needs about 40 words/);
       // The headline says it: the warnings that only repeat it are not listed again.
       expect(summary.warningLines.join(' ')).not.toMatch(/short|too few words/i);
       expect(oneLineSummary(summary)).not.toMatch(PERCENT);

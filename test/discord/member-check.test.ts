@@ -411,7 +411,7 @@ describe('a message too short to judge alone', () => {
   it('says so and offers a button that checks the author’s recent messages', async () => {
     const check = await interact(messageCommand(place, moderator, { content: 'lol same, see you at lunch', author: ada }));
     const embed = check.edit.body.embeds[0];
-    expect(embed.description).toContain('Too short to judge');
+    expect(embed.title).toBe('⚪ Too short to judge');
     expect(embed.description).not.toMatch(/\d%/);
     expect(embed.description).toContain(
       '💬 This message is too short to judge on its own. Checking the author’s recent messages together gives a far more reliable answer. Use the button below.',

@@ -112,7 +112,7 @@ describe("Discord's documented INTERACTION_CREATE examples", () => {
     const embed = edit.body.embeds[0];
     // "some message" is two words, under the evidence floor: too short to judge, and no percentage.
     expect(embed.title).toBe('⚪ Too short to judge');
-    expect(embed.description).toContain('Too short to judge: the detector needs about 40 words');
+    expect(embed.description).toContain('The detector needs about 40 words or more');
     expect(embed.description).not.toMatch(/\d%/);
     expect(sent.at(-1)?.text).toBe('some message');
   });
