@@ -13,7 +13,8 @@
  *      sentence AUROC inside the mixed ones;
  *   4. the context model: gradient-boosted trees over every sentence's `contextFeatures` (its ratio
  *      and posteriors, its neighbours', windows and pooled stretches, the run it sits in, its place
- *      in the text, the text's spread, language and mode), on all those documents (pure ones
+ *      in the text, the text's spread, its language; not the mode, which is the caller's choice of
+ *      calibration), on all those documents (pure ones
  *      weighed less); out of fold (a forest per cross-fitting fold, trained on the other folds'
  *      documents) for everything below, and once on every document for the file;
  *   5. Platt scaling of the out-of-fold margin per sentence-length band;
@@ -353,7 +354,7 @@ function main(): void {
     d.sentences.forEach((x, i) => {
       evidence.set(x.text.evidence.subarray(x.index * EVIDENCE_SIZE, (x.index + 1) * EVIDENCE_SIZE), i * EVIDENCE_SIZE);
     });
-    docX.set(d, contextFeatures(model, evidence, docWords(d), n, d.row.language, d.row.mode));
+    docX.set(d, contextFeatures(model, evidence, docWords(d), n, d.row.language));
   }
   const fitContext = (train: Doc[]): Forest => {
     const X: Float64Array[] = [];
@@ -502,7 +503,7 @@ function main(): void {
   console.log('Out of fold, on the training documents:', JSON.stringify(model.training.outOfFold));
 
   const body = { ...model, version: '' };
-  const version = `ts2-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 12)}`;
+  const version = `ts${SEGMENT_FORMAT_VERSION}-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 12)}`;
   const tmp = `${OUT}.tmp`;
   writeFileSync(tmp, `${JSON.stringify({ ...body, version }, null, 1)}\n`);
   renameSync(tmp, OUT);

@@ -31,11 +31,12 @@ export const WARNING_CODES = [
   'language_uncertain',
   'calibration_fallback',
   'too_little_evidence',
+  'language_mismatch',
 ] as const;
 export type WarningCode = (typeof WARNING_CODES)[number];
 
 export const WARNING_MESSAGES: Readonly<Record<WarningCode, string>> = {
-  short_text: 'Under 40 words: too little text for a firm answer, so the verdict is never likely_ai and confidence is low.',
+  short_text: 'Under 40 words: too little text for a firm answer, so there is no verdict (see too_little_evidence) and confidence is low.',
   strict_threshold:
     'The probability leans AI, but is below the likely_ai threshold of this mode and text length, which is set so that at most 1% of human texts are flagged.',
   out_of_domain:
@@ -45,8 +46,20 @@ export const WARNING_MESSAGES: Readonly<Record<WarningCode, string>> = {
   calibration_fallback:
     "There is no calibration data for this mode in this language; the language's general calibration was used, so the verdict is never likely_ai and confidence is at most medium.",
   too_little_evidence:
-    'Too few scorable messages or words by this author for a verdict: it stays mixed; `evidence_needed` says how many more would be needed.',
+    'Under 40 words (in the text, or in all the used messages of an author together): too little to judge, so the verdict is mixed whatever the probability says; author answers say in `evidence_needed` how many more words are needed.',
+  language_mismatch:
+    'The text is clearly written in another language than the one requested, so it was scored with a model for the wrong language: the verdict is never likely_ai and confidence is low. Send it without `language` to have the language identified.',
 };
+
+/**
+ * The evidence floor, one rule for `POST /v1/detect` and `POST /v1/detect/author`: a text (or all the
+ * used messages of one author together) of fewer words than this gets no verdict either way:
+ * `verdict: "mixed"`, `confidence: "low"` and the `too_little_evidence` warning (single texts also
+ * keep `short_text`). At this length the detector is close to chance on real short texts (AUROC
+ * 0.56 on 15–40-word dev texts), so a "likely human" would be no more founded than a "likely AI".
+ * Clients show such an answer as "too short to judge", without its percentage.
+ */
+export const EVIDENCE_FLOOR_WORDS = 40;
 
 export interface DetectRequest {
   /** The text to check: non-blank, at most the server's MAX_TEXT_CHARS (default 50,000). */
@@ -182,7 +195,10 @@ export interface DetectAuthorResponse {
   messages_used: number;
   /** Words in the messages that counted. */
   words_used: number;
-  /** How many more messages and words a verdict would need; null when there were enough. */
+  /**
+   * How many more messages and words a verdict would need (the evidence floor,
+   * EVIDENCE_FLOOR_WORDS words in the used messages together); null when there were enough.
+   */
   evidence_needed: { messages: number; words: number } | null;
   /** One entry per request message, in request order. */
   messages: AuthorMessageScore[];

@@ -22,8 +22,8 @@ export const DEFAULT_HISTORY_WINDOW: Readonly<HistoryWindow> = { maxMessages: 50
 
 /**
  * Bounds of the per-server/workspace setting. Fewer than 5 messages read leave little room above the
- * engine's least evidence for a verdict (3 scorable messages and 80 words, models/author.json) once
- * links, emoji and commands are left out; more than AUTHOR_MAX_MESSAGES do not fit one request, and
+ * engine's least evidence for a verdict (40 words of scorable messages together, EVIDENCE_FLOOR_WORDS
+ * in src/contract.ts) once links, emoji and commands are left out; more than AUTHOR_MAX_MESSAGES do not fit one request, and
  * a year is as far back as a moderator's question about "recent" messages reasonably goes.
  */
 export const HISTORY_LIMITS = { minMessages: 5, maxMessages: AUTHOR_MAX_MESSAGES, minDays: 1, maxDays: 365 } as const;

@@ -69,6 +69,14 @@ export function truncate(text: string, max: number): string {
 export interface ResultSummary {
   verdict: Verdict;
   headline: string;
+  /**
+   * True below the evidence floor (the engine's `too_little_evidence`): the headline then says the
+   * text is too short to judge, and renderers show `tooShortLine` instead of `bar` and `percent`
+   * (a percentage next to "too short" would read as a judgment all the same).
+   */
+  tooShort: boolean;
+  /** What to say instead of the score when `tooShort`; undefined otherwise. */
+  tooShortLine: string | undefined;
   percent: string;
   bar: string;
   mode: Mode;
@@ -98,8 +106,20 @@ export const WARNING_SENTENCES: Readonly<Record<WarningCode, string>> = {
   language_uncertain: 'The language of this text was hard to tell, so the score may be off: re-check with the language set if you know it.',
   calibration_fallback:
     "The detector has no calibration for this mode in this language and used the language's general one, so the score is less precise and never called likely AI.",
-  too_little_evidence: 'There are too few usable messages by this member to judge them yet, so the verdict is held back.',
+  too_little_evidence: 'There are too few words to judge (under about 40), so no verdict is given.',
+  language_mismatch:
+    'This text is clearly in another language than the one the check was asked for, so the score means little and is never called likely AI: check again with the language detected.',
 };
+
+/** Headline of an answer below the evidence floor, single texts and members alike. */
+export const TOO_SHORT_HEADLINE = '⚪ Too short to judge';
+
+/** What replaces the score of a text below the evidence floor. */
+export const TOO_SHORT_LINE =
+  'The detector needs about 40 words or more to say anything about a text, so it gives no verdict and no score is shown.';
+
+/** Warnings that only repeat what "too short to judge" already says. */
+const SAID_BY_TOO_SHORT = new Set(['short_text', 'too_little_evidence']);
 
 /** For a code the bots do not know yet: still shown, never dropped. */
 export function unknownWarningSentence(code: string): string {
@@ -116,9 +136,12 @@ export function summarizeResult(result: DetectResponse, highlightChars = 280): R
     ...new Set((Array.isArray(result.warnings) ? result.warnings : []).filter((w): w is string => typeof w === 'string' && w !== '')),
   ];
   const lowConfidence = result.confidence === 'low' || warningCodes.includes('short_text');
+  const tooShort = warningCodes.includes('too_little_evidence');
   return {
     verdict: result.verdict,
-    headline: `${VERDICT_EMOJI[result.verdict]} ${verdictLabel(result.verdict)}`,
+    headline: tooShort ? TOO_SHORT_HEADLINE : `${VERDICT_EMOJI[result.verdict]} ${verdictLabel(result.verdict)}`,
+    tooShort,
+    tooShortLine: tooShort ? TOO_SHORT_LINE : undefined,
     percent: formatPercent(result.ai_probability),
     bar: probabilityBar(result.ai_probability),
     mode: result.mode,
@@ -126,12 +149,14 @@ export function summarizeResult(result: DetectResponse, highlightChars = 280): R
     requestId: result.request_id,
     model: result.model,
     lowConfidence,
-    highlights: mostAiLikeSentences(result.segments).map((s) => ({
-      text: truncate(s.text.trim(), highlightChars),
-      percent: formatPercent(s.ai_probability),
-    })),
+    highlights: tooShort
+      ? []
+      : mostAiLikeSentences(result.segments).map((s) => ({
+          text: truncate(s.text.trim(), highlightChars),
+          percent: formatPercent(s.ai_probability),
+        })),
     warningCodes,
-    warningLines: warningCodes.map(warningSentence),
+    warningLines: warningCodes.filter((c) => !(tooShort && SAID_BY_TOO_SHORT.has(c))).map(warningSentence),
   };
 }
 
@@ -142,6 +167,7 @@ export function otherModes(mode: Mode): Mode[] {
 
 /** One plain line for notifications, logs and fallbacks, e.g. `🔴 Likely AI-written: 87% AI-like (general, en)`. */
 export function oneLineSummary(summary: ResultSummary): string {
+  if (summary.tooShort) return `${summary.headline} (${summary.mode}, ${summary.language})`;
   const warning = summary.lowConfidence ? ` (low confidence${summary.warningCodes.includes('short_text') ? ': short text' : ''})` : '';
   return `${summary.headline}: ${summary.percent} AI-like (${summary.mode}, ${summary.language})${warning}`;
 }
@@ -222,8 +248,12 @@ export function queuedNotice(position: number): string {
 /** Orange: between the yellow of an uncertain score and the red of a likely-AI one. */
 export const PARTLY_GENERATED_COLOUR = 0xe8773a;
 
-/** The result fields that say what a post is made of (filled when per-sentence scores were asked for). */
-export type CompositionFields = Pick<DetectResponse, 'verdict' | 'segments' | 'generated_spans' | 'generated_share' | 'composition'>;
+/**
+ * The result fields that say what a post is made of (filled when per-sentence scores were asked
+ * for), and its warnings (a post too short to judge has nothing to say about its parts either).
+ */
+export type CompositionFields = Pick<DetectResponse, 'verdict' | 'segments' | 'generated_spans' | 'generated_share' | 'composition'> &
+  Partial<Pick<DetectResponse, 'warnings'>>;
 
 export interface CompositionSummary {
   /** `partly_generated` and `uncertain` are the two a bare "mixed" used to blur. */
@@ -283,6 +313,7 @@ export function summarizeComposition(
     passageCount: spans.length,
     share: share === undefined ? undefined : sharePercent(share),
   };
+  if (Array.isArray(result.warnings) && result.warnings.includes('too_little_evidence')) return { ...none, share: undefined };
   if (result.composition === 'partly_ai' && spans.length > 0) {
     const shown = [...spans].sort((a, b) => a.start - b.start);
     const passages = shown
@@ -443,6 +474,11 @@ export interface AuthorSummary {
   bar: string;
   /** "over 23 messages and 612 words" */
   basis: string;
+  /**
+   * When held back (below the evidence floor): what replaces the score under the headline, which
+   * renderers show instead of `bar` and `percent`; undefined otherwise.
+   */
+  heldBackLine: string | undefined;
   evidenceLine: string | undefined;
   leftOutLine: string | undefined;
   /** The engine's warnings other than `too_little_evidence` (which `evidenceLine` words). */
@@ -481,7 +517,8 @@ export function summarizeAuthorResult(
   }
   const heldBack = response.evidence_needed !== null && response.evidence_needed !== undefined;
   const scores = new Map((response.messages ?? []).map((m) => [m.index, m]));
-  const top = mostAiLikeMessages(response).map((position) => ({
+  // Held back, the messages are each too short as well: no percentage is shown for any of them.
+  const top = (heldBack ? [] : mostAiLikeMessages(response)).map((position) => ({
     position,
     percent: formatPercent(scores.get(position)?.ai_probability ?? 0),
     excerpt: truncate((sent[position]?.excerpt ?? '').replace(/\s+/g, ' ').trim(), excerptChars),
@@ -496,6 +533,9 @@ export function summarizeAuthorResult(
     percent: formatPercent(response.ai_probability),
     bar: probabilityBar(response.ai_probability),
     basis: `over ${countPhrase(response.messages_used, 'message', 'messages')} and ${countPhrase(response.words_used, 'word', 'words')}`,
+    heldBackLine: heldBack
+      ? `Too little to judge: ${countPhrase(response.messages_used, 'message', 'messages')} and ${countPhrase(response.words_used, 'word', 'words')} of theirs could be scored, so no score is shown.`
+      : undefined,
     evidenceLine: evidenceNeededLine(response.evidence_needed),
     leftOutLine: leftOutLine(counts),
     warningLines: warningCodes.filter((c) => !(heldBack && c === 'too_little_evidence')).map(warningSentence),

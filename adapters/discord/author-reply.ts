@@ -22,7 +22,9 @@ export interface AuthorReplyContext {
 
 export function authorEmbed(summary: AuthorSummary, context: AuthorReplyContext): APIEmbed {
   const lines = [
-    `Recent messages of <@${context.memberId}>: ${summary.bar} **${summary.percent}** probability that an AI wrote them, ${summary.basis}.`,
+    summary.heldBackLine
+      ? `Recent messages of <@${context.memberId}>: ${summary.heldBackLine}`
+      : `Recent messages of <@${context.memberId}>: ${summary.bar} **${summary.percent}** probability that an AI wrote them, ${summary.basis}.`,
     historyScopeLine(context.read, context.window) +
       (context.scanLimitHit ? ' The bot stopped after the newest 1,000 messages of the channel.' : ''),
   ];

@@ -6,7 +6,7 @@
 import { Routes, type REST } from 'discord.js';
 import type { Logger } from 'pino';
 import type { Mode } from '../../src/contract.ts';
-import { VERDICT_EMOJI, formatPercent, verdictLabel } from '../chat/format.ts';
+import { TOO_SHORT_HEADLINE, VERDICT_EMOJI, formatPercent, verdictLabel } from '../chat/format.ts';
 import type { DetectResponse } from '../../src/contract.ts';
 import { describeDiscordError } from './discord-errors.ts';
 
@@ -25,7 +25,11 @@ export function modLogLine(entry: ModLogEntry): string {
   const who = `<@${entry.userId}> checked ${entry.link}${entry.authorId ? ` (by <@${entry.authorId}>)` : ''} in ${entry.mode} mode`;
   if ('result' in entry.outcome) {
     const r = entry.outcome.result;
-    return `${who}: ${VERDICT_EMOJI[r.verdict]} ${verdictLabel(r.verdict)}, ${formatPercent(r.ai_probability)} · request \`${r.request_id}\``;
+    // Below the evidence floor there is no verdict and no percentage to record.
+    const outcome = r.warnings?.includes('too_little_evidence')
+      ? TOO_SHORT_HEADLINE
+      : `${VERDICT_EMOJI[r.verdict]} ${verdictLabel(r.verdict)}, ${formatPercent(r.ai_probability)}`;
+    return `${who}: ${outcome} · request \`${r.request_id}\``;
   }
   const id = entry.outcome.requestId ? ` · request \`${entry.outcome.requestId}\`` : '';
   return `${who}: check failed (${entry.outcome.errorCode})${id}`;

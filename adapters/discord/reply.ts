@@ -39,7 +39,7 @@ export interface ResultContext {
 export function resultEmbed(result: DetectResponse, context: ResultContext): APIEmbed {
   const summary = summarizeResult(result, 300);
   const composition = summarizeComposition(result);
-  const lines = [`${summary.bar} **${summary.percent}** probability that an AI wrote it`];
+  const lines = [summary.tooShortLine ?? `${summary.bar} **${summary.percent}** probability that an AI wrote it`];
   if (composition.line) lines.push('', composition.line);
   const note = excludedNote(context.excluded);
   if (note) lines.push('', note);

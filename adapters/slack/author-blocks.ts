@@ -42,7 +42,10 @@ export function buildAuthorResultMessage(summary: AuthorSummary, context: Author
       type: 'section',
       block_id: 'author_verdict',
       text: mrkdwn(
-        `*${summary.headline}*: recent messages of ${userRef(context.memberId)}\n\`${summary.bar}\`  *${summary.percent}* probability that an AI wrote them, ${summary.basis}`,
+        `*${summary.headline}*: recent messages of ${userRef(context.memberId)}\n` +
+          (summary.heldBackLine
+            ? escapeMrkdwn(summary.heldBackLine)
+            : `\`${summary.bar}\`  *${summary.percent}* probability that an AI wrote them, ${summary.basis}`),
       ),
     },
     {
@@ -98,7 +101,7 @@ export function buildAuthorResultMessage(summary: AuthorSummary, context: Author
     ],
   });
   return {
-    text: `${summary.headline}: ${summary.percent} AI-like ${summary.basis} (recent messages of one member). Request id: ${summary.requestId}`,
+    text: `${summary.headline}: ${summary.heldBackLine ?? `${summary.percent} AI-like ${summary.basis}`} (recent messages of one member). Request id: ${summary.requestId}`,
     blocks,
   };
 }

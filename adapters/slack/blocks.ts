@@ -151,7 +151,7 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
     type: 'section',
     block_id: 'verdict',
     text: mrkdwn(
-      `*${composition.headline ?? summary.headline}*\n\`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written` +
+      `*${composition.headline ?? summary.headline}*\n${summary.tooShortLine ? escapeMrkdwn(summary.tooShortLine) : `\`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written`}` +
         (composition.line ? `\n${escapeMrkdwn(composition.line)}` : ''),
     ),
   });
@@ -292,19 +292,28 @@ export function buildDetailsModal(result: DetectResponse): ModalView {
     {
       type: 'section',
       block_id: 'summary',
-      text: mrkdwn(`*${summary.headline}*\n\`${summary.bar}\`  *${summary.percent}* for the whole text`),
+      text: mrkdwn(
+        `*${summary.headline}*\n${summary.tooShortLine ? escapeMrkdwn(summary.tooShortLine) : `\`${summary.bar}\`  *${summary.percent}* for the whole text`}`,
+      ),
     },
     { type: 'context', block_id: 'meta', elements: [mrkdwn(metaLine(summary))] },
   ];
   if (summary.warningLines.length > 0) head.push({ type: 'context', block_id: 'warning', elements: [mrkdwn(warningMarkup(summary))] });
   head.push({ type: 'divider', block_id: 'divider' });
 
-  const lines = segmentLines(result.segments).map((s) => `*${s.index}.* \`${s.bar}\` *${s.percent}*  ${escapeAndFit(s.text, 600)}`);
+  // Too short to judge as a whole is too short sentence by sentence as well.
+  const lines = summary.tooShort
+    ? []
+    : segmentLines(result.segments).map((s) => `*${s.index}.* \`${s.bar}\` *${s.percent}*  ${escapeAndFit(s.text, 600)}`);
   if (lines.length === 0) {
     head.push({
       type: 'section',
       block_id: 'no_segments',
-      text: mrkdwn('The service returned no per-sentence scores for this text (it is a single sentence or too short to split).'),
+      text: mrkdwn(
+        summary.tooShort
+          ? 'No per-sentence scores: the text is too short to judge.'
+          : 'The service returned no per-sentence scores for this text (it is a single sentence or too short to split).',
+      ),
     });
     return modalBase(head);
   }
@@ -389,7 +398,9 @@ export function buildAuditMessage(entry: AuditEntry): SlackMessage {
   let outcome: string;
   if (entry.result) {
     const summary = summarizeResult(entry.result);
-    outcome = `${summary.headline} (${summary.percent}, ${entry.mode} mode${summary.lowConfidence ? ', low confidence' : ''})`;
+    outcome = summary.tooShort
+      ? `${summary.headline} (${entry.mode} mode)`
+      : `${summary.headline} (${summary.percent}, ${entry.mode} mode${summary.lowConfidence ? ', low confidence' : ''})`;
   } else {
     outcome = `failed: \`${escapeMrkdwn(entry.errorCode ?? 'unknown')}\` (${entry.mode} mode)`;
   }

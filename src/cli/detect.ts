@@ -224,12 +224,18 @@ export function percent(probability: number): string {
 
 /** The human-readable result. */
 export function formatResult(result: DetectResponse, colour: boolean): string {
+  // Below the evidence floor the engine gives no verdict, and a percentage next to "too short"
+  // would still read as one (`--json` keeps every number).
+  const tooShort = result.warnings.includes('too_little_evidence');
   const lines = [
-    `AI probability: ${paint(result.ai_probability, percent(result.ai_probability), colour)} — ${VERDICT_WORDS[result.verdict] ?? result.verdict} (confidence: ${result.confidence})`,
+    tooShort
+      ? 'Too short to judge: under 40 words the detector cannot tell AI from human writing, so no score is shown.'
+      : `AI probability: ${paint(result.ai_probability, percent(result.ai_probability), colour)} — ${VERDICT_WORDS[result.verdict] ?? result.verdict} (confidence: ${result.confidence})`,
     `mode: ${result.mode}   language: ${result.language}   model: ${result.model}`,
     `request_id: ${result.request_id}`,
   ];
   for (const warning of result.warnings) lines.push(`warning: ${warningLine(warning)}`);
+  if (tooShort) return lines.join('\n');
   if (result.segments.length > 0) {
     lines.push('', 'Sentences:');
     for (const segment of result.segments) {

@@ -31,7 +31,12 @@ export interface AuthorModel {
   formatVersion: 1;
   /** Content-derived id (`ta1-<hash>`), reported next to the detector's in `model`. */
   version: string;
-  /** Fewest scorable messages and words a verdict needs (the smallest windows the thresholds were checked on). */
+  /**
+   * Fewest messages and words of the windows the `likely_ai` thresholds were fitted on. Files
+   * written before the evidence floor (EVIDENCE_FLOOR_WORDS in src/contract.ts, one rule for single
+   * texts and authors) say 3 and 80, which the engine once held every verdict back below; it now
+   * applies the floor and reads these for the record only.
+   */
   minMessages: number;
   minWords: number;
   /** Ascending by `minWords`; the last band whose `minWords` ≤ the pooled text's words applies. */
@@ -75,11 +80,4 @@ export function authorBandFor(model: AuthorModel, words: number): AuthorBand {
 export function authorProbability(model: AuthorModel, pooledRawScore: number, words: number): number {
   const band = authorBandFor(model, words);
   return sigmoid(band.a * pooledRawScore + band.b);
-}
-
-/** How many more messages and words a verdict needs; null when there are enough. */
-export function evidenceNeeded(model: AuthorModel, messages: number, words: number): { messages: number; words: number } | null {
-  const m = Math.max(0, model.minMessages - messages);
-  const w = Math.max(0, model.minWords - words);
-  return m === 0 && w === 0 ? null : { messages: m, words: w };
 }

@@ -3,7 +3,7 @@
  * per-(language, mode) calibration → verdict; optionally the same per sentence.
  */
 import type { GroupCalibration } from './artifact.ts';
-import { authorBandFor, authorProbability, evidenceNeeded, poolMessages, type AuthorModel } from './author.ts';
+import { authorBandFor, authorProbability, poolMessages, type AuthorModel } from './author.ts';
 import { isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, round4, sigmoid, type LoadedModel } from './model.ts';
@@ -12,6 +12,7 @@ import type { Forest } from './gbdt.ts';
 import { contextForest, scoreSegments, type SegmentModel, type SegmentsResult } from './segments.ts';
 import {
   AUTHOR_MAX_MESSAGES,
+  EVIDENCE_FLOOR_WORDS,
   LANGUAGES,
   MODES,
   UnsupportedLanguageError,
@@ -29,8 +30,11 @@ import {
   type Verdict,
 } from './types.ts';
 
-/** Under this many words a text gets `confidence: "low"` and the `short_text` warning. */
-export const SHORT_TEXT_WORDS = 40;
+/**
+ * Under this many words a text gets `confidence: "low"`, the `short_text` warning and no verdict
+ * (`too_little_evidence`): the evidence floor, the same for an author's messages together.
+ */
+export const SHORT_TEXT_WORDS = EVIDENCE_FLOOR_WORDS;
 /** From this many words (and a clear score) a result may be `confidence: "high"`. */
 const HIGH_CONFIDENCE_WORDS = 120;
 /** Shortest texts the length-banded calibration was fitted on (tweets and chat lines of 15+ words). */
@@ -66,9 +70,16 @@ export class TextDetector implements Detector {
 
   /**
    * `detect`, also returning the word count it read the text with; `given` is the text's
-   * normalisation when the caller already made it (the author level normalises each message once).
+   * normalisation when the caller already made it (the author level normalises each message once),
+   * and `languageChecked` says the caller already compared a given language with the text's own
+   * (the author level does that once over all messages).
    */
-  #score(text: string, options: DetectOptions, given?: NormalizedText): { result: DetectionResult; words: number } {
+  #score(
+    text: string,
+    options: DetectOptions,
+    given?: NormalizedText,
+    languageChecked = false,
+  ): { result: DetectionResult; words: number } {
     if (typeof text !== 'string') throw new TypeError('text must be a string.');
     const mode: Mode = options.mode ?? 'general';
     if (!(MODES as readonly string[]).includes(mode)) {
@@ -82,6 +93,9 @@ export class TextDetector implements Detector {
     let language: Language;
     if (options.language) {
       language = options.language;
+      // A forced language is trusted, but a text clearly in another one (German sent as `en`) is
+      // then scored by a model of the wrong language, whose probability means nothing: say so.
+      if (!languageChecked && clearlyOtherLanguage(identifyLanguage(norm.text), language)) warnings.push('language_mismatch');
     } else {
       const guess = identifyLanguage(norm.text);
       if (guess.certain && !guess.supported) throw new UnsupportedLanguageError(guess.language);
@@ -115,23 +129,31 @@ export class TextDetector implements Detector {
       humanThreshold = Math.min(humanThreshold, OOD_HUMAN_THRESHOLD);
     }
     const languageUncertain = warnings.includes('language_uncertain');
+    const wrongLanguage = warnings.includes('language_mismatch');
     let verdict = verdictOf(p, aiThreshold, humanThreshold);
-    // A short text, or one whose language is a guess, is never reported as likely AI: too little
-    // evidence to act on (the warnings say which). Nor is a text scored with a borrowed
-    // calibration: its threshold was never checked on human texts of that language and mode, and
-    // leave-one-source-out showed what that costs (Turkish complaints scored with the calibration
-    // of Turkish news: 97% of the human complaints flagged).
-    if ((short || languageUncertain || fallback) && verdict === 'likely_ai') verdict = 'mixed';
+    // A short text, or one whose language is a guess or clearly not the one it was scored as, is
+    // never reported as likely AI: too little evidence to act on (the warnings say which). Nor is
+    // a text scored with a borrowed calibration: its threshold was never checked on human texts
+    // of that language and mode, and leave-one-source-out showed what that costs (Turkish
+    // complaints scored with the calibration of Turkish news: 97% of the human complaints flagged).
+    if ((short || languageUncertain || wrongLanguage || fallback) && verdict === 'likely_ai') verdict = 'mixed';
+    // Below the evidence floor there is no verdict either way (the same rule as for an author):
+    // a short text is close to chance, so "likely human" would be as unfounded as "likely AI".
+    if (short) {
+      warnings.push('too_little_evidence');
+      verdict = 'mixed';
+    }
     // Say why an AI-leaning probability did not become likely_ai when nothing else above does.
-    if (verdict === 'mixed' && p >= 0.5 && !short && !languageUncertain && !outOfDomain && !fallback) warnings.push('strict_threshold');
+    if (verdict === 'mixed' && p >= 0.5 && !short && !languageUncertain && !wrongLanguage && !outOfDomain && !fallback)
+      warnings.push('strict_threshold');
     let confidence: Confidence;
-    if (short || verdict === 'mixed' || languageUncertain) confidence = 'low';
+    if (short || verdict === 'mixed' || languageUncertain || wrongLanguage) confidence = 'low';
     else if (!outOfDomain && !fallback && f.words >= HIGH_CONFIDENCE_WORDS && (p >= Math.max(aiThreshold, 0.9) || p <= 0.1))
       confidence = 'high';
     else confidence = 'medium';
 
     const parts = options.segments
-      ? this.segmentsOf(text, norm, language, mode, calib, p, verdict === 'likely_ai', short || languageUncertain || fallback)
+      ? this.segmentsOf(text, norm, language, calib, p, verdict === 'likely_ai', short || languageUncertain || wrongLanguage || fallback)
       : undefined;
     const result: DetectionResult = {
       ai_probability: p,
@@ -198,6 +220,12 @@ export class TextDetector implements Detector {
         if (!pooled.certain) warnings.add('language_uncertain');
       }
     }
+    if (options.language && candidates.length > 0) {
+      // Given a language, the messages are scored as that language; all of them together clearly
+      // in another one is said once for the author (as `detect` says it for one text).
+      const pooled = identifyLanguage(candidates.map((c) => c.norm.text).join('\n'));
+      if (clearlyOtherLanguage(pooled, options.language)) warnings.add('language_mismatch');
+    }
     const used: string[] = [];
     let words = 0;
     for (const c of candidates) {
@@ -206,7 +234,7 @@ export class TextDetector implements Detector {
         scores[c.index] = { index: c.index, words: 0, ai_probability: null, skipped: 'other_language' };
         continue;
       }
-      const { result: r, words: n } = this.#score(c.text, { mode, language }, c.norm);
+      const { result: r, words: n } = this.#score(c.text, { mode, language }, c.norm, true);
       if (r.warnings.includes('calibration_fallback')) warnings.add('calibration_fallback');
       scores[c.index] = { index: c.index, words: n, ai_probability: r.ai_probability, skipped: null };
       used.push(c.text);
@@ -218,17 +246,22 @@ export class TextDetector implements Detector {
       p = round4(authorProbability(author, this.m.rawLogit(f), words));
     }
     const band = authorBandFor(author, words);
-    const evidence_needed = evidenceNeeded(author, used.length, words);
+    // The evidence floor of one text, on the used messages' words together: below it no verdict
+    // either way.
+    const evidence_needed = evidenceNeeded(used.length, words);
     let verdict = verdictOf(p, band.aiThreshold, author.humanThreshold);
     if (evidence_needed) {
       warnings.add('too_little_evidence');
       verdict = 'mixed';
     }
-    // As for single texts: a guessed language or a borrowed calibration never gives likely_ai.
-    if ((warnings.has('language_uncertain') || warnings.has('calibration_fallback')) && verdict === 'likely_ai') verdict = 'mixed';
+    // As for single texts: a guessed or clearly wrong language or a borrowed calibration never
+    // gives likely_ai.
+    const wrongLanguage = warnings.has('language_mismatch');
+    if ((warnings.has('language_uncertain') || wrongLanguage || warnings.has('calibration_fallback')) && verdict === 'likely_ai')
+      verdict = 'mixed';
     if (verdict === 'mixed' && p >= 0.5 && warnings.size === 0) warnings.add('strict_threshold');
     let confidence: Confidence = 'medium';
-    if (verdict === 'mixed' || evidence_needed || warnings.has('language_uncertain')) confidence = 'low';
+    if (verdict === 'mixed' || evidence_needed || warnings.has('language_uncertain') || wrongLanguage) confidence = 'low';
     else if (
       used.length >= HIGH_CONFIDENCE_MESSAGES &&
       words >= HIGH_CONFIDENCE_WORDS &&
@@ -259,7 +292,6 @@ export class TextDetector implements Detector {
     original: string,
     norm: { text: string; map: Int32Array },
     language: Language,
-    mode: Mode,
     calib: ReturnType<LoadedModel['calibrationFor']>,
     probability: number,
     likelyAi: boolean,
@@ -273,7 +305,6 @@ export class TextDetector implements Detector {
       normText: norm.text,
       map: norm.map,
       language,
-      mode,
       lm: this.m.lm,
       sparse: this.m.weights.sparse,
       forest: this.segmentForest,
@@ -296,6 +327,20 @@ const RE_HAS_LINK = /\b(?:https?:\/\/|www\.)\S/iu;
 const RE_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 function isLinkOnly(text: string): boolean {
   return RE_HAS_LINK.test(text) && !RE_LETTER_OR_DIGIT.test(text.replace(RE_LINK, ''));
+}
+
+/**
+ * How many more messages and words the evidence floor needs (EVIDENCE_FLOOR_WORDS words in the
+ * used messages together, so at least one message); null when there are enough.
+ */
+export function evidenceNeeded(messages: number, words: number): { messages: number; words: number } | null {
+  if (words >= EVIDENCE_FLOOR_WORDS) return null;
+  return { messages: messages === 0 ? 1 : 0, words: EVIDENCE_FLOOR_WORDS - words };
+}
+
+/** A confident identification of a language other than `language` (a supported one or not). */
+function clearlyOtherLanguage(guess: ReturnType<typeof identifyLanguage>, language: Language): boolean {
+  return guess.certain && guess.language !== language;
 }
 
 /** Words of a text as the engine counts them (word tokens of the normalised text; the length rules use this). */

@@ -16,7 +16,7 @@ import { UNK } from './lm.ts';
 import { round4 } from './model.ts';
 import { lowerForFeatures } from './normalize.ts';
 import { POS_BOS, tagSequence } from './pos.ts';
-import type { Composition, Confidence, GeneratedSpan, Language, Mode, SegmentScore } from './types.ts';
+import type { Composition, Confidence, GeneratedSpan, Language, SegmentScore } from './types.ts';
 
 /** A sentence shorter than this many words joins a neighbour (a heading, "Thanks!", one letter per line). */
 export const MIN_SEGMENT_WORDS = 3;
@@ -275,7 +275,7 @@ export function runFeatures(sums: ArrayLike<number>, offset = 0, out: Float64Arr
 export interface SegmentModel {
   format: 'textdetect-segments';
   formatVersion: typeof SEGMENT_FORMAT_VERSION;
-  /** Content-derived id (`ts2-<12 hex>`). */
+  /** Content-derived id (`ts<formatVersion>-<12 hex>`). */
   version: string;
   /**
    * The document model's raw scorer it was fitted on: raw logits of a few probe texts. A later
@@ -450,7 +450,7 @@ export function calibrateSentence(model: SegmentModel, margin: number, words: nu
  * sentences' evidence sums and words. The trees were fitted to exactly these, so a change here
  * needs `npm run train:segments` (the model file records the count and is refused when it differs).
  */
-export const CONTEXT_FEATURES = 88;
+export const CONTEXT_FEATURES = 87;
 /** Stands for a neighbour past either end of the text: below every real value, so trees can tell it apart. */
 const MISSING = -1000;
 /** Sequence models with rarer and more frequent switches than the fitted one, as extra views of the same ratios. */
@@ -464,13 +464,13 @@ function clippedLogit(p: number): number {
   return Math.log(q / (1 - q));
 }
 
-/** A mode as a number the trees can split on (the document model's calibration is per language and mode too). */
-const MODE_INDEX: Record<Mode, number> = { general: 0, academic: 1, financial: 2, legal: 3 };
-
 /**
  * Everything here comes from the sentence pass (evidence sums, the ratio model, the sequence
- * model) and from the language and mode: nothing from the document model's score, so a sentence
- * is not shaded by the document it sits in.
+ * model) and from the language: nothing from the document model's score, so a sentence is not
+ * shaded by the document it sits in, and nothing from the mode. The mode is the caller's choice of
+ * calibration, not a property of the text; as a feature it stood for the training sources of each
+ * mode (general: tweets, rewrites, continuations the document model is at chance on), and the
+ * same text sent as `general` got every sentence shifted towards AI and lost its boundary.
  */
 export function contextFeatures(
   model: SegmentModel,
@@ -478,7 +478,6 @@ export function contextFeatures(
   words: ArrayLike<number>,
   n: number,
   language: Language,
-  mode: Mode,
 ): Float64Array {
   const out = new Float64Array(n * CONTEXT_FEATURES);
   if (n === 0) return out;
@@ -641,7 +640,6 @@ export function contextFeatures(
       out[k++] = runRatio(model, pooled, 0, pooledF);
     }
     out[k++] = language === 'tr' ? 1 : 0;
-    out[k++] = MODE_INDEX[mode] ?? 0;
     if (k - o !== CONTEXT_FEATURES) throw new Error(`contextFeatures built ${k - o} features, expected ${CONTEXT_FEATURES}`);
   }
   return out;
@@ -669,17 +667,19 @@ export function sentenceMargins(
   words: ArrayLike<number>,
   n: number,
   language: Language,
-  mode: Mode,
   forest = contextForest(model),
 ): Float64Array {
-  const x = contextFeatures(model, evidence, words, n, language, mode);
+  const x = contextFeatures(model, evidence, words, n, language);
   const out = new Float64Array(n);
   for (let i = 0; i < n; i++) out[i] = forestMargin(forest, x.subarray(i * CONTEXT_FEATURES, (i + 1) * CONTEXT_FEATURES));
   return out;
 }
 
-/** The `formatVersion` this code reads and writes. 1 had no context model (the posterior was calibrated directly). */
-export const SEGMENT_FORMAT_VERSION = 2;
+/**
+ * The `formatVersion` this code reads and writes. 1 had no context model (the posterior was
+ * calibrated directly); 2 had the mode among the context features.
+ */
+export const SEGMENT_FORMAT_VERSION = 3;
 
 /** Reads and checks `models/segments.json`. */
 export function parseSegmentModel(json: string, path = 'segments.json'): SegmentModel {
@@ -737,8 +737,6 @@ export interface SegmentInput {
   normText: string;
   map: Int32Array;
   language: Language;
-  /** The mode the document is scored in. */
-  mode: Mode;
   lm: LMContext;
   /** The linear model's weights of the hashed features. */
   sparse: Float32Array;
@@ -782,7 +780,7 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
     );
     words[i] = evidence[i * EVIDENCE_SIZE + EV_WORDS]!;
   }
-  const margins = sentenceMargins(model, evidence, words, n, language, input.mode, input.forest);
+  const margins = sentenceMargins(model, evidence, words, n, language, input.forest);
   const segments: SegmentScore[] = [];
   for (let i = 0; i < n; i++) {
     const r = ranges[i]!;

@@ -126,7 +126,7 @@ export const detectResponseSchema = {
       type: 'array',
       items: { type: 'string' },
       description:
-        'Why the verdict was held back or deserves less trust: `short_text` (under 40 words), `strict_threshold` (AI-leaning, below the likely_ai bar of this mode and length), `out_of_domain` (unlike the calibration texts: wider uncertain band), `language_uncertain` (too few words to tell the language; scored as the requested or default one), `calibration_fallback` (no calibration data for this mode in this language). New codes may be added.',
+        'Why the verdict was held back or deserves less trust: `short_text` (under 40 words), `too_little_evidence` (under 40 words, the evidence floor of both routes: no verdict either way, `mixed`; show it as too short to judge), `strict_threshold` (AI-leaning, below the likely_ai bar of this mode and length), `out_of_domain` (unlike the calibration texts: wider uncertain band), `language_uncertain` (too few words to tell the language; scored as the requested or default one), `language_mismatch` (clearly in another language than the `language` given: scored as requested, never likely_ai), `calibration_fallback` (no calibration data for this mode in this language). New codes may be added.',
     },
     generated_spans: {
       type: 'array',
@@ -304,7 +304,7 @@ export const detectAuthorResponseSchema = {
       type: 'array',
       items: { type: 'string' },
       description:
-        'As for /v1/detect, plus `too_little_evidence`: too few scorable messages or words for a verdict (`evidence_needed` says how many more). New codes may be added.',
+        'As for /v1/detect; `too_little_evidence`: under 40 words in the used messages together, the evidence floor of both routes (`evidence_needed` says how many more). New codes may be added.',
     },
     messages_used: { type: 'integer', minimum: 0, description: 'Messages that counted towards the score.' },
     words_used: { type: 'integer', minimum: 0, description: 'Words in the messages that counted.' },
@@ -316,7 +316,8 @@ export const detectAuthorResponseSchema = {
         messages: { type: 'integer', minimum: 0, description: 'More scorable messages a verdict would need.' },
         words: { type: 'integer', minimum: 0, description: 'More words a verdict would need.' },
       },
-      description: 'How many more messages and words a verdict would need; null when there were enough.',
+      description:
+        'How many more messages and words a verdict would need (40 words in the used messages together); null when there were enough.',
     },
     messages: {
       type: 'array',

@@ -130,6 +130,9 @@ describe('textdetect "text"', () => {
   it('gives every warning code its sentence, and a code it does not know a sentence naming it', async () => {
     const short = await cli(['The meeting moved to Thursday.'], { env });
     expect(short.stdout).toContain(`warning: ${WARNING_MESSAGES.short_text}`);
+    // Under the evidence floor: too short to judge, and no percentage.
+    expect(short.stdout).toMatch(/^Too short to judge/);
+    expect(short.stdout).not.toMatch(/\d%/);
     const result = {
       ai_probability: 0.5,
       mode: 'general',

@@ -156,7 +156,7 @@ describe('textdetect score with "messages" and "segments"', () => {
     expect(few.mode).toBe('academic');
     expect(few.verdict).toBe('mixed');
     expect(few.warnings).toContain('too_little_evidence');
-    expect(few.evidence_needed.messages).toBeGreaterThan(0);
+    expect(few.evidence_needed.words).toBeGreaterThan(0);
 
     // Every bad line says which line it is and what is wrong, and the run goes on.
     const errors = Object.fromEntries(out.slice(4).map((o) => [o.id, o.error]));

@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { createApiKey, revokeApiKey, startService, type ServiceConfig } from '../../src/service/index.ts';
 
+/** Over 40 words (the evidence floor), so it gets a verdict and a score. */
 export const SAMPLE_TEXT =
   'The committee reviewed the proposal in detail and concluded that the budget was realistic. ' +
   'However, several members asked for a clearer timeline before the final vote next month. ' +
-  'The chair agreed to circulate a revised schedule by Friday.';
+  'The chair agreed to circulate a revised schedule by Friday. Two members abstained, and one was away on holiday.';
 
 export interface TestService {
   url: string;

@@ -1,7 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readAuthorModel, type AuthorModel } from '../../src/detector/author.ts';
-import { AUTHOR_MAX_MESSAGES, createDetector, DEFAULT_AUTHOR_MODEL_PATH, type Detector } from '../../src/detector/index.ts';
+import {
+  AUTHOR_MAX_MESSAGES,
+  createDetector,
+  DEFAULT_AUTHOR_MODEL_PATH,
+  EVIDENCE_FLOOR_WORDS,
+  type Detector,
+} from '../../src/detector/index.ts';
 import { auroc } from '../../src/detector/metrics.ts';
 import { trainingDataFile } from '../helpers/training-data.ts';
 
@@ -49,20 +55,17 @@ describe('detectAuthor', () => {
     expect(r.words_used).toBe(r.messages.reduce((t, m) => t + m.words, 0));
   });
 
-  it('holds the verdict back below the evidence its calibration needs, and says how much more', () => {
-    expect(model.minMessages).toBeGreaterThan(1);
+  it('holds the verdict back below the evidence floor, and says how much more', () => {
     const few = detector.detectAuthor(CHAT.slice(0, 2));
+    expect(few.words_used).toBeLessThan(EVIDENCE_FLOOR_WORDS);
     expect(few.verdict).toBe('mixed');
     expect(few.confidence).toBe('low');
     expect(few.warnings).toContain('too_little_evidence');
-    expect(few.evidence_needed).toEqual({
-      messages: Math.max(0, model.minMessages - few.messages_used),
-      words: Math.max(0, model.minWords - few.words_used),
-    });
+    expect(few.evidence_needed).toEqual({ messages: 0, words: EVIDENCE_FLOOR_WORDS - few.words_used });
     // Nothing usable at all: still an answer, with everything still needed.
     const none = detector.detectAuthor(['', 'https://example.com']);
     expect(none.messages_used).toBe(0);
-    expect(none.evidence_needed).toEqual({ messages: model.minMessages, words: model.minWords });
+    expect(none.evidence_needed).toEqual({ messages: 1, words: EVIDENCE_FLOOR_WORDS });
     expect(none.verdict).toBe('mixed');
   });
 
@@ -77,8 +80,7 @@ describe('detectAuthor', () => {
       if (!r.evidence_needed) {
         enough = true;
         expect(r.warnings).not.toContain('too_little_evidence');
-        expect(r.messages_used).toBeGreaterThanOrEqual(model.minMessages);
-        expect(r.words_used).toBeGreaterThanOrEqual(model.minWords);
+        expect(r.words_used).toBeGreaterThanOrEqual(EVIDENCE_FLOOR_WORDS);
       }
     }
     expect(enough).toBe(true);
@@ -100,6 +102,23 @@ describe('detectAuthor', () => {
     expect(r.messages_used).toBe(0);
     expect(r.verdict).toBe('mixed');
     expect(r.warnings).toContain('too_little_evidence');
+  });
+
+  it('says once when the messages together are clearly in another language than the one given, and never calls them likely AI', () => {
+    const german = [
+      'Der Ausschuss traf sich am Dienstag, um die geplanten Änderungen am Haushalt der Stadt zu besprechen.',
+      'Mehrere Mitglieder meinten, dass die Reparatur der Straßen Vorrang haben sollte.',
+      'Andere wiesen darauf hin, dass die Bibliothek seit drei Jahren auf neue Mittel wartet.',
+      'Am Ende wurde ein Kompromiss gefunden, und der Bürgermeister will ihn noch in diesem Monat unterschreiben.',
+    ];
+    const r = detector.detectAuthor(german, { language: 'en' });
+    expect(r.language).toBe('en');
+    expect(r.messages_used).toBe(german.length);
+    expect(r.warnings).toContain('language_mismatch');
+    expect(r.warnings).not.toContain('strict_threshold');
+    expect(r.verdict).not.toBe('likely_ai');
+    expect(r.confidence).toBe('low');
+    expect(detector.detectAuthor(CHAT, { language: 'en' }).warnings).not.toContain('language_mismatch');
   });
 
   it('rejects input that is not 1 to AUTHOR_MAX_MESSAGES strings, and unknown options', () => {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createDetector, MODES, UnsupportedLanguageError, type Detector } from '../../src/detector/index.ts';
+import { createDetector, EVIDENCE_FLOOR_WORDS, MODES, UnsupportedLanguageError, type Detector } from '../../src/detector/index.ts';
 import { readArtifact } from '../../src/detector/artifact.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
 import { calibrate } from '../../src/detector/model.ts';
@@ -116,6 +116,84 @@ describe('detector engine', () => {
       }
       expect(err).toBeInstanceOf(UnsupportedLanguageError);
       expect((err as UnsupportedLanguageError).detected).toBe(lang);
+    }
+  });
+
+  it('warns when a text is clearly in another language than the one forced, and never calls it likely AI', () => {
+    const german =
+      'Der Ausschuss traf sich am Dienstag, um die geplanten Änderungen am Haushalt der Stadt zu besprechen. Mehrere ' +
+      'Mitglieder meinten, dass die Reparatur der Straßen Vorrang haben sollte, weil der Winter viele Straßen in einem ' +
+      'schlechten Zustand hinterlassen hatte. Andere wiesen darauf hin, dass die Bibliothek seit drei Jahren auf neue ' +
+      'Mittel wartet und am Wochenende nicht mehr öffnen kann.';
+    // A generated English paragraph: likely_ai as English, and it was likely_ai (no warning at all)
+    // when sent as Turkish, scored by the Turkish model.
+    const generatedEnglish =
+      'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
+      'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
+      'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
+      'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
+    expect(detector.detect(generatedEnglish, { language: 'en', mode: 'general' }).verdict).toBe('likely_ai');
+    for (const mode of MODES) {
+      for (const [text, language] of [
+        [german, 'en'],
+        [german, 'tr'],
+        [generatedEnglish, 'tr'],
+      ] as const) {
+        const r = detector.detect(text, { language, mode });
+        expect(r.language, `${mode} ${language}`).toBe(language);
+        expect(r.warnings, `${mode} ${language}`).toContain('language_mismatch');
+        expect(r.warnings).not.toContain('strict_threshold');
+        expect(r.verdict).not.toBe('likely_ai');
+        expect(r.confidence).toBe('low');
+        // Spans of such a text are never `high` either: a document of it could not be likely_ai.
+        const s = detector.detect(text, { language, mode, segments: true });
+        for (const span of s.generated_spans) expect(span.confidence).not.toBe('high');
+      }
+    }
+    // The language given and the text agree, or the text is too short to tell: no warning.
+    expect(detector.detect(generatedEnglish, { language: 'en' }).warnings).not.toContain('language_mismatch');
+    expect(detector.detect('@Ada test', { language: 'tr' }).warnings).not.toContain('language_mismatch');
+    expect(
+      detector.detect('Bankanın müşteri hizmetleri ile defalarca görüştüm ama sorunum hâlâ çözülmedi.', { language: 'tr' }).warnings,
+    ).not.toContain('language_mismatch');
+  });
+
+  it('has one evidence floor for single texts and for an author: below it, too little to judge', () => {
+    expect(EVIDENCE_FLOOR_WORDS).toBe(40);
+    // The issue's pair: a 3-word text was likely_human, while six messages of 56 words by one author
+    // were held back as too little evidence.
+    const three = detector.detect('Thanks, see you.', { mode: 'general', language: 'en' });
+    expect(three.verdict).toBe('mixed');
+    expect(three.confidence).toBe('low');
+    expect(three.warnings).toEqual(expect.arrayContaining(['short_text', 'too_little_evidence']));
+    const chat = [
+      'anyone up for pizza later tonight after the match?',
+      'i think the ref was blind in the second half honestly',
+      'lol my cat just knocked the router off the shelf again',
+      'ok who took the last charger from the office',
+      'that new album is way better than i expected, the third track especially',
+      'my train is late again so start without me',
+    ];
+    const author = detector.detectAuthor(chat, { mode: 'general', language: 'en' });
+    expect(author.words_used).toBeGreaterThanOrEqual(EVIDENCE_FLOOR_WORDS);
+    expect(author.words_used).toBeLessThan(80);
+    expect(author.evidence_needed).toBeNull();
+    expect(author.warnings).not.toContain('too_little_evidence');
+    expect(author.verdict).toBe('likely_human');
+    // The same rule either way: held back exactly when the words (one text's, or the author's
+    // used messages' together) are under the floor.
+    for (let n = 1; n <= chat.length; n++) {
+      const messages = chat.slice(0, n);
+      const a = detector.detectAuthor(messages, { language: 'en' });
+      const one = detector.detect(messages.join('\n'), { language: 'en' });
+      const held = a.words_used < EVIDENCE_FLOOR_WORDS;
+      expect(a.warnings.includes('too_little_evidence'), `${n} messages`).toBe(held);
+      expect(one.warnings.includes('too_little_evidence'), `${n} messages as one text`).toBe(held);
+      if (held) {
+        expect(a.verdict).toBe('mixed');
+        expect(one.verdict).toBe('mixed');
+        expect(a.evidence_needed).toEqual({ messages: 0, words: EVIDENCE_FLOOR_WORDS - a.words_used });
+      }
     }
   });
 

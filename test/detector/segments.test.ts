@@ -163,6 +163,96 @@ describe('sentence scores inside a partly generated post', () => {
   });
 });
 
+// Paragraphs written for these tests: people's notes, and the way a chat assistant writes about the
+// same things. The issue's case: a human paragraph then a generated one sent as `general` came back
+// as one span over the whole text (`composition: "ai"`), while `academic` outlined the generated
+// paragraph alone. The sentence model read the mode as a feature, and the mode stood for its
+// training sources (general: tweets and rewrites the document model is at chance on).
+const NOTES = {
+  lab: 'We ran the samples twice because the first batch sat in the fridge over the weekend. The second run gave lower counts, so we report both and flag the first.',
+  lease:
+    'The tenant paid rent late in March and April. The landlord sent a notice on May 2 but did not say how much was owed, and the tenant stayed.',
+  committee:
+    'The committee met on Tuesday to discuss the proposed changes to the city budget. Several members argued that the road repairs should come first, since the winter had left many streets in poor condition.',
+  complaint:
+    'Bankanızın müşteri hizmetlerine üç gündür ulaşmaya çalışıyorum ancak hiçbir sonuç alamadım. Kredi kartımdan benim yapmadığım bir harcama çekilmiş ve itiraz etmek istiyorum. ' +
+    'Şubeye gittiğimde beni çağrı merkezine yönlendirdiler, çağrı merkezinde ise sürekli bekletildim.',
+};
+const ASSISTANT = {
+  budget:
+    'Effective budget planning is essential for ensuring the long-term sustainability of municipal services. By carefully evaluating community needs and prioritizing investments, local governments can allocate resources in a way that maximizes public benefit. ' +
+    'Furthermore, transparent decision-making processes foster trust and encourage civic engagement. Ultimately, a balanced approach to budgeting enables cities to address immediate concerns while laying the groundwork for future growth.',
+  finance:
+    'Finansal okuryazarlık, bireylerin bilinçli ekonomik kararlar alabilmesi için büyük önem taşımaktadır. Bütçe planlaması, tasarruf alışkanlıkları ve yatırım araçlarının doğru anlaşılması, uzun vadeli finansal istikrarın temelini oluşturur. ' +
+    'Ayrıca bankacılık hizmetlerinin şeffaf bir şekilde sunulması, müşteri güvenini artırarak sektörün sürdürülebilir büyümesine katkı sağlar.',
+};
+const MODES: Mode[] = ['general', 'academic', 'financial', 'legal'];
+
+/** Parts joined by a blank line, with where each one lies in the text. */
+function joined(...parts: Array<{ text: string; ai: boolean }>) {
+  let text = '';
+  const bounds: Array<{ start: number; end: number; ai: boolean }> = [];
+  for (const part of parts) {
+    if (text) text += '\n\n';
+    bounds.push({ start: text.length, end: text.length + part.text.length, ai: part.ai });
+    text += part.text;
+  }
+  return { text, bounds };
+}
+const human = (text: string) => ({ text, ai: false });
+const generated = (text: string) => ({ text, ai: true });
+
+describe('the same mixed text in every mode', () => {
+  const mixed = {
+    'notes, then a generated paragraph': joined(human(NOTES.lab), generated(ASSISTANT.budget)),
+    'a generated paragraph, then notes': joined(generated(ASSISTANT.budget), human(NOTES.lease)),
+    'notes around a generated paragraph': joined(human(NOTES.lab), generated(ASSISTANT.budget), human(NOTES.lease)),
+    'a post, then a generated paragraph': joined(human(HUMAN), generated(ASSISTANT.budget)),
+    'minutes, then a generated paragraph (the issue)': joined(human(NOTES.committee), generated(ASSISTANT.budget)),
+    'a Turkish complaint, then a generated paragraph': joined(human(NOTES.complaint), generated(ASSISTANT.finance)),
+    'a generated Turkish paragraph, then a complaint': joined(generated(ASSISTANT.finance), human(NOTES.complaint)),
+  };
+
+  for (const [name, { text }] of Object.entries(mixed)) {
+    it(`reads the sentences of ${name} the same whatever the mode`, () => {
+      const [first, ...others] = MODES.map((mode) => detector.detect(text, { mode, segments: true }));
+      expect(first!.segments.length).toBeGreaterThan(1);
+      // The mode picks the document's calibration and thresholds; which sentences look generated is
+      // a property of the text. (Span confidence, and whether a run leans AI as a document of its
+      // own, still follow the mode's calibration.)
+      for (const r of others) expect(r.segments).toEqual(first!.segments);
+    });
+  }
+
+  // English parts with clear margins: the generated paragraph alone is outlined, in every mode.
+  for (const name of [
+    'notes, then a generated paragraph',
+    'a generated paragraph, then notes',
+    'notes around a generated paragraph',
+    'a post, then a generated paragraph',
+  ] as const) {
+    it(`outlines the generated paragraph of ${name} and nothing else, in every mode`, () => {
+      const { text, bounds } = mixed[name];
+      const ai = bounds.find((b) => b.ai)!;
+      for (const mode of MODES) {
+        const r = detector.detect(text, { mode, segments: true });
+        const where = `${mode}: ${JSON.stringify(r.segments.map((s) => s.ai_probability))}`;
+        for (const s of r.segments) {
+          if (s.start >= ai.start && s.end <= ai.end) expect(s.ai_probability, where).toBeGreaterThan(0.5);
+          else expect(s.ai_probability, where).toBeLessThan(0.5);
+        }
+        expect(
+          r.generated_spans.map((g) => [g.start, g.end]),
+          where,
+        ).toEqual([[ai.start, ai.end]]);
+        expect(r.composition, where).toBe('partly_ai');
+        const truth = words(ASSISTANT.budget) / bounds.reduce((a, b) => a + words(text.slice(b.start, b.end)), 0);
+        expect(Math.abs(r.generated_share! - truth), where).toBeLessThan(0.2);
+      }
+    });
+  }
+});
+
 describe('texts with next to nothing to score', () => {
   it('never reports a generated span for a few characters', () => {
     for (const text of ['a', '!!!', 'https://example.com', '😀']) {
@@ -220,7 +310,7 @@ describe('bounded segments', () => {
 describe('the sentence model', () => {
   it('is fitted to the raw scores of the committed document model', () => {
     expect(segmentModelMismatch(loaded, segmentModel)).toBeUndefined();
-    expect(segmentModel.version).toMatch(/^ts2-[0-9a-f]{12}$/);
+    expect(segmentModel.version).toMatch(new RegExp(`^ts${SEGMENT_FORMAT_VERSION}-[0-9a-f]{12}$`));
     expect(segmentModel.formatVersion).toBe(SEGMENT_FORMAT_VERSION);
   });
 

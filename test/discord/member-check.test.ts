@@ -326,17 +326,18 @@ describe('the user command "Check recent messages for AI"', () => {
     history.post(fewId, 120_000, textMessage(few, 'Where do I find the onboarding docs?'));
     const x = await interact(userCommand({ ...place, channelId: fewId }, moderator, few));
     const answer = answers[0]!;
-    // Two short lines: under the engine's least evidence in both messages and words.
+    // Two short lines: under the evidence floor (40 words together).
     expect(answer.verdict).toBe('mixed');
     expect(answer.warnings).toContain('too_little_evidence');
     const needed = answer.evidence_needed!;
-    expect(needed.messages).toBeGreaterThan(0);
+    expect(needed.messages).toBe(0);
     expect(needed.words).toBeGreaterThan(0);
     const embed = x.edit.body.embeds[0];
     expect(embed.title).toBe('🟡 Too little to judge yet');
-    // The engine's own figures, in words (one more message reads "1 more message").
-    const messages = `${needed.messages} more message${needed.messages === 1 ? '' : 's'}`;
-    expect(embed.description).toContain(`⏸️ Held back: a verdict needs ${messages} and ${needed.words} more words of their own writing.`);
+    // The engine's own figures, in words, and no percentage for a verdict held back.
+    expect(embed.description).toContain(`⏸️ Held back: a verdict needs ${needed.words} more words of their own writing.`);
+    expect(embed.description).toContain('Too little to judge: 2 messages');
+    expect(JSON.stringify(embed)).not.toMatch(/\d%/);
     expect(embed.description).not.toContain('Too few scorable messages');
   }, 30_000);
 
@@ -410,7 +411,8 @@ describe('a message too short to judge alone', () => {
   it('says so and offers a button that checks the author’s recent messages', async () => {
     const check = await interact(messageCommand(place, moderator, { content: 'lol same, see you at lunch', author: ada }));
     const embed = check.edit.body.embeds[0];
-    expect(embed.description).toContain('⚠️ This text is short');
+    expect(embed.title).toBe('⚪ Too short to judge');
+    expect(embed.description).not.toMatch(/\d%/);
     expect(embed.description).toContain(
       '💬 This message is too short to judge on its own. Checking the author’s recent messages together gives a far more reliable answer. Use the button below.',
     );

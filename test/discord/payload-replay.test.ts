@@ -110,9 +110,10 @@ describe("Discord's documented INTERACTION_CREATE examples", () => {
     const p = replay(payload);
     const edit = await editOf(p);
     const embed = edit.body.embeds[0];
-    expect(embed.title).toMatch(/Likely|Mixed/);
-    // "some message" is two words: the engine says short_text, and the reply gives that reason.
-    expect(embed.description).toContain('⚠️ This text is short (under about 40 words)');
+    // "some message" is two words, under the evidence floor: too short to judge, and no percentage.
+    expect(embed.title).toBe('⚪ Too short to judge');
+    expect(embed.description).toContain('The detector needs about 40 words or more');
+    expect(embed.description).not.toMatch(/\d%/);
     expect(sent.at(-1)?.text).toBe('some message');
   });
 
@@ -168,8 +169,8 @@ describe('markup, end to end through discord.js', () => {
     fake.sendInteraction(payload);
     const edit = await editOf(payload);
     expect(sent.at(-1)?.text).toBe('test');
-    expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
-    expect(edit.body.embeds[0].description).toContain('⚠️ This text is short');
+    expect(edit.body.embeds[0].title).toBe('⚪ Too short to judge');
+    expect(edit.body.embeds[0].description).not.toMatch(/\d%/);
   });
 
   it('a /detect text that is only a mention is refused with a sentence, not sent', async () => {

@@ -1,7 +1,7 @@
 /** POST /v1/detect/author on a real service on loopback: the answer, every bad input, limits and the rate-limit cost. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUTHOR_MAX_MESSAGES, authorRequestCost } from '../../src/contract.ts';
+import { AUTHOR_MAX_MESSAGES, authorRequestCost, EVIDENCE_FLOOR_WORDS } from '../../src/contract.ts';
 import { ENGLISH_TEXT, GERMAN_TEXT, call, detect, expectEnvelope, startTestService } from './helpers.ts';
 import type { Answer, TestService } from './helpers.ts';
 
@@ -90,8 +90,22 @@ describe('POST /v1/detect/author', () => {
     expect(answer.body.mode).toBe('academic');
     expect(answer.body.verdict).toBe('mixed');
     expect(answer.body.warnings).toContain('too_little_evidence');
-    expect(answer.body.evidence_needed.messages).toBeGreaterThan(0);
-    expect(Number.isInteger(answer.body.evidence_needed.words)).toBe(true);
+    // The evidence floor counts words, the same for one text and for an author's messages together.
+    expect(answer.body.evidence_needed).toEqual({ messages: 0, words: EVIDENCE_FLOOR_WORDS - answer.body.words_used });
+  });
+
+  it('applies one evidence floor on both routes: a 3-word text is too little to judge, three chat messages of 40 to 80 words are not', async () => {
+    const three = await detect(service, key, { text: 'Thanks, see you.', language: 'en' });
+    expect(three.status).toBe(200);
+    expect(three.body.verdict).toBe('mixed');
+    expect(three.body.warnings).toContain('too_little_evidence');
+    const threeMessages = await author(service, key, { messages: MESSAGES.slice(0, 3), language: 'en' });
+    expect(threeMessages.status).toBe(200);
+    expect(threeMessages.body.words_used).toBeGreaterThanOrEqual(EVIDENCE_FLOOR_WORDS);
+    expect(threeMessages.body.words_used).toBeLessThan(80);
+    expect(threeMessages.body.warnings).not.toContain('too_little_evidence');
+    expect(threeMessages.body.evidence_needed).toBeNull();
+    expect(threeMessages.body.verdict).not.toBe('mixed');
   });
 
   it('logs one line per request with counts, sizes and the cost, never the messages or the key', async () => {

@@ -254,6 +254,21 @@ describe('POST /v1/detect: every error status', () => {
     expect(typeof answer.body.error.detected_language).toBe('string');
   });
 
+  it('200 with language_mismatch, never likely_ai, for a German text sent with language en; the OpenAPI document names the code', async () => {
+    // The issue's case: scored 0.82 mixed with only strict_threshold, as if an English text just under the bar.
+    const answer = await detect(service, key, { text: GERMAN_TEXT, language: 'en' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.language).toBe('en');
+    expect(answer.body.warnings).toContain('language_mismatch');
+    expect(answer.body.warnings).not.toContain('strict_threshold');
+    expect(answer.body.verdict).not.toBe('likely_ai');
+    expect(answer.body.confidence).toBe('low');
+    const english = await detect(service, key, { text: ENGLISH_TEXT, language: 'en' });
+    expect(english.body.warnings).not.toContain('language_mismatch');
+    const openapi = await call(service, '/v1/openapi.json');
+    expect(JSON.stringify(openapi.body)).toContain('`language_mismatch`');
+  });
+
   it('200 with language_uncertain, not 422, when there is too little text to tell the language', async () => {
     // A mention and one word: the old language guess called this Indonesian and answered 422.
     const answer = await detect(service, key, { text: '@Ada test' });

@@ -112,7 +112,9 @@ describe('slash command /detect', () => {
     const cmd = slashCommandBody(h, 'This is a rather short message about our plans for lunch tomorrow.');
     await postToApp(h, cmd.body);
     const reply = await h.slack.waitFor(responseFor(cmd.responseUrl));
-    expect(blockText(reply)).toContain('weak guess');
+    // Under 40 words: too short to judge, without a percentage.
+    expect(blockText(reply)).toContain('Too short to judge');
+    expect(blockText(reply)).not.toMatch(/\d%/);
     expect(blockText(reply)).toContain('Mode: *general*');
   });
 

@@ -146,7 +146,7 @@ describe("Slack's documented payloads", () => {
     );
     // Scored without the address, which alone made the text look like another language.
     expect(h.proxy.detectBodies.at(-1)?.text).toBe("World's smallest big cat!");
-    expect(JSON.stringify(reply.args)).toMatch(/This text is short/);
+    expect(JSON.stringify(reply.args)).toMatch(/Too short to judge/);
     expect(JSON.stringify(reply.args)).toContain('Not scored: 1 web address');
   });
 

@@ -23,13 +23,15 @@ function replyTo(responseUrl: string): Promise<RecordedCall> {
 }
 
 describe('scored text through the real app', () => {
-  it('"@Ada test" is scored as "test": a result with the engine’s short-text warning, not a language error', async () => {
+  it('"@Ada test" is scored as "test": too short to judge, not a language error', async () => {
     const cmd = slashCommandBody(h, '<@U0AUTHOR|ada> test');
     await postToApp(h, cmd.body);
     const reply = JSON.stringify((await replyTo(cmd.responseUrl)).args.blocks);
     expect(h.proxy.detectBodies.at(-1)?.text).toBe('test');
     expect(reply).toMatch(/Request id: `req_/);
-    expect(reply).toContain('This text is short (under about 40 words)');
+    // One word, under the evidence floor: too short to judge, without a percentage.
+    expect(reply).toContain('Too short to judge');
+    expect(reply).not.toMatch(/\d%/);
     expect(reply).not.toMatch(/does not support/);
   });
 

@@ -1,6 +1,5 @@
 /** Texts the watching tests post, and the least evidence the engine judges an author on. */
-import { readAuthorModel } from '../../src/detector/author.ts';
-import { DEFAULT_AUTHOR_MODEL_PATH } from '../../src/detector/index.ts';
+import { createDetector } from '../../src/detector/index.ts';
 
 // Written for these tests in the register of a generated answer (each rated likely_ai on its own; a
 // member who posts ENGINE_MIN_MESSAGES of them, well over the words needed, is likely_ai as an author).
@@ -12,9 +11,15 @@ export const AI_TEXTS = [
   'Sustainable gardening practices play a vital role in preserving the environment and promoting biodiversity. By utilizing composting, rainwater harvesting, and native plant species, gardeners can significantly reduce their ecological footprint. Moreover, these practices contribute to healthier soil and more resilient ecosystems. Ultimately, embracing sustainable gardening is a meaningful step toward a greener future for generations to come.',
 ];
 /**
- * The fewest messages the engine gives an author a verdict on (models/author.json, which the service
- * loads); with fewer it answers `mixed` with `too_little_evidence`, which no preset flags.
+ * The fewest of AI_TEXTS, posted in order, that the engine (the one the service loads) calls their
+ * author likely_ai on; under the evidence floor (40 words together) it answers `mixed` with
+ * `too_little_evidence`, which no preset flags.
  */
-export const ENGINE_MIN_MESSAGES = readAuthorModel(DEFAULT_AUTHOR_MODEL_PATH).minMessages;
+export const ENGINE_MIN_MESSAGES = await (async () => {
+  const engine = await createDetector();
+  const n = AI_TEXTS.findIndex((_, i) => engine.detectAuthor(AI_TEXTS.slice(0, i + 1)).verdict === 'likely_ai') + 1;
+  if (n === 0) throw new Error('No prefix of AI_TEXTS is likely_ai as an author: the fixtures no longer test watching.');
+  return n;
+})();
 export const HUMAN_TEXT =
   'ok so i finally got the raid team together last night and honestly it was a mess lol. tank disconnected twice, our healer was eating pizza the whole time and kept forgetting to heal, and i died to the same dumb fire thing like four times. still we got the boss down at like 2am so whatever, worth it. anyone up for tonight? i can do 9ish my time';

@@ -317,7 +317,7 @@ describe.each([
     expect(json).toContain('(U0REGULAR2)');
     expect(json).not.toContain('<@U0REGULAR2>');
     expect(json).toMatch(
-      new RegExp(`\\*Evidence:\\* ${ENGINE_MIN_MESSAGES} messages, \\d+ words \\(this member’s recent messages in the channel\\)`),
+      new RegExp(`\\*Evidence:\\* ${ENGINE_MIN_MESSAGES} messages?, \\d+ words \\(this member’s recent messages in the channel\\)`),
     );
     expect(json).toContain('Most AI-like messages');
     expect(json).toContain('https://test.slack.com/archives/C0GENERAL/p');

@@ -346,7 +346,11 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     );
     expect(warnings.map((w) => w.code)).toEqual(body.warnings);
     expect(warnings[0]!.text).toMatch(/^The text is short \(under about 40 words\), so the score is a weak guess\./);
-    expect(await page.textContent('#result-announcement')).toMatch(/^Result: \d+% probability of AI writing\. .*1 warning\.$/);
+    // Under 40 words: too short to judge, with no percentage on the gauge or in the announcement.
+    expect(body.warnings).toContain('too_little_evidence');
+    expect(await page.textContent('#result-announcement')).toMatch(/^Result: Too short to judge\. [^%]*2 warnings\.$/);
+    expect(await page.textContent('#probability')).toBe('–');
+    expect(await page.textContent('#verdict')).toBe('Too short to judge');
 
     // Tab order from the language menu reaches the Check button, which shows a focus ring.
     await page.focus('#language');

@@ -273,7 +273,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
     embeds: [authorEmbed(summary, { memberId: check.memberId, read: read.messages.length, window, scanLimitHit: read.scanLimitHit })],
     components: [],
   });
-  const outcome = `${summary.heldBack ? '🟡 too little to judge' : `${VERDICT_EMOJI[result.verdict]} ${verdictLabel(result.verdict)}`}, ${formatPercent(result.ai_probability)} over ${result.messages_used} messages · request \`${result.request_id}\``;
+  const outcome = `${summary.heldBack ? '🟡 too little to judge' : `${VERDICT_EMOJI[result.verdict]} ${verdictLabel(result.verdict)}, ${formatPercent(result.ai_probability)}`} over ${result.messages_used} messages · request \`${result.request_id}\``;
   await recordMemberCheck(ctx, interaction, check.memberId, mode, outcome);
 }
 

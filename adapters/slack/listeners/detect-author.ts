@@ -156,7 +156,7 @@ export async function runMemberCheck(ctx: SlackAppContext, req: MemberCheckReque
     selection.send.map((m, i) => ({ excerpt: m.readable, link: links.get(i) })),
     selection.leftOut,
   );
-  const outcome = `${summary.heldBack ? 'too little to judge' : verdictLabel(result.verdict)}, ${formatPercent(result.ai_probability)} over ${result.messages_used} messages · request id ${result.request_id}`;
+  const outcome = `${summary.heldBack ? 'too little to judge' : `${verdictLabel(result.verdict)}, ${formatPercent(result.ai_probability)}`} over ${result.messages_used} messages · request id ${result.request_id}`;
   await audit(ctx, req, mode, outcome);
   return buildAuthorResultMessage(summary, {
     memberId: req.memberId,

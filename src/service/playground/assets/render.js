@@ -8,6 +8,8 @@ import {
   languageName,
   modeName,
   spanWords,
+  TOO_SHORT,
+  tooShortToJudge,
   verdictWords,
   warningSentence,
 } from './wording.js';
@@ -20,7 +22,9 @@ const byId = (id) => document.getElementById(id);
  */
 export function renderResult(answer, submittedText) {
   const probability = answer.ai_probability;
-  const verdict = verdictWords(answer.verdict);
+  // Below the evidence floor: no verdict, no percentage, no sentence figures.
+  const tooShort = tooShortToJudge(answer);
+  const verdict = tooShort ? TOO_SHORT : verdictWords(answer.verdict);
   const result = byId('result');
   result.dataset.state = 'done';
   result.dataset.aiProbability = String(probability);
@@ -32,10 +36,10 @@ export function renderResult(answer, submittedText) {
   byId('result-body').hidden = false;
   byId('stale-note').hidden = true;
 
-  byId('probability').textContent = formatPercent(probability);
-  byId('gauge-value').setAttribute('stroke-dasharray', `${(probability * 100).toFixed(2)} 100`);
-  result.classList.remove('verdict-likely_ai', 'verdict-mixed', 'verdict-likely_human');
-  result.classList.add(`verdict-${answer.verdict}`);
+  byId('probability').textContent = tooShort ? '–' : formatPercent(probability);
+  byId('gauge-value').setAttribute('stroke-dasharray', tooShort ? '0 100' : `${(probability * 100).toFixed(2)} 100`);
+  result.classList.remove('verdict-likely_ai', 'verdict-mixed', 'verdict-likely_human', 'verdict-too_short');
+  result.classList.add(tooShort ? 'verdict-too_short' : `verdict-${answer.verdict}`);
 
   byId('verdict').textContent = verdict.label;
   byId('confidence').textContent = confidenceWords(answer.confidence);
@@ -63,7 +67,7 @@ export function renderResult(answer, submittedText) {
   byId('request-id').value = answer.request_id;
   byId('copy-status').textContent = '';
 
-  const composition = compositionWords(answer);
+  const composition = tooShort ? undefined : compositionWords(answer);
   byId('composition-box').hidden = !composition;
   if (composition) {
     result.dataset.composition = answer.composition;
@@ -71,12 +75,13 @@ export function renderResult(answer, submittedText) {
     byId('composition-sentence').textContent = composition.sentence;
   } else delete result.dataset.composition;
 
-  renderSegments(answer.segments, submittedText, answer.generated_spans ?? []);
+  renderSegments(tooShort ? [] : answer.segments, submittedText, tooShort ? [] : (answer.generated_spans ?? []));
 
   const warningsNote = answer.warnings.length ? ` ${answer.warnings.length} warning${answer.warnings.length > 1 ? 's' : ''}.` : '';
   const compositionNote = composition ? ` ${composition.label}: ${composition.sentence}` : '';
-  byId('result-announcement').textContent =
-    `Result: ${formatPercent(probability)} probability of AI writing. ${verdict.label}, ${confidenceWords(answer.confidence).toLowerCase()}.${compositionNote}${warningsNote}`;
+  byId('result-announcement').textContent = tooShort
+    ? `Result: ${verdict.label}. ${verdict.sentence}${warningsNote}`
+    : `Result: ${formatPercent(probability)} probability of AI writing. ${verdict.label}, ${confidenceWords(answer.confidence).toLowerCase()}.${compositionNote}${warningsNote}`;
 }
 
 /**

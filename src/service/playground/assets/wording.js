@@ -55,8 +55,25 @@ const WARNINGS = {
     'There is no calibration for this mode in this language yet, so the language’s general calibration was used: the score is less precise and never called likely AI-generated.',
   // Only author-level answers (several messages of one member) carry it; kept here so the page never
   // shows a raw code if one is pasted into it some day.
-  too_little_evidence: 'There are too few usable messages by this author to judge them together, so the verdict is held back.',
+  too_little_evidence: 'There are too few words to judge (under about 40), so no verdict and no score are given.',
+  language_mismatch:
+    'The text is clearly in another language than the one chosen, so it was scored with a model for the wrong language: the score means little and is never called likely AI-generated. Choose “Detect automatically” and check again.',
 };
+
+/**
+ * What the page says instead of a verdict below the evidence floor (the API's `too_little_evidence`):
+ * no verdict either way, and no percentage, which would read as one all the same.
+ */
+export const TOO_SHORT = {
+  label: 'Too short to judge',
+  sentence:
+    'Under about 40 words the detector cannot tell AI-generated from human writing, so it gives no verdict and the page shows no score. Check a longer passage.',
+};
+
+/** @param {{ warnings?: string[] }} answer */
+export function tooShortToJudge(answer) {
+  return Array.isArray(answer.warnings) && answer.warnings.includes('too_little_evidence');
+}
 
 /**
  * A sentence for every warning, including codes added to the API after this page was written.
