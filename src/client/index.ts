@@ -7,6 +7,7 @@
  *   const client = new DetectClient({ apiKey, baseUrl });
  *   const result = await client.detect({ text, mode: 'academic' });
  *   const author = await client.detectAuthor({ messages: ['…', '…'] });
+ *   const report = await client.detectFile(await readFile('essay.pdf'), { filename: 'essay.pdf' });
  */
 export {
   DetectClient,
@@ -14,6 +15,7 @@ export {
   type ClientStats,
   type DetectCallOptions,
   type DetectClientOptions,
+  type DetectFileOptions,
   type DetectManyOptions,
   type DetectManyProgress,
   type DetectManyResult,
@@ -30,6 +32,10 @@ export {
   COMPOSITIONS,
   CONFIDENCES,
   ERROR_CODES,
+  FILE_CHARS_PER_UNIT,
+  FILE_ERRORS,
+  FILE_TYPES,
+  fileRequestCost,
   LANGUAGES,
   MODES,
   SKIP_REASONS,
