@@ -5,7 +5,9 @@
  * and pages), read in worker threads by src/documents, and scored by the engine. What it costs is
  * `fileRequestCost` (src/contract.ts), charged through the `limits` plugin once the text's length is
  * known; a key has at most FILES_PER_KEY files being read at once, so one caller cannot fill the
- * readers' queue.
+ * readers' queue. When the engine runs in worker threads, a document's text (up to MAX_TEXT_CHARS,
+ * far longer than most /v1/detect texts) is scored by an engine lane of its own (FILE_WORKERS
+ * threads), so other callers' short texts never wait behind a 20-page report in the scoring queue.
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -14,7 +16,7 @@ import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
 import { UnsupportedLanguageError } from '../../detector/types.ts';
 import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
 import type { ResolvedConfig } from '../config.ts';
-import type { EngineHost } from '../engine.ts';
+import { createEngineHost, type EngineHost } from '../engine.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import type { CostBasis } from '../plugins/limits.ts';
@@ -23,7 +25,15 @@ import { assertEngineReady, codePointLength, unsupportedLanguage } from './commo
 
 type FileConfig = Pick<
   ResolvedConfig,
-  'maxTextChars' | 'maxFileBytes' | 'maxFilePages' | 'maxFileUnpackedBytes' | 'fileWorkers' | 'fileTimeoutMs' | 'fileWorkersAtStart'
+  | 'maxTextChars'
+  | 'maxFileBytes'
+  | 'maxFilePages'
+  | 'maxFileUnpackedBytes'
+  | 'fileWorkers'
+  | 'fileTimeoutMs'
+  | 'fileWorkersAtStart'
+  | 'workers'
+  | 'modelPath'
 >;
 
 export interface FileRouteOptions {
@@ -33,6 +43,11 @@ export interface FileRouteOptions {
 
 /** Files one key may have being read (or waiting for a reader) at once. */
 export const FILES_PER_KEY = 2;
+/**
+ * Niceness of the threads reading and scoring documents (Linux): a document is seconds of bulk CPU
+ * work that can wait a little; a /v1/detect caller's short text should not wait behind it.
+ */
+const FILE_THREAD_NICE = 10;
 /** Room for the form's boundaries, part headers and fields around the file itself. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 const FIELDS = ['mode', 'language', 'segments'] as const;
@@ -145,6 +160,7 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
     timeoutMs: config.fileTimeoutMs,
     maxPages: config.maxFilePages,
     maxUnpackedBytes: config.maxFileUnpackedBytes,
+    nice: FILE_THREAD_NICE,
   });
   if (config.fileWorkersAtStart) {
     // Not awaited: the service answers /v1/detect while pdf.js warms up.
@@ -152,7 +168,40 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       void reader.ready();
     });
   }
-  app.addHook('onClose', async () => reader.close());
+  // The file lane's engine, started on the first file (or with the service, see fileWorkersAtStart).
+  let lane: EngineHost | undefined;
+  const laneEngine = (): EngineHost => {
+    if (config.workers === 0) return engine;
+    if (!lane) {
+      lane = createEngineHost(
+        config.modelPath,
+        config.fileWorkers,
+        (err) => app.log.error({ err: { message: err.message } }, 'a file scoring worker exited; it is replaced'),
+        FILE_THREAD_NICE,
+      );
+      lane.loaded.catch((err: Error) => app.log.error({ err: { message: err.message } }, 'the file scoring lane failed to load'));
+    }
+    return lane;
+  };
+  /** The lane when it is loaded, else the shared engine (while the lane loads, or if it cannot). */
+  const scorer = async (): Promise<EngineHost> => {
+    const own = laneEngine();
+    if (own === engine) return engine;
+    try {
+      await Promise.race([own.loaded, new Promise((_, reject) => setTimeout(reject, 5_000).unref())]);
+      return own.state === 'ready' ? own : engine;
+    } catch {
+      return engine;
+    }
+  };
+  if (config.fileWorkersAtStart) {
+    app.addHook('onReady', async () => {
+      laneEngine();
+    });
+  }
+  app.addHook('onClose', async () => {
+    await Promise.all([reader.close(), lane?.close()]);
+  });
 
   await app.register(multipart, {
     limits: {
@@ -239,9 +288,10 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       const cost = fileRequestCost(text.length);
       request.ctx.costUnits = cost;
       await reply.chargeUnits(cost, FILE_BASIS);
+      const scoring = await scorer();
       let result;
       try {
-        result = await engine.detect(text, options);
+        result = await scoring.detect(text, options);
       } catch (err) {
         if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
           throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');
