@@ -4,16 +4,7 @@
  * from what the server enforces. Only keywords that mean the same in draft-07 (ajv) and 2020-12
  * (OpenAPI 3.1) are used.
  */
-import {
-  AUTHOR_MAX_MESSAGES,
-  AUTHOR_MESSAGES_PER_UNIT,
-  COMPOSITIONS,
-  CONFIDENCES,
-  LANGUAGES,
-  MODES,
-  SKIP_REASONS,
-  VERDICTS,
-} from '../contract.ts';
+import { AUTHOR_MAX_MESSAGES, CHARS_PER_UNIT, COMPOSITIONS, CONFIDENCES, LANGUAGES, MODES, SKIP_REASONS, VERDICTS } from '../contract.ts';
 
 export function detectRequestSchema(maxTextChars: number) {
   return {
@@ -27,7 +18,7 @@ export function detectRequestSchema(maxTextChars: number) {
         maxLength: maxTextChars,
         // At least one non-whitespace character: a blank text has nothing to score.
         pattern: '\\S',
-        description: `The text to check: non-blank, at most ${maxTextChars} characters (Unicode code points). Must not contain NUL characters or unpaired UTF-16 surrogates.`,
+        description: `The text to check: non-blank, at most ${maxTextChars} characters (Unicode code points). Must not contain NUL characters or unpaired UTF-16 surrogates. Each started ${CHARS_PER_UNIT} characters cost one unit of the key's rate limit.`,
       },
       mode: {
         type: 'string',
@@ -224,7 +215,7 @@ export function detectAuthorRequestSchema(maxMessageChars: number, maxTotalChars
           maxLength: maxMessageChars,
           description: `One message, at most ${maxMessageChars} characters (Unicode code points); no NUL characters or unpaired UTF-16 surrogates. Blank messages are accepted and reported as skipped ("empty").`,
         },
-        description: `1 to ${AUTHOR_MAX_MESSAGES} messages of one author, in any order (the answer keeps it), holding at most ${maxTotalChars} characters together. Each started group of ${AUTHOR_MESSAGES_PER_UNIT} messages costs one unit of the key's rate limit.`,
+        description: `1 to ${AUTHOR_MAX_MESSAGES} messages of one author, in any order (the answer keeps it), holding at most ${maxTotalChars} characters together. Each started ${CHARS_PER_UNIT} characters of all messages together cost one unit of the key's rate limit.`,
       },
       mode: {
         type: 'string',
