@@ -11,7 +11,7 @@
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { FILE_CHARS_PER_UNIT, FILE_ERRORS, LANGUAGES, MODES, fileRequestCost } from '../../contract.ts';
+import { countChars, FILE_ERRORS, fileRequestCost, LANGUAGES, MODES } from '../../contract.ts';
 import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
 import { UnsupportedLanguageError } from '../../detector/types.ts';
 import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
@@ -19,9 +19,8 @@ import type { ResolvedConfig } from '../config.ts';
 import { createEngineHost, type EngineHost } from '../engine.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
-import type { CostBasis } from '../plugins/limits.ts';
 import { detectFileResponseSchema } from '../schemas.ts';
-import { assertEngineReady, codePointLength, unsupportedLanguage } from './common.ts';
+import { assertEngineReady, unsupportedLanguage } from './common.ts';
 
 type FileConfig = Pick<
   ResolvedConfig,
@@ -51,13 +50,6 @@ const FILE_THREAD_NICE = 10;
 /** Room for the form's boundaries, part headers and fields around the file itself. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 const FIELDS = ['mode', 'language', 'segments'] as const;
-
-const FILE_BASIS: CostBasis = {
-  rule: `one per started ${FILE_CHARS_PER_UNIT} characters read from the file`,
-  param: 'file',
-  fitBudget: (max) => `send a part of the document of at most ${max * FILE_CHARS_PER_UNIT} characters`,
-  lighter: 'send a shorter part of the document',
-};
 
 interface FormInput {
   name: string;
@@ -276,7 +268,7 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       request.ctx.filePages = document.pages;
       const text = document.text;
       request.ctx.textLength = text.length;
-      const characters = codePointLength(text);
+      const characters = countChars(text);
       if (characters > config.maxTextChars) {
         throw new ApiError(
           413,
@@ -285,13 +277,15 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
           { param: 'file', details: { max_chars: config.maxTextChars, characters } },
         );
       }
-      const cost = fileRequestCost(text.length);
+      const cost = fileRequestCost(characters);
       request.ctx.costUnits = cost;
-      await reply.chargeUnits(cost, FILE_BASIS);
+      await reply.chargeUnits(cost);
       const scoring = await scorer();
       let result;
       try {
-        result = await scoring.detect(text, options);
+        // The shared engine is taken in turns between keys (the limits plugin's fair queue); the
+        // file lane has its own threads, and a key may have only FILES_PER_KEY files in it.
+        result = scoring === engine ? await request.inTurn(() => engine.detect(text, options)) : await scoring.detect(text, options);
       } catch (err) {
         if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
           throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');
