@@ -21,6 +21,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { fileRequestCost } from '../src/contract.ts';
 import { extractDocument } from '../src/documents/extract.ts';
 import { buildDocx, buildDocxBomb, buildPdf, inOrderShare, paragraphs } from '../test/helpers/documents.ts';
 
@@ -167,7 +168,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < RUNS; i++) {
         const answer = await upload(bytes, name.startsWith('DOCX') ? 'report.docx' : 'report.pdf');
         if (answer.status !== 200) throw new Error(`${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
-        cost = Math.max(1, Math.ceil(answer.body.file.characters / 10_000));
+        cost = fileRequestCost(answer.body.file.characters);
         times.push(answer.ms);
       }
       console.log(
