@@ -1,12 +1,18 @@
 /**
- * Fairness between keys in front of the scoring engine. At most `capacity` jobs are with the
- * engine at once (one per worker thread, or one on the main thread); the others wait here, one
- * line per key, and a freed place goes to the waiting key that has the fewest jobs running (the
- * one served longest ago among equals). One key's burst thus queues behind itself: another key's
- * call waits for at most the jobs already running, not for the whole burst. Work-conserving: a
- * key alone uses every place.
+ * Fairness between keys in front of the scoring engine. Jobs wait here, one line per key, and a
+ * free place goes to the waiting key that has the fewest jobs running (the one served longest ago
+ * among equals). One key's burst thus queues behind itself: another key's call waits for the jobs
+ * already with the engine, not for the whole burst. Work-conserving: a key alone uses every place.
+ *
+ * How many jobs the engine holds at once: with worker threads, up to two per worker of light jobs
+ * (one unit of cost), so a worker finds its next text at once instead of idling while the main
+ * thread hands it over (short texts take a few ms); heavy jobs (more than one unit) only while
+ * fewer than one per worker are with the engine, so a call of another key that arrives waits for
+ * at most one heavy job on its worker. On the main thread (no workers) one job at a time, and the
+ * next starts from the event loop so requests that arrived meanwhile are read first.
  */
 interface Waiting {
+  weight: number;
   start(): void;
 }
 
@@ -18,14 +24,19 @@ interface Line {
 }
 
 export class FairQueue {
+  readonly #slots: number;
   readonly #capacity: number;
+  readonly #onMainThread: boolean;
   readonly #lines = new Map<string, Line>();
   #running = 0;
   #starts = 0;
   #waiting = 0;
 
-  constructor(capacity: number) {
-    this.#capacity = Math.max(1, capacity);
+  /** `workers`: the engine's worker threads; 0 when it scores on the main thread. */
+  constructor(workers: number) {
+    this.#onMainThread = workers <= 0;
+    this.#slots = Math.max(1, workers);
+    this.#capacity = this.#onMainThread ? 1 : 2 * this.#slots;
   }
 
   /** Jobs waiting for a place (not yet with the engine). */
@@ -33,8 +44,8 @@ export class FairQueue {
     return this.#waiting;
   }
 
-  /** Runs `job` when `owner` gets its turn; resolves or rejects with it. */
-  run<T>(owner: string, job: () => Promise<T>): Promise<T> {
+  /** Runs `job` when `owner` gets its turn; resolves or rejects with it. `weight`: the call's units. */
+  run<T>(owner: string, job: () => Promise<T>, weight = 1): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let line = this.#lines.get(owner);
       if (!line) {
@@ -43,6 +54,7 @@ export class FairQueue {
       }
       const current = line;
       current.waiting.push({
+        weight,
         start: () => {
           current.running++;
           this.#running++;
@@ -56,10 +68,10 @@ export class FairQueue {
             current.running--;
             this.#running--;
             if (current.running === 0 && current.waiting.length === 0) this.#lines.delete(owner);
-            // The next job starts from the event loop, not from this job's promise chain: with the
-            // engine on the main thread, requests that arrived meanwhile are read first and can
-            // join the lines before the next place is given.
-            setImmediate(() => this.#dispatch());
+            // On the main thread the next job starts from the event loop, not from this job's
+            // promise chain, so requests that arrived meanwhile are read and can join the lines.
+            if (this.#onMainThread) setImmediate(() => this.#dispatch());
+            else this.#dispatch();
           });
         },
       });
@@ -70,9 +82,11 @@ export class FairQueue {
 
   #dispatch(): void {
     while (this.#running < this.#capacity && this.#waiting > 0) {
+      const heavyFits = this.#running < this.#slots;
       let next: Line | undefined;
       for (const line of this.#lines.values()) {
         if (line.waiting.length === 0) continue;
+        if (!heavyFits && line.waiting[0]!.weight > 1) continue;
         if (!next || line.running < next.running || (line.running === next.running && line.lastStart < next.lastStart)) next = line;
       }
       if (!next) return;

@@ -27,8 +27,17 @@ const statuses = (answers: Answer[]) => answers.map((a) => a.status).sort();
 describe('charging is atomic', () => {
   for (const [backend, options] of Object.entries(backends)) {
     it(`65 concurrent /v1/detect calls on a fresh 60-per-minute key: 60 pass, 5 are refused (${backend})`, async () => {
-      const service = await startTestService({ rateLimitMax: 60, rateLimitWindow: '1 minute', ...(await options()) });
+      // A key the server has not seen yet (the issue's case): the calls that find it unknown all wait
+      // for one re-read of the key file, then go on together.
+      const service = await startTestService({
+        rateLimitMax: 60,
+        rateLimitWindow: '1 minute',
+        apiKeysRefreshMs: 60_000,
+        ...(await options()),
+      });
       try {
+        // Open the connections first, so the 65 calls arrive together.
+        await Promise.all(Array.from({ length: 65 }, () => call(service, '/healthz')));
         const key = await service.newKey();
         const answers = await Promise.all(Array.from({ length: 65 }, () => detect(service, key, { text: SHORT })));
         expect(statuses(answers).filter((s) => s === 200)).toHaveLength(60);

@@ -27,7 +27,7 @@ declare module 'fastify' {
     chargeUnits(cost: number): Promise<void>;
   }
   interface FastifyRequest {
-    /** Runs `job` (a call to the engine) when this request's key gets its turn. */
+    /** Runs `job` (a call to the engine) when this request's key gets its turn (weighed by `ctx.costUnits`). */
     inTurn<T>(job: () => Promise<T>): Promise<T>;
   }
 }
@@ -124,9 +124,9 @@ async function limitsPlugin(app: FastifyInstance, { config, counters }: LimitsOp
   }
   app.decorateReply('chargeUnits', chargeUnits);
 
-  const turns = new FairQueue(config.workers > 0 ? config.workers : 1);
+  const turns = new FairQueue(config.workers);
   app.decorateRequest('inTurn', function inTurn<T>(this: FastifyRequest, job: () => Promise<T>): Promise<T> {
-    return turns.run(counterKey(this), job);
+    return turns.run(counterKey(this), job, this.ctx.costUnits ?? 1);
   });
 }
 
