@@ -272,3 +272,39 @@ describe('POST /v1/detect/file and the rest of the service', () => {
     }
   });
 });
+
+describe('POST /v1/detect/file with the engine in worker threads', () => {
+  let threaded: TestService;
+  let threadedKey: string;
+  beforeAll(async () => {
+    threaded = await startTestService({ workers: 1, fileWorkers: 1 });
+    threadedKey = await threaded.newKey();
+  }, 60_000);
+  afterAll(async () => threaded?.stop());
+
+  async function send(pdf: Buffer): Promise<{ status: number; body: any }> {
+    const form = new FormData();
+    form.append('file', new Blob([pdf as Uint8Array<ArrayBuffer>]), 'report.pdf');
+    const response = await fetch(`${threaded.url}/v1/detect/file`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${threadedKey}` },
+      body: form,
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
+  it('scores in the file lane the same as the main engine, and lets one key have only 2 files in at once', async () => {
+    const pdf = buildPdf({ paragraphs: SOURCE, linesPerPage: 30 });
+    const lane = await send(pdf);
+    expect(lane.status, JSON.stringify(lane.body).slice(0, 300)).toBe(200);
+    // The engine is deterministic: the main-thread service above gives the same figure for the same file.
+    expect(lane.body.ai_probability).toBe((await upload(pdf, 'report.pdf')).body.ai_probability);
+
+    const answers = await Promise.all(Array.from({ length: 5 }, () => send(pdf)));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(2);
+    const refused = answers.filter((answer) => answer.status === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(refused[0]?.body.error.message).toMatch(/already has 2 files being read/);
+  }, 60_000);
+});
