@@ -93,10 +93,12 @@ describe('DocumentReader (worker threads)', () => {
   });
 
   it('gives up on a file after the time limit, replaces the worker, and reads the next file', async () => {
-    const reader = new DocumentReader({ workers: 1, timeoutMs: 30, ...LIMITS });
+    // 400 ms: far less than the ~140-page PDF below takes (seconds), far more than a short text
+    // file takes even on a loaded machine (a few ms).
+    const reader = new DocumentReader({ workers: 1, timeoutMs: 400, ...LIMITS, maxPages: 500 });
     readers.push(reader);
     await reader.ready();
-    const big = buildPdf({ paragraphs: paragraphs(8000, 110), linesPerPage: 30 });
+    const big = buildPdf({ paragraphs: paragraphs(60_000, 110), linesPerPage: 30 });
     const err = await failure(reader.read(big));
     expect(err.code).toBe('file_unreadable');
     expect(err.message).toMatch(/took longer than/);
