@@ -93,12 +93,12 @@ describe('DocumentReader (worker threads)', () => {
   });
 
   it('gives up on a file after the time limit, replaces the worker, and reads the next file', async () => {
-    // 400 ms: far less than the ~140-page PDF below takes (seconds), far more than a short text
-    // file takes even on a loaded machine (a few ms).
-    const reader = new DocumentReader({ workers: 1, timeoutMs: 400, ...LIMITS, maxPages: 500 });
+    // 250 ms: far less than the 341-page PDF below takes (0.9 s on a warm, idle machine; more when
+    // loaded), far more than a short text file takes on the fresh worker (a few ms).
+    const reader = new DocumentReader({ workers: 1, timeoutMs: 250, ...LIMITS, maxPages: 1000 });
     readers.push(reader);
     await reader.ready();
-    const big = buildPdf({ paragraphs: paragraphs(60_000, 110), linesPerPage: 30 });
+    const big = buildPdf({ paragraphs: paragraphs(250_000, 110), linesPerPage: 60 });
     const err = await failure(reader.read(big));
     expect(err.code).toBe('file_unreadable');
     expect(err.message).toMatch(/took longer than/);
