@@ -300,7 +300,9 @@ describe('POST /v1/detect/file with the engine in worker threads', () => {
     // The engine is deterministic: the main-thread service above gives the same figure for the same file.
     expect(lane.body.ai_probability).toBe((await upload(pdf, 'report.pdf')).body.ai_probability);
 
-    const answers = await Promise.all(Array.from({ length: 5 }, () => send(pdf)));
+    // Long reports (~50,000 characters each, a few hundred ms to read and score), all sent at once.
+    const report = buildPdf({ paragraphs: paragraphs(7800, 110), spreadOver: 20 });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => send(report)));
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(2);
     const refused = answers.filter((answer) => answer.status === 429);
