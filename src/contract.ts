@@ -1,5 +1,6 @@
 /**
- * The wire contract of POST /v1/detect: request, response, error envelope and error codes.
+ * The wire contract of POST /v1/detect (and /v1/detect/author, /v1/detect/file): request, response,
+ * error envelope and error codes.
  *
  * One module, imported by the service (which enforces it: src/service/schemas.ts builds its JSON
  * Schemas from these lists), by the client SDK (which speaks it) and by the bots, so the three cannot
@@ -142,16 +143,53 @@ export interface DetectResponse {
 /** Most messages one author request may carry. */
 export const AUTHOR_MAX_MESSAGES = 200;
 
-/** Messages of an author request that cost one unit of the key's rate limit (a single text costs one). */
-export const AUTHOR_MESSAGES_PER_UNIT = 10;
+/**
+ * Characters (Unicode code points) of submitted text that cost one unit of a key's rate limit. The
+ * work a call causes follows its characters, on both scoring routes, so the cost does too: a text
+ * of up to 5,000 characters costs 1 unit, 5,001 to 10,000 cost 2, and ten messages of 5,000
+ * characters cost 10 whether they are sent as ten texts or as one author.
+ */
+export const CHARS_PER_UNIT = 5000;
+
+/** Characters of `text` as the service counts them: Unicode code points (as JSON Schema's maxLength does). */
+export function countChars(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        pairs++;
+        i++;
+      }
+    }
+  }
+  return text.length - pairs;
+}
+
+/** Units for `chars` characters of text: one per started CHARS_PER_UNIT, at least 1. */
+export function unitsForChars(chars: number): number {
+  return Math.max(1, Math.ceil(chars / CHARS_PER_UNIT));
+}
 
 /**
- * Units of the key's rate limit one `POST /v1/detect/author` request with `messageCount` messages
- * costs: one per started group of AUTHOR_MESSAGES_PER_UNIT messages (1 to 20). The server charges
- * it and the SDK paces by it, so both count the same.
+ * Units of the key's rate limit one `POST /v1/detect` call costs: one per started CHARS_PER_UNIT
+ * characters of `text` (1 to 10 with the default 50,000-character limit). The server charges it,
+ * and the SDK and the bots' queue pace by it, so all count the same.
  */
-export function authorRequestCost(messageCount: number): number {
-  return Math.max(1, Math.ceil(messageCount / AUTHOR_MESSAGES_PER_UNIT));
+export function detectRequestCost(text: string): number {
+  return unitsForChars(countChars(text));
+}
+
+/**
+ * Units one `POST /v1/detect/author` call costs: one per started CHARS_PER_UNIT characters of all
+ * messages together (1 to 10 with the default 50,000-character limit), however many messages hold
+ * them. The server charges it, and the SDK and the bots' queue pace by it.
+ */
+export function authorRequestCost(messages: readonly string[]): number {
+  let chars = 0;
+  for (const message of messages) if (typeof message === 'string') chars += countChars(message);
+  return unitsForChars(chars);
 }
 
 /**
@@ -206,6 +244,64 @@ export interface DetectAuthorResponse {
   model: string;
 }
 
+/** Formats `POST /v1/detect/file` reads, told from the file's bytes (never its name or declared type). */
+export const FILE_TYPES = ['pdf', 'docx', 'text', 'markdown', 'html'] as const;
+export type FileType = (typeof FILE_TYPES)[number];
+
+/**
+ * Characters of a file's extracted text that cost one unit: the same CHARS_PER_UNIT as every scoring
+ * route (kept as its own name for callers written against the first files contract).
+ */
+export const FILE_CHARS_PER_UNIT = CHARS_PER_UNIT;
+
+/**
+ * Units of the key's rate limit one `POST /v1/detect/file` request costs: one per started
+ * CHARS_PER_UNIT characters of the text read out of the file, at least one, exactly what a
+ * `/v1/detect` call with that text costs (a 50,000-character report costs 10). The server charges it
+ * once the text is extracted, counting code points; the answer's `file.characters` (UTF-16 units) is
+ * never fewer, so pacing by `fileRequestCost(file.characters)` never undercounts. A file refused
+ * before its text is read (wrong type, too large, unreadable, no text) costs one unit, like any
+ * refused request.
+ */
+export function fileRequestCost(characters: number): number {
+  return unitsForChars(characters);
+}
+
+/**
+ * The form fields of `POST /v1/detect/file` (multipart/form-data) besides the document itself, which
+ * goes in the field `file`. Same meaning and defaults as the fields of `/v1/detect`.
+ */
+export interface DetectFileFields {
+  /** Calibration to apply; the server defaults to `general`. */
+  mode?: Mode;
+  /** Omit to let the server detect it from the extracted text; text in neither language is rejected with 422. */
+  language?: Language;
+  /** Ask for a score per sentence (form value `true` or `false`). */
+  segments?: boolean;
+}
+
+/** What the server read out of the file. */
+export interface FileInfo {
+  /** The file name the caller sent (its last path part, at most 255 characters); only echoed, never used to tell the type. */
+  name: string;
+  /** The format told from the file's bytes. */
+  type: FileType;
+  /** Pages of a PDF; null for formats without pages (DOCX, text, Markdown, HTML). */
+  pages: number | null;
+  /** UTF-16 length of the extracted text that was scored; segment offsets refer to this text. */
+  characters: number;
+}
+
+/**
+ * The answer of `POST /v1/detect/file`: the `/v1/detect` answer for the text read out of the file,
+ * plus `file`. Segment and span offsets are UTF-16 offsets into the extracted text, and each segment
+ * carries its `text`, so a caller can show which part is meant without the extracted text itself.
+ * Repeated page headers, footers and page numbers are left out of that text.
+ */
+export interface DetectFileResponse extends DetectResponse {
+  file: FileInfo;
+}
+
 /** `error.type` values, one per family of status codes. */
 export type ErrorType =
   | 'invalid_request_error' // 400, 404, 405, 408, 413, 414, 415, 417, 422, 431
@@ -244,12 +340,38 @@ export const ERROR_CODES = [
   'expectation_failed',
   'headers_too_large',
   'unsupported_language',
+  // POST /v1/detect/file (messages: FILE_ERROR_MESSAGES below).
+  'unsupported_file_type',
+  'file_too_large',
+  'too_many_pages',
+  'file_unreadable',
+  'no_text_in_file',
   'rate_limited',
   'internal_error',
   'not_ready',
 ] as const;
 export type KnownErrorCode = (typeof ERROR_CODES)[number];
 export type ErrorCode = KnownErrorCode | (string & {});
+
+/**
+ * The errors only `POST /v1/detect/file` answers with, their status, and what each means. The
+ * extracted text itself is then checked like a `/v1/detect` text: `text_too_long` (413) over the
+ * server's MAX_TEXT_CHARS, `unsupported_language` (422) in neither language. A file without any
+ * text gives `no_text_in_file`, never a blank-text `invalid_request`.
+ */
+export const FILE_ERRORS = {
+  /** 415: the bytes are not a PDF, DOCX, plain text, Markdown or HTML file (an image, a zip, a program…). */
+  unsupported_file_type: 415,
+  /** 413: the upload is over the server's MAX_FILE_BYTES (default 10 MB). */
+  file_too_large: 413,
+  /** 413: the PDF has more pages than the server's MAX_FILE_PAGES (default 100). */
+  too_many_pages: 413,
+  /** 422: the file is encrypted (password-protected), corrupt, or unpacks to more than the server reads (a zip bomb). */
+  file_unreadable: 422,
+  /** 422: the file holds no text to read: a scanned PDF without a text layer (OCR is not done), or an empty document. */
+  no_text_in_file: 422,
+} as const satisfies Partial<Record<KnownErrorCode, number>>;
+export type FileErrorCode = keyof typeof FILE_ERRORS;
 
 /** The one error envelope every non-2xx answer of the service carries. */
 export interface ErrorEnvelope {

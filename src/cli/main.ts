@@ -23,7 +23,8 @@ const HELP = `Usage: textdetect [detect] [options] "text to check"
 Tells how likely a text was written by an AI system.
 
 Commands:
-  detect    score one text (argument or standard input) through the API; the default command
+  detect    score one text (argument or standard input), or a document with --file, through the
+            API; the default command
   score     score a JSONL file, through the API or in-process with --local; a line with
             "messages": ["…", "…"] instead of "text" judges several messages as one author
   eval      measure the engine on a labelled JSONL file (AUROC, TPR@1%FPR, calibration), in-process

@@ -10,25 +10,38 @@
 import { packageVersion } from '../version.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { Pool } from 'undici';
+import { FormData, Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import {
   AbortedError,
   AuthenticationError,
   ConnectionError,
   DetectError,
+  FileTooLargeError,
+  FileUnreadableError,
   InvalidRequestError,
+  NoTextInFileError,
   PermissionError,
   RateLimitError,
   ServerError,
   TimeoutError,
+  UnsupportedFileTypeError,
 } from './errors.ts';
 import { RequestLimiter, type LimiterOptions, type ResolvedLimiterConfig } from './limiter.ts';
 import { silentLogger, type ClientLogger } from './logger.ts';
 import type { RedisClient } from './redis.ts';
 import { backoffDelay, sleep } from './timing.ts';
-import { AUTHOR_MAX_MESSAGES, authorRequestCost } from '../contract.ts';
-import type { DetectAuthorRequest, DetectAuthorResponse, DetectRequest, DetectResponse, ErrorEnvelope, ErrorType } from '../contract.ts';
+import { AUTHOR_MAX_MESSAGES, authorRequestCost, detectRequestCost } from '../contract.ts';
+import type {
+  DetectAuthorRequest,
+  DetectAuthorResponse,
+  DetectFileFields,
+  DetectFileResponse,
+  DetectRequest,
+  DetectResponse,
+  ErrorEnvelope,
+  ErrorType,
+} from '../contract.ts';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -99,6 +112,27 @@ export interface DetectCallOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** What `detectFile` sends besides the bytes, and how the call runs. */
+export interface DetectFileOptions extends DetectFileFields, DetectCallOptions {
+  /**
+   * The file's name, e.g. `essay.pdf` (required). Echoed in the answer's `file.name` and in error
+   * messages; the server tells the format from the bytes, never from this name.
+   */
+  filename: string;
+  /**
+   * The declared media type sent with the file part, e.g. `application/pdf`. Informational only (the
+   * server ignores it when telling the format). Default: a Blob's own `type`, else
+   * `application/octet-stream`.
+   */
+  contentType?: string | undefined;
+  /** Calibration to apply (`academic`, `financial`, `legal`, `general`); the server defaults to `general`. */
+  mode?: DetectFileFields['mode'];
+  /** `en` or `tr`; omit to let the server detect it from the extracted text. */
+  language?: DetectFileFields['language'];
+  /** Ask for a score per sentence; each segment carries its `text` and offsets into the extracted text. Default false. */
+  segments?: boolean | undefined;
+}
+
 export type DetectManyResult =
   | { index: number; ok: true; response: DetectResponse; error?: undefined }
   | { index: number; ok: false; error: DetectError; response?: undefined };
@@ -145,7 +179,8 @@ type AttemptOutcome<T> =
 /** One logical API call: where it goes, what it sends, what it costs and how its answer is read. */
 interface CallSpec<T> {
   path: string;
-  body: string;
+  /** JSON text, or a multipart form (undici sets its content type with the boundary). */
+  body: string | FormData;
   /** Units of the key's rate limit the server charges for it (see `authorRequestCost`). */
   cost: number;
   /** The 2xx body as the expected answer, or undefined when it is not one. */
@@ -164,6 +199,7 @@ export class DetectClient {
   private readonly origin: string;
   private readonly path: string;
   private readonly authorPath: string;
+  private readonly filePath: string;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
   private readonly retryBaseMs: number;
@@ -206,6 +242,7 @@ export class DetectClient {
     this.origin = url.origin;
     this.path = `${url.pathname.replace(/\/+$/, '')}/v1/detect`;
     this.authorPath = `${this.path}/author`;
+    this.filePath = `${this.path}/file`;
     this.timeoutMs = positive(options.timeoutMs, 'timeoutMs') ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = nonNegativeInt(options.maxRetries, 'maxRetries') ?? DEFAULT_MAX_RETRIES;
     this.retryBaseMs = positive(options.retryBaseMs, 'retryBaseMs') ?? DEFAULT_RETRY_BASE_MS;
@@ -250,7 +287,7 @@ export class DetectClient {
 
   /**
    * Judges one author across 1 to AUTHOR_MAX_MESSAGES of their messages (POST /v1/detect/author).
-   * Paced as the server charges it: `authorRequestCost(messages.length)` units of the key's budget.
+   * Paced as the server charges it: `authorRequestCost(messages)` units of the key's budget (one per started 5,000 characters).
    * Throws a DetectError subclass when it cannot (see errors.ts).
    */
   async detectAuthor(request: DetectAuthorRequest, options: DetectCallOptions = {}): Promise<DetectAuthorResponse> {
@@ -263,10 +300,44 @@ export class DetectClient {
         ...(request.language !== undefined ? { language: request.language } : {}),
       });
       return this.call(
-        { path: this.authorPath, body, cost: authorRequestCost(messages.length), parse: parseAuthorResponse },
+        { path: this.authorPath, body, cost: authorRequestCost(messages), parse: parseAuthorResponse },
         requestId,
         options.signal,
       );
+    });
+  }
+
+  /**
+   * Scores the text of a document (POST /v1/detect/file): a PDF with a text layer, a DOCX, plain
+   * text, Markdown or HTML, sent as multipart/form-data. The server reads the text out of it; the
+   * answer is the `/v1/detect` answer for that text plus `file` (name, type, pages, characters).
+   *
+   * Bad files throw a FileError subclass (UnsupportedFileTypeError, FileTooLargeError,
+   * FileUnreadableError, NoTextInFileError); the extracted text can still be refused like a
+   * `/v1/detect` text (InvalidRequestError `text_too_long` or `unsupported_language`). The limiter
+   * paces it as one unit: the server charges `fileRequestCost(characters)` once it knows the length,
+   * and the client then follows the budget the server reports.
+   */
+  async detectFile(data: Uint8Array | Blob, options: DetectFileOptions): Promise<DetectFileResponse> {
+    return this.counted(options ?? ({} as DetectFileOptions), (requestId) => {
+      this.assertOpen(requestId);
+      const invalid = (message: string, param: string) => new InvalidRequestError(message, { code: 'invalid_request', param, requestId });
+      if (!(data instanceof Uint8Array) && !(data instanceof Blob)) {
+        throw invalid('detectFile needs the file as a Uint8Array (e.g. a Buffer) or a Blob.', 'data');
+      }
+      const filename = options?.filename;
+      if (typeof filename !== 'string' || filename.trim() === '') {
+        throw invalid('detectFile needs { filename }, e.g. "essay.pdf"; it names the file in the answer.', 'filename');
+      }
+      const form = new FormData();
+      // Fields before the file, so the server knows them before the bytes arrive.
+      if (options.mode !== undefined) form.append('mode', options.mode);
+      if (options.language !== undefined) form.append('language', options.language);
+      if (options.segments !== undefined) form.append('segments', String(options.segments));
+      const type = options.contentType ?? (data instanceof Blob && data.type ? data.type : 'application/octet-stream');
+      const blob = data instanceof Blob && !options.contentType ? data : new Blob([data as Uint8Array<ArrayBuffer>], { type });
+      form.append('file', blob, filename);
+      return this.call({ path: this.filePath, body: form, cost: 1, parse: parseFileResponse }, requestId, options.signal);
     });
   }
 
@@ -384,7 +455,8 @@ export class DetectClient {
       ...(request.language !== undefined ? { language: request.language } : {}),
       ...(request.segments !== undefined ? { segments: request.segments } : {}),
     });
-    return this.call({ path: this.path, body, cost: 1, parse: parseResponse }, requestId, callerSignal);
+    // Paced as the server charges it: one unit per started 5,000 characters.
+    return this.call({ path: this.path, body, cost: detectRequestCost(request.text), parse: parseResponse }, requestId, callerSignal);
   }
 
   /** Sends one call through the limiter, retrying what can succeed later. */
@@ -449,7 +521,7 @@ export class DetectClient {
           path: spec.path,
           headers: {
             authorization: `Bearer ${this.apiKey}`,
-            'content-type': 'application/json',
+            ...(typeof spec.body === 'string' ? { 'content-type': 'application/json' } : {}),
             accept: 'application/json',
             'user-agent': this.userAgent,
             'x-request-id': requestId,
@@ -567,8 +639,22 @@ function errorFor(
       return new PermissionError(message, init);
     case 'rate_limit_error':
       return new RateLimitError(message, { ...init, retryAfterMs: Math.round(waitMs ?? 0) });
-    case 'invalid_request_error':
-      return new InvalidRequestError(message, { ...init, param: envelope?.error.param });
+    case 'invalid_request_error': {
+      const withParam = { ...init, param: envelope?.error.param };
+      switch (code) {
+        case 'unsupported_file_type':
+          return new UnsupportedFileTypeError(message, withParam);
+        case 'file_too_large':
+        case 'too_many_pages':
+          return new FileTooLargeError(message, withParam);
+        case 'file_unreadable':
+          return new FileUnreadableError(message, withParam);
+        case 'no_text_in_file':
+          return new NoTextInFileError(message, withParam);
+        default:
+          return new InvalidRequestError(message, withParam);
+      }
+    }
     case 'api_error':
       return new ServerError(message, init);
     default:
@@ -660,6 +746,13 @@ function parseResponse(text: string): DetectResponse | undefined {
     // Falls through to "not a detection result".
   }
   return undefined;
+}
+
+function parseFileResponse(text: string): DetectFileResponse | undefined {
+  const value = parseResponse(text) as (DetectResponse & { file?: unknown }) | undefined;
+  const file = value?.file as Partial<DetectFileResponse['file']> | undefined;
+  if (!value || !file || typeof file.type !== 'string' || typeof file.characters !== 'number') return undefined;
+  return value as DetectFileResponse;
 }
 
 function parseAuthorResponse(text: string): DetectAuthorResponse | undefined {

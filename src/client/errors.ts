@@ -37,7 +37,7 @@ export class PermissionError extends DetectError {
   override name = 'PermissionError';
 }
 
-/** 400/404/405/413/415/422: the request itself must change; retrying cannot help. */
+/** 400/404/405/413/415/422: the request itself must change; retrying cannot help (file problems: FileError below). */
 export class InvalidRequestError extends DetectError {
   override name = 'InvalidRequestError';
   /** The offending field, when the server named one. */
@@ -77,4 +77,32 @@ export class ConnectionError extends DetectError {
 /** The caller's AbortSignal fired; never retried. */
 export class AbortedError extends DetectError {
   override name = 'AbortedError';
+}
+
+/**
+ * `POST /v1/detect/file`: the server could not score the document itself (status 413, 415 or 422);
+ * sending the same file again cannot help. The subclasses tell why; `code` is the server's.
+ */
+export class FileError extends InvalidRequestError {
+  override name = 'FileError';
+}
+
+/** 415 `unsupported_file_type`: the bytes are not a PDF, DOCX, plain text, Markdown or HTML file (told from the content, not the name). */
+export class UnsupportedFileTypeError extends FileError {
+  override name = 'UnsupportedFileTypeError';
+}
+
+/** 413 `file_too_large` (over the server's size limit) or `too_many_pages` (a PDF over its page limit). */
+export class FileTooLargeError extends FileError {
+  override name = 'FileTooLargeError';
+}
+
+/** 422 `file_unreadable`: encrypted (password-protected), corrupt, or unpacking to more than the server reads. */
+export class FileUnreadableError extends FileError {
+  override name = 'FileUnreadableError';
+}
+
+/** 422 `no_text_in_file`: nothing to read, e.g. a scanned PDF without a text layer (the server does no OCR). */
+export class NoTextInFileError extends FileError {
+  override name = 'NoTextInFileError';
 }

@@ -7,6 +7,7 @@
  *   const client = new DetectClient({ apiKey, baseUrl });
  *   const result = await client.detect({ text, mode: 'academic' });
  *   const author = await client.detectAuthor({ messages: ['…', '…'] });
+ *   const report = await client.detectFile(await readFile('essay.pdf'), { filename: 'essay.pdf' });
  */
 export {
   DetectClient,
@@ -14,6 +15,7 @@ export {
   type ClientStats,
   type DetectCallOptions,
   type DetectClientOptions,
+  type DetectFileOptions,
   type DetectManyOptions,
   type DetectManyProgress,
   type DetectManyResult,
@@ -25,11 +27,17 @@ export * from './errors.ts';
 export type * from './types.ts';
 export {
   AUTHOR_MAX_MESSAGES,
-  AUTHOR_MESSAGES_PER_UNIT,
   authorRequestCost,
+  CHARS_PER_UNIT,
+  countChars,
+  detectRequestCost,
   COMPOSITIONS,
   CONFIDENCES,
   ERROR_CODES,
+  FILE_CHARS_PER_UNIT,
+  FILE_ERRORS,
+  FILE_TYPES,
+  fileRequestCost,
   LANGUAGES,
   MODES,
   SKIP_REASONS,
