@@ -49,6 +49,8 @@ export const DETECT_OPTIONS = {
   segments: 'segments',
   /** `/detect user:@member`: check the member's recent messages in the channel instead of a text. */
   user: 'user',
+  /** `/detect file:<document>`: a PDF, DOCX, text or Markdown file, checked like a message's documents. */
+  file: 'file',
 } as const;
 
 /** Discord caps a string option at 6,000 characters; longer texts have to be checked as a message. */
@@ -137,6 +139,10 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
     .addBooleanOption((o) => o.setName(DETECT_OPTIONS.segments).setDescription('Also show the most AI-like sentences'))
     .addUserOption((o) =>
       o.setName(DETECT_OPTIONS.user).setDescription("Instead of a text: check this member's recent messages in this channel together"),
+    )
+    // Last, so the options registered before keep their places.
+    .addAttachmentOption((o) =>
+      o.setName(DETECT_OPTIONS.file).setDescription('A document to check: PDF (with a text layer), Word .docx, plain text or Markdown'),
     );
 
   const checkMessage = new ContextMenuCommandBuilder()
