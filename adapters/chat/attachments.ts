@@ -20,6 +20,8 @@ export interface ChatFile {
   size: number | undefined;
   /** Declared type (Discord `content_type`, Slack `mimetype`): only a hint; the service tells the type from the bytes. */
   mimeType: string | undefined;
+  /** Known before any download: why the file cannot be fetched (e.g. the platform refused to describe it). */
+  problem?: FileProblem | undefined;
 }
 
 /** Limits of the file checks, shared by both bots. */
@@ -172,6 +174,7 @@ function downloadFailed(status?: number): FileProblem {
  * allowed host, not answered in time, or not served.
  */
 export async function downloadFile(file: ChatFile, options: DownloadOptions): Promise<Uint8Array> {
+  if (file.problem) throw file.problem;
   if (file.size !== undefined && file.size > options.maxBytes) throw tooLargeProblem(file.size, options.maxBytes);
   if (!file.url) throw downloadFailed();
   const allowed = new Set(options.allowedOrigins.map((o) => originOf(o)).filter((o): o is string => o !== undefined));
