@@ -53,7 +53,11 @@ function oneFile(outcome: FileOutcome, index: number): KnownBlock[] {
     });
   }
   if (summary.highlights.length > 0) {
-    blocks.push({ type: 'section', block_id: `${id}_highlights`, text: mrkdwn(`*Most AI-like sentences*\n${quotes(summary.highlights, 800)}`) });
+    blocks.push({
+      type: 'section',
+      block_id: `${id}_highlights`,
+      text: mrkdwn(`*Most AI-like sentences*\n${quotes(summary.highlights, 800)}`),
+    });
   }
   blocks.push({
     type: 'context',

@@ -41,7 +41,10 @@ export async function checkSlackFiles(ctx: SlackAppContext, req: SlackFileCheck)
         }),
       detect: (data, file, options) => {
         if (!detectFile) {
-          throw new FileProblem('files_unavailable', 'This app is not set up to check documents (its detection client has no file checks).');
+          throw new FileProblem(
+            'files_unavailable',
+            'This app is not set up to check documents (its detection client has no file checks).',
+          );
         }
         return detectFile(data, {
           filename: file.name,

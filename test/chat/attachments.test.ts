@@ -19,7 +19,9 @@ const routes = new Map<string, Handler>();
 const seen: { server: 'host' | 'other'; path: string; headers: IncomingHttpHeaders }[] = [];
 
 function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 beforeAll(async () => {
@@ -145,7 +147,9 @@ describe('downloadFile', () => {
   });
 
   it('tells a sign-in page apart from the file when told what it means', async () => {
-    routes.set('/login', (res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><html>Sign in</html>'));
+    routes.set('/login', (res) =>
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><html>Sign in</html>'),
+    );
     const missing = new FileProblem('files_read_missing', 'lacks files:read');
     expect(await problemOf(downloadFile(file('/login'), { ...options(), htmlMeans: missing }))).toBe(missing);
     // A real HTML document is the file itself.

@@ -105,7 +105,13 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
           : undefined;
       if (fileOutcomes && countWords(rendered.text) === 0) {
         // A message that is only files (a PDF shared without a comment): the files are the answer.
-        await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, withFileBlocks(undefined, await fileOutcomes));
+        await replyEphemeral(
+          ctx,
+          client,
+          respond,
+          { channel, user: shortcut.user.id, threadTs },
+          withFileBlocks(undefined, await fileOutcomes),
+        );
         return;
       }
       let announced = false;
