@@ -272,7 +272,10 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
 }
 
 /** Checks a merged config and fills derived values; throws ConfigError naming the bad option. */
-export function resolveConfig(config: ServiceConfig): ServiceConfig & { rateLimitWindowMs: number; bodyLimitBytes: number } {
+/** The configuration with what it implies worked out: the window in ms and the body limit in bytes. */
+export type ResolvedConfig = ServiceConfig & { rateLimitWindowMs: number; bodyLimitBytes: number };
+
+export function resolveConfig(config: ServiceConfig): ResolvedConfig {
   const windowMs = parseDuration(config.rateLimitWindow);
   if (windowMs === undefined) throw new ConfigError(`rateLimitWindow "${String(config.rateLimitWindow)}" is not a duration.`);
   if (!Number.isSafeInteger(config.rateLimitMax) || config.rateLimitMax < 1) {

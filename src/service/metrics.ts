@@ -11,6 +11,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineHost } from './engine.ts';
 import { listenUrl } from './listen-url.ts';
@@ -125,7 +126,7 @@ const plugin: FastifyPluginAsync<MetricsOptions> = async (app: FastifyInstance, 
 
   const port = options.port;
   if (port === undefined) {
-    app.get('/metrics', async (_request, reply) => {
+    app.get('/metrics', { config: { unlimited: true } }, async (_request, reply) => {
       reply.header('Content-Type', registry.contentType).header('Cache-Control', 'no-store');
       return registry.metrics();
     });
@@ -151,7 +152,5 @@ const plugin: FastifyPluginAsync<MetricsOptions> = async (app: FastifyInstance, 
   });
 };
 
-// Not encapsulated (what fastify-plugin does): the onResponse hook must see every route.
-(plugin as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;
-
-export const metricsPlugin = plugin;
+// Not encapsulated: the onResponse hook must see every route.
+export const metricsPlugin = fp(plugin, { name: 'metrics', dependencies: ['envelope'] });

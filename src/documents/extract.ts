@@ -1,0 +1,62 @@
+/**
+ * Reads the prose out of a document, whatever thread it runs in (the service runs it in a worker:
+ * see pool.ts). The format is told from the bytes (sniff.ts), never from a name.
+ */
+import { extractDocx } from './docx.ts';
+import { htmlToText } from './html.ts';
+import { markdownToText } from './markdown.ts';
+import { extractPdf } from './pdf.ts';
+import { sniffType } from './sniff.ts';
+import { DocumentError, type ExtractedDocument, type ExtractLimits } from './types.ts';
+
+export async function extractDocument(bytes: Uint8Array, limits: ExtractLimits): Promise<ExtractedDocument> {
+  if (isEncryptedOffice(bytes)) {
+    throw new DocumentError(
+      'file_unreadable',
+      'The Word document is encrypted (it needs a password to open), so its text cannot be read; send a copy saved without a password.',
+      { type: 'docx' },
+    );
+  }
+  const type = await sniffType(bytes);
+  switch (type) {
+    case 'pdf':
+      return extractPdf(bytes, limits);
+    case 'docx':
+      return extractDocx(bytes, limits);
+    default: {
+      const source = new TextDecoder().decode(bytes).replace(/^\uFEFF/, '');
+      const text = type === 'html' ? htmlToText(source) : type === 'markdown' ? markdownToText(source) : plainText(source);
+      if (!/\p{L}/u.test(text)) {
+        throw new DocumentError(
+          'no_text_in_file',
+          'The file holds no words to check (it is empty or only whitespace, digits and symbols).',
+          {
+            type,
+          },
+        );
+      }
+      return { type, pages: null, text };
+    }
+  }
+}
+
+/** Line endings unified and trailing spaces trimmed; the text is otherwise scored as written. */
+function plainText(source: string): string {
+  return source
+    .replace(/\r\n?/g, '\n')
+    .replace(/[ \t]+$/gm, '')
+    .trim();
+}
+
+const CFB_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+const ENCRYPTED_PACKAGE = Buffer.from('EncryptedPackage', 'utf16le');
+
+/**
+ * Word (and every Office program) saves a password-protected .docx not as a zip but as an OLE
+ * compound file holding an `EncryptedPackage` stream; told apart here from an old binary .doc,
+ * which is refused as an unsupported type.
+ */
+function isEncryptedOffice(bytes: Uint8Array): boolean {
+  if (bytes.length < 512 || !CFB_MAGIC.every((byte, i) => bytes[i] === byte)) return false;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(ENCRYPTED_PACKAGE);
+}

@@ -1,0 +1,185 @@
+/**
+ * The prose of a PDF's text layer, read with pdf.js (through unpdf's build for servers). Lines are
+ * rebuilt from the positioned text pieces pdf.js gives, paragraphs from the gaps between lines, and
+ * what repeats at the top or bottom of the pages (running headers, footers, page numbers) is left
+ * out so it is not scored as prose.
+ */
+import { getDocumentProxy } from 'unpdf';
+import { DocumentError, type ExtractedDocument, type ExtractLimits } from './types.ts';
+
+interface Line {
+  text: string;
+  y: number;
+  height: number;
+}
+
+interface PositionedItem {
+  str: string;
+  transform: number[];
+  width: number;
+  height: number;
+  hasEOL: boolean;
+}
+
+/** Lines looked at on each page's top and bottom edge for repeated furniture. */
+const EDGE_LINES = 2;
+
+export async function extractPdf(bytes: Uint8Array, limits: ExtractLimits): Promise<ExtractedDocument> {
+  let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
+  try {
+    // pdf.js refuses Node Buffers (and takes over the array it is given): it gets a plain copy.
+    pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0, stopAtErrors: false });
+  } catch (err) {
+    throw pdfError(err, undefined);
+  }
+  try {
+    const pages = pdf.numPages;
+    if (pages > limits.maxPages) {
+      throw new DocumentError(
+        'too_many_pages',
+        `The PDF has ${pages} pages, more than the ${limits.maxPages} this server reads; send the part to check as a shorter PDF.`,
+        { type: 'pdf', pages },
+      );
+    }
+    const perPage: Line[][] = [];
+    for (let number = 1; number <= pages; number++) {
+      const page = await pdf.getPage(number);
+      const content = await page.getTextContent();
+      perPage.push(toLines(content.items.filter((item) => 'str' in item) as PositionedItem[]));
+      page.cleanup();
+    }
+    const text = joinPages(dropFurniture(perPage));
+    if (!/\p{L}/u.test(text)) {
+      throw new DocumentError(
+        'no_text_in_file',
+        `The PDF has no text layer (its ${pages === 1 ? 'page is' : `${pages} pages are`} images, as in a scan), and text in images is not read: no OCR is done. Send the document as exported from the program that wrote it, or paste its text.`,
+        { type: 'pdf', pages },
+      );
+    }
+    return { type: 'pdf', pages, text };
+  } catch (err) {
+    if (err instanceof DocumentError) throw err;
+    throw pdfError(err, pdf.numPages);
+  } finally {
+    await pdf.loadingTask.destroy();
+  }
+}
+
+function pdfError(err: unknown, pages: number | undefined): DocumentError {
+  const name = (err as { name?: string } | null)?.name;
+  if (name === 'PasswordException') {
+    return new DocumentError(
+      'file_unreadable',
+      'The PDF is encrypted (it needs a password to open), so its text cannot be read; send a copy saved without a password.',
+      { type: 'pdf', pages: pages ?? null },
+    );
+  }
+  return new DocumentError(
+    'file_unreadable',
+    'The PDF is damaged or not a valid PDF (pdf.js could not read its structure); open and save it again, or export it anew.',
+    { type: 'pdf', pages: pages ?? null },
+  );
+}
+
+/** Groups pdf.js's text pieces into lines (top to bottom as they come in the content stream). */
+function toLines(items: PositionedItem[]): Line[] {
+  const lines: Line[] = [];
+  let current: { parts: string; y: number; height: number; endX: number } | undefined;
+  let breakNext = false;
+  for (const item of items) {
+    const x = item.transform[4] ?? 0;
+    const y = item.transform[5] ?? 0;
+    const height = Math.abs(item.height) || Math.abs(item.transform[3] ?? 0) || 10;
+    if (item.str === '') {
+      if (item.hasEOL) breakNext = true;
+      continue;
+    }
+    const sameLine = current !== undefined && !breakNext && Math.abs(current.y - y) < Math.max(current.height, height) * 0.5;
+    if (current && sameLine) {
+      const gap = x - current.endX;
+      const spaced = /\s$/.test(current.parts) || /^\s/.test(item.str);
+      current.parts += !spaced && gap > height * 0.15 ? ` ${item.str}` : item.str;
+      current.endX = x + item.width;
+      current.height = Math.max(current.height, height);
+    } else {
+      if (current) lines.push({ text: current.parts.replace(/\s+/g, ' ').trim(), y: current.y, height: current.height });
+      current = { parts: item.str, y, height, endX: x + item.width };
+    }
+    breakNext = item.hasEOL;
+  }
+  if (current) lines.push({ text: current.parts.replace(/\s+/g, ' ').trim(), y: current.y, height: current.height });
+  return lines.filter((line) => line.text !== '');
+}
+
+/** Same line whatever its page number: digits stand for any digits, case and spacing are ignored. */
+function furnitureKey(text: string): string {
+  return text.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
+}
+
+const PAGE_NUMBER = /^(?:[-–—]\s*)?(?:page\s+|p\.\s*)?(?:\d+|[ivxlcdm]+)(?:\s*(?:of|\/)\s*\d+)?(?:\s*[-–—])?$/i;
+
+/**
+ * Leaves out running headers and footers: a line among the top or bottom EDGE_LINES of a page whose
+ * digit-blind form comes back at the edge of at least half the pages (at least two), and lone page
+ * numbers at a page's edge.
+ */
+function dropFurniture(pages: Line[][]): Line[][] {
+  const edgeIndexes = (lines: Line[]): Set<number> => {
+    const byHeight = lines.map((line, index) => ({ index, y: line.y })).sort((a, b) => b.y - a.y);
+    const edge = new Set<number>();
+    for (const { index } of byHeight.slice(0, EDGE_LINES)) edge.add(index);
+    for (const { index } of byHeight.slice(-EDGE_LINES)) edge.add(index);
+    return edge;
+  };
+  const edges = pages.map(edgeIndexes);
+  const seen = new Map<string, number>();
+  pages.forEach((lines, page) => {
+    const keys = new Set([...(edges[page] ?? [])].map((index) => furnitureKey(lines[index]?.text ?? '')));
+    for (const key of keys) seen.set(key, (seen.get(key) ?? 0) + 1);
+  });
+  const threshold = Math.max(2, Math.ceil(pages.length / 2));
+  return pages.map((lines, page) =>
+    lines.filter((line, index) => {
+      if (!edges[page]?.has(index)) return true;
+      if (PAGE_NUMBER.test(line.text)) return false;
+      return (seen.get(furnitureKey(line.text)) ?? 0) < threshold;
+    }),
+  );
+}
+
+/** Lines to paragraphs: a gap clearly wider than the page's usual line spacing starts a new one. */
+function joinPages(pages: Line[][]): string {
+  const paragraphs: string[] = [];
+  let current = '';
+  const append = (text: string): void => {
+    if (current === '') current = text;
+    else if (/\p{Ll}-$/u.test(current) && /^\p{Ll}/u.test(text)) current = current.slice(0, -1) + text;
+    else current += ` ${text}`;
+  };
+  const flush = (): void => {
+    if (current) paragraphs.push(current);
+    current = '';
+  };
+  for (const lines of pages) {
+    const gaps: number[] = [];
+    for (let i = 1; i < lines.length; i++) {
+      const gap = (lines[i - 1]?.y ?? 0) - (lines[i]?.y ?? 0);
+      if (gap > 0) gaps.push(gap);
+    }
+    gaps.sort((a, b) => a - b);
+    const usual = gaps[Math.floor(gaps.length / 2)] ?? 0;
+    lines.forEach((line, i) => {
+      const previous = lines[i - 1];
+      if (previous) {
+        const gap = previous.y - line.y;
+        // A jump up (a new column) or a wide gap ends the paragraph.
+        if (gap < 0 || (usual > 0 && gap > usual * 1.4)) flush();
+      }
+      append(line.text);
+    });
+    // A paragraph running on to the next page continues unless the page ended a sentence.
+    if (/[.!?:;"'”’)]$/.test(current)) flush();
+  }
+  flush();
+  return paragraphs.join('\n\n');
+}

@@ -1,0 +1,48 @@
+/** Checks both scoring routes make before scoring. */
+import type { FastifyRequest } from 'fastify';
+import type { EngineHost } from '../engine.ts';
+import { ApiError } from '../errors.ts';
+import { isJsonContentType } from '../plugins/envelope.ts';
+
+/** Both scoring routes take JSON only (a preValidation hook). */
+export async function requireJsonBody(request: FastifyRequest): Promise<void> {
+  if (!isJsonContentType(request.headers['content-type'])) {
+    throw new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with the header Content-Type: application/json.');
+  }
+}
+
+export function assertEngineReady(engine: EngineHost): void {
+  if (engine.state !== 'ready') {
+    throw new ApiError(503, 'not_ready', 'The detection engine is not loaded yet; retry in a few seconds.', {
+      retryAfter: 5,
+      headers: { 'Retry-After': '5' },
+    });
+  }
+}
+
+export function hasLoneSurrogate(text: string): boolean {
+  return !(text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** Length in Unicode code points, as JSON Schema's `maxLength` counts (the text has no lone surrogates). */
+export function codePointLength(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      pairs++;
+      i++;
+    }
+  }
+  return text.length - pairs;
+}
+
+/** The 422 for a text in a language the engine does not score. */
+export function unsupportedLanguage(detected: string): ApiError {
+  return new ApiError(
+    422,
+    'unsupported_language',
+    `The text appears to be in "${detected}"; only English (en) and Turkish (tr) are supported. If it is one of them, say so with "language".`,
+    { param: 'language', details: { detected_language: detected } },
+  );
+}

@@ -1,0 +1,131 @@
+/** `POST /v1/detect`: one text. Its schemas are in ../schemas.ts; its validation errors name its fields. */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
+import { UnsupportedLanguageError } from '../../detector/types.ts';
+import type { EngineHost } from '../engine.ts';
+import { ApiError } from '../errors.ts';
+import { refuseOtherMethods } from '../plugins/envelope.ts';
+import { detectRequestSchema, detectResponseSchema } from '../schemas.ts';
+import { assertEngineReady, hasLoneSurrogate, requireJsonBody, unsupportedLanguage } from './common.ts';
+
+interface DetectBody {
+  text: string;
+  mode?: Mode;
+  language?: Language;
+  segments?: boolean;
+}
+
+export interface DetectRouteOptions {
+  config: { maxTextChars: number };
+  engine: EngineHost;
+}
+
+const FIELD_NAMES = new Set(['text', 'mode', 'language', 'segments']);
+
+/** Turns an ajv validation failure into a message that names the field and says what is expected. */
+function validationError(error: FastifyError, maxTextChars: number): ApiError {
+  const first = error.validation?.[0];
+  if (!first) return new ApiError(400, 'invalid_request', 'The request body does not match the API schema.');
+  const path = first.instancePath.replace(/^\//, '');
+  const params = first.params as Record<string, unknown>;
+  const field = path.split('/')[0] || undefined;
+  switch (first.keyword) {
+    case 'additionalProperties': {
+      const name = String(params.additionalProperty);
+      return new ApiError(
+        400,
+        'invalid_request',
+        `Unknown field "${name.slice(0, 100)}"; accepted fields are text, mode, language and segments.`,
+        { param: name.slice(0, 100) },
+      );
+    }
+    case 'required': {
+      const name = String(params.missingProperty);
+      return new ApiError(400, 'invalid_request', `The field "${name}" is required.`, { param: name });
+    }
+    case 'type': {
+      if (!field) return new ApiError(400, 'invalid_request', 'The request body must be a JSON object such as {"text": "..."}.');
+      const expected = String(params.type);
+      return new ApiError(400, 'invalid_request', `The field "${field}" must be a ${expected}.`, { param: field });
+    }
+    case 'enum': {
+      const allowed = (params.allowedValues as unknown[] | undefined)?.join(', ') ?? '';
+      return new ApiError(400, 'invalid_request', `The field "${field}" must be one of: ${allowed}.`, { param: field ?? '' });
+    }
+    case 'maxLength':
+      return new ApiError(
+        413,
+        'text_too_long',
+        `The text is longer than ${maxTextChars} characters; split it and send the parts separately.`,
+        { param: 'text', details: { max_chars: maxTextChars } },
+      );
+    case 'minLength':
+    case 'pattern':
+      return new ApiError(400, 'invalid_request', 'The field "text" must contain at least one non-whitespace character.', {
+        param: 'text',
+      });
+    default:
+      return new ApiError(
+        400,
+        'invalid_request',
+        `The field "${field ?? 'body'}" is invalid: ${first.message ?? 'does not match the schema'}.`,
+        field && FIELD_NAMES.has(field) ? { param: field } : {},
+      );
+  }
+}
+
+export default async function detectRoute(app: FastifyInstance, { config, engine }: DetectRouteOptions): Promise<void> {
+  app.post<{ Body: DetectBody }>(
+    '/v1/detect',
+    {
+      config: { apiKey: true },
+      // Validation errors are answered by the handler, in terms of this route's fields.
+      attachValidation: true,
+      schema: { body: detectRequestSchema(config.maxTextChars), response: { 200: detectResponseSchema } },
+      preValidation: requireJsonBody,
+    },
+    async (request) => {
+      if (request.validationError) throw validationError(request.validationError as FastifyError, config.maxTextChars);
+      const { text, segments = false } = request.body;
+      const mode: Mode = request.body.mode ?? 'general';
+      request.ctx.mode = mode;
+      request.ctx.textLength = text.length;
+      if (text.includes('\u0000')) {
+        throw new ApiError(400, 'invalid_request', 'The field "text" must not contain NUL (\\u0000) characters.', { param: 'text' });
+      }
+      if (hasLoneSurrogate(text)) {
+        throw new ApiError(400, 'invalid_request', 'The field "text" contains an unpaired UTF-16 surrogate, which is not valid Unicode.', {
+          param: 'text',
+        });
+      }
+      assertEngineReady(engine);
+      const options: DetectOptions = { mode, segments };
+      if (request.body.language !== undefined) options.language = request.body.language;
+      let result;
+      try {
+        result = await engine.detect(text, options);
+      } catch (err) {
+        if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
+          throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');
+        }
+        throw err;
+      }
+      request.ctx.language = result.language;
+      return {
+        ai_probability: result.ai_probability,
+        mode: result.mode,
+        language: result.language,
+        segments: segments ? result.segments : [],
+        request_id: request.id,
+        model: result.model,
+        verdict: result.verdict,
+        confidence: result.confidence,
+        warnings: result.warnings,
+        generated_spans: segments ? result.generated_spans : [],
+        generated_share: segments ? result.generated_share : null,
+        composition: segments ? result.composition : null,
+      };
+    },
+  );
+  refuseOtherMethods(app, '/v1/detect', ['POST']);
+}

