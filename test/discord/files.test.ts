@@ -13,13 +13,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDetectionBackend, type DetectionBackend } from '../../adapters/chat/backend.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
-import { buildDocx, buildPdf, buildZip, ESSAY_PARAGRAPHS } from '../helpers/chat-documents.ts';
+import { buildDocx, buildPdf, buildZip } from '../helpers/documents.ts';
 import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
 import { chatInputDetect, messageCommand, user, type Place } from './payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
 const MODLOG_CHANNEL = snowflake();
+// Written for this test: a short essay of several paragraphs.
+const ESSAY_PARAGRAPHS = [
+  'The village library opened on Saturdays only, and for most of my childhood that was the best day of the week.',
+  'My grandmother walked me there after breakfast, stopping at the bakery for a roll we were not supposed to eat before lunch.',
+  'The librarian kept a box of returned books on the counter and let me sort them, which I believed was a real job.',
+  'I remember the smell of the radiator in winter, the squeak of the trolley and the clock that was always ten minutes slow.',
+  'When the roof leaked one spring the whole reading room was moved into the school hall, and we carried the atlases across the square in a line.',
+  'Years later I went back and found the building turned into flats, with the old stone sign still above the door.',
+  'I stood there longer than I meant to, thinking about how much of what I know I first met on those crowded shelves.',
+];
 const ESSAY = ESSAY_PARAGRAPHS.join(' ');
 
 let fake: FakeDiscord;
@@ -82,12 +92,14 @@ function field(embed: any, name: string): string | undefined {
   return embed.fields?.find((f: { name: string }) => f.name === name)?.value;
 }
 
-const pdf = () => buildPdf([ESSAY_PARAGRAPHS.slice(0, 4).join(' '), ESSAY_PARAGRAPHS.slice(4).join(' ')]);
+/** The essay over two pages of a PDF with a text layer. */
+const pdf = () => buildPdf({ paragraphs: ESSAY_PARAGRAPHS, linesPerPage: 12 });
+const docx = () => buildDocx({ paragraphs: ESSAY_PARAGRAPHS });
 
 describe('"Check for AI text" on a message with documents', () => {
   it('checks the text and each document, and answers per file; pictures are named, not downloaded', async () => {
     const essay = fake.attachment(place.channelId, 'essay.pdf', pdf(), { contentType: 'application/pdf' });
-    const report = fake.attachment(place.channelId, 'report.docx', buildDocx(ESSAY_PARAGRAPHS), {
+    const report = fake.attachment(place.channelId, 'report.docx', docx(), {
       contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
     });
     const photo = fake.attachment(place.channelId, 'photo.png', Buffer.from('not really a png'), { contentType: 'image/png' });
@@ -103,7 +115,7 @@ describe('"Check for AI text" on a message with documents', () => {
     expect(first.title).toMatch(
       /^📄 essay\.pdf: (🔴 Likely AI-written|🟡 Mixed or uncertain|🟢 Likely human-written|🟠 Partly AI-generated)$/,
     );
-    expect(first.description).toMatch(/^PDF, 2 pages, [\d,]+ characters read\n.+\*\*\d{1,2}%\*\* probability that an AI wrote it/);
+    expect(first.description).toMatch(/^PDF, \d+ pages, [\d,]+ characters read\n.+\*\*\d{1,2}%\*\* probability that an AI wrote it/);
     expect(field(first, 'Request ID')).toMatch(/^`req_\w+`$/);
     // Spans as for a text: the most AI-like sentences, quoted from the document.
     const quoted = (field(first, 'Most AI-like sentences') ?? '').split('\n');
@@ -140,18 +152,20 @@ describe('"Check for AI text" on a message with documents', () => {
     const edit = await interact(messageCommand(place, moderator, { content: '', attachments: [essay] }));
     expect(edit.body.embeds).toHaveLength(1);
     expect(edit.body.embeds[0].title).toMatch(/^📄 only\.pdf: /);
-    expect(edit.body.embeds[0].description).toMatch(/^PDF, 2 pages/);
+    expect(edit.body.embeds[0].description).toMatch(/^PDF, \d+ pages/);
     // The author is a person: the member check stays offered.
     expect(edit.body.components[0].components[0].label).toBe('Check their recent messages');
   });
 
   it('tells each file’s problem in a sentence: no text layer, not a document, unreadable, too many, too large, another host', async () => {
-    const scan = fake.attachment(place.channelId, 'scan.pdf', buildPdf(['', '']), { contentType: 'application/pdf' });
+    const scan = fake.attachment(place.channelId, 'scan.pdf', buildPdf({ imageOnly: true, pages: 2 }), { contentType: 'application/pdf' });
     // A zip renamed as a PDF: the type is told from the bytes.
     const zip = fake.attachment(place.channelId, 'renamed.pdf', buildZip([{ name: 'a.bin', data: Buffer.alloc(200, 1) }]), {
       contentType: 'application/pdf',
     });
-    const broken = fake.attachment(place.channelId, 'broken.pdf', pdf().subarray(0, 300), { contentType: 'application/pdf' });
+    const broken = fake.attachment(place.channelId, 'broken.pdf', buildPdf({ paragraphs: ESSAY_PARAGRAPHS, encrypted: true }), {
+      contentType: 'application/pdf',
+    });
     const fourth = fake.attachment(place.channelId, 'fourth.txt', Buffer.from(ESSAY), { contentType: 'text/plain' });
     const edit = await interact(messageCommand(place, moderator, { content: '', attachments: [scan, zip, broken, fourth] }));
     const byName = new Map((edit.body.embeds as any[]).map((e) => [/^📄 (.+?): /.exec(e.title)?.[1], e]));
@@ -186,7 +200,7 @@ describe('"Check for AI text" on a message with documents', () => {
 
 describe('/detect file:', () => {
   it('checks an uploaded document (the attachment option, resolved in the interaction)', async () => {
-    const upload = fake.attachment(place.channelId, 'upload.docx', buildDocx(ESSAY_PARAGRAPHS));
+    const upload = fake.attachment(place.channelId, 'upload.docx', docx());
     const edit = await interact(chatInputDetect(place, moderator, { mode: 'academic', file: upload }));
     expect(edit.body.embeds).toHaveLength(1);
     expect(edit.body.embeds[0].title).toMatch(/^📄 upload\.docx: /);
