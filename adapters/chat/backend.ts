@@ -32,7 +32,11 @@ export interface QueuedCallOptions extends DetectCallOptions {
 }
 
 /** Options of one queued file check: the SDK's (`filename`, `mode`, …) plus the queue's notices. */
-export type QueuedFileOptions = DetectFileOptions & Omit<QueuedCallOptions, keyof DetectCallOptions>;
+export type QueuedFileOptions = DetectFileOptions &
+  Omit<QueuedCallOptions, keyof DetectCallOptions> & {
+    /** A watched channel's document: behind every moderator's check, without the wait bound (see queue.ts). */
+    background?: boolean | undefined;
+  };
 
 /** What the bots call: detection through the shared queue. */
 export interface QueuedDetector {
@@ -164,11 +168,12 @@ export async function connectDetectionBackend(
         return value;
       },
       async detectFile(data, fileOptions) {
-        const { onQueued, onStart, onCall, onPause, ...clientOptions } = fileOptions;
+        const { onQueued, onStart, onCall, onPause, background, ...clientOptions } = fileOptions;
         const { value, waitedMs } = await queue.run(() => client.detectFile(data, clientOptions), {
           onQueued,
           onCall,
           onPause,
+          background,
           signal: clientOptions.signal,
         });
         await queue.charge(fileRequestCost(value.file.characters) - 1);

@@ -49,7 +49,7 @@ export interface DetectionApi {
   /** Member checks (`POST /v1/detect/author`); without it the bot says member checks are unavailable. */
   detectAuthor?(request: DetectAuthorRequest, options?: Parameters<DetectionApi['detect']>[1]): Promise<DetectAuthorResponse>;
   /** Documents (`POST /v1/detect/file`); without it each document is answered as not checkable by this bot. */
-  detectFile?(data: Uint8Array, options: DetectFileOptions): Promise<DetectFileResponse>;
+  detectFile?(data: Uint8Array, options: DetectFileOptions & { background?: boolean | undefined }): Promise<DetectFileResponse>;
 }
 
 /** Everything a handler needs, built once by the bot. */

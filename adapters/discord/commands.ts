@@ -26,8 +26,16 @@ export const SETTINGS_SUBCOMMANDS = {
   modlog: 'modlog',
   checkerRole: 'checker-role',
   history: 'history',
+  watchFiles: 'watch-files',
 } as const;
-export const SETTINGS_OPTIONS = { mode: 'mode', channel: 'channel', role: 'role', messages: 'messages', days: 'days' } as const;
+export const SETTINGS_OPTIONS = {
+  mode: 'mode',
+  channel: 'channel',
+  role: 'role',
+  messages: 'messages',
+  days: 'days',
+  enabled: 'enabled',
+} as const;
 /** The `mode` choice that removes the server's own default. */
 export const BOT_DEFAULT_CHOICE = 'bot-default';
 /** Channels a mod log can be posted in (text-like, where the bot can send plain messages). */
@@ -211,6 +219,14 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
             )
             .setMinValue(HISTORY_LIMITS.minDays)
             .setMaxValue(HISTORY_LIMITS.maxDays),
+        ),
+    )
+    .addSubcommand((c) =>
+      c
+        .setName(SETTINGS_SUBCOMMANDS.watchFiles)
+        .setDescription('Whether watching also checks documents (PDF, Word, text files) shared in watched channels; off by default')
+        .addBooleanOption((o) =>
+          o.setName(SETTINGS_OPTIONS.enabled).setDescription('True to check them, false to leave them alone').setRequired(true),
         ),
     );
 

@@ -91,6 +91,7 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     'modlog:1',
     'checker-role:1',
     'history:1',
+    'watch-files:1',
     'watch:1',
     'unwatch:1',
     'cards:1',
