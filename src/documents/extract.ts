@@ -10,6 +10,13 @@ import { sniffType } from './sniff.ts';
 import { DocumentError, type ExtractedDocument, type ExtractLimits } from './types.ts';
 
 export async function extractDocument(bytes: Uint8Array, limits: ExtractLimits): Promise<ExtractedDocument> {
+  const document = await extractAny(bytes, limits);
+  // The scorer refuses NUL characters and lone surrogates in a submitted text; a file's are dropped.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what is removed
+  return { ...document, text: document.text.replace(/\u0000/g, '').replace(/\p{Cs}/gu, '\uFFFD') };
+}
+
+async function extractAny(bytes: Uint8Array, limits: ExtractLimits): Promise<ExtractedDocument> {
   if (isEncryptedOffice(bytes)) {
     throw new DocumentError(
       'file_unreadable',

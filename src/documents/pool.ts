@@ -121,7 +121,10 @@ export class DocumentReader {
       const onFirst = (message: { ready?: boolean }): void => {
         if (!message.ready) return;
         worker.off('message', onFirst);
-        if (slot.worker !== worker) return resolve();
+        if (slot.worker !== worker) {
+          resolve();
+          return;
+        }
         worker.on('message', (reply: ExtractReply) => this.finish(slot, worker, reply));
         this.started.add(worker);
         resolve();

@@ -19,6 +19,7 @@ import { limits } from './plugins/limits.ts';
 import type { RedisCounters } from './ratelimit.ts';
 import authorRoute from './routes/author.ts';
 import detectRoute from './routes/detect.ts';
+import fileRoute from './routes/file.ts';
 import probes from './routes/probes.ts';
 
 export interface AppDependencies {
@@ -77,6 +78,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(detectRoute, { config, engine });
   await app.register(authorRoute, { config, engine });
+  await app.register(fileRoute, { config, engine });
   await app.register(probes, { config, engine, keys, counters, isClosing });
   await app.register(metricsPlugin, { enabled: config.metrics, port: config.metricsPort, host: config.host, engine, counters });
   if (config.playground) await app.register(playground, { config });

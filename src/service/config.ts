@@ -100,6 +100,25 @@ export interface ServiceConfig {
    * `loadConfigFromEnv()` (npm start, Docker) turns it on unless env `PLAYGROUND` is `0`/`false`.
    */
   playground: boolean;
+  /** `POST /v1/detect/file`: largest accepted file in bytes; larger gets 413 `file_too_large`. Env `MAX_FILE_BYTES`; default 10 MB (10485760). */
+  maxFileBytes: number;
+  /** `POST /v1/detect/file`: most pages of a PDF; more gets 413 `too_many_pages`. Env `MAX_FILE_PAGES`; default 100. */
+  maxFilePages: number;
+  /**
+   * `POST /v1/detect/file`: most bytes a DOCX may unpack to (all its parts); more gets 422
+   * `file_unreadable`, told from the zip's directory before anything is inflated. Env
+   * `MAX_FILE_UNPACKED_BYTES`; default 64 MB (67108864).
+   */
+  maxFileUnpackedBytes: number;
+  /** Worker threads reading files (PDF, DOCX…) off the event loop. Env `FILE_WORKERS`; default 1. */
+  fileWorkers: number;
+  /** Most ms reading one file may take once a worker has it; slower gets 422 `file_unreadable`. Env `FILE_TIMEOUT_MS`; default 10000. */
+  fileTimeoutMs: number;
+  /**
+   * Start the file workers with the service (pdf.js takes a second or more to warm up) instead of
+   * on the first file. Default false for `startService()`; true for `loadConfigFromEnv()` (npm start).
+   */
+  fileWorkersAtStart: boolean;
 }
 
 /**
@@ -141,6 +160,12 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServiceConf
     metrics: false,
     metricsPort: undefined,
     playground: false,
+    maxFileBytes: 10 * 1024 * 1024,
+    maxFilePages: 100,
+    maxFileUnpackedBytes: 64 * 1024 * 1024,
+    fileWorkers: 1,
+    fileTimeoutMs: 10_000,
+    fileWorkersAtStart: false,
   };
 }
 
@@ -268,6 +293,12 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
     throw new ConfigError(`PLAYGROUND must be 1 or 0 (also true/false, on/off, yes/no), got "${playground}".`);
   }
   config.playground = playground === undefined ? true : ['1', 'true', 'on', 'yes'].includes(playground);
+  config.maxFileBytes = integer(env, 'MAX_FILE_BYTES', 1024, 1024 * 1024 * 1024) ?? config.maxFileBytes;
+  config.maxFilePages = integer(env, 'MAX_FILE_PAGES', 1, 100_000) ?? config.maxFilePages;
+  config.maxFileUnpackedBytes = integer(env, 'MAX_FILE_UNPACKED_BYTES', 1024 * 1024, 4 * 1024 * 1024 * 1024) ?? config.maxFileUnpackedBytes;
+  config.fileWorkers = integer(env, 'FILE_WORKERS', 1, 64) ?? config.fileWorkers;
+  config.fileTimeoutMs = integer(env, 'FILE_TIMEOUT_MS', 100, 600_000) ?? config.fileTimeoutMs;
+  config.fileWorkersAtStart = true;
   return config;
 }
 
@@ -291,6 +322,11 @@ export function resolveConfig(config: ServiceConfig): ResolvedConfig {
     throw new ConfigError(`maxTextChars must be a positive integer, got ${String(config.maxTextChars)}.`);
   }
   for (const name of ['authorMaxMessageChars', 'authorMaxTotalChars'] as const) {
+    if (!Number.isSafeInteger(config[name]) || config[name] < 1) {
+      throw new ConfigError(`${name} must be a positive integer, got ${String(config[name])}.`);
+    }
+  }
+  for (const name of ['maxFileBytes', 'maxFilePages', 'maxFileUnpackedBytes', 'fileWorkers', 'fileTimeoutMs'] as const) {
     if (!Number.isSafeInteger(config[name]) || config[name] < 1) {
       throw new ConfigError(`${name} must be a positive integer, got ${String(config[name])}.`);
     }

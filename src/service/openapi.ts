@@ -3,8 +3,11 @@
  * schemas.ts, i.e. the very objects that validate requests and serialise answers.
  */
 import type { ServiceConfig } from './config.ts';
-import { AUTHOR_MAX_MESSAGES, AUTHOR_MESSAGES_PER_UNIT } from '../contract.ts';
+import { AUTHOR_MAX_MESSAGES, AUTHOR_MESSAGES_PER_UNIT, FILE_CHARS_PER_UNIT } from '../contract.ts';
 import {
+  detectFileRequestSchema,
+  detectFileResponseSchema,
+  fileInfoSchema,
   authorMessageScoreSchema,
   detectAuthorRequestSchema,
   detectAuthorResponseSchema,
@@ -43,7 +46,10 @@ function errorResponse(description: string, extraHeaders: Record<string, unknown
 }
 
 export function buildOpenApiDocument(
-  config: Pick<ServiceConfig, 'maxTextChars' | 'environment' | 'authorMaxMessageChars' | 'authorMaxTotalChars'> & {
+  config: Pick<
+    ServiceConfig,
+    'maxTextChars' | 'environment' | 'authorMaxMessageChars' | 'authorMaxTotalChars' | 'maxFileBytes' | 'maxFilePages' | 'fileTimeoutMs'
+  > & {
     rateLimitWindowMs: number;
     rateLimitMax: number;
   },
@@ -58,7 +64,8 @@ export function buildOpenApiDocument(
         'Tells how likely a text was written by an AI. Authenticate with `Authorization: Bearer <key>` ' +
         `(this server is a ${config.environment} server and accepts ${config.environment === 'sandbox' ? 'sk_test_' : 'sk_live_'} keys). ` +
         `Requests are limited to ${config.rateLimitMax} per ${config.rateLimitWindowMs / 1000} s per key by default; ` +
-        `a request costs one unit of that budget, except POST /v1/detect/author, which costs one per started group of ${AUTHOR_MESSAGES_PER_UNIT} messages. ` +
+        `a request costs one unit of that budget, except POST /v1/detect/author, which costs one per started group of ${AUTHOR_MESSAGES_PER_UNIT} messages, ` +
+        `and POST /v1/detect/file, which costs one per started ${FILE_CHARS_PER_UNIT} characters of the text read from the file. ` +
         'Every error answer is `{"error": {type, code, message, request_id, ...}}`.',
     },
     servers: [{ url: '/' }],
@@ -69,6 +76,9 @@ export function buildOpenApiDocument(
       schemas: {
         DetectRequest: detectRequestSchema(config.maxTextChars),
         DetectResponse: detectResponseSchema,
+        DetectFileRequest: detectFileRequestSchema(config.maxFileBytes),
+        DetectFileResponse: detectFileResponseSchema,
+        FileInfo: fileInfoSchema,
         DetectAuthorRequest: detectAuthorRequestSchema(config.authorMaxMessageChars, config.authorMaxTotalChars),
         DetectAuthorResponse: detectAuthorResponseSchema,
         AuthorMessageScore: authorMessageScoreSchema,
@@ -127,6 +137,76 @@ export function buildOpenApiDocument(
               'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
               'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
             }),
+            '500': errorResponse('`internal_error`.'),
+            '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', {
+              'Retry-After': { schema: { type: 'integer' } },
+            }),
+          },
+        },
+      },
+      '/v1/detect/file': {
+        post: {
+          operationId: 'detectFile',
+          summary: 'Score the text of a document (PDF, DOCX, plain text, Markdown, HTML)',
+          description:
+            'Send the document as multipart/form-data in the field `file`, with `mode`, `language` and `segments` as optional form fields ' +
+            '(same meaning and defaults as /v1/detect). The format is told from the bytes, not the file name or declared type. ' +
+            'The text is read out of the file (a PDF needs a text layer: no OCR is done; running headers, footers and page numbers repeated on the pages are left out) ' +
+            'and scored like a /v1/detect text; segment offsets refer to that text and each segment carries its `text`. ' +
+            `Limits: ${config.maxFileBytes} bytes per file, ${config.maxFilePages} pages per PDF, ${config.fileTimeoutMs} ms to read it, ${config.maxTextChars} characters of extracted text. ` +
+            `Cost: one unit of the key's rate limit per started ${FILE_CHARS_PER_UNIT} characters of extracted text (at least one); a file refused before its text is read costs one unit. ` +
+            'Files are held in memory only, never stored; the request log records their type, size and pages.',
+          security: [{ bearerAuth: [] }],
+          parameters: [
+            {
+              name: 'X-Request-Id',
+              in: 'header',
+              required: false,
+              description: 'Your own id for this call (a UUID); echoed in the X-Request-Id header and logged with ours.',
+              schema: { type: 'string', format: 'uuid' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: { 'multipart/form-data': { schema: { $ref: '#/components/schemas/DetectFileRequest' } } },
+          },
+          responses: {
+            '200': {
+              description: 'The score of the text read from the file, and what was read.',
+              headers: limited,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectFileResponse' } } },
+            },
+            '400': errorResponse(
+              '`invalid_request`: no `file` field, an unknown field, a bad `mode`/`language`/`segments`, or a malformed form (see `param`).',
+              RATE_HEADERS,
+            ),
+            '401': errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', {
+              ...RATE_HEADERS,
+              'WWW-Authenticate': { schema: { type: 'string' } },
+            }),
+            '403': errorResponse('`wrong_environment`: a live key on a sandbox server or a test key on a production server.', RATE_HEADERS),
+            '408': errorResponse('`request_timeout`: the body did not arrive in time.'),
+            '413': errorResponse(
+              `\`file_too_large\` (over ${config.maxFileBytes} bytes), \`too_many_pages\` (a PDF over ${config.maxFilePages} pages) or \`text_too_long\` (the extracted text is over ${config.maxTextChars} characters).`,
+              RATE_HEADERS,
+            ),
+            '415': errorResponse(
+              '`unsupported_file_type`: the bytes are not a PDF, DOCX, plain text, Markdown or HTML file (an image, a zip, a program…); `unsupported_media_type`: the body is not multipart/form-data.',
+              RATE_HEADERS,
+            ),
+            '417': errorResponse('`expectation_failed`: an `Expect` header other than `100-continue`.'),
+            '422': errorResponse(
+              '`file_unreadable` (encrypted, damaged, unpacking to more than the server reads, or not read in time), `no_text_in_file` (e.g. a scanned PDF without a text layer: no OCR is done) or `unsupported_language` (the text is in neither English nor Turkish).',
+              RATE_HEADERS,
+            ),
+            '429': errorResponse(
+              "`rate_limited`, also when the remaining budget cannot cover this file's cost or the key already has files being read; wait `retry_after` seconds.",
+              {
+                ...RATE_HEADERS,
+                'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
+                'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
+              },
+            ),
             '500': errorResponse('`internal_error`.'),
             '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', {
               'Retry-After': { schema: { type: 'integer' } },

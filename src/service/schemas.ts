@@ -9,6 +9,8 @@ import {
   AUTHOR_MESSAGES_PER_UNIT,
   COMPOSITIONS,
   CONFIDENCES,
+  FILE_CHARS_PER_UNIT,
+  FILE_TYPES,
   LANGUAGES,
   MODES,
   SKIP_REASONS,
@@ -329,5 +331,56 @@ export const detectAuthorResponseSchema = {
       description: '`req_` + a time-sortable unique id; also in the `Request-Id` header.',
     },
     model: { type: 'string', description: "Version id of the engine's model." },
+  },
+} as const;
+
+/**
+ * The form fields of `POST /v1/detect/file` (multipart/form-data), for the OpenAPI document; the
+ * route reads them itself, since a form's values arrive as strings.
+ */
+export function detectFileRequestSchema(maxFileBytes: number) {
+  return {
+    type: 'object',
+    required: ['file'],
+    properties: {
+      file: {
+        type: 'string',
+        contentMediaType: 'application/octet-stream',
+        description: `The document: a PDF with a text layer, a DOCX, plain text (UTF-8), Markdown or HTML, at most ${maxFileBytes} bytes. The format is told from the bytes; the file name and declared type are only echoed.`,
+      },
+      mode: { type: 'string', enum: [...MODES], description: 'Calibration to apply; default `general`.' },
+      language: { type: 'string', enum: [...LANGUAGES], description: 'Omit to detect it from the extracted text.' },
+      segments: { type: 'string', enum: ['true', 'false'], description: 'Also score each sentence; default `false`.' },
+    },
+  } as const;
+}
+
+export const fileInfoSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'type', 'pages', 'characters'],
+  properties: {
+    name: { type: 'string', description: 'The file name sent (its last path part, at most 255 characters).' },
+    type: { type: 'string', enum: [...FILE_TYPES], description: "The format told from the file's bytes." },
+    pages: { type: ['integer', 'null'], minimum: 1, description: 'Pages of a PDF; null for formats without pages.' },
+    characters: {
+      type: 'integer',
+      minimum: 0,
+      description: `UTF-16 length of the text read out of the file, which was scored and which segment offsets refer to. Costs one unit of the rate limit per started ${FILE_CHARS_PER_UNIT} characters.`,
+    },
+  },
+} as const;
+
+export const detectFileResponseSchema = {
+  ...detectResponseSchema,
+  required: [...detectResponseSchema.required, 'file'],
+  properties: {
+    ...detectResponseSchema.properties,
+    segments: {
+      ...detectResponseSchema.properties.segments,
+      description:
+        'One element per sentence when `segments` was `true`, else empty. Offsets are UTF-16 offsets into the text read out of the file (repeated page headers, footers and page numbers left out), and each carries its `text`.',
+    },
+    file: fileInfoSchema,
   },
 } as const;

@@ -39,7 +39,8 @@ describe('the contract module', () => {
   it('lists every specific error code the service answers with', () => {
     const dir = new URL('../../src/service/', import.meta.url);
     const codes = new Set<string>();
-    for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
+    // The plugins and routes live in subfolders (plugins/, routes/).
+    for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts'))) {
       const source = readFileSync(new URL(file, dir), 'utf8');
       for (const match of source.matchAll(/new ApiError\(\s*\d+,\s*'([a-z_]+)'/g)) codes.add(match[1]!);
     }

@@ -17,6 +17,17 @@ beforeAll(async () => {
 });
 afterAll(async () => service?.stop());
 
+async function uploadText(text: string, field = 'file'): Promise<{ status: number; body: any }> {
+  const form = new FormData();
+  form.append(field, new Blob([text]), 'essay.txt');
+  const response = await fetch(`${service.url}/v1/detect/file`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: form,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
 describe('GET /v1/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     const validator = new Validator();
@@ -27,11 +38,21 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('documents exactly the routes the server serves', async () => {
-    expect(Object.keys(doc.paths).sort()).toEqual(['/healthz', '/readyz', '/v1/detect', '/v1/detect/author', '/v1/openapi.json']);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/healthz',
+      '/readyz',
+      '/v1/detect',
+      '/v1/detect/author',
+      '/v1/detect/file',
+      '/v1/openapi.json',
+    ]);
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const method of Object.keys(item)) {
         const body = path === '/v1/detect/author' ? { messages: [ENGLISH_TEXT.slice(0, 300)] } : { text: ENGLISH_TEXT };
-        const answer = await call(service, path, method === 'post' ? { method: 'POST', key, body } : { method: method.toUpperCase() });
+        const answer =
+          path === '/v1/detect/file'
+            ? await uploadText(ENGLISH_TEXT)
+            : await call(service, path, method === 'post' ? { method: 'POST', key, body } : { method: method.toUpperCase() });
         expect(answer.status, `${method} ${path}`).toBeLessThan(300);
         expect(Object.keys(item[method].responses), `${method} ${path}`).toContain(String(answer.status));
       }
@@ -122,6 +143,17 @@ describe('GET /v1/openapi.json', () => {
       expect(bad.status).toBeGreaterThanOrEqual(400);
       expect(error(bad.body), JSON.stringify(error.errors)).toBe(true);
     }
+    const fileResponse = ajv.compile(doc.components.schemas.DetectFileResponse);
+    const fileOk = await uploadText(ENGLISH_TEXT);
+    expect(fileOk.body.file.type).toBe('text');
+    expect(fileResponse(fileOk.body), JSON.stringify(fileResponse.errors)).toBe(true);
+    for (const bad of [await uploadText('\u0000\u0001binary'), await uploadText(ENGLISH_TEXT, 'document')]) {
+      expect(bad.status).toBeGreaterThanOrEqual(400);
+      expect(error(bad.body), JSON.stringify(error.errors)).toBe(true);
+    }
+    const fileOperation = doc.paths['/v1/detect/file'].post;
+    expect(Object.keys(fileOperation.requestBody.content)).toEqual(['multipart/form-data']);
+    expect(fileOperation.description).toContain("one unit of the key's rate limit per started 10000 characters");
     const ready = ajv.compile(doc.components.schemas.Ready);
     expect(ready((await call(service, '/readyz')).body)).toBe(true);
   });

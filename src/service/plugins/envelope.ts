@@ -26,6 +26,10 @@ export interface RequestContext {
   costUnits?: number;
   messagesUsed?: number;
   wordsUsed?: number;
+  /** POST /v1/detect/file: what may be logged of a file (never its name or contents). */
+  fileType?: string;
+  fileBytes?: number;
+  filePages?: number | null;
 }
 
 declare module 'fastify' {
@@ -337,6 +341,9 @@ async function envelopePlugin(app: FastifyInstance, options: EnvelopeOptions): P
         cost_units: ctx?.costUnits,
         messages_used: ctx?.messagesUsed,
         words_used: ctx?.wordsUsed,
+        file_type: ctx?.fileType,
+        file_bytes: ctx?.fileBytes,
+        file_pages: ctx?.filePages,
         status: reply.statusCode,
         error_code: ctx?.errorCode,
         latency_ms: Math.round(reply.elapsedTime * 100) / 100,

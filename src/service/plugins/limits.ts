@@ -19,9 +19,28 @@ declare module 'fastify' {
      * Charges the units of a call beyond the one every request pays on arrival; throws 429 (or 400
      * when the cost exceeds the key's whole budget) when they do not fit.
      */
-    chargeUnits(cost: number): Promise<void>;
+    chargeUnits(cost: number, basis?: CostBasis): Promise<void>;
   }
 }
+
+/** How a route's cost is counted, for the sentences of its refusals. Default: an author request's messages. */
+export interface CostBasis {
+  /** e.g. `one per 10 messages`. */
+  rule: string;
+  /** The request field the cost comes from. */
+  param: string;
+  /** What to send instead when the cost is over the whole budget, e.g. `send at most 600 messages per request`. */
+  fitBudget(max: number): string;
+  /** The end of a 429 sentence, e.g. `send fewer messages`. */
+  lighter: string;
+}
+
+const AUTHOR_BASIS: CostBasis = {
+  rule: `one per ${AUTHOR_MESSAGES_PER_UNIT} messages`,
+  param: 'messages',
+  fitBudget: (max) => `send at most ${max * AUTHOR_MESSAGES_PER_UNIT} messages per request`,
+  lighter: 'send fewer messages',
+};
 
 export interface LimitsOptions {
   config: Pick<ServiceConfig, 'rateLimitMax'> & { rateLimitWindowMs: number };
@@ -93,19 +112,19 @@ async function limitsPlugin(app: FastifyInstance, { config, counters }: LimitsOp
    * The remaining budget is read first, so a request the budget cannot cover is refused having
    * cost one unit (like any refused request) instead of draining the rest of the window.
    */
-  async function chargeUnits(this: FastifyReply, cost: number): Promise<void> {
+  async function chargeUnits(this: FastifyReply, cost: number, basis: CostBasis = AUTHOR_BASIS): Promise<void> {
     const request: FastifyRequest = this.request;
     const extra = cost - 1;
     if (extra <= 0) return;
     const budget = await limiter(request, { increment: false });
     if (budget.isAllowed) return;
-    const costSentence = `this request costs ${cost} units of the rate limit (one per ${AUTHOR_MESSAGES_PER_UNIT} messages)`;
+    const costSentence = `this request costs ${cost} units of the rate limit (${basis.rule})`;
     if (cost > budget.max) {
       throw new ApiError(
         400,
         'invalid_request',
-        `The key's whole budget is ${budget.max} units per ${formatWindow(config.rateLimitWindowMs)}, and ${costSentence}; send at most ${budget.max * AUTHOR_MESSAGES_PER_UNIT} messages per request.`,
-        { param: 'messages', details: { cost_units: cost } },
+        `The key's whole budget is ${budget.max} units per ${formatWindow(config.rateLimitWindowMs)}, and ${costSentence}; ${basis.fitBudget(budget.max)}.`,
+        { param: basis.param, details: { cost_units: cost } },
       );
     }
     const refuse = (remaining: number, ttlMs: number) => {
@@ -113,7 +132,7 @@ async function limitsPlugin(app: FastifyInstance, { config, counters }: LimitsOp
       return new ApiError(
         429,
         'rate_limited',
-        `Too many requests: ${costSentence}, and ${remaining} of this key's ${budget.max} per ${formatWindow(config.rateLimitWindowMs)} are left; retry in ${seconds} s or send fewer messages.`,
+        `Too many requests: ${costSentence}, and ${remaining} of this key's ${budget.max} per ${formatWindow(config.rateLimitWindowMs)} are left; retry in ${seconds} s or ${basis.lighter}.`,
         {
           retryAfter: seconds,
           headers: { 'Retry-After': String(seconds), 'Retry-After-Ms': String(Math.max(0, ttlMs)) },

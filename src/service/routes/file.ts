@@ -1,0 +1,271 @@
+/**
+ * `POST /v1/detect/file`: the text of a document (PDF, DOCX, plain text, Markdown, HTML), scored like
+ * `/v1/detect`. The upload arrives as multipart/form-data (@fastify/multipart, in this plugin's scope
+ * only), is held in memory (never written to disk, never logged: the log line gets its type, size
+ * and pages), read in worker threads by src/documents, and scored by the engine. What it costs is
+ * `fileRequestCost` (src/contract.ts), charged through the `limits` plugin once the text's length is
+ * known; a key has at most FILES_PER_KEY files being read at once, so one caller cannot fill the
+ * readers' queue.
+ */
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { FILE_CHARS_PER_UNIT, FILE_ERRORS, LANGUAGES, MODES, fileRequestCost } from '../../contract.ts';
+import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
+import { UnsupportedLanguageError } from '../../detector/types.ts';
+import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
+import type { ResolvedConfig } from '../config.ts';
+import type { EngineHost } from '../engine.ts';
+import { ApiError } from '../errors.ts';
+import { refuseOtherMethods } from '../plugins/envelope.ts';
+import type { CostBasis } from '../plugins/limits.ts';
+import { detectFileResponseSchema } from '../schemas.ts';
+import { assertEngineReady, codePointLength, unsupportedLanguage } from './common.ts';
+
+type FileConfig = Pick<
+  ResolvedConfig,
+  'maxTextChars' | 'maxFileBytes' | 'maxFilePages' | 'maxFileUnpackedBytes' | 'fileWorkers' | 'fileTimeoutMs' | 'fileWorkersAtStart'
+>;
+
+export interface FileRouteOptions {
+  config: FileConfig;
+  engine: EngineHost;
+}
+
+/** Files one key may have being read (or waiting for a reader) at once. */
+export const FILES_PER_KEY = 2;
+/** Room for the form's boundaries, part headers and fields around the file itself. */
+const FORM_OVERHEAD_BYTES = 64 * 1024;
+const FIELDS = ['mode', 'language', 'segments'] as const;
+
+const FILE_BASIS: CostBasis = {
+  rule: `one per started ${FILE_CHARS_PER_UNIT} characters read from the file`,
+  param: 'file',
+  fitBudget: (max) => `send a part of the document of at most ${max * FILE_CHARS_PER_UNIT} characters`,
+  lighter: 'send a shorter part of the document',
+};
+
+interface FormInput {
+  name: string;
+  bytes: Buffer;
+  fields: Partial<Record<(typeof FIELDS)[number], string>>;
+}
+
+function invalid(message: string, param?: string): ApiError {
+  return new ApiError(400, 'invalid_request', message, param ? { param } : {});
+}
+
+function tooLarge(maxFileBytes: number): ApiError {
+  return new ApiError(
+    413,
+    'file_too_large',
+    `The file is larger than ${formatMb(maxFileBytes)}, the limit on this server; send a smaller file or the part to check.`,
+    { param: 'file', details: { max_bytes: maxFileBytes }, headers: { Connection: 'close' } },
+  );
+}
+
+function formatMb(bytes: number): string {
+  const mb = bytes / (1024 * 1024);
+  return mb >= 1 ? `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB` : `${Math.round(bytes / 1024)} KB`;
+}
+
+/** The name as echoed back: its last path part, without control characters, at most 255 characters. */
+function cleanName(raw: string | undefined): string {
+  const base = (raw ?? '').split(/[/\\]/).pop() ?? '';
+  const clean = base
+    .replace(/\p{Cc}/gu, '')
+    .trim()
+    .slice(0, 255);
+  return clean || 'file';
+}
+
+/** Reads the form: one file in the field `file`, and the optional fields; refuses anything else. */
+async function readForm(request: FastifyRequest, maxFileBytes: number): Promise<FormInput> {
+  const fields: FormInput['fields'] = {};
+  let file: { name: string; bytes: Buffer } | undefined;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file') {
+          throw invalid(
+            `Unknown file field "${part.fieldname.slice(0, 100)}"; send the document in the field "file".`,
+            part.fieldname.slice(0, 100),
+          );
+        }
+        file = { name: cleanName(part.filename), bytes: await part.toBuffer() };
+      } else {
+        const name = part.fieldname as (typeof FIELDS)[number];
+        if (!FIELDS.includes(name)) {
+          throw invalid(
+            `Unknown field "${part.fieldname.slice(0, 100)}"; accepted fields are file, mode, language and segments.`,
+            part.fieldname.slice(0, 100),
+          );
+        }
+        fields[name] = String(part.value);
+      }
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    switch ((err as { code?: string }).code) {
+      case 'FST_REQ_FILE_TOO_LARGE':
+        throw tooLarge(maxFileBytes);
+      case 'FST_FILES_LIMIT':
+        throw invalid('Send one file per request, in the field "file".', 'file');
+      case 'FST_PARTS_LIMIT':
+      case 'FST_FIELDS_LIMIT':
+      case 'FST_PROTO_VIOLATION':
+        throw invalid('The form has more fields than file, mode, language and segments.');
+      default:
+        throw invalid('The multipart/form-data body is malformed or was cut short; send the form again.');
+    }
+  }
+  if (!file) throw invalid('The form has no file: send the document in the field "file" (multipart/form-data).', 'file');
+  return { ...file, fields };
+}
+
+function detectOptions(fields: FormInput['fields']): DetectOptions & { segments: boolean } {
+  const mode = fields.mode ?? 'general';
+  if (!MODES.includes(mode as Mode)) throw invalid(`The field "mode" must be one of: ${MODES.join(', ')}.`, 'mode');
+  const options: DetectOptions & { segments: boolean } = { mode: mode as Mode, segments: false };
+  if (fields.language !== undefined) {
+    if (!LANGUAGES.includes(fields.language as Language)) {
+      throw invalid(`The field "language" must be one of: ${LANGUAGES.join(', ')}.`, 'language');
+    }
+    options.language = fields.language as Language;
+  }
+  if (fields.segments !== undefined) {
+    if (fields.segments !== 'true' && fields.segments !== 'false') throw invalid('The field "segments" must be true or false.', 'segments');
+    options.segments = fields.segments === 'true';
+  }
+  return options;
+}
+
+export default async function fileRoute(app: FastifyInstance, { config, engine }: FileRouteOptions): Promise<void> {
+  const reader = new DocumentReader({
+    workers: config.fileWorkers,
+    timeoutMs: config.fileTimeoutMs,
+    maxPages: config.maxFilePages,
+    maxUnpackedBytes: config.maxFileUnpackedBytes,
+  });
+  if (config.fileWorkersAtStart) {
+    // Not awaited: the service answers /v1/detect while pdf.js warms up.
+    app.addHook('onReady', async () => {
+      void reader.ready();
+    });
+  }
+  app.addHook('onClose', async () => reader.close());
+
+  await app.register(multipart, {
+    limits: {
+      fileSize: config.maxFileBytes,
+      files: 1,
+      fields: FIELDS.length,
+      parts: FIELDS.length + 1,
+      fieldSize: 100,
+      fieldNameSize: 100,
+      headerPairs: 20,
+    },
+    throwFileSizeLimit: true,
+  });
+
+  const inFlight = new Map<string, number>();
+
+  app.post(
+    '/v1/detect/file',
+    {
+      config: { apiKey: true },
+      schema: { response: { 200: detectFileResponseSchema } },
+      onRequest: async (request) => {
+        const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+        if (type !== 'multipart/form-data') {
+          throw new ApiError(
+            415,
+            'unsupported_media_type',
+            'Send the document as multipart/form-data (Content-Type: multipart/form-data), in the field "file"; e.g. curl -F file=@essay.pdf.',
+          );
+        }
+        // An upload announced as too large is refused before a byte of it is read.
+        const length = Number(request.headers['content-length']);
+        if (Number.isFinite(length) && length > config.maxFileBytes + FORM_OVERHEAD_BYTES) throw tooLarge(config.maxFileBytes);
+      },
+    },
+    async (request, reply) => {
+      const form = await readForm(request, config.maxFileBytes);
+      request.ctx.fileBytes = form.bytes.length;
+      const options = detectOptions(form.fields);
+      request.ctx.mode = options.mode;
+      if (form.bytes.length === 0) {
+        throw new ApiError(422, 'no_text_in_file', 'The file is empty (0 bytes); there is no text to check.', { param: 'file' });
+      }
+      assertEngineReady(engine);
+      const owner = request.ctx.keyId ?? request.ip;
+      const mine = inFlight.get(owner) ?? 0;
+      if (mine >= FILES_PER_KEY) {
+        throw new ApiError(
+          429,
+          'rate_limited',
+          `This key already has ${FILES_PER_KEY} files being read; send the next one when one of them is answered.`,
+          { retryAfter: 1, headers: { 'Retry-After': '1' } },
+        );
+      }
+      inFlight.set(owner, mine + 1);
+      let document: ExtractedDocument;
+      try {
+        document = await reader.read(form.bytes);
+      } catch (err) {
+        if (err instanceof DocumentError) {
+          request.ctx.fileType = err.type;
+          request.ctx.filePages = err.pages;
+          throw new ApiError(FILE_ERRORS[err.code], err.code, err.message, { param: 'file' });
+        }
+        throw err;
+      } finally {
+        const left = (inFlight.get(owner) ?? 1) - 1;
+        if (left <= 0) inFlight.delete(owner);
+        else inFlight.set(owner, left);
+      }
+      request.ctx.fileType = document.type;
+      request.ctx.filePages = document.pages;
+      const text = document.text;
+      request.ctx.textLength = text.length;
+      const characters = codePointLength(text);
+      if (characters > config.maxTextChars) {
+        throw new ApiError(
+          413,
+          'text_too_long',
+          `The text read from the file has ${characters} characters, more than the ${config.maxTextChars} this server scores at once; send the part of the document to check.`,
+          { param: 'file', details: { max_chars: config.maxTextChars, characters } },
+        );
+      }
+      const cost = fileRequestCost(text.length);
+      request.ctx.costUnits = cost;
+      await reply.chargeUnits(cost, FILE_BASIS);
+      let result;
+      try {
+        result = await engine.detect(text, options);
+      } catch (err) {
+        if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
+          throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');
+        }
+        throw err;
+      }
+      request.ctx.language = result.language;
+      const segments = options.segments;
+      return {
+        ai_probability: result.ai_probability,
+        mode: result.mode,
+        language: result.language,
+        segments: segments ? result.segments : [],
+        request_id: request.id,
+        model: result.model,
+        verdict: result.verdict,
+        confidence: result.confidence,
+        warnings: result.warnings,
+        generated_spans: segments ? result.generated_spans : [],
+        generated_share: segments ? result.generated_share : null,
+        composition: segments ? result.composition : null,
+        file: { name: form.name, type: document.type, pages: document.pages, characters: text.length },
+      };
+    },
+  );
+  refuseOtherMethods(app, '/v1/detect/file', ['POST']);
+}
