@@ -92,10 +92,15 @@ function fileFallback(outcome: FileOutcome): string {
  * blocks under it, within Slack's 50 blocks per message: the blocks of files that do not fit give way
  * to one line saying so.
  */
-export function withFileBlocks(reply: SlackMessage | undefined, outcomes: readonly FileOutcome[]): SlackMessage {
+export function withFileBlocks(
+  reply: SlackMessage | undefined,
+  outcomes: readonly FileOutcome[],
+  permalink?: string | undefined,
+): SlackMessage {
+  const message = permalink ? `<${permalink.replace(/[<>|]/g, '')}|the message>` : 'the message';
   const head: KnownBlock[] = reply
     ? [...reply.blocks]
-    : [{ type: 'section', block_id: 'files_head', text: mrkdwn('*Documents of the message*') }];
+    : [{ type: 'section', block_id: 'files_head', text: mrkdwn(`*Documents of ${message}*`) }];
   const blocks = [...head];
   let left = 0;
   outcomes.forEach((outcome, i) => {

@@ -52,13 +52,13 @@ afterAll(async () => {
   await Promise.all([h?.close(), noScope?.close()]);
 });
 
-/** Runs the shortcut on `message` and returns the ephemeral reply. */
-async function shortcut(harness: Harness, message: Record<string, unknown>): Promise<RecordedCall> {
+/** Runs the shortcut on `message` and returns the ephemeral reply, told apart by a file name only this message has. */
+async function shortcut(harness: Harness, message: Record<string, unknown>, marker: string): Promise<RecordedCall> {
   const ts = `1700001${String(++seq).padStart(3, '0')}.000100`;
   const { payload } = messageShortcutPayload(harness, { ts, ...message });
   const res = await postToApp(harness, interactionBody(payload));
   expect(res.status).toBe(200);
-  return harness.slack.waitFor((c) => c.method === 'chat.postEphemeral' && JSON.stringify(c.args.blocks ?? []).includes(ts), 30_000);
+  return harness.slack.waitFor((c) => c.method === 'chat.postEphemeral' && JSON.stringify(c.args.blocks ?? []).includes(marker), 30_000);
 }
 
 function blocksOf(call: RecordedCall): any[] {
@@ -78,13 +78,13 @@ describe('"Check for AI text" on a message with shared files', () => {
     const report = h.slack.shareFile('report.docx', buildDocx({ paragraphs: ESSAY_PARAGRAPHS }), { mimetype: DOCX, filetype: 'docx' });
     const photo = h.slack.shareFile('photo.png', Buffer.from('not a png'), { mimetype: 'image/png', filetype: 'png' });
     const before = h.slack.fileDownloads.length;
-    const reply = await shortcut(h, { text: ESSAY, files: [essay, report, photo], upload: false, subtype: 'file_share' });
+    const reply = await shortcut(h, { text: ESSAY, files: [essay, report, photo], upload: false, subtype: 'file_share' }, 'report.docx');
     expect(validateBlockKit(blocksOf(reply))).toEqual([]);
     // The message's own result, then the files.
     expect(block(reply, 'verdict').text.text).toMatch(/estimated probability that the text is AI-written/);
     const first = block(reply, 'file0_verdict').text.text as string;
     expect(first).toMatch(
-      /^📄 \*essay\.pdf\* {2}· {2}PDF, \d+ pages, [\d,]+ characters read\n\*(🔴|🟡|🟢|🟠) .+\* {2}`[▰▱]+` {2}\*\d{1,2}%\* estimated probability/,
+      /^📄 \*essay\.pdf\* {2}· {2}PDF, \d+ pages, [\d,]+ characters read\n\*(🔴|🟡|🟢|🟠) .+\* {2}`[█░]+` {2}\*\d{1,2}%\* estimated probability/,
     );
     expect(block(reply, 'file0_highlights').text.text).toMatch(/^\*Most AI-like sentences\*\n> “/);
     expect(block(reply, 'file0_meta').elements[0].text).toMatch(/Request id: `req_\w+`/);
@@ -103,9 +103,11 @@ describe('"Check for AI text" on a message with shared files', () => {
 
   it('answers a message that is only a PDF through the PDF', async () => {
     const only = h.slack.shareFile('only.pdf', buildPdf({ paragraphs: ESSAY_PARAGRAPHS }), { mimetype: PDF, filetype: 'pdf' });
-    const reply = await shortcut(h, { text: '', files: [only], upload: false, subtype: 'file_share' });
+    const reply = await shortcut(h, { text: '', files: [only], upload: false, subtype: 'file_share' }, 'only.pdf');
     expect(validateBlockKit(blocksOf(reply))).toEqual([]);
-    expect(block(reply, 'files_head').text.text).toBe('*Documents of the message*');
+    expect(block(reply, 'files_head').text.text).toMatch(
+      /^\*Documents of <https:\/\/test\.slack\.com\/archives\/C0GENERAL\/p\d+\|the message>\*$/,
+    );
     expect(block(reply, 'file0_verdict').text.text).toMatch(/^📄 \*only\.pdf\* {2}· {2}PDF, 1 page, /);
   });
 
@@ -118,7 +120,7 @@ describe('"Check for AI text" on a message with shared files', () => {
     external.url_private = 'https://docs.google.com/document/d/abc/edit';
     external.url_private_download = 'https://docs.google.com/document/d/abc/export';
     const before = h.slack.fileDownloads.length;
-    const reply = await shortcut(h, { text: '', files: [scan, big, external], upload: false, subtype: 'file_share' });
+    const reply = await shortcut(h, { text: '', files: [scan, big, external], upload: false, subtype: 'file_share' }, 'scan.pdf');
     expect(block(reply, 'file0_problem').text.text).toMatch(/does not do OCR/);
     expect(block(reply, 'file1_problem').text.text).toMatch(/It is too large to check \(9 MB; the limit is 2 MB\)/);
     expect(block(reply, 'file2_problem').text.text).toMatch(/not stored on the chat platform’s own file host/);
@@ -140,7 +142,7 @@ describe('without the files:read scope', () => {
       timestamp: shared.timestamp,
       user: 'U0AUTHOR',
     };
-    const reply = await shortcut(noScope, { text: ESSAY, files: [essay, hidden], upload: false, subtype: 'file_share' });
+    const reply = await shortcut(noScope, { text: ESSAY, files: [essay, hidden], upload: false, subtype: 'file_share' }, 'essay.pdf');
     const sentence = 'lacks the Slack scope `files:read`. Ask a workspace admin to update the app from its manifest and reinstall it';
     expect(block(reply, 'file0_problem').text.text).toContain(sentence);
     expect(block(reply, 'file1_problem').text.text).toContain(sentence);

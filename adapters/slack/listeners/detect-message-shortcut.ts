@@ -110,7 +110,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
           client,
           respond,
           { channel, user: shortcut.user.id, threadTs },
-          withFileBlocks(undefined, await fileOutcomes),
+          withFileBlocks(undefined, await fileOutcomes, permalink),
         );
         return;
       }
