@@ -224,7 +224,7 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
     .addSubcommand((c) =>
       c
         .setName(SETTINGS_SUBCOMMANDS.watchFiles)
-        .setDescription('Whether watching also checks documents (PDF, Word, text files) shared in watched channels; off by default')
+        .setDescription('Also check documents (PDF, Word, text) shared in watched channels; off by default')
         .addBooleanOption((o) =>
           o.setName(SETTINGS_OPTIONS.enabled).setDescription('True to check them, false to leave them alone').setRequired(true),
         ),
