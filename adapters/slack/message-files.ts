@@ -28,9 +28,17 @@ export function chatFileOfSlack(file: SlackFileObject): ChatFile | undefined {
   const id = str(file.id);
   const name = str(file.name) ?? str(file.title) ?? id;
   if (!name) return undefined;
+  const hidden =
+    file.mode === 'hidden_by_limit'
+      ? new FileProblem(
+          'file_hidden',
+          'Slack hides this file: it is older than the history this workspace’s plan shows, so it cannot be read.',
+        )
+      : undefined;
   return {
     id,
     name,
+    ...(hidden ? { problem: hidden } : {}),
     // The download address serves the bytes with a download disposition; url_private is the same file.
     url: str(file.url_private_download) ?? str(file.url_private),
     size: typeof file.size === 'number' && Number.isFinite(file.size) ? file.size : undefined,
