@@ -4,11 +4,27 @@
  * loopback, with Slack's file objects, only to a bot token with `files:read`) and the real service's
  * `POST /v1/detect/file`, reading real PDF and DOCX files built in the test.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_WATCH_SETTINGS } from '../../adapters/chat/watch/config.ts';
+import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
+import { SqliteWatchStore } from '../../adapters/chat/watch/store-sqlite.ts';
 import { validateBlockKit } from '../../adapters/slack/block-limits.ts';
 import { buildDocx, buildPdf } from '../helpers/documents.ts';
-import type { RecordedCall } from './fake-slack.ts';
-import { BOT_TOKEN, type Harness, interactionBody, messageShortcutPayload, postToApp, startHarness } from './harness.ts';
+import { type RecordedCall, signSlackRequest } from './fake-slack.ts';
+import {
+  BOT_TOKEN,
+  type Harness,
+  interactionBody,
+  messageShortcutPayload,
+  postToApp,
+  SIGNING_SECRET,
+  slashCommandBody,
+  startHarness,
+} from './harness.ts';
 
 // Written for this test: a short essay of several paragraphs.
 const ESSAY_PARAGRAPHS = [
@@ -23,12 +39,20 @@ const ESSAY = ESSAY_PARAGRAPHS.join(' ');
 const PDF = 'application/pdf';
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
+// Written in the register of a generated answer (rated likely_ai by the engine, as in watch.test.ts).
+const AI_PARAGRAPHS = [
+  'It is important to note that effective communication plays a crucial role in fostering collaboration within any community. By leveraging clear guidelines and consistent moderation practices, communities can create an inclusive environment where every member feels valued and heard. Furthermore, regular feedback mechanisms enable continuous improvement, ensuring that the community remains vibrant, engaging, and aligned with its core values over time.',
+  'Artificial intelligence has the potential to transform numerous industries by streamlining processes and enhancing decision-making capabilities. However, it is essential to consider the ethical implications associated with its widespread adoption. By prioritizing transparency, accountability, and fairness, organizations can harness the benefits of AI while mitigating potential risks. In conclusion, a balanced approach is key to ensuring responsible innovation that benefits society as a whole.',
+];
+
 let h: Harness;
 let noScope: Harness;
+let watching: Harness;
 let seq = 0;
+const watchDir = mkdtempSync(join(tmpdir(), 'slack-files-watch-'));
 
 beforeAll(async () => {
-  [h, noScope] = await Promise.all([
+  [h, noScope, watching] = await Promise.all([
     startHarness({ env: { DETECT_MAX_FILE_BYTES: String(2 * 1024 * 1024) } }),
     // An app installed before files:read was added to the manifest.
     startHarness({
@@ -45,11 +69,33 @@ beforeAll(async () => {
         ],
       },
     }),
+    // With watching (SQLite store in this file's own folder).
+    startHarness({
+      env: { REDIS_URL: '' },
+      slack: {
+        admins: ['U0ADMIN'],
+        users: { U0AUTHOR: 'Ada Lovelace', U0ADMIN: 'Admin' },
+        methods: {
+          'conversations.info': (args) => ({
+            ok: true,
+            channel: { id: args.channel, name: 'general', is_channel: true, is_private: false, is_member: true },
+          }),
+        },
+      },
+      watch: (backend) => ({
+        detector: watchDetectorFor(backend),
+        store: new SqliteWatchStore(join(watchDir, 'watch.sqlite')),
+        settings: DEFAULT_WATCH_SETTINGS,
+        idlePollMs: 50,
+        configTtlMs: 0,
+      }),
+    }),
   ]);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([h?.close(), noScope?.close()]);
+  await Promise.all([h?.close(), noScope?.close(), watching?.close()]);
+  rmSync(watchDir, { recursive: true, force: true });
 });
 
 /** Runs the shortcut on `message` and returns the ephemeral reply, told apart by a file name only this message has. */
@@ -151,5 +197,79 @@ describe('without the files:read scope', () => {
     expect(block(reply, 'verdict').text.text).toMatch(/estimated probability/);
     // Slack answered the download with its sign-in page; nothing was sent to the file route.
     expect(noScope.slack.fileDownloads.at(-1)).toMatchObject({ served: false, authorization: `Bearer ${BOT_TOKEN}` });
+  });
+});
+
+/** `/detect-settings <text>` as an admin; the answer's text. */
+async function settings(harness: Harness, text: string): Promise<string> {
+  const { body, responseUrl } = slashCommandBody(harness, text, { command: '/detect-settings', user_id: 'U0ADMIN' });
+  const id = responseUrl.split('/').at(-1);
+  await postToApp(harness, body);
+  const call = await harness.slack.waitFor((c) => c.method === 'response_url' && c.responseId === id);
+  return String(call.args.text);
+}
+
+/** A `file_share` message event of a watched channel, as Slack's Events API sends it. */
+async function shareInChannel(harness: Harness, files: unknown[]): Promise<void> {
+  const ts = `${Math.floor(Date.now() / 1000)}.${String(++seq).padStart(6, '0')}`;
+  const body = JSON.stringify({
+    token: 'verification-token-unused',
+    team_id: 'T0TEST',
+    api_app_id: 'A0TEST',
+    event: {
+      type: 'message',
+      subtype: 'file_share',
+      channel: 'C0GENERAL',
+      channel_type: 'channel',
+      user: 'U0AUTHOR',
+      text: '',
+      ts,
+      event_ts: ts,
+      upload: false,
+      files,
+    },
+    type: 'event_callback',
+    event_id: `Ev${randomBytes(8).toString('hex').toUpperCase()}`,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ enterprise_id: null, team_id: 'T0TEST', user_id: 'U0BOT', is_bot: true, is_enterprise_install: false }],
+  });
+  const res = await fetch(watching.eventsUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...signSlackRequest(SIGNING_SECRET, body) },
+    body,
+  });
+  expect(res.status).toBe(200);
+}
+
+describe('watching and documents', () => {
+  it('leaves documents alone until watch-files is on; then a likely AI-written one gets an audit line', async () => {
+    expect(await settings(watching, 'watch <#C0GENERAL|general>')).toContain('C0GENERAL');
+    expect(await settings(watching, '')).toContain('Documents shared in watched channels: left alone (default)');
+    const pdf = () => buildPdf({ paragraphs: AI_PARAGRAPHS });
+    const first = watching.slack.shareFile('off.pdf', pdf(), { mimetype: PDF, filetype: 'pdf' });
+    await shareInChannel(watching, [first]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    // Off by default: not even downloaded.
+    expect(watching.slack.fileDownloads).toHaveLength(0);
+
+    expect(await settings(watching, 'watch-files maybe')).toMatch(/is not on or off/);
+    expect(await settings(watching, 'watch-files on')).toMatch(/^Watching now also checks the documents/);
+    expect(await settings(watching, '')).toContain('Documents shared in watched channels: checked too');
+    const second = watching.slack.shareFile('essay.pdf', pdf(), { mimetype: PDF, filetype: 'pdf' });
+    await shareInChannel(watching, [second]);
+    const line = await watching.slack.waitFor((c) => c.method === 'chat.postMessage' && String(c.args.text).includes('essay.pdf'), 20_000);
+    expect(line.args.channel).toBe('C0AUDIT');
+    expect(String(line.args.text)).toMatch(
+      /^📄 Watched channel: the file “essay\.pdf” shared by Ada Lovelace \(U0AUTHOR\) in <https:\/\/test\.slack\.com\/archives\/C0GENERAL\/p\d+\|a message> in <#C0GENERAL> reads as 🔴 \*Likely AI-written\* \(\d+%, General mode\) · request `req_\w+`\. Nothing was done in the channel/,
+    );
+    expect(watching.slack.fileDownloads.map((d) => d.path)).toEqual([`/files-pri/T0TEST-${second.id}/download/essay.pdf`]);
+    // Nothing in the watched channel itself.
+    expect(
+      watching.slack.calls.filter(
+        (c) => c.method.startsWith('chat.') && c.args.channel === 'C0GENERAL' && c.method !== 'chat.getPermalink',
+      ),
+    ).toEqual([]);
+
+    expect(await settings(watching, 'watch-files off')).toMatch(/^Watching leaves documents alone again/);
   });
 });
