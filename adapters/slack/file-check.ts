@@ -7,7 +7,9 @@ import type { webApi } from '@slack/bolt';
 import type { Mode } from '../../src/contract.ts';
 import { downloadFile, FileProblem } from '../chat/attachments.ts';
 import { checkFiles, type FileOutcome } from '../chat/file-checks.ts';
-import type { SlackAppContext } from './checks.ts';
+import { buildAuditMessage } from './blocks.ts';
+import { createNameResolver, slackErrorCode, teamSettings, type SlackAppContext } from './checks.ts';
+import { auditChannelFor } from './config.ts';
 import { filesReadMissing, resolveSlackFiles, type SlackFileObject } from './message-files.ts';
 
 export interface SlackFileCheck {
@@ -55,4 +57,38 @@ export async function checkSlackFiles(ctx: SlackAppContext, req: SlackFileCheck)
       },
     },
   );
+}
+
+/** One audit line per file of a checked message (never its text), like the message's own line. */
+export async function auditFiles(
+  ctx: SlackAppContext,
+  req: SlackFileCheck & { channelId: string; permalink: string | undefined; messageAuthorId: string | undefined },
+  outcomes: readonly FileOutcome[],
+): Promise<void> {
+  const channel = (await teamSettings(ctx, req.teamId)).auditChannelId ?? auditChannelFor(ctx.config, req.teamId);
+  if (!channel || outcomes.length === 0) return;
+  const resolver = createNameResolver(req.client, ctx.names);
+  const [userName, messageAuthorName] = await Promise.all([
+    resolver.user?.(req.userId),
+    req.messageAuthorId ? resolver.user?.(req.messageAuthorId) : undefined,
+  ]);
+  for (const outcome of outcomes) {
+    const line = buildAuditMessage({
+      userId: req.userId,
+      userName,
+      messageAuthorName,
+      messageAuthorId: req.messageAuthorId,
+      channelId: req.channelId,
+      permalink: req.permalink,
+      kind: 'shortcut',
+      mode: req.mode,
+      file: outcome.file.name,
+      ...(outcome.ok ? { result: outcome.result } : { errorCode: outcome.code, requestId: outcome.requestId }),
+    });
+    try {
+      await req.client.chat.postMessage({ channel, text: line.text, blocks: line.blocks, unfurl_links: false, unfurl_media: false });
+    } catch (err) {
+      ctx.logger.warn({ channel, slack_error: slackErrorCode(err) }, 'audit post failed (is the bot a member of the audit channel?)');
+    }
+  }
 }

@@ -145,6 +145,13 @@ describe('"Check for AI text" on a message with shared files', () => {
       `/files-pri/T0TEST-${report.id}/download/report.docx`,
     ]);
     for (const d of downloads) expect(d).toMatchObject({ authorization: `Bearer ${BOT_TOKEN}`, served: true });
+    // One audit line per file besides the message's own, the author in plain text, never the text.
+    const audit = await h.slack.waitFor(
+      (c) => c.method === 'chat.postMessage' && c.args.channel === 'C0AUDIT' && String(c.args.text).includes('report.docx'),
+    );
+    expect(String(audit.args.text)).toMatch(
+      /^:mag: Grace \(U0MOD\) checked the file “report\.docx” of <https:\/\/test\.slack\.com\/archives\/C0GENERAL\/p\d+\|a message> by Ada Lovelace \(U0AUTHOR\) in <#C0GENERAL>: .+ · request id `req_\w+`$/,
+    );
   });
 
   it('answers a message that is only a PDF through the PDF', async () => {

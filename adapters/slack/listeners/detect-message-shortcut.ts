@@ -7,7 +7,7 @@ import type { App, MessageShortcut, RespondFn, webApi } from '@slack/bolt';
 import { queuedNotice } from '../../chat/format.ts';
 import { countWords } from '../../chat/message-text.ts';
 import { withFileBlocks } from '../file-blocks.ts';
-import { checkSlackFiles } from '../file-check.ts';
+import { auditFiles, checkSlackFiles } from '../file-check.ts';
 import { filesOfSlackMessage } from '../message-files.ts';
 import { buildErrorMessage, type SlackMessage } from '../blocks.ts';
 import { createNameResolver, outcomeMessage, runCheck, slackErrorCode, teamSettings, type SlackAppContext } from '../checks.ts';
@@ -99,10 +99,12 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
       const mode = settings.defaultMode ?? defaultModeFor(ctx.config, teamId);
       const files = filesOfSlackMessage(message);
       // Checked while the text is: each file's answer goes under the text's.
-      const fileOutcomes =
-        files.length > 0
-          ? checkSlackFiles(ctx, { files, mode, botToken: context.botToken ?? client.token, client, teamId, userId: shortcut.user.id })
-          : undefined;
+      const fileCheck = { files, mode, botToken: context.botToken ?? client.token, client, teamId, userId: shortcut.user.id };
+      const fileOutcomes = files.length > 0 ? checkSlackFiles(ctx, fileCheck) : undefined;
+      // The audit channel gets a line per file, as it gets one for the message's text.
+      const fileAudit = fileOutcomes
+        ?.then((outcomes) => auditFiles(ctx, { ...fileCheck, channelId: channel, permalink, messageAuthorId: message.user }, outcomes))
+        .catch((err: unknown) => ctx.logger.warn({ err: (err as Error).message }, 'could not write the files’ audit lines'));
       if (fileOutcomes && countWords(rendered.text) === 0) {
         // A message that is only files (a PDF shared without a comment): the files are the answer.
         await replyEphemeral(
@@ -112,6 +114,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
           { channel, user: shortcut.user.id, threadTs },
           withFileBlocks(undefined, await fileOutcomes, permalink),
         );
+        await fileAudit;
         return;
       }
       let announced = false;
@@ -136,12 +139,14 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
       if (announced) {
         try {
           await respond({ response_type: 'ephemeral', replace_original: true, text: reply.text, blocks: reply.blocks });
+          await fileAudit;
           return;
         } catch (err) {
           ctx.logger.info({ slack_error: slackErrorCode(err), channel }, 'could not replace the queued notice; posting the result');
         }
       }
       await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, reply);
+      await fileAudit;
     },
   );
 }
