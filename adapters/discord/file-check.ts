@@ -69,6 +69,8 @@ async function recordFilesInModLog(
   const channelId = (await guildSettings(ctx, interaction.guildId)).auditChannelId ?? ctx.settings.modLogChannelId;
   if (!channelId) return;
   for (const outcome of outcomes) {
+    // Pictures were never checks: they are named in the answer, not logged.
+    if (!outcome.ok && outcome.code === 'not_a_document') continue;
     await ctx.modLog.record(channelId, {
       userId: interaction.user.id,
       link: request.source.link,
