@@ -8,6 +8,17 @@
  *   npm run bench                         # starts both servers itself, 5 s per measurement
  *   npm run bench -- --duration 10 --workers 2
  *   npm run bench -- --url http://127.0.0.1:8080 --key sk_test_…   # an already running service
+ *   npm run bench -- --baseline 6c4d590   # against an older build instead of tsx (see below)
+ *
+ * `--baseline REV` builds that git revision (`git archive` into a folder under the system's temp
+ * folder, this checkout's node_modules linked in, its own scripts/build.mjs) and runs it in place of
+ * the tsx server: every row then alternates the two compiled servers and prints new/old.
+ *
+ * Fairness (issue 25): one key sends `--fairness N` (default 60) maximal author calls at once (10
+ * messages of 5,000 characters of corpus prose) while a second key sends 300-word
+ * texts to /v1/detect one after the other; the second key's p50/p99/max latency is printed per
+ * server (target: p99 under 250 ms). It runs last, as an old build may still be working through the
+ * burst when the measurement gives up (after `--fairness-cap S` seconds, default 30).
  *
  * Texts of 50, 300 and 3,000 words are built from real sentences of the corpus
  * (../shared/data/corpus-dev.jsonl, read now), with many different texts per size so no cache or
@@ -17,7 +28,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, symlinkSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -66,6 +77,9 @@ const { values: args } = parseArgs({
     url: { type: 'string' },
     key: { type: 'string' },
     texts: { type: 'string', default: '64' },
+    baseline: { type: 'string' },
+    fairness: { type: 'string', default: '60' },
+    'fairness-cap': { type: 'string', default: '30' },
     // Internal: the child process that serves the bare fastify route.
     'serve-bare': { type: 'boolean', default: false },
   },
@@ -111,6 +125,95 @@ function buildTexts(sentences: string[], words: number, count: number): string[]
 
 /** How a child runs: compiled JavaScript on plain node, or TypeScript sources through tsx. */
 type Build = 'compiled' | 'tsx';
+
+/** Builds git revision `rev` of this repository into a new folder under the temp folder; returns that folder. */
+function buildRevision(rev: string, parent: string): string {
+  const dir = join(parent, `baseline-${rev.replace(/[^0-9A-Za-z._-]/g, '_')}`);
+  const run = (command: string, argv: string[], cwd: string) => {
+    const result = spawnSync(command, argv, { cwd, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`${command} ${argv.join(' ')} failed: ${result.stderr}`);
+  };
+  spawnSync('mkdir', ['-p', dir]);
+  const archive = spawnSync('git', ['archive', '--format=tar', rev], { cwd: ROOT, maxBuffer: 1 << 30 });
+  if (archive.status !== 0) throw new Error(`git archive ${rev} failed: ${archive.stderr}`);
+  const untar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
+  if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr}`);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  run(process.execPath, ['scripts/build.mjs'], dir);
+  return dir;
+}
+
+interface FairnessResult {
+  lightMs: number[];
+  heavyAnswered: number;
+  heavyTotal: number;
+  gaveUp: boolean;
+}
+
+/**
+ * One key's burst of maximal author calls, and another key's /v1/detect latency meanwhile: its calls
+ * are due every 100 ms from the burst's first answer (by then every call of the burst has arrived),
+ * sent one after the other, each timed from when it was due (a server too busy to read a call is
+ * slow too), until the burst is answered or `capMs` has passed.
+ */
+async function fairness(
+  url: string,
+  heavyKey: string,
+  lightKey: string,
+  calls: number,
+  heavyMessages: string[],
+  texts: string[],
+  capMs: number,
+): Promise<FairnessResult> {
+  const abort = new AbortController();
+  const body = JSON.stringify({ messages: heavyMessages });
+  const headersFor = (key: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${key}` });
+  let heavyAnswered = 0;
+  const burst = Array.from({ length: calls }, () =>
+    fetch(`${url}/v1/detect/author`, { method: 'POST', headers: headersFor(heavyKey), body, signal: abort.signal })
+      .then(async (answer) => {
+        await answer.arrayBuffer();
+        if (answer.status === 200) heavyAnswered++;
+      })
+      .catch(() => undefined),
+  );
+  const giveUpAt = performance.now() + capMs;
+  while (heavyAnswered === 0 && performance.now() < giveUpAt) await new Promise((r) => setTimeout(r, 5));
+  const first = performance.now();
+  const lightMs: number[] = [];
+  let gaveUp = false;
+  for (let i = 0; heavyAnswered < calls; i++) {
+    const due = first + i * 100;
+    if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
+    const left = giveUpAt - performance.now();
+    if (left <= 0) {
+      gaveUp = true;
+      break;
+    }
+    try {
+      const answer = await fetch(`${url}/v1/detect`, {
+        method: 'POST',
+        headers: headersFor(lightKey),
+        body: JSON.stringify({ text: texts[i % texts.length] }),
+        signal: AbortSignal.timeout(left),
+      });
+      await answer.arrayBuffer();
+    } catch {
+      gaveUp = true;
+    }
+    lightMs.push(performance.now() - due);
+    if (gaveUp) break;
+  }
+  abort.abort();
+  await Promise.all(burst);
+  return { lightMs, heavyAnswered, heavyTotal: calls, gaveUp };
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
 
 function startChild(
   argv: string[],
@@ -192,6 +295,8 @@ async function main(): Promise<void> {
     let serviceUrl = args.url;
     let tsxUrl: string | undefined;
     let key = args.key;
+    let lightKey: string | undefined;
+    let baselineUrl: string | undefined;
     const startups: string[] = [];
     if (!serviceUrl) {
       if (!existsSync(join(ROOT, 'dist', 'src', 'service', 'main.js'))) {
@@ -202,9 +307,11 @@ async function main(): Promise<void> {
       const { createApiKey } = await import('../src/service/keys.ts');
       const keysFile = join(dir, 'api-keys.json');
       key = (await createApiKey(keysFile, { name: 'bench' })).key;
-      const start = async (build: Build) => {
+      lightKey = (await createApiKey(keysFile, { name: 'bench-light' })).key;
+      const baselineDir = args.baseline ? buildRevision(args.baseline, dir) : undefined;
+      const start = async (build: Build, root = ROOT, label: string = build) => {
         const service = await startChild(
-          [build === 'compiled' ? 'dist/src/service/main.js' : 'src/service/main.ts'],
+          [build === 'compiled' ? join(root, 'dist/src/service/main.js') : 'src/service/main.ts'],
           {
             HOST: '127.0.0.1',
             PORT: '0',
@@ -224,12 +331,13 @@ async function main(): Promise<void> {
         });
         // Request logs go to stdout; read and drop them so the pipe never blocks the server.
         service.child.stdout!.resume();
-        startups.push(`${build} ${fmt(service.startupMs)} ms`);
+        startups.push(`${label} ${fmt(service.startupMs)} ms`);
         return service.url;
       };
       // One after the other, so neither start-up competes with the other for the CPUs.
       serviceUrl = await start('compiled');
-      tsxUrl = await start('tsx');
+      if (baselineDir) baselineUrl = await start('compiled', baselineDir, `baseline ${args.baseline}`);
+      else tsxUrl = await start('tsx');
     }
     if (!key) throw new Error('--key is required with --url');
     const bare = await startChild([fileURLToPath(import.meta.url), '--serve-bare'], {}, /BARE_URL=(\S+)/);
@@ -243,7 +351,11 @@ async function main(): Promise<void> {
         .map((l) => l.toFixed(2))
         .join(' ')}`,
     );
-    console.log(`service ${serviceUrl}${tsxUrl ? ` (compiled), ${tsxUrl} (tsx)` : ''}, bare fastify ${bare.url}`);
+    // The server each row is compared with: the same build through tsx, or an older build.
+    const otherUrl = tsxUrl ?? baselineUrl;
+    const otherName = tsxUrl ? 'tsx' : `old (${args.baseline})`;
+    const ratioName = tsxUrl ? 'compiled/tsx' : 'new/old';
+    console.log(`service ${serviceUrl}${otherUrl ? ` (compiled), ${otherUrl} (${otherName})` : ''}, bare fastify ${bare.url}`);
     if (startups.length) console.log(`service start-up to listening (workers loaded): ${startups.join(', ')}`);
     if (!args.url) {
       const compiledCli = cliStartupMs('compiled', 5);
@@ -284,18 +396,18 @@ async function main(): Promise<void> {
       const texts = buildTexts(sentences, words, textsPerSize);
       const requests = texts.map((text) => ({ method: 'POST', path: '/v1/detect', headers, body: JSON.stringify({ text }) }));
       await autocannon({ url: serviceUrl, connections: 4, duration: 1, requests });
-      if (tsxUrl) await autocannon({ url: tsxUrl, connections: 4, duration: 1, requests });
+      if (otherUrl) await autocannon({ url: otherUrl, connections: 4, duration: 1, requests });
       for (const [index, connections] of connectionCounts.entries()) {
         // Alternate which build goes first, so a drift in the machine's load does not favour one.
         const measure = (url: string) => autocannon({ url, connections, duration, requests });
         let result: AutocannonResult;
         let tsxResult: AutocannonResult | undefined;
-        if (tsxUrl && index % 2 === 1) {
-          tsxResult = await measure(tsxUrl);
+        if (otherUrl && index % 2 === 1) {
+          tsxResult = await measure(otherUrl);
           result = await measure(serviceUrl);
         } else {
           result = await measure(serviceUrl);
-          tsxResult = tsxUrl ? await measure(tsxUrl) : undefined;
+          tsxResult = otherUrl ? await measure(otherUrl) : undefined;
         }
         const ratio = result.requests.average / (bareResults.get(connections)?.requests.average ?? Number.NaN);
         const errors =
@@ -314,7 +426,19 @@ async function main(): Promise<void> {
         ]);
       }
     }
-    const header = ['route', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'vs bare', 'tsx req/s', 'tsx p99 ms', 'compiled/tsx', 'non-2xx/errors'];
+    const short = tsxUrl ? 'tsx' : 'old';
+    const header = [
+      'route',
+      'conns',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'vs bare',
+      `${short} req/s`,
+      `${short} p99 ms`,
+      ratioName,
+      'non-2xx/errors',
+    ];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
     const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
     console.log(line(header));
@@ -323,10 +447,34 @@ async function main(): Promise<void> {
     console.log(
       '\n"req/s", "p50/p99 ms", "vs bare": the compiled service (dist/, as npm start runs it); "vs bare" = its req/s / the bare fastify route\'s at the same connection count.',
     );
-    if (tsxUrl)
+    if (otherUrl)
       console.log(
-        '"tsx …": the same service from its sources through tsx, measured right after (or before) it; "compiled/tsx" = req/s ratio.',
+        tsxUrl
+          ? '"tsx …": the same service from its sources through tsx, measured right after (or before) it; "compiled/tsx" = req/s ratio.'
+          : `"old …": the build of ${args.baseline}, measured right after (or before) the new one, alternating; "new/old" = req/s ratio.`,
       );
+    if (lightKey && Number(args.fairness) > 0) {
+      const calls = Number(args.fairness);
+      const capMs = Number(args['fairness-cap']) * 1000;
+      const lightTexts = buildTexts(sentences, 300, textsPerSize);
+      // 10 messages of 5,000 characters of corpus prose: the most the author route takes by default
+      // (AUTHOR_MAX_TOTAL_CHARS 50,000), and since language identification is linear, more work for
+      // the engine than the runs of combining marks the issue used.
+      const heavyMessages = buildTexts(sentences, 1200, 10).map((text) => text.slice(0, 5000));
+      console.log(
+        `\nfairness: one key sends ${calls} maximal author calls at once; another key sends 300-word texts to /v1/detect one after the other meanwhile (target p99 < 250 ms)`,
+      );
+      const servers: Array<[string, string]> = [['new', serviceUrl]];
+      if (baselineUrl) servers.push([`old (${args.baseline})`, baselineUrl]);
+      for (const [name, url] of servers) {
+        const result = await fairness(url, key, lightKey, calls, heavyMessages, lightTexts, capMs);
+        const ms = result.lightMs;
+        console.log(
+          `  ${name}: other key ${ms.length} calls, p50 ${fmt(percentile(ms, 50), 1)} ms, p99 ${fmt(percentile(ms, 99), 1)} ms, max ${fmt(Math.max(...ms), 1)} ms; ` +
+            `burst ${result.heavyAnswered}/${result.heavyTotal} answered${result.gaveUp ? ` (gave up after ${args['fairness-cap']} s: the other key's last call was still waiting)` : ''}`,
+        );
+      }
+    }
   } finally {
     for (const step of cleanup.reverse()) await step();
   }

@@ -130,16 +130,53 @@ export interface DetectResponse {
 /** Most messages one author request may carry. */
 export const AUTHOR_MAX_MESSAGES = 200;
 
-/** Messages of an author request that cost one unit of the key's rate limit (a single text costs one). */
-export const AUTHOR_MESSAGES_PER_UNIT = 10;
+/**
+ * Characters (Unicode code points) of submitted text that cost one unit of a key's rate limit. The
+ * work a call causes follows its characters, on both scoring routes, so the cost does too: a text
+ * of up to 5,000 characters costs 1 unit, 5,001 to 10,000 cost 2, and ten messages of 5,000
+ * characters cost 10 whether they are sent as ten texts or as one author.
+ */
+export const CHARS_PER_UNIT = 5000;
+
+/** Characters of `text` as the service counts them: Unicode code points (as JSON Schema's maxLength does). */
+export function countChars(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        pairs++;
+        i++;
+      }
+    }
+  }
+  return text.length - pairs;
+}
+
+/** Units for `chars` characters of text: one per started CHARS_PER_UNIT, at least 1. */
+export function unitsForChars(chars: number): number {
+  return Math.max(1, Math.ceil(chars / CHARS_PER_UNIT));
+}
 
 /**
- * Units of the key's rate limit one `POST /v1/detect/author` request with `messageCount` messages
- * costs: one per started group of AUTHOR_MESSAGES_PER_UNIT messages (1 to 20). The server charges
- * it and the SDK paces by it, so both count the same.
+ * Units of the key's rate limit one `POST /v1/detect` call costs: one per started CHARS_PER_UNIT
+ * characters of `text` (1 to 10 with the default 50,000-character limit). The server charges it,
+ * and the SDK and the bots' queue pace by it, so all count the same.
  */
-export function authorRequestCost(messageCount: number): number {
-  return Math.max(1, Math.ceil(messageCount / AUTHOR_MESSAGES_PER_UNIT));
+export function detectRequestCost(text: string): number {
+  return unitsForChars(countChars(text));
+}
+
+/**
+ * Units one `POST /v1/detect/author` call costs: one per started CHARS_PER_UNIT characters of all
+ * messages together (1 to 10 with the default 50,000-character limit), however many messages hold
+ * them. The server charges it, and the SDK and the bots' queue pace by it.
+ */
+export function authorRequestCost(messages: readonly string[]): number {
+  let chars = 0;
+  for (const message of messages) if (typeof message === 'string') chars += countChars(message);
+  return unitsForChars(chars);
 }
 
 /**
@@ -195,18 +232,23 @@ export interface DetectAuthorResponse {
 export const FILE_TYPES = ['pdf', 'docx', 'text', 'markdown', 'html'] as const;
 export type FileType = (typeof FILE_TYPES)[number];
 
-/** Characters of a file's extracted text that cost one unit of the key's rate limit. */
-export const FILE_CHARS_PER_UNIT = 10_000;
+/**
+ * Characters of a file's extracted text that cost one unit: the same CHARS_PER_UNIT as every scoring
+ * route (kept as its own name for callers written against the first files contract).
+ */
+export const FILE_CHARS_PER_UNIT = CHARS_PER_UNIT;
 
 /**
- * Units of the key's rate limit one `POST /v1/detect/file` request costs, from the length of the text
- * read out of the file: one per started FILE_CHARS_PER_UNIT characters (a file of up to 10,000
- * characters costs what one `/v1/detect` call costs; a 50,000-character report costs 5). The server
- * charges it once the text is extracted; a file refused before that (wrong type, too large,
- * unreadable, no text) costs one unit, like any refused request.
+ * Units of the key's rate limit one `POST /v1/detect/file` request costs: one per started
+ * CHARS_PER_UNIT characters of the text read out of the file, at least one, exactly what a
+ * `/v1/detect` call with that text costs (a 50,000-character report costs 10). The server charges it
+ * once the text is extracted, counting code points; the answer's `file.characters` (UTF-16 units) is
+ * never fewer, so pacing by `fileRequestCost(file.characters)` never undercounts. A file refused
+ * before its text is read (wrong type, too large, unreadable, no text) costs one unit, like any
+ * refused request.
  */
 export function fileRequestCost(characters: number): number {
-  return Math.max(1, Math.ceil(characters / FILE_CHARS_PER_UNIT));
+  return unitsForChars(characters);
 }
 
 /**

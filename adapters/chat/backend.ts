@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { DetectClient, type DetectCallOptions, type DetectFileOptions } from '../../src/client/index.ts';
 import {
   authorRequestCost,
+  detectRequestCost,
   fileRequestCost,
   type DetectAuthorRequest,
   type DetectAuthorResponse,
@@ -148,6 +149,8 @@ export async function connectDetectionBackend(
       async detect(request, callOptions = {}) {
         const { onQueued, onStart, onCall, onPause, ...clientOptions } = callOptions;
         const { value, waitedMs } = await queue.run(() => client.detect(request, clientOptions), {
+          // Weighted as the service charges it (one unit per started 5,000 characters).
+          weight: detectRequestCost(typeof request.text === 'string' ? request.text : ''),
           onQueued,
           onCall,
           onPause,
@@ -161,8 +164,8 @@ export async function connectDetectionBackend(
         const { value, waitedMs } = await queue.run(() => client.detectAuthor(request, clientOptions), {
           onQueued,
           signal: clientOptions.signal,
-          // The service charges one unit per started ten messages; the queue paces by the same count.
-          weight: authorRequestCost(Array.isArray(request.messages) ? request.messages.length : 1),
+          // The service charges one unit per started 5,000 characters; the queue paces by the same count.
+          weight: authorRequestCost(Array.isArray(request.messages) ? request.messages : []),
         });
         onStart?.(waitedMs);
         return value;

@@ -5,6 +5,8 @@
  * Also holds what `score` shares with it: reading the client's flags and environment, and turning
  * client errors into exit codes and one-line messages.
  */
+import { readFile, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { pino } from 'pino';
 import {
@@ -17,6 +19,7 @@ import {
   RateLimitError,
   type ClientLogger,
   type Composition,
+  type DetectFileResponse,
   type DetectResponse,
   type Language,
   type Mode,
@@ -38,6 +41,7 @@ export const CONNECTION_OPTIONS = {
 
 const USAGE = `Usage: textdetect [options] "text to check"
        textdetect [options] < file.txt
+       textdetect [options] --file essay.pdf   (PDF, DOCX, text, Markdown or HTML, read by the server)
        textdetect score --input in.jsonl --output out.jsonl [--local]   (see textdetect score --help)
 
 Tells how likely a text was written by an AI system.
@@ -45,6 +49,8 @@ Tells how likely a text was written by an AI system.
 Options:
   --mode <mode>         general (default), academic, financial or legal
   --language <lang>     en or tr; default: detected by the server
+  --file <path>         check a document: the service reads its text (a PDF needs a text layer)
+                        and says how many pages and characters it read
   --segments            also score each sentence (coloured in a terminal), and show the runs of
                         sentences that look generated and what share of the text they are
   --json                print the API response as JSON
@@ -222,9 +228,34 @@ export function percent(probability: number): string {
   return `${Math.min(99.9, Math.max(0.1, Math.round(probability * 1000) / 10)).toFixed(1)}%`;
 }
 
+const FILE_TYPE_WORDS: Record<string, string> = { pdf: 'PDF', docx: 'Word document', text: 'text', markdown: 'Markdown', html: 'HTML' };
+
+/** What the service read out of a file, as one line. */
+export function fileLine(file: DetectFileResponse['file']): string {
+  const pages = file.pages === null ? '' : `${file.pages} page${file.pages === 1 ? '' : 's'}, `;
+  return `file: ${file.name} (${FILE_TYPE_WORDS[file.type] ?? file.type}): ${pages}${file.characters} characters read`;
+}
+
+/**
+ * Reads a document for `--file` (and score's `"file"` lines), refusing what is plainly not a file
+ * before anything is sent.
+ */
+export async function readDocument(path: string): Promise<{ data: Buffer; filename: string }> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(code === 'ENOENT' ? `No such file: ${path}` : `Cannot read ${path} (${code ?? (err as Error).message}).`);
+  }
+  if (!info.isFile()) throw new UsageError(`${path} is not a file.`);
+  return { data: await readFile(path), filename: basename(path) };
+}
+
 /** The human-readable result. */
-export function formatResult(result: DetectResponse, colour: boolean): string {
+export function formatResult(result: DetectResponse | DetectFileResponse, colour: boolean): string {
   const lines = [
+    ...('file' in result && result.file ? [fileLine(result.file)] : []),
     `AI probability: ${paint(result.ai_probability, percent(result.ai_probability), colour)} — ${VERDICT_WORDS[result.verdict] ?? result.verdict} (confidence: ${result.confidence})`,
     `mode: ${result.mode}   language: ${result.language}   model: ${result.model}`,
     `request_id: ${result.request_id}`,
@@ -288,6 +319,7 @@ export async function run(argv: string[]): Promise<number> {
   let values: {
     json?: boolean | undefined;
     segments?: boolean | undefined;
+    file?: string | undefined;
     mode?: string | undefined;
     language?: string | undefined;
     help?: boolean | undefined;
@@ -304,6 +336,7 @@ export async function run(argv: string[]): Promise<number> {
       options: {
         json: { type: 'boolean' },
         segments: { type: 'boolean' },
+        file: { type: 'string', short: 'f' },
         mode: { type: 'string' },
         language: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -331,6 +364,20 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const mode = parseMode(values.mode);
     const language = parseLanguage(values.language);
+    if (values.file !== undefined) {
+      if (positionals.length > 0) throw new UsageError('Give either --file or a text, not both.');
+      const { data, filename } = await readDocument(values.file);
+      client = clientFromFlags(values);
+      const result = await client.detectFile(data, {
+        filename,
+        ...(mode ? { mode } : {}),
+        ...(language ? { language } : {}),
+        ...(values.segments ? { segments: true } : {}),
+        signal: controller.signal,
+      });
+      process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${formatResult(result, useColour())}\n`);
+      return EXIT.ok;
+    }
     let text: string;
     if (positionals.length > 0 && !(positionals.length === 1 && positionals[0] === '-')) {
       text = positionals.join(' ');

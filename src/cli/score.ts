@@ -1,7 +1,8 @@
 /**
  * `textdetect score --input in.jsonl --output out.jsonl [--local]`: scores a JSONL file, one
- * `{id?, text, mode?, language?, segments?}` or `{id?, messages: [...], mode?, language?}` (one
- * author's messages, judged together) a line, writing one result line per input line in input order.
+ * `{id?, text, mode?, language?, segments?}`, `{id?, file: "path", mode?, language?, segments?}` (a
+ * document the service reads) or `{id?, messages: [...], mode?, language?}` (one author's messages,
+ * judged together) a line, writing one result line per input line in input order.
  *
  * Through the API the file is streamed: up to --window lines are in the client's limiter at once and
  * results are written as soon as every earlier line is done, so memory stays flat on large files.
@@ -9,6 +10,7 @@
  */
 import { createReadStream, createWriteStream, realpathSync } from 'node:fs';
 import { once } from 'node:events';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { Readable, Writable } from 'node:stream';
@@ -39,6 +41,7 @@ import {
   exitCodeFor,
   parseLanguage,
   parseMode,
+  readDocument,
 } from './detect.ts';
 
 const USAGE = `Usage: textdetect score --input in.jsonl --output out.jsonl [options]
@@ -46,10 +49,14 @@ const USAGE = `Usage: textdetect score --input in.jsonl --output out.jsonl [opti
 Scores every line of a JSONL file and writes one line per input line, in the same order. A line is
 one text, {"id": ..., "text": "...", "mode": "...", "language": "...", "segments": true}, or one
 author's messages judged together, {"id": ..., "messages": ["...", "..."], "mode": "...",
-"language": "..."} (1 to ${AUTHOR_MAX_MESSAGES} messages); only "text" or "messages" is required. Output:
+"language": "..."} (1 to ${AUTHOR_MAX_MESSAGES} messages), or a document, {"id": ..., "file": "essay.pdf",
+"mode": "...", "segments": true} (PDF, DOCX, text, Markdown or HTML, read by the service; a relative
+path is relative to the input file's folder, or the current one when reading standard input; not
+with --local); only "text", "messages" or "file" is required. Output:
   {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings", "request_id"}
       a text; with "segments": true also "segments" (UTF-16 offsets, as in the API),
-      "generated_spans", "generated_share" and "composition"
+      "generated_spans", "generated_share" and "composition"; for a "file" line also
+      "file": {"name", "type", "pages", "characters"} (what the service read)
   {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings",
    "messages_used", "words_used", "evidence_needed", "messages", "request_id"}
       an author: the combined answer, and each message's own score in "messages"
@@ -79,8 +86,10 @@ interface InputLine {
   id: unknown;
   /** A text to score (with or without segments)… */
   request?: DetectRequest;
-  /** …or one author's messages to judge together. */
+  /** …or one author's messages to judge together… */
   author?: DetectAuthorRequest;
+  /** …or a document for the service to read (path resolved against the input's folder). */
+  file?: { path: string; mode?: Mode; language?: Language; segments?: boolean };
   /** Set when the line itself is unusable. */
   problem?: DetectError;
 }
@@ -126,10 +135,15 @@ export async function run(argv: string[]): Promise<number> {
 
   let input: Readable;
   let output: Writable;
-  let defaults: { mode: Mode | undefined; language: Language | undefined };
+  let defaults: { mode: Mode | undefined; language: Language | undefined; baseDir: string };
   let window: number;
   try {
-    defaults = { mode: parseMode(str('mode')), language: parseLanguage(str('language')) };
+    const inputFile = str('input');
+    defaults = {
+      mode: parseMode(str('mode')),
+      language: parseLanguage(str('language')),
+      baseDir: inputFile && inputFile !== '-' ? dirname(resolve(inputFile)) : process.cwd(),
+    };
     const rawWindow = str('window');
     window = rawWindow === undefined ? 64 : Number(rawWindow);
     if (!Number.isInteger(window) || window < 1) throw new UsageError(`--window must be a whole number ≥ 1; got "${rawWindow}".`);
@@ -273,7 +287,7 @@ async function countLines(path: string): Promise<number | undefined> {
 
 async function* readLines(
   input: Readable,
-  defaults: { mode: Mode | undefined; language: Language | undefined },
+  defaults: { mode: Mode | undefined; language: Language | undefined; baseDir: string },
 ): AsyncGenerator<InputLine> {
   const rl = createInterface({ input, crlfDelay: Infinity });
   let lineNo = 0;
@@ -292,7 +306,7 @@ function invalid(lineNo: number, id: unknown, code: string, message: string, par
 export function parseLine(
   raw: string,
   lineNo: number,
-  defaults: { mode?: Mode | undefined; language?: Language | undefined } = {},
+  defaults: { mode?: Mode | undefined; language?: Language | undefined; baseDir?: string | undefined } = {},
 ): InputLine {
   let value: unknown;
   try {
@@ -306,10 +320,29 @@ export function parseLine(
   const entry = value as Record<string, unknown>;
   const id = entry.id ?? lineNo;
   const isAuthor = entry.messages !== undefined;
-  if (isAuthor && entry.text !== undefined) {
-    return invalid(lineNo, id, 'ambiguous_line', 'give either "text" (one text) or "messages" (one author\'s messages), not both.');
+  const isFile = entry.file !== undefined;
+  if ([isAuthor, isFile, entry.text !== undefined].filter(Boolean).length > 1) {
+    return invalid(
+      lineNo,
+      id,
+      'ambiguous_line',
+      'give one of "text" (one text), "file" (a document) or "messages" (one author\'s messages), not several.',
+    );
   }
-  if (isAuthor) {
+  if (isFile) {
+    if (typeof entry.file !== 'string' || entry.file.trim() === '') {
+      return invalid(lineNo, id, 'invalid_file', '"file" must be the path of a document, e.g. "essays/one.pdf".', 'file');
+    }
+    if (entry.segments !== undefined && typeof entry.segments !== 'boolean') {
+      return invalid(
+        lineNo,
+        id,
+        'invalid_segments',
+        `"segments" must be true or false; got ${JSON.stringify(entry.segments)}.`,
+        'segments',
+      );
+    }
+  } else if (isAuthor) {
     const problem = checkMessages(entry.messages, entry.segments);
     if (problem) return invalid(lineNo, id, problem.code, problem.message, problem.param);
   } else {
@@ -346,6 +379,18 @@ export function parseLine(
     ...(language !== undefined ? { language: language as Language } : {}),
   };
   if (isAuthor) return { lineNo, id, author: { messages: entry.messages as string[], ...options } };
+  if (isFile) {
+    const path = entry.file as string;
+    return {
+      lineNo,
+      id,
+      file: {
+        path: isAbsolute(path) ? path : resolve(defaults.baseDir ?? process.cwd(), path),
+        ...options,
+        ...(entry.segments === true ? { segments: true } : {}),
+      },
+    };
+  }
   return {
     lineNo,
     id,
@@ -461,6 +506,12 @@ async function scoreThroughApi(client: DetectClient, line: InputLine, signal: Ab
       const r = await client.detectAuthor(line.author, { signal });
       return { line: authorLine(line.id, r, r.request_id) };
     }
+    if (line.file) {
+      const { path, ...options } = line.file;
+      const { data, filename } = await readDocument(path);
+      const r = await client.detectFile(data, { filename, ...options, signal });
+      return { line: { ...textLine(line.id, r, options.segments === true, r.request_id), file: r.file } };
+    }
     if (!line.request) return errorLine(line, line.problem);
     const r = await client.detect(line.request, { signal });
     return { line: textLine(line.id, r, line.request.segments === true, r.request_id) };
@@ -493,6 +544,12 @@ function scoreLocally(detector: LocalDetector, line: InputLine): Outcome {
       return {
         line: authorLine(line.id, detector.detectAuthor(messages, { ...(mode ? { mode } : {}), ...(language ? { language } : {}) })),
       };
+    }
+    if (line.file) {
+      return errorLine(
+        line,
+        new UsageError(`Line ${line.lineNo}: "file" lines need the service, which reads the document; run without --local.`),
+      );
     }
     if (!line.request) return errorLine(line, line.problem);
     const { text, mode, language, segments = false } = line.request;

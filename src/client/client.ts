@@ -31,7 +31,7 @@ import { RequestLimiter, type LimiterOptions, type ResolvedLimiterConfig } from 
 import { silentLogger, type ClientLogger } from './logger.ts';
 import type { RedisClient } from './redis.ts';
 import { backoffDelay, sleep } from './timing.ts';
-import { AUTHOR_MAX_MESSAGES, authorRequestCost } from '../contract.ts';
+import { AUTHOR_MAX_MESSAGES, authorRequestCost, detectRequestCost } from '../contract.ts';
 import type {
   DetectAuthorRequest,
   DetectAuthorResponse,
@@ -287,7 +287,7 @@ export class DetectClient {
 
   /**
    * Judges one author across 1 to AUTHOR_MAX_MESSAGES of their messages (POST /v1/detect/author).
-   * Paced as the server charges it: `authorRequestCost(messages.length)` units of the key's budget.
+   * Paced as the server charges it: `authorRequestCost(messages)` units of the key's budget (one per started 5,000 characters).
    * Throws a DetectError subclass when it cannot (see errors.ts).
    */
   async detectAuthor(request: DetectAuthorRequest, options: DetectCallOptions = {}): Promise<DetectAuthorResponse> {
@@ -300,7 +300,7 @@ export class DetectClient {
         ...(request.language !== undefined ? { language: request.language } : {}),
       });
       return this.call(
-        { path: this.authorPath, body, cost: authorRequestCost(messages.length), parse: parseAuthorResponse },
+        { path: this.authorPath, body, cost: authorRequestCost(messages), parse: parseAuthorResponse },
         requestId,
         options.signal,
       );
@@ -455,7 +455,8 @@ export class DetectClient {
       ...(request.language !== undefined ? { language: request.language } : {}),
       ...(request.segments !== undefined ? { segments: request.segments } : {}),
     });
-    return this.call({ path: this.path, body, cost: 1, parse: parseResponse }, requestId, callerSignal);
+    // Paced as the server charges it: one unit per started 5,000 characters.
+    return this.call({ path: this.path, body, cost: detectRequestCost(request.text), parse: parseResponse }, requestId, callerSignal);
   }
 
   /** Sends one call through the limiter, retrying what can succeed later. */

@@ -27,8 +27,10 @@ export * from './errors.ts';
 export type * from './types.ts';
 export {
   AUTHOR_MAX_MESSAGES,
-  AUTHOR_MESSAGES_PER_UNIT,
   authorRequestCost,
+  CHARS_PER_UNIT,
+  countChars,
+  detectRequestCost,
   COMPOSITIONS,
   CONFIDENCES,
   ERROR_CODES,

@@ -69,8 +69,15 @@ const RE_LETTER = /\p{L}/u;
 /** Identification looks at most this many characters (from the start): plenty, and bounded in cost. */
 const SAMPLE_CHARS = 3000;
 
-/** What says nothing about the language: fenced/inline code, URLs, e-mail addresses, @mentions, #hashtags. */
-const RE_NOISE = /```[\s\S]*?(?:```|$)|`[^`\n]*`|\b(?:https?:\/\/|www\.)\S+|\S+@\S+\.\S+|[@#][\p{L}\p{N}_.-]+/gu;
+/**
+ * What says nothing about the language: fenced/inline code, URLs, e-mail addresses, @mentions,
+ * #hashtags. Linear in the text: an e-mail address is only looked for from the start of a
+ * whitespace-separated chunk, and its parts stop at the first `@` and the first `.` after it, so
+ * no position is scanned twice. (`\S+@\S+\.\S+` tried every position of a long chunk against
+ * every `@` in it: 20 ms for 3,000 letters without spaces, 12 s for 3,000 `@`.) The address is the
+ * same as that pattern's except in a chunk where inline code ends right before it.
+ */
+const RE_NOISE = /```[\s\S]*?(?:```|$)|`[^`\n]*`|\b(?:https?:\/\/|www\.)\S+|(?<!\S)\S[^\s@]*@\S[^\s.]*\.\S+|[@#][\p{L}\p{N}_.-]+/gu;
 /** Whitespace-separated chunk → its word and the punctuation around it. */
 const RE_CHUNK = /\S+/gu;
 const RE_WORD_CORE = /^[("'“‘«¿¡]*(\p{L}+(?:['’]\p{L}+)*)([.,;:!?)"'”’»…]*)$/u;

@@ -32,6 +32,8 @@ export interface DocumentReaderOptions extends ExtractLimits {
   timeoutMs: number;
   /** Heap ceiling of each worker in MB (V8 old generation); a file needing more kills only its worker. */
   maxHeapMb?: number;
+  /** Niceness of the worker threads (Linux), so reading files yields the CPUs to short calls. Default 0. */
+  nice?: number;
 }
 
 interface Queued {
@@ -114,7 +116,10 @@ export class DocumentReader {
 
   private spawn(slot: Slot): void {
     const worker = new Worker(WORKER_URL, {
-      workerData: { limits: { maxPages: this.options.maxPages, maxUnpackedBytes: this.options.maxUnpackedBytes } },
+      workerData: {
+        limits: { maxPages: this.options.maxPages, maxUnpackedBytes: this.options.maxUnpackedBytes },
+        nice: this.options.nice ?? 0,
+      },
       resourceLimits: { maxOldGenerationSizeMb: this.options.maxHeapMb ?? 256 },
     });
     slot.ready = new Promise<void>((resolve) => {

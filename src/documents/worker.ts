@@ -4,13 +4,15 @@
  * dropped when the job ends; nothing is written anywhere.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { lowerThreadPriority } from '../thread-priority.ts';
 import { extractDocument } from './extract.ts';
 import type { ExtractJob, ExtractReply } from './pool.ts';
 import { DocumentError, type ExtractLimits } from './types.ts';
 
 const port = parentPort;
 if (!port) throw new Error('the document worker must run in a worker thread');
-const { limits } = workerData as { limits: ExtractLimits };
+const { limits, nice } = workerData as { limits: ExtractLimits; nice?: number };
+if (nice) lowerThreadPriority(nice);
 
 // pdf.js compiles a large module on first use (over a second on a busy machine): one tiny PDF read
 // at start keeps that off the first caller's clock.

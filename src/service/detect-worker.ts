@@ -1,10 +1,12 @@
 /** Body of a scoring worker thread: loads one engine, then scores the texts and authors' messages the pool sends it. */
 import { parentPort, workerData } from 'node:worker_threads';
+import { lowerThreadPriority } from '../thread-priority.ts';
 import type { WorkerJob } from './engine.ts';
 
 const port = parentPort;
 if (!port) throw new Error('detect-worker must run in a worker thread');
-const { modelPath } = workerData as { modelPath?: string };
+const { modelPath, nice } = workerData as { modelPath?: string; nice?: number };
+if (nice) lowerThreadPriority(nice);
 
 try {
   const { createDetector } = await import('../detector/index.ts');

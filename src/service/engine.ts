@@ -96,7 +96,7 @@ function inProcessEngine(modelPath: string | undefined): EngineHost {
  * several cores while the main thread only does HTTP. A worker that dies fails only the texts it
  * was scoring and is replaced.
  */
-function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerExit?: (err: Error) => void): EngineHost {
+function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerExit?: (err: Error) => void, nice = 0): EngineHost {
   let state: EngineState = 'loading';
   let failure: Error | undefined;
   let model: string | undefined;
@@ -118,7 +118,7 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
 
   /** Starts worker `index`; resolves with the model id once its engine is loaded. */
   const spawnWorker = (index: number): Promise<string> => {
-    const worker = new Worker(WORKER_URL, { workerData: { modelPath } });
+    const worker = new Worker(WORKER_URL, { workerData: { modelPath, nice } });
     return new Promise<string>((resolve, reject) => {
       let loaded = false;
       worker.on('message', (message: WorkerReply & { ready?: string; error?: unknown }) => {
@@ -232,6 +232,15 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
 }
 
 /** `workers` 0 scores on the calling thread; more starts that many worker threads. */
-export function createEngineHost(modelPath: string | undefined, workers: number, onWorkerExit?: (err: Error) => void): EngineHost {
-  return workers > 0 ? workerPoolEngine(modelPath, workers, onWorkerExit) : inProcessEngine(modelPath);
+/**
+ * `nice` (Linux, worker threads only): a niceness for the workers' threads, for a pool doing bulk
+ * work that must yield the CPUs to the pool answering short calls (the file route's lane).
+ */
+export function createEngineHost(
+  modelPath: string | undefined,
+  workers: number,
+  onWorkerExit?: (err: Error) => void,
+  nice = 0,
+): EngineHost {
+  return workers > 0 ? workerPoolEngine(modelPath, workers, onWorkerExit, nice) : inProcessEngine(modelPath);
 }

@@ -3,7 +3,7 @@
  * schemas.ts, i.e. the very objects that validate requests and serialise answers.
  */
 import type { ServiceConfig } from './config.ts';
-import { AUTHOR_MAX_MESSAGES, AUTHOR_MESSAGES_PER_UNIT, FILE_CHARS_PER_UNIT } from '../contract.ts';
+import { AUTHOR_MAX_MESSAGES, CHARS_PER_UNIT } from '../contract.ts';
 import {
   detectFileRequestSchema,
   detectFileResponseSchema,
@@ -64,8 +64,7 @@ export function buildOpenApiDocument(
         'Tells how likely a text was written by an AI. Authenticate with `Authorization: Bearer <key>` ' +
         `(this server is a ${config.environment} server and accepts ${config.environment === 'sandbox' ? 'sk_test_' : 'sk_live_'} keys). ` +
         `Requests are limited to ${config.rateLimitMax} per ${config.rateLimitWindowMs / 1000} s per key by default; ` +
-        `a request costs one unit of that budget, except POST /v1/detect/author, which costs one per started group of ${AUTHOR_MESSAGES_PER_UNIT} messages, ` +
-        `and POST /v1/detect/file, which costs one per started ${FILE_CHARS_PER_UNIT} characters of the text read from the file. ` +
+        `a request costs one unit of that budget when it arrives; POST /v1/detect and POST /v1/detect/author cost one unit per started ${CHARS_PER_UNIT} characters of submitted text (at least one), charged all at once when the body is read, or refused with 429 at the price of the arrival unit alone; POST /v1/detect/file costs the same for the text read out of the file. ` +
         'Every error answer is `{"error": {type, code, message, request_id, ...}}`.',
     },
     servers: [{ url: '/' }],
@@ -92,6 +91,10 @@ export function buildOpenApiDocument(
         post: {
           operationId: 'detect',
           summary: 'Score a text',
+          description:
+            `Cost: ceil(characters / ${CHARS_PER_UNIT}) units of the key's rate limit, at least 1 (up to ${Math.ceil(config.maxTextChars / CHARS_PER_UNIT)} here); ` +
+            'a request the remaining budget cannot cover is refused with 429 and costs one unit, like any refused request. ' +
+            "The answer's RateLimit-Remaining counts the units left.",
           security: [{ bearerAuth: [] }],
           parameters: [
             {
@@ -154,7 +157,7 @@ export function buildOpenApiDocument(
             'The text is read out of the file (a PDF needs a text layer: no OCR is done; running headers, footers and page numbers repeated on the pages are left out) ' +
             'and scored like a /v1/detect text; segment offsets refer to that text and each segment carries its `text`. ' +
             `Limits: ${config.maxFileBytes} bytes per file, ${config.maxFilePages} pages per PDF, ${config.fileTimeoutMs} ms to read it, ${config.maxTextChars} characters of extracted text. ` +
-            `Cost: one unit of the key's rate limit per started ${FILE_CHARS_PER_UNIT} characters of extracted text (at least one); a file refused before its text is read costs one unit. ` +
+            `Cost: one unit of the key's rate limit per started ${CHARS_PER_UNIT} characters of extracted text (at least one), as for a /v1/detect text; a file refused before its text is read costs one unit. ` +
             'Files are held in memory only, never stored; the request log records their type, size and pages.',
           security: [{ bearerAuth: [] }],
           parameters: [
@@ -222,7 +225,7 @@ export function buildOpenApiDocument(
             `Scores each of 1 to ${AUTHOR_MAX_MESSAGES} messages of one author on its own and combines them into one answer about the author; ` +
             'blank, link-only and other-language messages are skipped and reported. ' +
             `Limits: at most ${config.authorMaxMessageChars} characters per message and ${config.authorMaxTotalChars} for all messages together (413 \`text_too_long\`). ` +
-            `Cost: ceil(messages / ${AUTHOR_MESSAGES_PER_UNIT}) units of the key's rate limit (1 to ${AUTHOR_MAX_MESSAGES / AUTHOR_MESSAGES_PER_UNIT}); ` +
+            `Cost: ceil(characters of all messages / ${CHARS_PER_UNIT}) units of the key's rate limit, at least 1 (up to ${Math.ceil(config.authorMaxTotalChars / CHARS_PER_UNIT)} here), however many messages hold them; ` +
             'a request the remaining budget cannot cover is refused with 429 and costs one unit, like any refused request. ' +
             "The answer's RateLimit-Remaining counts the units left.",
           security: [{ bearerAuth: [] }],

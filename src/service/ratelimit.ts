@@ -1,6 +1,6 @@
 /**
- * Rate-limit counters for @fastify/rate-limit: in this process, or in Redis so that every instance
- * shares one limit.
+ * Rate-limit counters in Redis, so that every instance shares one limit (counters.ts has the
+ * in-process ones). A call's units are checked and charged in one Lua script (CHARGE_LUA).
  *
  * The plugin's own `skipOnError` would let every request through while Redis is down (no limit at
  * all), and ioredis by default queues commands while disconnected, so requests would hang until
@@ -11,25 +11,10 @@
  * key's budget), and what was counted here is added to Redis when it is back, so a switchover does
  * not hand out a fresh budget.
  */
-import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-
-const require = createRequire(import.meta.url);
-// The plugin's store is a plain CommonJS constructor without type declarations.
-const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as new (
-  continueExceeding: boolean,
-  exponentialBackoff: boolean,
-  redis: Redis,
-  key?: string,
-) => CounterStore;
-
-type Callback = (err: Error | null, result?: { current: number; ttl: number }) => void;
-
-interface CounterStore {
-  incr(key: string, cb: Callback, timeWindow: number, max: number): void;
-  read?(key: string, cb: Callback, timeWindow: number, max: number): void;
-}
+import { CHARGE_LUA } from './counters.ts';
+import type { Charge, CounterStore } from './counters.ts';
 
 export type CounterBackend = 'memory' | 'redis' | 'memory-fallback';
 
@@ -59,11 +44,8 @@ export interface CircuitOptions {
 
 export interface RedisCounters {
   readonly redis: Redis;
-  /** A store constructor for the plugin's `store` option. */
-  readonly Store: new () => CounterStore & {
-    child(): CounterStore;
-    read(key: string, cb: Callback, timeWindow: number, max: number): void;
-  };
+  /** Check-and-charge against Redis, or in this process while Redis is unavailable. */
+  readonly store: CounterStore;
   /** Where the last counter update went. */
   backend(): CounterBackend;
   /** Circuit state, read without touching Redis (so probes answer at once whatever Redis does). */
@@ -141,9 +123,17 @@ export function createRedisCounters(url: string, prefix: string, log: Logger, ci
     retryStrategy: (times: number) => Math.min(times * 100, 1000),
     lazyConnect: false,
   });
-  redis.defineCommand('textdetectReconcile', { numberOfKeys: 1, lua: RECONCILE_LUA });
-  const reconcileCommand = (key: string, base: number, add: number, ttl: number): Promise<[number, number]> =>
-    (redis as unknown as { textdetectReconcile(...args: unknown[]): Promise<[number, number]> }).textdetectReconcile(key, base, add, ttl);
+  // Scripts run with EVALSHA, falling back to EVAL once when Redis does not know the script yet.
+  const reconcileCommand = async (key: string, base: number, add: number, ttl: number): Promise<[number, number]> =>
+    (await redis.eval(RECONCILE_LUA, 1, key, base, add, ttl)) as [number, number];
+  const chargeCommand = async (
+    key: string,
+    cost: number,
+    max: number,
+    windowMs: number,
+    always: boolean,
+  ): Promise<[number, number, number]> =>
+    (await redis.eval(CHARGE_LUA, 1, key, cost, max, windowMs, always ? 1 : 0)) as [number, number, number];
 
   let backend: CounterBackend = 'redis';
   // Until the first connection, Redis is not "failing", just not there yet: count locally without
@@ -301,113 +291,98 @@ export function createRedisCounters(url: string, prefix: string, log: Logger, ci
   }
 
   /**
-   * Counts (or, for `read`, looks up) a request in this process. The answer is shaped for the
-   * plugin, which allows a request while `current <= max`: this instance allows its share of what
-   * was left of the key's budget when Redis last reported it.
+   * Checks and charges `cost` units in this process (`cost` 0 reads): this instance allows its
+   * share of what was left of the key's budget when Redis last reported it. Units charged here are
+   * `pending` (to be added to Redis) or `inFlight` (Redis was slow; its own charge may still land).
    */
-  function countHere(
-    op: 'incr' | 'read',
-    key: string,
-    timeWindow: number,
-    max: number,
-    state: 'pending' | 'inFlight',
-  ): { current: number; ttl: number } {
+  function chargeHere(key: string, cost: number, timeWindow: number, max: number, always: boolean, state: 'pending' | 'inFlight'): Charge {
     const local = localCount(key, timeWindow);
-    if (op === 'incr') local[state]++;
-    if (op === 'incr' && state === 'pending') hasPending = true;
     const now = Date.now();
     const known = seen.get(key);
     const base = known && known.windowEnd > now ? known.count : 0;
     const share = Math.ceil(Math.max(0, max - base) / instances);
-    return { current: max - share + local.pending + local.inFlight, ttl: Math.max(0, local.windowEnd - now) };
+    const current = max - share + local.pending + local.inFlight;
+    const ttlMs = Math.max(0, local.windowEnd - now);
+    const fits = current + cost <= max;
+    if (cost <= 0 || (!fits && !always)) return { charged: false, current, ttlMs };
+    local[state] += cost;
+    if (state === 'pending') hasPending = true;
+    return { charged: fits, current: current + cost, ttlMs };
   }
 
-  /** Runs one store call against Redis, or counts here when the breaker is open or Redis is slow to answer. */
-  function guarded(op: 'incr' | 'read', key: string, cb: Callback, timeWindow: number, max: number): void {
+  /** Runs one charge against Redis, or charges here when the breaker is open or Redis is slow to answer. */
+  function guarded(key: string, cost: number, timeWindow: number, max: number, always: boolean): Promise<Charge> {
     if (tripped || redis.status !== 'ready') {
       if (!tripped && everReady) trip(`redis status ${redis.status}`);
-      cb(null, countHere(op, key, timeWindow, max, 'pending'));
-      return;
+      return Promise.resolve(chargeHere(key, cost, timeWindow, max, always, 'pending'));
     }
-    const sentAt = performance.now();
-    let answeredHere = false;
-    let settled = false;
-    let judged = false;
-    // A timer that fires late (the event loop was busy scoring) runs before the I/O that may
-    // already hold Redis' answer: let that I/O run first, so a busy process is not mistaken for a
-    // slow Redis.
-    const after = (ms: number, fn: () => void) => setTimeout(() => setImmediate(fn), ms);
-    // Reads only serve probes and the budget headers of unlimited paths: they wait less, so /readyz
-    // answers quickly even on the first request after Redis hangs.
-    const leashMs = op === 'read' ? Math.min(slowMs, READ_LEASH_MS) : slowMs;
-    const leash = after(leashMs, () => {
-      if (settled || answeredHere) return;
-      answeredHere = true;
-      cb(null, countHere(op, key, timeWindow, max, 'inFlight'));
-    });
-    const deadline = after(slowMs, () => {
-      if (settled || judged) return;
-      judged = true;
-      failed(sentAt, `command timed out after ${slowMs} ms`);
-    });
-    const call = op === 'incr' ? remote.incr.bind(remote) : remote.read!.bind(remote);
-    call(
-      key,
-      (err, result) => {
-        if (settled) return;
+    return new Promise<Charge>((resolve) => {
+      const sentAt = performance.now();
+      let here: Charge | undefined;
+      let settled = false;
+      let judged = false;
+      // A timer that fires late (the event loop was busy scoring) runs before the I/O that may
+      // already hold Redis' answer: let that I/O run first, so a busy process is not mistaken for a
+      // slow Redis.
+      const after = (ms: number, fn: () => void) => setTimeout(() => setImmediate(fn), ms);
+      // Reads only serve probes and the budget headers of unlimited paths: they wait less, so /readyz
+      // answers quickly even on the first request after Redis hangs.
+      const leashMs = cost <= 0 ? Math.min(slowMs, READ_LEASH_MS) : slowMs;
+      const leash = after(leashMs, () => {
+        if (settled || here) return;
+        here = chargeHere(key, cost, timeWindow, max, always, 'inFlight');
+        resolve(here);
+      });
+      const deadline = after(slowMs, () => {
+        if (settled || judged) return;
+        judged = true;
+        failed(sentAt, `command timed out after ${slowMs} ms`);
+      });
+      const settle = () => {
         settled = true;
         clearTimeout(leash);
         clearTimeout(deadline);
-        if (err || !result) {
-          if (!judged) failed(sentAt, err?.message ?? 'no result');
-          if (!answeredHere) cb(null, countHere(op, key, timeWindow, max, 'pending'));
-          else if (op === 'incr') {
-            // Counted here as in flight; it never reached Redis after all.
+      };
+      chargeCommand(prefix + key, cost, max, timeWindow, always).then(
+        ([count, ttl, charged]) => {
+          if (settled) return;
+          settle();
+          succeeded();
+          if (hasPending && !tripped) flushInBackground();
+          const current = Number(count);
+          const ttlMs = Number(ttl);
+          if (ttlMs > 0) remember(seen, key, { count: current, windowEnd: Date.now() + ttlMs });
+          if (!here) {
+            resolve({ charged: Number(charged) === 1, current, ttlMs });
+            return;
+          }
+          // Charged here while Redis was slow: Redis has now charged the units too, or refused them.
+          const local = counted.get(key);
+          if (local && (here.charged || (always && cost > 0))) local.inFlight = Math.max(0, local.inFlight - cost);
+        },
+        (err: Error) => {
+          if (settled) return;
+          settle();
+          if (!judged) failed(sentAt, err.message);
+          if (!here) {
+            resolve(chargeHere(key, cost, timeWindow, max, always, 'pending'));
+            return;
+          }
+          if (here.charged || (always && cost > 0)) {
+            // Charged here as in flight; it never reached Redis after all.
             const local = localCount(key, timeWindow);
-            local.inFlight = Math.max(0, local.inFlight - 1);
-            local.pending++;
+            local.inFlight = Math.max(0, local.inFlight - cost);
+            local.pending += cost;
             hasPending = true;
           }
-          return;
-        }
-        succeeded();
-        if (hasPending && !tripped) flushInBackground();
-        remember(seen, key, { count: result.current, windowEnd: Date.now() + result.ttl });
-        if (!answeredHere) {
-          cb(null, result);
-          return;
-        }
-        if (op === 'incr') {
-          // Counted here while Redis was slow, and in Redis too: Redis' count now includes it.
-          const local = counted.get(key);
-          if (local) local.inFlight = Math.max(0, local.inFlight - 1);
-        }
-      },
-      timeWindow,
-      max,
-    );
-  }
-
-  const remote = new RedisStore(false, false, redis, prefix);
-
-  class FailoverStore implements CounterStore {
-    incr(key: string, cb: Callback, timeWindow: number, max: number): void {
-      guarded('incr', key, cb, timeWindow, max);
-    }
-
-    /** Reads a counter without counting (for answers that are not limited but report the budget). */
-    read(key: string, cb: Callback, timeWindow: number, max: number): void {
-      guarded('read', key, cb, timeWindow, max);
-    }
-
-    child(): CounterStore {
-      return this;
-    }
+        },
+      );
+    });
   }
 
   return {
     redis,
-    Store: FailoverStore,
+    store: { charge: (key, cost, max, windowMs, always = false) => guarded(key, cost, windowMs, max, always) },
     backend: () => backend,
     health: () => (tripped || redis.status !== 'ready' ? 'degraded' : 'ok'),
     async close() {

@@ -6,10 +6,9 @@
  */
 import {
   AUTHOR_MAX_MESSAGES,
-  AUTHOR_MESSAGES_PER_UNIT,
+  CHARS_PER_UNIT,
   COMPOSITIONS,
   CONFIDENCES,
-  FILE_CHARS_PER_UNIT,
   FILE_TYPES,
   LANGUAGES,
   MODES,
@@ -29,7 +28,7 @@ export function detectRequestSchema(maxTextChars: number) {
         maxLength: maxTextChars,
         // At least one non-whitespace character: a blank text has nothing to score.
         pattern: '\\S',
-        description: `The text to check: non-blank, at most ${maxTextChars} characters (Unicode code points). Must not contain NUL characters or unpaired UTF-16 surrogates.`,
+        description: `The text to check: non-blank, at most ${maxTextChars} characters (Unicode code points). Must not contain NUL characters or unpaired UTF-16 surrogates. Each started ${CHARS_PER_UNIT} characters cost one unit of the key's rate limit.`,
       },
       mode: {
         type: 'string',
@@ -226,7 +225,7 @@ export function detectAuthorRequestSchema(maxMessageChars: number, maxTotalChars
           maxLength: maxMessageChars,
           description: `One message, at most ${maxMessageChars} characters (Unicode code points); no NUL characters or unpaired UTF-16 surrogates. Blank messages are accepted and reported as skipped ("empty").`,
         },
-        description: `1 to ${AUTHOR_MAX_MESSAGES} messages of one author, in any order (the answer keeps it), holding at most ${maxTotalChars} characters together. Each started group of ${AUTHOR_MESSAGES_PER_UNIT} messages costs one unit of the key's rate limit.`,
+        description: `1 to ${AUTHOR_MAX_MESSAGES} messages of one author, in any order (the answer keeps it), holding at most ${maxTotalChars} characters together. Each started ${CHARS_PER_UNIT} characters of all messages together cost one unit of the key's rate limit.`,
       },
       mode: {
         type: 'string',
@@ -366,7 +365,7 @@ export const fileInfoSchema = {
     characters: {
       type: 'integer',
       minimum: 0,
-      description: `UTF-16 length of the text read out of the file, which was scored and which segment offsets refer to. Costs one unit of the rate limit per started ${FILE_CHARS_PER_UNIT} characters.`,
+      description: `UTF-16 length of the text read out of the file, which was scored and which segment offsets refer to. Costs one unit of the rate limit per started ${CHARS_PER_UNIT} characters, as a /v1/detect text of that length.`,
     },
   },
 } as const;

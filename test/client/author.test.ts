@@ -24,8 +24,9 @@ const MESSAGES = [
   'Got the garden beds ready, tomatoes and beans go in next weekend.',
 ];
 
+/** `count` messages of 500 characters each: the service charges one unit per started ten of them (5,000 characters). */
 function messages(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `Message number ${i} about nothing in particular.`);
+  return Array.from({ length: count }, (_, i) => `Message number ${i} about nothing in particular. `.repeat(12).slice(0, 500));
 }
 
 describe('DetectClient.detectAuthor', () => {
@@ -39,7 +40,7 @@ describe('DetectClient.detectAuthor', () => {
   };
 
   beforeAll(async () => {
-    svc = await startTestService({ rateLimitMax: 1000, authorMaxMessageChars: 500, authorMaxTotalChars: 3000 });
+    svc = await startTestService({ rateLimitMax: 1000, authorMaxMessageChars: 500, authorMaxTotalChars: 50_000 });
     proxy = await startProxy(svc.url);
   });
   afterEach(() => {
@@ -100,7 +101,7 @@ describe('DetectClient.detectAuthor', () => {
     expect(long).toBeInstanceOf(InvalidRequestError);
     expect(long).toMatchObject({ status: 413, code: 'text_too_long', param: 'messages[1]' });
     expect((long as DetectError).requestId).toMatch(/^req_/);
-    const total = await c.detectAuthor({ messages: Array.from({ length: 7 }, () => 'y'.repeat(450)) }).catch((e: unknown) => e);
+    const total = await c.detectAuthor({ messages: Array.from({ length: 120 }, () => 'y'.repeat(450)) }).catch((e: unknown) => e);
     expect(total).toMatchObject({ status: 413, code: 'text_too_long', param: 'messages' });
     const language = await c.detectAuthor({ messages: ['hi'], language: 'de' as never }).catch((e: unknown) => e);
     expect(language).toMatchObject({ status: 400, code: 'invalid_request', param: 'language' });
@@ -122,7 +123,7 @@ describe('DetectClient.detectAuthor', () => {
       // 10 units per 1.5 s, one unit every 150 ms. Three calls of 40 messages cost 4 units each: the
       // second may go once the first's 4 units are paced out, the third only after the reservoir
       // refills (4 + 4 + 4 > 10). Counted as one unit each, all three would leave within 300 ms.
-      expect(authorRequestCost(40)).toBe(4);
+      expect(authorRequestCost(messages(40))).toBe(4);
       const c = client({
         limiter: { max: 10, intervalMs: 1500, id: `textdetect-test:${randomUUID()}` },
         maxRetries: 0,
@@ -156,7 +157,7 @@ describe('DetectClient.detectAuthor', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(err).toBeInstanceOf(InvalidRequestError);
     expect(err).toMatchObject({ status: 400, code: 'invalid_request', param: 'messages' });
-    expect((err as Error).message).toMatch(/costs 4 units .* at most 30 messages/);
+    expect((err as Error).message).toMatch(/costs 4 units .* at most 15000 characters/);
   });
 
   it('surfaces a refusal for the cost as RateLimitError when the budget cannot cover it', async () => {

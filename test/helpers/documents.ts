@@ -83,6 +83,8 @@ export interface PdfOptions {
   footer?: string;
   /** Lines per page (default 46). */
   linesPerPage?: number;
+  /** Spread the text evenly over this many pages (overrides linesPerPage). */
+  spreadOver?: number;
   /** Pages that carry only an image, no text (a scan). */
   imageOnly?: boolean;
   /** Adds a standard-security /Encrypt dictionary whose user password is not empty. */
@@ -107,13 +109,13 @@ function wrap(paragraph: string, width = 90): string[] {
 }
 
 export function buildPdf(options: PdfOptions): Buffer {
-  const perPage = options.linesPerPage ?? 46;
   // Body lines with an empty line between paragraphs (the gap tells the reader a new paragraph starts).
   const bodyLines: string[] = [];
   for (const paragraph of options.paragraphs ?? []) {
     if (bodyLines.length > 0) bodyLines.push('');
     bodyLines.push(...wrap(paragraph));
   }
+  const perPage = options.spreadOver ? Math.max(1, Math.ceil(bodyLines.length / options.spreadOver)) : (options.linesPerPage ?? 46);
   const pageLines: string[][] = [];
   for (let i = 0; i < bodyLines.length; i += perPage) pageLines.push(bodyLines.slice(i, i + perPage));
   while (pageLines.length < (options.pages ?? 1)) pageLines.push([]);

@@ -1,7 +1,7 @@
 /** POST /v1/detect/author on a real service on loopback: the answer, every bad input, limits and the rate-limit cost. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUTHOR_MAX_MESSAGES, authorRequestCost } from '../../src/contract.ts';
+import { AUTHOR_MAX_MESSAGES, authorRequestCost, detectRequestCost } from '../../src/contract.ts';
 import { ENGLISH_TEXT, GERMAN_TEXT, call, detect, expectEnvelope, startTestService } from './helpers.ts';
 import type { Answer, TestService } from './helpers.ts';
 
@@ -24,6 +24,11 @@ const MESSAGES = [
 function author(service: { url: string }, key: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   return call(service, '/v1/detect/author', { key, body, headers });
 }
+
+/** 494 characters: with the " (i)" that `messages` adds, at most 500, so ten such messages cost one unit. */
+const LONG = 'The committee met again on Thursday to go over the plan for the new library wing, and the talk went on well past the hour. '
+  .repeat(5)
+  .slice(0, 494);
 
 function messages(count: number, text = 'A short message about the weather and the bus.'): string[] {
   return Array.from({ length: count }, (_, i) => `${text} (${i})`);
@@ -111,7 +116,8 @@ describe('POST /v1/detect/author', () => {
       language: 'en',
       message_count: 11,
       text_length: input.join('').length,
-      cost_units: 2,
+      // Eleven short messages: fewer than 5,000 characters, one unit.
+      cost_units: 1,
       messages_used: answer.body.messages_used,
       words_used: answer.body.words_used,
       status: 200,
@@ -228,12 +234,18 @@ describe('POST /v1/detect/author', () => {
 });
 
 describe('POST /v1/detect/author: rate-limit cost', () => {
-  it('costs one unit per started group of 10 messages', () => {
-    expect([1, 9, 10, 11, 20, 21, 199, 200].map(authorRequestCost)).toEqual([1, 1, 1, 2, 2, 3, 20, 20]);
+  it('costs one unit per started 5,000 characters of all messages together, however many messages hold them', () => {
+    const cost = (count: number, text: string) => authorRequestCost(messages(count, text));
+    expect([cost(1, 'a'), cost(200, 'a'), cost(10, LONG), cost(11, LONG), cost(100, LONG), cost(91, LONG)]).toEqual([1, 1, 1, 2, 10, 10]);
+    // Ten texts of 5,000 characters cost 10 whether sent as one author or as ten texts.
+    expect(authorRequestCost(new Array(10).fill('x'.repeat(5000)))).toBe(10);
+    expect(10 * detectRequestCost('x'.repeat(5000))).toBe(10);
+    // Code points, not UTF-16 units: 5,000 emoji are 5,000 characters.
+    expect(authorRequestCost(['\u{1F600}'.repeat(5000)])).toBe(1);
   });
 
   for (const backend of ['memory', 'redis'] as const) {
-    it(`charges ceil(messages / 10) units, and refuses what the rest of the budget cannot cover at the price of one (${backend})`, async () => {
+    it(`charges ceil(characters / 5000) units, and refuses what the rest of the budget cannot cover at the price of one (${backend})`, async () => {
       const service = await startTestService({
         rateLimitMax: 25,
         rateLimitWindow: '1 minute',
@@ -244,14 +256,14 @@ describe('POST /v1/detect/author: rate-limit cost', () => {
       try {
         const key = await service.newKey();
         const remaining = (answer: Answer) => Number(answer.headers.get('ratelimit-remaining'));
-        const first = await author(service, key, { messages: messages(100) });
+        const first = await author(service, key, { messages: messages(100, LONG) });
         expect(first.status).toBe(200);
         expect(remaining(first)).toBe(15);
-        const second = await author(service, key, { messages: messages(91) });
+        const second = await author(service, key, { messages: messages(91, LONG) });
         expect(second.status).toBe(200);
         expect(remaining(second)).toBe(5);
         // Costs 10 with 5 left: refused, and charged one unit like any refused request (4 left).
-        const refused = await author(service, key, { messages: messages(100) });
+        const refused = await author(service, key, { messages: messages(100, LONG) });
         expectEnvelope(refused, 429, 'rate_limited');
         expect(refused.body.error.message).toMatch(/costs 10 units .* 4 of this key's 25 per minute are left/);
         expect(refused.body.error.cost_units).toBe(10);
@@ -262,10 +274,10 @@ describe('POST /v1/detect/author: rate-limit cost', () => {
         expect(remaining(single)).toBe(3);
         // A bad request is refused before its cost is known: one unit.
         expect((await author(service, key, { messages: [] })).status).toBe(400);
-        const small = await author(service, key, { messages: messages(10) });
+        const small = await author(service, key, { messages: messages(10, LONG) });
         expect(small.status).toBe(200);
         expect(remaining(small)).toBe(1);
-        expectEnvelope(await author(service, key, { messages: messages(11) }), 429, 'rate_limited');
+        expectEnvelope(await author(service, key, { messages: messages(11, LONG) }), 429, 'rate_limited');
         expectEnvelope(await detect(service, key, { text: ENGLISH_TEXT }), 429, 'rate_limited');
       } finally {
         await service.stop();
@@ -277,14 +289,14 @@ describe('POST /v1/detect/author: rate-limit cost', () => {
     const service = await startTestService({ rateLimitMax: 1000 });
     try {
       const key = await service.newKey({ rateLimitMax: 5 });
-      const answer = await author(service, key, { messages: messages(60) });
+      const answer = await author(service, key, { messages: messages(60, LONG) });
       expectEnvelope(answer, 400, 'invalid_request');
       expect(answer.body.error.param).toBe('messages');
       expect(answer.body.error.message).toMatch(
-        /whole budget is 5 units per minute, and this request costs 6 units .* at most 50 messages/,
+        /whole budget is 5 units per minute, and this request costs 6 units .* at most 25000 characters/,
       );
       // The refused request cost one unit: four are left.
-      const fits = await author(service, key, { messages: messages(40) });
+      const fits = await author(service, key, { messages: messages(40, LONG) });
       expect(fits.status).toBe(200);
       expect(fits.headers.get('ratelimit-remaining')).toBe('0');
     } finally {

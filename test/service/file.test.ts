@@ -227,7 +227,7 @@ describe('POST /v1/detect/file refuses what it cannot read, in the envelope', ()
 });
 
 describe('POST /v1/detect/file and the rest of the service', () => {
-  it('costs one unit per started 10,000 extracted characters, and logs type, size and pages only', async () => {
+  it('costs what /v1/detect costs for the extracted text (one unit per started 5,000 characters), and logs type, size and pages only', async () => {
     const limitedKey = await service.newKey({ rateLimitMax: 100 });
     const pdf = buildPdf({ paragraphs: paragraphs(3500, 100, 5000), header: 'Confidential draft' });
     const before = await call(service, '/v1/detect', { key: limitedKey, body: { text: SOURCE[0] } });

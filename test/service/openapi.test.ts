@@ -94,9 +94,9 @@ describe('GET /v1/openapi.json', () => {
     expect(request.properties.messages).toMatchObject({ minItems: 1, maxItems: 200, items: { type: 'string', maxLength: 321 } });
     expect(request.properties.messages.description).toContain('at most 999 characters together');
     const operation = doc.paths['/v1/detect/author'].post;
-    expect(operation.description).toContain('Cost: ceil(messages / 10) units');
+    expect(operation.description).toContain('Cost: ceil(characters of all messages / 5000) units');
     expect(operation.description).toContain('321 characters per message and 999 for all messages together');
-    expect(doc.info.description).toContain('POST /v1/detect/author, which costs one per started group of 10 messages');
+    expect(doc.info.description).toContain('cost one unit per started 5000 characters of submitted text');
     const ajv = new Ajv2020({ strict: false });
     const validRequest = ajv.compile(request);
     const samples: Array<[unknown, boolean]> = [
@@ -153,7 +153,7 @@ describe('GET /v1/openapi.json', () => {
     }
     const fileOperation = doc.paths['/v1/detect/file'].post;
     expect(Object.keys(fileOperation.requestBody.content)).toEqual(['multipart/form-data']);
-    expect(fileOperation.description).toContain("one unit of the key's rate limit per started 10000 characters");
+    expect(fileOperation.description).toContain("one unit of the key's rate limit per started 5000 characters of extracted text");
     const ready = ajv.compile(doc.components.schemas.Ready);
     expect(ready((await call(service, '/readyz')).body)).toBe(true);
   });

@@ -5,6 +5,7 @@
  */
 import {
   authorRequestCost,
+  detectRequestCost,
   type DetectAuthorRequest,
   type DetectAuthorResponse,
   type DetectRequest,
@@ -31,6 +32,7 @@ export function watchDetectorFor(backend: Pick<DetectionBackend, 'queue' | 'clie
     async detect(request, options = {}) {
       const { value } = await backend.queue.run(() => backend.client.detect(request, clientOptions(options)), {
         background: true,
+        weight: detectRequestCost(request.text),
         signal: options.signal,
       });
       return value;
@@ -39,7 +41,7 @@ export function watchDetectorFor(backend: Pick<DetectionBackend, 'queue' | 'clie
       // Weighted as the service charges it, so the queue's pacing matches the key's budget.
       const { value } = await backend.queue.run(() => backend.client.detectAuthor(request, clientOptions(options)), {
         background: true,
-        weight: authorRequestCost(request.messages.length),
+        weight: authorRequestCost(request.messages),
         signal: options.signal,
       });
       return value;

@@ -16,6 +16,8 @@ export interface PageSettings {
   defaultMode: string;
   modes: readonly string[];
   environment: string;
+  /** Largest file POST /v1/detect/file accepts (the page checks it before sending). */
+  maxFileBytes: number;
 }
 
 const FILES: Record<string, string> = {
@@ -74,6 +76,11 @@ export async function loadAssets(settings: PageSettings): Promise<{ version: str
     ENVIRONMENT: settings.environment,
     ENVIRONMENT_LABEL: settings.environment === 'production' ? 'Production' : 'Sandbox',
     KEY_PREFIX: settings.environment === 'production' ? 'sk_live_' : 'sk_test_',
+    MAX_FILE_BYTES: String(settings.maxFileBytes),
+    MAX_FILE_SIZE_TEXT:
+      settings.maxFileBytes >= 1024 * 1024
+        ? `${Math.round((settings.maxFileBytes / (1024 * 1024)) * 10) / 10} MB`
+        : `${Math.round(settings.maxFileBytes / 1024)} KB`,
   };
   const html = template.replace(/\{\{([A-Z_]+)\}\}/g, (whole, name: string) => {
     if (name === 'MODE_OPTIONS') return modeOptions(settings);

@@ -13,7 +13,7 @@ import type { Asset } from './assets.ts';
 import { PAGE_SECURITY_HEADERS } from './headers.ts';
 
 export interface PlaygroundOptions {
-  config: Pick<ServiceConfig, 'maxTextChars' | 'environment'>;
+  config: Pick<ServiceConfig, 'maxTextChars' | 'environment' | 'maxFileBytes'>;
 }
 
 const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -25,6 +25,7 @@ export default async function playground(app: FastifyInstance, { config }: Playg
     defaultMode: modeSchema.default,
     modes: modeSchema.enum,
     environment: config.environment,
+    maxFileBytes: config.maxFileBytes,
   });
 
   // Encapsulated (no fastify-plugin): these headers go on the page's answers only, not on the API's.

@@ -1,17 +1,17 @@
 /**
  * `POST /v1/detect/author`: one author's messages judged together. Its schemas are in
  * ../schemas.ts; its validation errors name its fields; what it costs is `authorRequestCost`
- * (src/contract.ts), charged through the `limits` plugin.
+ * (src/contract.ts: its characters), charged through the `limits` plugin.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { AUTHOR_MAX_MESSAGES, authorRequestCost } from '../../contract.ts';
+import { AUTHOR_MAX_MESSAGES, authorRequestCost, countChars } from '../../contract.ts';
 import type { AuthorDetectOptions, Language, Mode } from '../../detector/types.ts';
 import type { ResolvedConfig } from '../config.ts';
 import type { EngineHost } from '../engine.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import { detectAuthorRequestSchema, detectAuthorResponseSchema } from '../schemas.ts';
-import { assertEngineReady, codePointLength, hasLoneSurrogate, requireJsonBody } from './common.ts';
+import { assertEngineReady, hasLoneSurrogate, requireJsonBody } from './common.ts';
 
 interface DetectAuthorBody {
   messages: string[];
@@ -120,7 +120,7 @@ function checkMessages(messages: readonly string[]): number {
         { param: `messages[${index}]` },
       );
     }
-    totalChars += codePointLength(message);
+    totalChars += countChars(message);
   }
   return totalChars;
 }
@@ -155,12 +155,12 @@ export default async function authorRoute(app: FastifyInstance, { config, engine
         );
       }
       assertEngineReady(engine);
-      const cost = authorRequestCost(messages.length);
+      const cost = authorRequestCost(messages);
       request.ctx.costUnits = cost;
       await reply.chargeUnits(cost);
       const options: AuthorDetectOptions = { mode };
       if (request.body.language !== undefined) options.language = request.body.language;
-      const result = await engine.detectAuthor(messages, options);
+      const result = await request.inTurn(() => engine.detectAuthor(messages, options));
       request.ctx.language = result.language;
       request.ctx.messagesUsed = result.messages_used;
       request.ctx.wordsUsed = result.words_used;

@@ -24,19 +24,6 @@ export function hasLoneSurrogate(text: string): boolean {
   return !(text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
-/** Length in Unicode code points, as JSON Schema's `maxLength` counts (the text has no lone surrogates). */
-export function codePointLength(text: string): number {
-  let pairs = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code >= 0xd800 && code <= 0xdbff) {
-      pairs++;
-      i++;
-    }
-  }
-  return text.length - pairs;
-}
-
 /** The 422 for a text in a language the engine does not score. */
 export function unsupportedLanguage(detected: string): ApiError {
   return new ApiError(

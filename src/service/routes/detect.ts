@@ -1,5 +1,10 @@
-/** `POST /v1/detect`: one text. Its schemas are in ../schemas.ts; its validation errors name its fields. */
+/**
+ * `POST /v1/detect`: one text. Its schemas are in ../schemas.ts; its validation errors name its
+ * fields; what it costs is `detectRequestCost` (src/contract.ts: its characters), charged through
+ * the `limits` plugin.
+ */
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { detectRequestCost } from '../../contract.ts';
 import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
 import { UnsupportedLanguageError } from '../../detector/types.ts';
 import type { EngineHost } from '../engine.ts';
@@ -84,7 +89,7 @@ export default async function detectRoute(app: FastifyInstance, { config, engine
       schema: { body: detectRequestSchema(config.maxTextChars), response: { 200: detectResponseSchema } },
       preValidation: requireJsonBody,
     },
-    async (request) => {
+    async (request, reply) => {
       if (request.validationError) throw validationError(request.validationError as FastifyError, config.maxTextChars);
       const { text, segments = false } = request.body;
       const mode: Mode = request.body.mode ?? 'general';
@@ -99,11 +104,14 @@ export default async function detectRoute(app: FastifyInstance, { config, engine
         });
       }
       assertEngineReady(engine);
+      const cost = detectRequestCost(text);
+      request.ctx.costUnits = cost;
+      await reply.chargeUnits(cost);
       const options: DetectOptions = { mode, segments };
       if (request.body.language !== undefined) options.language = request.body.language;
       let result;
       try {
-        result = await engine.detect(text, options);
+        result = await request.inTurn(() => engine.detect(text, options));
       } catch (err) {
         if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
           throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');

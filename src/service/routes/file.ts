@@ -5,25 +5,34 @@
  * and pages), read in worker threads by src/documents, and scored by the engine. What it costs is
  * `fileRequestCost` (src/contract.ts), charged through the `limits` plugin once the text's length is
  * known; a key has at most FILES_PER_KEY files being read at once, so one caller cannot fill the
- * readers' queue.
+ * readers' queue. When the engine runs in worker threads, a document's text (up to MAX_TEXT_CHARS,
+ * far longer than most /v1/detect texts) is scored by an engine lane of its own (FILE_WORKERS
+ * threads), so other callers' short texts never wait behind a 20-page report in the scoring queue.
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { FILE_CHARS_PER_UNIT, FILE_ERRORS, LANGUAGES, MODES, fileRequestCost } from '../../contract.ts';
+import { countChars, FILE_ERRORS, fileRequestCost, LANGUAGES, MODES } from '../../contract.ts';
 import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
 import { UnsupportedLanguageError } from '../../detector/types.ts';
 import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
 import type { ResolvedConfig } from '../config.ts';
-import type { EngineHost } from '../engine.ts';
+import { createEngineHost, type EngineHost } from '../engine.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
-import type { CostBasis } from '../plugins/limits.ts';
 import { detectFileResponseSchema } from '../schemas.ts';
-import { assertEngineReady, codePointLength, unsupportedLanguage } from './common.ts';
+import { assertEngineReady, unsupportedLanguage } from './common.ts';
 
 type FileConfig = Pick<
   ResolvedConfig,
-  'maxTextChars' | 'maxFileBytes' | 'maxFilePages' | 'maxFileUnpackedBytes' | 'fileWorkers' | 'fileTimeoutMs' | 'fileWorkersAtStart'
+  | 'maxTextChars'
+  | 'maxFileBytes'
+  | 'maxFilePages'
+  | 'maxFileUnpackedBytes'
+  | 'fileWorkers'
+  | 'fileTimeoutMs'
+  | 'fileWorkersAtStart'
+  | 'workers'
+  | 'modelPath'
 >;
 
 export interface FileRouteOptions {
@@ -33,16 +42,14 @@ export interface FileRouteOptions {
 
 /** Files one key may have being read (or waiting for a reader) at once. */
 export const FILES_PER_KEY = 2;
+/**
+ * Niceness of the threads reading and scoring documents (Linux): a document is seconds of bulk CPU
+ * work that can wait a little; a /v1/detect caller's short text should not wait behind it.
+ */
+const FILE_THREAD_NICE = 10;
 /** Room for the form's boundaries, part headers and fields around the file itself. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 const FIELDS = ['mode', 'language', 'segments'] as const;
-
-const FILE_BASIS: CostBasis = {
-  rule: `one per started ${FILE_CHARS_PER_UNIT} characters read from the file`,
-  param: 'file',
-  fitBudget: (max) => `send a part of the document of at most ${max * FILE_CHARS_PER_UNIT} characters`,
-  lighter: 'send a shorter part of the document',
-};
 
 interface FormInput {
   name: string;
@@ -145,6 +152,7 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
     timeoutMs: config.fileTimeoutMs,
     maxPages: config.maxFilePages,
     maxUnpackedBytes: config.maxFileUnpackedBytes,
+    nice: FILE_THREAD_NICE,
   });
   if (config.fileWorkersAtStart) {
     // Not awaited: the service answers /v1/detect while pdf.js warms up.
@@ -152,7 +160,40 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       void reader.ready();
     });
   }
-  app.addHook('onClose', async () => reader.close());
+  // The file lane's engine, started on the first file (or with the service, see fileWorkersAtStart).
+  let lane: EngineHost | undefined;
+  const laneEngine = (): EngineHost => {
+    if (config.workers === 0) return engine;
+    if (!lane) {
+      lane = createEngineHost(
+        config.modelPath,
+        config.fileWorkers,
+        (err) => app.log.error({ err: { message: err.message } }, 'a file scoring worker exited; it is replaced'),
+        FILE_THREAD_NICE,
+      );
+      lane.loaded.catch((err: Error) => app.log.error({ err: { message: err.message } }, 'the file scoring lane failed to load'));
+    }
+    return lane;
+  };
+  /** The lane when it is loaded, else the shared engine (while the lane loads, or if it cannot). */
+  const scorer = async (): Promise<EngineHost> => {
+    const own = laneEngine();
+    if (own === engine) return engine;
+    try {
+      await Promise.race([own.loaded, new Promise((_, reject) => setTimeout(reject, 5_000).unref())]);
+      return own.state === 'ready' ? own : engine;
+    } catch {
+      return engine;
+    }
+  };
+  if (config.fileWorkersAtStart) {
+    app.addHook('onReady', async () => {
+      laneEngine();
+    });
+  }
+  app.addHook('onClose', async () => {
+    await Promise.all([reader.close(), lane?.close()]);
+  });
 
   await app.register(multipart, {
     limits: {
@@ -227,7 +268,7 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       request.ctx.filePages = document.pages;
       const text = document.text;
       request.ctx.textLength = text.length;
-      const characters = codePointLength(text);
+      const characters = countChars(text);
       if (characters > config.maxTextChars) {
         throw new ApiError(
           413,
@@ -236,12 +277,15 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
           { param: 'file', details: { max_chars: config.maxTextChars, characters } },
         );
       }
-      const cost = fileRequestCost(text.length);
+      const cost = fileRequestCost(characters);
       request.ctx.costUnits = cost;
-      await reply.chargeUnits(cost, FILE_BASIS);
+      await reply.chargeUnits(cost);
+      const scoring = await scorer();
       let result;
       try {
-        result = await engine.detect(text, options);
+        // The shared engine is taken in turns between keys (the limits plugin's fair queue); the
+        // file lane has its own threads, and a key may have only FILES_PER_KEY files in it.
+        result = scoring === engine ? await request.inTurn(() => engine.detect(text, options)) : await scoring.detect(text, options);
       } catch (err) {
         if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
           throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');

@@ -159,7 +159,7 @@ function setBusy(value) {
   checkButton.classList.toggle('is-busy', value);
   checkButton.setAttribute('aria-busy', String(value));
   byId('result').setAttribute('aria-busy', String(value));
-  if (waitTimer === undefined) checkLabel.textContent = value ? 'Checking…' : 'Check text';
+  if (waitTimer === undefined) checkLabel.textContent = value ? (chosenFile ? 'Reading the file…' : 'Checking…') : idleLabel();
 }
 
 /** After a 429, the button counts down the wait the server asked for, then works again. */
@@ -177,7 +177,7 @@ function waitBeforeRetry(seconds) {
     clearInterval(waitTimer);
     waitTimer = undefined;
     checkButton.disabled = false;
-    checkLabel.textContent = 'Check text';
+    checkLabel.textContent = idleLabel();
   }, 1000);
 }
 
@@ -188,6 +188,10 @@ async function check() {
   if (!key) {
     pendingCheck = true;
     askForKey('Enter your API key first; the check runs as soon as it is saved.');
+    return;
+  }
+  if (chosenFile) {
+    await checkFile(key, chosenFile);
     return;
   }
   if (!text.trim()) {
@@ -231,9 +235,15 @@ async function check() {
   if (response?.ok && answer) {
     lastCheckedText = text;
     renderResult(answer, text);
+    byId('file-info').hidden = true;
     revealResult();
     return;
   }
+  showFailure(response, answer);
+}
+
+/** The refusal of a check (text or file) as a sentence, and what it asks of the user. */
+function showFailure(response, answer) {
   const status = response?.status ?? 0;
   const retryHeader = Number(response?.headers.get('retry-after'));
   const failure = errorSentence({
@@ -249,6 +259,120 @@ async function check() {
     askForKey();
   }
   if (status === 429 && failure.waitSeconds) waitBeforeRetry(failure.waitSeconds);
+}
+
+// ---- Documents: a chosen or dropped file is sent to POST /v1/detect/file instead of the text.
+
+const maxFileBytes = Number(settings.maxFileBytes) || 10 * 1024 * 1024;
+const fileInput = byId('file');
+let chosenFile;
+
+function idleLabel() {
+  return chosenFile ? 'Check file' : 'Check text';
+}
+
+function formatBytes(bytes) {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}
+
+function chooseFile(file) {
+  chosenFile = file ?? undefined;
+  byId('file-chosen').hidden = !chosenFile;
+  byId('file-chosen-name').textContent = chosenFile
+    ? `${chosenFile.name} (${formatBytes(chosenFile.size)}) will be checked instead of the text box.`
+    : '';
+  if (!chosenFile) fileInput.value = '';
+  if (!busy && waitTimer === undefined) checkLabel.textContent = idleLabel();
+  hideError();
+}
+
+fileInput.addEventListener('change', () => chooseFile(fileInput.files?.[0]));
+byId('clear-file').addEventListener('click', () => {
+  chooseFile(undefined);
+  fileInput.focus();
+});
+
+// A file dropped on the text box or the file row is chosen, not opened by the browser.
+for (const zone of [textBox, byId('file-pick')]) {
+  zone.addEventListener('dragover', (event) => {
+    if (!event.dataTransfer?.types.includes('Files')) return;
+    event.preventDefault();
+    zone.classList.add('drop-target');
+  });
+  zone.addEventListener('dragleave', () => zone.classList.remove('drop-target'));
+  zone.addEventListener('drop', (event) => {
+    zone.classList.remove('drop-target');
+    const file = event.dataTransfer?.files?.[0];
+    if (!file) return;
+    event.preventDefault();
+    chooseFile(file);
+  });
+}
+
+/**
+ * The extracted text is not sent back, only its sentences with their offsets: the text is rebuilt
+ * from them (a gap of two or more characters between sentences is a paragraph break, as the
+ * service joins paragraphs with a blank line), so the sentences show as for pasted text.
+ */
+function textFromSegments(answer) {
+  let text = '';
+  for (const segment of answer.segments) {
+    const gap = segment.start - text.length;
+    if (gap > 0) text += gap >= 2 ? `\n\n${' '.repeat(gap - 2)}` : ' ';
+    text += segment.text;
+  }
+  return text;
+}
+
+const FILE_TYPE_NAMES = { pdf: 'PDF', docx: 'Word document', text: 'text file', markdown: 'Markdown file', html: 'HTML file' };
+
+async function checkFile(key, file) {
+  if (file.size > maxFileBytes) {
+    showError(
+      `${file.name} is ${formatBytes(file.size)}; this server reads files of at most ${formatBytes(maxFileBytes)}. Check a smaller file or paste the part to check.`,
+    );
+    return;
+  }
+  const form = new FormData();
+  form.append('mode', byId('mode').value);
+  const language = byId('language').value;
+  if (language) form.append('language', language);
+  form.append('segments', 'true');
+  form.append('file', file, file.name);
+  hideError();
+  setBusy(true);
+  let response;
+  let answer;
+  try {
+    response = await fetch('/v1/detect/file', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}` },
+      body: form,
+      credentials: 'omit',
+      cache: 'no-store',
+      referrerPolicy: 'no-referrer',
+    });
+    answer = await response.json().catch(() => undefined);
+  } catch {
+    response = undefined;
+  } finally {
+    setBusy(false);
+  }
+  if (response?.ok && answer?.file) {
+    lastCheckedText = textBox.value;
+    renderResult(answer, textFromSegments(answer));
+    const info = answer.file;
+    const pages = info.pages === null ? '' : `${info.pages.toLocaleString('en-US')} page${info.pages === 1 ? '' : 's'}, `;
+    const line = byId('file-info');
+    line.textContent = `${info.name}: ${FILE_TYPE_NAMES[info.type] ?? info.type}, ${pages}${info.characters.toLocaleString('en-US')} characters read`;
+    line.hidden = false;
+    byId('result').dataset.fileType = info.type;
+    revealResult();
+    return;
+  }
+  showFailure(response, answer);
 }
 
 /** On a phone the result sits below the form, out of sight: bring its top into view. */

@@ -145,11 +145,15 @@ export function formatWait(seconds) {
  * @param {{ status: number, error?: { code?: string, message?: string, retry_after?: number, detected_language?: string, max_chars?: number, max_bytes?: number }, retryAfter?: number }} failure
  * @returns {{ sentence: string, askForKey: boolean, waitSeconds: number | undefined }}
  */
+const FILE_CODES = new Set(['unsupported_file_type', 'file_too_large', 'too_many_pages', 'file_unreadable', 'no_text_in_file']);
+
 export function errorSentence({ status, error = {}, retryAfter }) {
   const code = error.code ?? '';
   const serverMessage = typeof error.message === 'string' ? error.message : '';
   const wait = retryAfter ?? error.retry_after;
   const result = (sentence, askForKey = false, waitSeconds = undefined) => ({ sentence, askForKey, waitSeconds });
+  // The service's own sentence for a file it cannot read says what is wrong and what to do.
+  if (FILE_CODES.has(code) && serverMessage) return result(serverMessage);
   switch (status) {
     case 0:
       return result('The service could not be reached. Check your connection and that the server is running, then try again.');

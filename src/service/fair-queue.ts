@@ -1,0 +1,99 @@
+/**
+ * Fairness between keys in front of the scoring engine. Jobs wait here, one line per key, and a
+ * free place goes to the waiting key that has the fewest jobs running (the one served longest ago
+ * among equals). One key's burst thus queues behind itself: another key's call waits for the jobs
+ * already with the engine, not for the whole burst. Work-conserving: a key alone uses every place.
+ *
+ * How many jobs the engine holds at once: with worker threads, up to two per worker of light jobs
+ * (one unit of cost), so a worker finds its next text at once instead of idling while the main
+ * thread hands it over (short texts take a few ms); heavy jobs (more than one unit) only while
+ * fewer than one per worker are with the engine, so a call of another key that arrives waits for
+ * at most one heavy job on its worker. On the main thread (no workers) one job at a time, and the
+ * next starts from the event loop so requests that arrived meanwhile are read first.
+ */
+interface Waiting {
+  weight: number;
+  start(): void;
+}
+
+interface Line {
+  waiting: Waiting[];
+  running: number;
+  /** Sequence number of the last job started for this key, for round-robin among equals. */
+  lastStart: number;
+}
+
+export class FairQueue {
+  readonly #slots: number;
+  readonly #capacity: number;
+  readonly #onMainThread: boolean;
+  readonly #lines = new Map<string, Line>();
+  #running = 0;
+  #starts = 0;
+  #waiting = 0;
+
+  /** `workers`: the engine's worker threads; 0 when it scores on the main thread. */
+  constructor(workers: number) {
+    this.#onMainThread = workers <= 0;
+    this.#slots = Math.max(1, workers);
+    this.#capacity = this.#onMainThread ? 1 : 2 * this.#slots;
+  }
+
+  /** Jobs waiting for a place (not yet with the engine). */
+  get waiting(): number {
+    return this.#waiting;
+  }
+
+  /** Runs `job` when `owner` gets its turn; resolves or rejects with it. `weight`: the call's units. */
+  run<T>(owner: string, job: () => Promise<T>, weight = 1): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let line = this.#lines.get(owner);
+      if (!line) {
+        line = { waiting: [], running: 0, lastStart: 0 };
+        this.#lines.set(owner, line);
+      }
+      const current = line;
+      current.waiting.push({
+        weight,
+        start: () => {
+          current.running++;
+          this.#running++;
+          let finished: Promise<T>;
+          try {
+            finished = job();
+          } catch (err) {
+            finished = Promise.reject(err);
+          }
+          finished.then(resolve, reject).finally(() => {
+            current.running--;
+            this.#running--;
+            if (current.running === 0 && current.waiting.length === 0) this.#lines.delete(owner);
+            // On the main thread the next job starts from the event loop, not from this job's
+            // promise chain, so requests that arrived meanwhile are read and can join the lines.
+            if (this.#onMainThread) setImmediate(() => this.#dispatch());
+            else this.#dispatch();
+          });
+        },
+      });
+      this.#waiting++;
+      this.#dispatch();
+    });
+  }
+
+  #dispatch(): void {
+    while (this.#running < this.#capacity && this.#waiting > 0) {
+      const heavyFits = this.#running < this.#slots;
+      let next: Line | undefined;
+      for (const line of this.#lines.values()) {
+        if (line.waiting.length === 0) continue;
+        if (!heavyFits && line.waiting[0]!.weight > 1) continue;
+        if (!next || line.running < next.running || (line.running === next.running && line.lastStart < next.lastStart)) next = line;
+      }
+      if (!next) return;
+      const job = next.waiting.shift()!;
+      this.#waiting--;
+      next.lastStart = ++this.#starts;
+      job.start();
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * src/documents on its own: what the extractors keep and drop, and the worker pool's limits (time,
+ * memory, bounded unpacking), with documents built in the test.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { extractDocument } from '../../src/documents/extract.ts';
+import { DocumentError, DocumentReader } from '../../src/documents/index.ts';
+import { buildDocx, buildDocxBomb, buildPdf, buildZip, inOrderShare, paragraphs } from '../helpers/documents.ts';
+
+const LIMITS = { maxPages: 50, maxUnpackedBytes: 16 * 1024 * 1024 };
+
+async function failure(promise: Promise<unknown>): Promise<DocumentError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DocumentError);
+  return err as DocumentError;
+}
+
+describe('extracting text', () => {
+  it('drops running headers, footers and lone page numbers, keeps a heading that opens one page', async () => {
+    const body = paragraphs(1200, 80, 2000);
+    const pdf = buildPdf({
+      paragraphs: ['Introduction to the survey', ...body],
+      header: 'Draft for the board, March',
+      footer: '- {n} -',
+      linesPerPage: 25,
+    });
+    const document = await extractDocument(pdf, LIMITS);
+    expect(document.pages).toBeGreaterThanOrEqual(4);
+    expect(document.text.startsWith('Introduction to the survey')).toBe(true);
+    expect(document.text).not.toContain('Draft for the board');
+    expect(document.text).not.toMatch(/- \d+ -/);
+    expect(inOrderShare(body.join('\n\n'), document.text)).toBeGreaterThanOrEqual(0.98);
+    // Paragraphs stay paragraphs.
+    expect(document.text.split('\n\n').length).toBeGreaterThanOrEqual(body.length);
+  });
+
+  it('a text without page furniture loses none of its words', async () => {
+    const body = paragraphs(900, 80, 4000);
+    const pdf = buildPdf({ paragraphs: body, linesPerPage: 25 });
+    const document = await extractDocument(pdf, LIMITS);
+    expect(inOrderShare(body.join('\n\n'), document.text)).toBeGreaterThanOrEqual(0.99);
+  });
+
+  it('tells formats from the bytes: an old .doc and a plain zip are refused, an encrypted Word file is unreadable', async () => {
+    const cfb = Buffer.alloc(4096);
+    Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(cfb);
+    cfb.writeUInt16LE(0x003e, 0x18);
+    cfb.writeUInt16LE(0x0003, 0x1a);
+    cfb.writeUInt16LE(0xfffe, 0x1c);
+    const doc = await failure(extractDocument(cfb, LIMITS));
+    expect(doc.code).toBe('unsupported_file_type');
+    const encrypted = Buffer.concat([cfb, Buffer.from('EncryptionInfo', 'utf16le'), Buffer.from('EncryptedPackage', 'utf16le')]);
+    const protectedWord = await failure(extractDocument(encrypted, LIMITS));
+    expect(protectedWord.code).toBe('file_unreadable');
+    expect(protectedWord.message).toMatch(/password/);
+    const zip = await failure(extractDocument(buildZip([{ name: 'data.csv', data: Buffer.from('a,b\n1,2\n') }]), LIMITS));
+    expect(zip.code).toBe('unsupported_file_type');
+  });
+
+  it('a DOCX whose document part is missing is unreadable, not a crash', async () => {
+    const broken = buildZip([
+      {
+        name: '[Content_Types].xml',
+        data: Buffer.from(
+          '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+        ),
+      },
+      { name: 'word/styles.xml', data: Buffer.from('<?xml version="1.0"?><w:styles/>') },
+    ]);
+    const err = await failure(extractDocument(broken, LIMITS));
+    expect(err.code).toBe('file_unreadable');
+  });
+
+  it('a zip bomb is refused from its directory, and one that lies about its sizes while inflating', async () => {
+    for (const lie of [false, true]) {
+      const err = await failure(extractDocument(buildDocxBomb(64, lie), LIMITS));
+      expect(err.code).toBe('file_unreadable');
+      expect(err.message).toContain('unpacks to more than 16 MB');
+    }
+    // A normal document well under the limit is read.
+    const ok = await extractDocument(buildDocx({ paragraphs: paragraphs(300, 100) }), LIMITS);
+    expect(ok.type).toBe('docx');
+  });
+});
+
+describe('DocumentReader (worker threads)', () => {
+  const readers: DocumentReader[] = [];
+  afterAll(async () => {
+    await Promise.all(readers.map((reader) => reader.close()));
+  });
+
+  it('gives up on a file after the time limit, replaces the worker, and reads the next file', async () => {
+    const reader = new DocumentReader({ workers: 1, timeoutMs: 30, ...LIMITS });
+    readers.push(reader);
+    await reader.ready();
+    const big = buildPdf({ paragraphs: paragraphs(8000, 110), linesPerPage: 30 });
+    const err = await failure(reader.read(big));
+    expect(err.code).toBe('file_unreadable');
+    expect(err.message).toMatch(/took longer than/);
+    const next = await reader.read(Buffer.from('A short note that is read after the slow file was given up.'));
+    expect(next.type).toBe('text');
+  }, 60_000);
+
+  it('reads files queued behind each other in order, one per worker', async () => {
+    const reader = new DocumentReader({ workers: 1, timeoutMs: 20_000, ...LIMITS });
+    readers.push(reader);
+    const texts = ['First file, plain text.', 'Second file, plain text.', 'Third file, plain text.'];
+    const answers = await Promise.all(texts.map((text) => reader.read(Buffer.from(text))));
+    expect(answers.map((answer) => answer.text)).toEqual(texts);
+    expect(reader.queued).toBe(0);
+  }, 60_000);
+});
