@@ -240,7 +240,7 @@ async function shareInChannel(harness: Harness, files: unknown[]): Promise<void>
     event_time: Math.floor(Date.now() / 1000),
     authorizations: [{ enterprise_id: null, team_id: 'T0TEST', user_id: 'U0BOT', is_bot: true, is_enterprise_install: false }],
   });
-  const res = await fetch(watching.eventsUrl, {
+  const res = await fetch(harness.eventsUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...signSlackRequest(SIGNING_SECRET, body) },
     body,
