@@ -6,12 +6,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { DetectClient, type DetectCallOptions } from '../../src/client/index.ts';
+import { DetectClient, type DetectCallOptions, type DetectFileOptions } from '../../src/client/index.ts';
 import {
   authorRequestCost,
   detectRequestCost,
+  fileRequestCost,
   type DetectAuthorRequest,
   type DetectAuthorResponse,
+  type DetectFileResponse,
   type DetectRequest,
   type DetectResponse,
 } from '../../src/contract.ts';
@@ -30,11 +32,25 @@ export interface QueuedCallOptions extends DetectCallOptions {
   onStart?: ((waitedMs: number) => void) | undefined;
 }
 
+/** Options of one queued file check: the SDK's (`filename`, `mode`, …) plus the queue's notices. */
+export type QueuedFileOptions = DetectFileOptions &
+  Omit<QueuedCallOptions, keyof DetectCallOptions> & {
+    /** A watched channel's document: behind every moderator's check, without the wait bound (see queue.ts). */
+    background?: boolean | undefined;
+  };
+
 /** What the bots call: detection through the shared queue. */
 export interface QueuedDetector {
   detect(request: DetectRequest, options?: QueuedCallOptions): Promise<DetectResponse>;
   /** One member's recent messages judged together (`POST /v1/detect/author`), through the same queue. */
   detectAuthor(request: DetectAuthorRequest, options?: QueuedCallOptions): Promise<DetectAuthorResponse>;
+  /**
+   * A document's text scored (`POST /v1/detect/file`), through the same queue. It starts as one unit
+   * of the key's budget (its cost is unknown until the service has read the file); the rest of
+   * `fileRequestCost(file.characters)` is taken from the queue's budget once the answer says it, as
+   * the service charges it.
+   */
+  detectFile(data: Uint8Array, options: QueuedFileOptions): Promise<DetectFileResponse>;
 }
 
 export interface DetectionBackend {
@@ -151,6 +167,19 @@ export async function connectDetectionBackend(
           // The service charges one unit per started 5,000 characters; the queue paces by the same count.
           weight: authorRequestCost(Array.isArray(request.messages) ? request.messages : []),
         });
+        onStart?.(waitedMs);
+        return value;
+      },
+      async detectFile(data, fileOptions) {
+        const { onQueued, onStart, onCall, onPause, background, ...clientOptions } = fileOptions;
+        const { value, waitedMs } = await queue.run(() => client.detectFile(data, clientOptions), {
+          onQueued,
+          onCall,
+          onPause,
+          background,
+          signal: clientOptions.signal,
+        });
+        await queue.charge(fileRequestCost(value.file.characters) - 1);
         onStart?.(waitedMs);
         return value;
       },

@@ -217,6 +217,21 @@ export class DetectionQueue {
     return true;
   }
 
+  /**
+   * Takes `units` more from the key's budget for a call already made, whose cost was only known from
+   * its answer (a file's cost follows the length of the text the service read out of it). Without a
+   * known budget there is nothing to take: the service's 429 answers pace the queue then.
+   */
+  async charge(units: number): Promise<void> {
+    const extra = Math.round(units);
+    if (!this.#options.rate || !(extra > 0)) return;
+    try {
+      await this.#bottleneck.incrementReservoir(-extra);
+    } catch (err) {
+      this.#options.logger?.warn({ err: (err as Error).message }, 'could not charge a call to the queue’s budget');
+    }
+  }
+
   /** 1 for the next check to start; counts the checks of every instance when clustered. */
   async position(ticketId: string): Promise<number | undefined> {
     if (this.#redis) {

@@ -4,10 +4,19 @@
  * with a sentence the moderator can act on.
  */
 import { randomUUID } from 'node:crypto';
-import { MessageFlags, type RepliableInteraction } from 'discord.js';
+import { MessageFlags, type APIEmbed, type RepliableInteraction } from 'discord.js';
 import type { Logger } from 'pino';
 import { ConnectionError, RateLimitError, ServerError, TimeoutError } from '../../src/client/errors.ts';
-import type { DetectAuthorRequest, DetectAuthorResponse, DetectRequest, DetectResponse, Language, Mode } from '../../src/contract.ts';
+import type { DetectFileOptions } from '../../src/client/index.ts';
+import type {
+  DetectAuthorRequest,
+  DetectAuthorResponse,
+  DetectFileResponse,
+  DetectRequest,
+  DetectResponse,
+  Language,
+  Mode,
+} from '../../src/contract.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import { type ExcludedCounts, queuedNotice } from '../chat/format.ts';
 import { prepareTextForDetection } from '../chat/message-text.ts';
@@ -16,6 +25,7 @@ import type { DiscordBotSettings } from './config.ts';
 import { describeDiscordError } from './discord-errors.ts';
 import type { ModLog, ModLogEntry } from './modlog.ts';
 import type { CheckSource, RecheckStore } from './recheck-store.ts';
+import { fitEmbeds } from './file-reply.ts';
 import { problemEmbed, recheckButtons, resultEmbed } from './reply.ts';
 import { memberCheckRows } from './author-reply.ts';
 import type { DiscordWatchingApi } from './watch/api.ts';
@@ -38,6 +48,8 @@ export interface DetectionApi {
   ): Promise<DetectResponse>;
   /** Member checks (`POST /v1/detect/author`); without it the bot says member checks are unavailable. */
   detectAuthor?(request: DetectAuthorRequest, options?: Parameters<DetectionApi['detect']>[1]): Promise<DetectAuthorResponse>;
+  /** Documents (`POST /v1/detect/file`); without it each document is answered as not checkable by this bot. */
+  detectFile?(data: Uint8Array, options: DetectFileOptions & { background?: boolean | undefined }): Promise<DetectFileResponse>;
 }
 
 /** Everything a handler needs, built once by the bot. */
@@ -129,6 +141,8 @@ export interface CheckRequest {
   trigger: string;
   /** What the markup renderer left out of the score, noted in the reply. */
   excluded?: ExcludedCounts | undefined;
+  /** The message's documents, checked meanwhile (file-check.ts): their embeds go under the text's answer. */
+  fileEmbeds?: Promise<APIEmbed[]> | undefined;
 }
 
 /** Failures where the same request may succeed later, so the reply offers "Try again". */
@@ -219,9 +233,20 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
       leftOut: request.excluded,
     });
   } catch (err) {
-    await answerProblem(ctx, interaction, describeDetectError(err), errorCode(err));
+    if (request.fileEmbeds) {
+      ctx.logger.info({ ...interactionFields(interaction), code: errorCode(err) }, 'check not run');
+      await editAnswer(ctx, interaction, {
+        embeds: fitEmbeds([problemEmbed(describeDetectError(err)), ...(await request.fileEmbeds)]),
+        components: [],
+      });
+    } else {
+      await answerProblem(ctx, interaction, describeDetectError(err), errorCode(err));
+    }
     return;
   }
+  // The documents' embeds, appended to whichever answer the text gets.
+  const withFiles = async (embeds: APIEmbed[]): Promise<APIEmbed[]> =>
+    request.fileEmbeds ? fitEmbeds([...embeds, ...(await request.fileEmbeds)]) : embeds;
 
   let key: string;
   try {
@@ -288,13 +313,13 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
       ctx.logger.warn({ ...fields, callerRequestId, ms, code, queuePosition: expired.position }, 'check failed');
       await editAnswer(ctx, interaction, {
         ...(announced ? { content: '' } : {}),
-        embeds: [
+        embeds: await withFiles([
           problemEmbed(
             stillQueued
               ? stillQueuedSentence(expired.position)
               : describeDetectError(new TimeoutError(`No answer within ${ctx.settings.checkDeadlineMs} ms`, { code, cause: caught })),
           ),
-        ],
+        ]),
         components: recheckButtons(key, request.mode, { retry: true }),
       });
       await recordInModLog(ctx, interaction, request, { errorCode: code, requestId: undefined });
@@ -307,7 +332,7 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
     else ctx.logger.warn({ ...fields, callerRequestId, ms, code, requestId }, 'check failed');
     await editAnswer(ctx, interaction, {
       ...(announced ? { content: '' } : {}),
-      embeds: [problemEmbed(describeDetectError(err))],
+      embeds: await withFiles([problemEmbed(describeDetectError(err))]),
       components: isTransient(err) ? recheckButtons(key, request.mode, { retry: true }) : [],
     });
     await recordInModLog(ctx, interaction, request, { errorCode: code, requestId: serviceRequestId(requestId) });
@@ -329,14 +354,14 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
   );
   await editAnswer(ctx, interaction, {
     ...(announced ? { content: '' } : {}),
-    embeds: [
+    embeds: await withFiles([
       resultEmbed(result, {
         languageGiven: request.language !== undefined,
         segments: request.segments,
         source: request.source,
         excluded: request.excluded,
       }),
-    ],
+    ]),
     components: [...recheckButtons(key, result.mode), ...memberCheckRows(request.source)],
   });
   await recordInModLog(ctx, interaction, request, { result });

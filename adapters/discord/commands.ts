@@ -26,8 +26,16 @@ export const SETTINGS_SUBCOMMANDS = {
   modlog: 'modlog',
   checkerRole: 'checker-role',
   history: 'history',
+  watchFiles: 'watch-files',
 } as const;
-export const SETTINGS_OPTIONS = { mode: 'mode', channel: 'channel', role: 'role', messages: 'messages', days: 'days' } as const;
+export const SETTINGS_OPTIONS = {
+  mode: 'mode',
+  channel: 'channel',
+  role: 'role',
+  messages: 'messages',
+  days: 'days',
+  enabled: 'enabled',
+} as const;
 /** The `mode` choice that removes the server's own default. */
 export const BOT_DEFAULT_CHOICE = 'bot-default';
 /** Channels a mod log can be posted in (text-like, where the bot can send plain messages). */
@@ -49,6 +57,8 @@ export const DETECT_OPTIONS = {
   segments: 'segments',
   /** `/detect user:@member`: check the member's recent messages in the channel instead of a text. */
   user: 'user',
+  /** `/detect file:<document>`: a PDF, DOCX, text or Markdown file, checked like a message's documents. */
+  file: 'file',
 } as const;
 
 /** Discord caps a string option at 6,000 characters; longer texts have to be checked as a message. */
@@ -137,6 +147,10 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
     .addBooleanOption((o) => o.setName(DETECT_OPTIONS.segments).setDescription('Also show the most AI-like sentences'))
     .addUserOption((o) =>
       o.setName(DETECT_OPTIONS.user).setDescription("Instead of a text: check this member's recent messages in this channel together"),
+    )
+    // Last, so the options registered before keep their places.
+    .addAttachmentOption((o) =>
+      o.setName(DETECT_OPTIONS.file).setDescription('A document to check: PDF (with a text layer), Word .docx, plain text or Markdown'),
     );
 
   const checkMessage = new ContextMenuCommandBuilder()
@@ -205,6 +219,14 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
             )
             .setMinValue(HISTORY_LIMITS.minDays)
             .setMaxValue(HISTORY_LIMITS.maxDays),
+        ),
+    )
+    .addSubcommand((c) =>
+      c
+        .setName(SETTINGS_SUBCOMMANDS.watchFiles)
+        .setDescription('Also check documents (PDF, Word, text) shared in watched channels; off by default')
+        .addBooleanOption((o) =>
+          o.setName(SETTINGS_OPTIONS.enabled).setDescription('True to check them, false to leave them alone').setRequired(true),
         ),
     );
 

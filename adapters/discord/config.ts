@@ -3,6 +3,7 @@
  * sentence instead of surfacing at the first interaction.
  */
 import type { Mode } from '../../src/contract.ts';
+import { DEFAULT_FILE_LIMITS, DISCORD_FILE_ORIGINS, fileLimitsFromEnv, type FileLimits } from '../chat/attachments.ts';
 import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
 import { storeLocationFromEnv, type StoreLocation } from '../chat/store/index.ts';
@@ -54,6 +55,14 @@ export interface DiscordBotSettings {
   restGlobalPerSecond?: number | undefined;
   /** On stop, interactions already taken get this long to be answered (ms); default 15,000. */
   drainMs?: number | undefined;
+  /** Documents of a checked message and of `/detect file:`: how many, how large, how long a download may take. */
+  files: FileLimits;
+  /**
+   * Where attachments may be downloaded from: Discord's CDN and media proxy. Not read from the
+   * environment (no setting can send the bot's downloads elsewhere); tests pass their fake's
+   * loopback origin here, as they pass `apiUrl`.
+   */
+  fileOrigins: readonly string[];
 }
 
 /** Discord's limit on answering an interaction (editing its deferred reply): 15 minutes. */
@@ -75,6 +84,8 @@ export const DEFAULT_SETTINGS: DiscordBotSettings = {
   checkDeadlineMs: 60_000,
   memberCheckPermission: DEFAULT_COMMAND_OPTIONS.checkMessagePermission,
   answerWithinMs: DISCORD_INTERACTION_WINDOW_MS - FINAL_EDIT_MARGIN_MS,
+  files: DEFAULT_FILE_LIMITS,
+  fileOrigins: DISCORD_FILE_ORIGINS,
 };
 
 export function parseBoolean(value: string | undefined, variable: string, fallback: boolean): boolean {
@@ -145,6 +156,8 @@ export function readBotSettings(env: NodeJS.ProcessEnv = process.env): DiscordBo
     maxTextChars: Math.floor(positiveNumber(env.DETECT_MAX_TEXT_CHARS, 'DETECT_MAX_TEXT_CHARS', DEFAULT_SETTINGS.maxTextChars)),
     checkDeadlineMs: checkDeadlineSeconds(env.DISCORD_CHECK_DEADLINE_SECONDS) * 1000,
     answerWithinMs: DEFAULT_SETTINGS.answerWithinMs,
+    files: fileLimitsFromEnv(env),
+    fileOrigins: DEFAULT_SETTINGS.fileOrigins,
     memberCheckPermission: parsePermissionSetting(
       env.DISCORD_CHECK_PERMISSION,
       'DISCORD_CHECK_PERMISSION',

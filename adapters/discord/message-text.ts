@@ -128,7 +128,7 @@ export function readMessage(message: MessageLike): RenderedText {
   }
   if (parts.attachments > 0) {
     throw new EmptyTextError(
-      'That message has only attachments (files, images or stickers) and no text. The bot checks text only: paste any text from the file into /detect.',
+      'That message has only attachments (images or stickers) and no text. The bot checks text and documents (PDF, Word .docx, plain text or Markdown files), not pictures.',
     );
   }
   if (parts.embeds > 0) {

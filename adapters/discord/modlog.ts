@@ -3,7 +3,7 @@
  * checked which message, the verdict and the request id, so a team can review moderation decisions.
  * It never quotes the checked text: the link is enough for anyone allowed to see the message.
  */
-import { Routes, type REST } from 'discord.js';
+import { escapeMarkdown, Routes, type REST } from 'discord.js';
 import type { Logger } from 'pino';
 import type { Mode } from '../../src/contract.ts';
 import { TOO_SHORT_HEADLINE, VERDICT_EMOJI, formatPercent, verdictLabel } from '../chat/format.ts';
@@ -18,11 +18,14 @@ export interface ModLogEntry {
   /** Author of the checked message, when known. */
   authorId: string | undefined;
   mode: Mode;
+  /** The checked file's name, for a document of the message (escaped: shown as typed). */
+  file?: string | undefined;
   outcome: { result: DetectResponse } | { errorCode: string; requestId: string | undefined };
 }
 
 export function modLogLine(entry: ModLogEntry): string {
-  const who = `<@${entry.userId}> checked ${entry.link}${entry.authorId ? ` (by <@${entry.authorId}>)` : ''} in ${entry.mode} mode`;
+  const what = entry.file ? `the file “${escapeMarkdown(entry.file)}” of ${entry.link}` : entry.link;
+  const who = `<@${entry.userId}> checked ${what}${entry.authorId ? ` (by <@${entry.authorId}>)` : ''} in ${entry.mode} mode`;
   if ('result' in entry.outcome) {
     const r = entry.outcome.result;
     // Below the evidence floor there is no verdict and no percentage to record.

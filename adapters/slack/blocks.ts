@@ -373,6 +373,8 @@ export interface AuditEntry {
   errorCode?: string | undefined;
   requestId?: string | undefined;
   words?: number | undefined;
+  /** A document of the message (its name; shown escaped): the line is about that file. */
+  file?: string | undefined;
 }
 
 /**
@@ -390,6 +392,7 @@ export function buildAuditMessage(entry: AuditEntry): SlackMessage {
   if (entry.permalink || entry.messageAuthorId) {
     const message = entry.permalink ? `<${entry.permalink.replace(/[<>|]/g, '')}|a message>` : 'a message';
     what = entry.messageAuthorId ? `${message} by ${auditPerson(entry.messageAuthorId, entry.messageAuthorName)}` : message;
+    if (entry.file) what = `the file “${escapeMrkdwn(entry.file)}” of ${what}`;
   } else {
     what = `a pasted text${entry.words !== undefined ? ` (${entry.words} words)` : ''}`;
   }

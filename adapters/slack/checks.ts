@@ -6,8 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { QueuedCallOptions } from '../chat/backend.ts';
-import type { DetectAuthorRequest, DetectAuthorResponse, DetectRequest, DetectResponse, Mode } from '../../src/contract.ts';
+import type { QueuedCallOptions, QueuedFileOptions } from '../chat/backend.ts';
+import type {
+  DetectAuthorRequest,
+  DetectAuthorResponse,
+  DetectFileResponse,
+  DetectRequest,
+  DetectResponse,
+  Mode,
+} from '../../src/contract.ts';
 import type { ChatStore, ScopeSettings } from '../chat/store/index.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
 import { countWords, prepareTextForDetection } from '../chat/message-text.ts';
@@ -30,6 +37,8 @@ export interface Detector {
   detect(request: DetectRequest, options?: QueuedCallOptions): Promise<DetectResponse>;
   /** Member checks (`POST /v1/detect/author`); without it the app says member checks are unavailable. */
   detectAuthor?(request: DetectAuthorRequest, options?: QueuedCallOptions): Promise<DetectAuthorResponse>;
+  /** Documents (`POST /v1/detect/file`); without it each document is answered as not checkable by this app. */
+  detectFile?(data: Uint8Array, options: QueuedFileOptions): Promise<DetectFileResponse>;
 }
 
 /** A check the buttons of its reply can come back to. */

@@ -3,6 +3,7 @@
  * mistyped mode stops the app with a sentence naming the variable, not at the first /detect.
  */
 import type { Mode } from '../../src/contract.ts';
+import { fileLimitsFromEnv, SLACK_FILE_ORIGINS, type FileLimits } from '../chat/attachments.ts';
 import { DEFAULT_MAX_TEXT_CHARS } from '../chat/message-text.ts';
 import { parseModeSetting } from '../chat/modes.ts';
 import { storeLocationFromEnv, type StoreLocation } from '../chat/store/index.ts';
@@ -47,6 +48,14 @@ export interface SlackAppConfig {
   databaseUrl: string | undefined;
   /** pino level. Env `LOG_LEVEL`; default `info`. */
   logLevel: string;
+  /** Documents of a checked message: how many, how large (`DETECT_MAX_FILE_BYTES`), how long a download may take (`DETECT_FILE_DOWNLOAD_TIMEOUT_MS`). */
+  files: FileLimits;
+  /**
+   * Where shared files may be downloaded from (with the bot token): Slack's file host. Not read from
+   * the environment (no setting can send the token elsewhere); tests put their fake's loopback origin
+   * here, next to `slackApiUrl`.
+   */
+  fileOrigins: readonly string[];
 }
 
 /** A setting the app cannot start with; `npm run slack` exits 2 with its sentence. */
@@ -193,10 +202,12 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
   const auditChannel = env.SLACK_AUDIT_CHANNEL?.trim() ? channelSetting(env.SLACK_AUDIT_CHANNEL, 'SLACK_AUDIT_CHANNEL') : undefined;
   const teamAuditChannels = perTeam(env, 'SLACK_AUDIT_CHANNEL_', channelSetting);
 
-  // The same reading of REDIS_URL, DATABASE_URL and DATA_DIR as the Discord bot's.
+  // The same reading of REDIS_URL, DATABASE_URL and DATA_DIR (and of the file limits) as the Discord bot's.
   let location: StoreLocation;
+  let fileLimits: FileLimits;
   try {
     location = storeLocationFromEnv(env);
+    fileLimits = fileLimitsFromEnv(env);
   } catch (err) {
     throw new SlackConfigError((err as Error).message);
   }
@@ -221,6 +232,8 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
     dataDir: location.dataDir,
     databaseUrl: location.databaseUrl,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
+    files: fileLimits,
+    fileOrigins: SLACK_FILE_ORIGINS,
   };
 }
 

@@ -31,6 +31,8 @@ export const DEFAULT_SCOPES = [
   // Member checks and watched channels read history (manifest.yml says which feature needs which).
   'channels:history',
   'groups:history',
+  // The shortcut downloads a message's documents (url_private) to check them.
+  'files:read',
 ] as const;
 
 export interface SlackOAuthConfig {

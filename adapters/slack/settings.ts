@@ -17,8 +17,13 @@ export const SETTINGS_USAGE = [
   '• `/detect-settings mode <general|academic|financial|legal>`: the mode of checks that name none (`mode default` goes back to the bot’s default)',
   '• `/detect-settings audit #channel`: where each check is logged, without the text (`audit default` goes back to the bot’s default; invite the bot to the channel)',
   '• `/detect-settings checkers @user-group`: only members of that user group (and admins) may run the “Check for AI text” shortcut (`checkers everyone` lifts it)',
+  '• `/detect-settings watch-files on|off`: whether watching also checks the documents (PDF, Word, text files) shared in watched channels; off by default',
   `• \`/detect-settings history <messages> <days>\`: how much of a member’s history \`/detect @member\` reads, e.g. \`history 50 30\` for their last 50 messages within 30 days (\`history default\` goes back to ${DEFAULT_HISTORY_WINDOW.maxMessages} and ${DEFAULT_HISTORY_WINDOW.days})`,
 ].join('\n');
+
+/** What `watch-files on` does, said to the admin who turns it on. */
+export const WATCH_FILES_ON =
+  'Watching now also checks the documents (PDF, Word .docx, text and Markdown files; up to 3 per message) members share in watched channels: a document that reads as likely AI-written gets a line in the audit channel, with a link to the message. Nothing is done in the channel, and no review card is made for a document.';
 
 export type SettingsCommand =
   | { kind: 'show' }
@@ -87,6 +92,20 @@ export function parseSettingsCommand(text: string): SettingsCommand {
     };
   }
   if (setting === 'history') return parseHistorySetting(rest);
+  if (setting === 'watch-files' || setting === 'watch_files') {
+    const on = /^(on|yes|true)$/i.test(value);
+    if (!on && !/^(off|no|false|default)$/i.test(value)) {
+      return {
+        kind: 'invalid',
+        problem: `“${value || '(nothing)'}” is not on or off. Type \`/detect-settings watch-files on\` or \`off\`.`,
+      };
+    }
+    return {
+      kind: 'change',
+      patch: { watchFiles: on ? 'on' : null },
+      done: on ? WATCH_FILES_ON : 'Watching leaves documents alone again: only what members type in watched channels is judged.',
+    };
+  }
   return { kind: 'invalid', problem: `“${name}” is not a setting.\n${SETTINGS_USAGE}` };
 }
 

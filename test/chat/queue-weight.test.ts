@@ -27,6 +27,20 @@ describe('weighted calls', () => {
     expect(started[2]).toBeGreaterThanOrEqual(1_000);
   }, 20_000);
 
+  it('takes a cost known only from the answer (a document’s length) from the budget after the call', async () => {
+    queue = new DetectionQueue({ id: `charge-${Date.now()}`, maxConcurrent: 10, rate: { max: 10, intervalMs: 1500 }, maxWaitMs: 10_000 });
+    const started: number[] = [];
+    const t0 = Date.now();
+    const job = async (): Promise<void> => {
+      started.push(Date.now() - t0);
+    };
+    // One unit to start; the answer says the file cost 10, so 9 more are taken: the window is spent.
+    await queue.run(job);
+    await queue.charge(9);
+    await queue.run(job);
+    expect(started[1]).toBeGreaterThanOrEqual(1_000);
+  }, 20_000);
+
   it('runs a call heavier than the concurrency or the budget instead of holding it forever', async () => {
     queue = new DetectionQueue({ id: `heavy-${Date.now()}`, maxConcurrent: 3, rate: { max: 5, intervalMs: 1000 }, maxWaitMs: 5_000 });
     const { value } = await queue.run(async () => 'done', { weight: 20 });

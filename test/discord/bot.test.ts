@@ -327,7 +327,7 @@ describe('"Check for AI text" message command', () => {
     expect(new Set(quoted).size).toBe(quoted.length);
   });
 
-  it('answers clearly for a message with only attachments, without calling the service', async () => {
+  it('answers per file for a message with only a document, downloading nothing from another host', async () => {
     const x = await interact(
       messageCommand(place, moderator, {
         content: '',
@@ -343,10 +343,11 @@ describe('"Check for AI text" message command', () => {
       }),
     );
     expectEphemeralDeferral(x);
+    // cdn.example is not Discord's CDN: the file is named with the reason, never fetched (test/discord/files.test.ts checks documents).
+    expect(x.edit.body.embeds[0].title).toBe('📄 essay.pdf: not checked');
     expect(x.edit.body.embeds[0].description).toBe(
-      'That message has only attachments (files, images or stickers) and no text. The bot checks text only: paste any text from the file into /detect.',
+      'It is not stored on the chat platform’s own file host, so the bot does not download it.',
     );
-    expect(x.edit.body.components).toEqual([]);
   });
 
   it('says a message of emoji holds no words to check, without calling the service', async () => {

@@ -42,6 +42,27 @@ export function messageObject(fields: Record<string, unknown>): Record<string, u
   };
 }
 
+/** An attachment as Discord's API documents it (the Attachment object), with its bytes served by the fake's CDN. */
+export interface AttachmentObject {
+  id: string;
+  filename: string;
+  size: number;
+  url: string;
+  proxy_url: string;
+  content_type?: string;
+  description?: string;
+  flags?: number;
+}
+
+export interface ServedFileOptions {
+  /** Discord's declared type; left out when undefined (as Discord does for types it cannot tell). */
+  contentType?: string | undefined;
+  /** The size in the payload, when it should differ from the bytes (a payload that lies). */
+  declaredSize?: number;
+  /** Sends the bytes in 16 KiB pieces this many ms apart, without a content-length (chunked). */
+  chunkDelayMs?: number;
+}
+
 export interface RecordedRequest {
   method: string;
   /** Path after `/api/v10`, e.g. `/interactions/123/abc/callback`. */
@@ -116,6 +137,10 @@ export class FakeDiscord {
   readonly #acknowledged = new Set<string>();
   #waiters: { predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }[] = [];
   #readyWaiters: (() => void)[] = [];
+  /** Attachment bytes served under `/attachments/…` (the CDN's path), by path. */
+  readonly #files = new Map<string, { data: Buffer; contentType: string | undefined; chunkDelayMs: number | undefined }>();
+  /** Every download of an attachment: its path and when it ended (or was cut off). */
+  readonly downloads: { path: string; bytesSent: number; complete: boolean }[] = [];
 
   private constructor(options: FakeDiscordOptions) {
     this.applicationId = options.applicationId;
@@ -146,6 +171,34 @@ export class FakeDiscord {
 
   get gatewayUrl(): string {
     return `ws://127.0.0.1:${this.port}/gateway`;
+  }
+
+  /**
+   * The fake's CDN origin: attachment `url`s point here as Discord's point at cdn.discordapp.com, so
+   * the bot must be given this origin as an allowed file host (its `fileOrigins` setting).
+   */
+  get cdnOrigin(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /**
+   * Serves `data` as an attachment of `channelId` and returns the Attachment object Discord would put
+   * in a message or in an interaction's `resolved.attachments`.
+   */
+  attachment(channelId: string, filename: string, data: Buffer, options: ServedFileOptions = {}): AttachmentObject {
+    const id = snowflake();
+    const path = `/attachments/${channelId}/${id}/${encodeURIComponent(filename)}`;
+    this.#files.set(path, { data, contentType: options.contentType, chunkDelayMs: options.chunkDelayMs });
+    // Discord signs CDN links with an expiry (`ex`), issue time (`is`) and a hash (`hm`).
+    const query = `?ex=${(Math.floor(Date.now() / 1000) + 86_400).toString(16)}&is=${Math.floor(Date.now() / 1000).toString(16)}&hm=${id}`;
+    return {
+      id,
+      filename,
+      size: options.declaredSize ?? data.length,
+      url: `${this.cdnOrigin}${path}${query}`,
+      proxy_url: `${this.cdnOrigin}${path}${query}`,
+      ...(options.contentType ? { content_type: options.contentType } : {}),
+    };
   }
 
   /** The next request matching `method` and `path` gets `response` instead of the normal answer. */
@@ -282,8 +335,45 @@ export class FakeDiscord {
     });
   }
 
+  /** The CDN: an attachment's bytes (no token needed: Discord's links are signed instead). */
+  #serveFile(path: string, res: ServerResponse): void {
+    const file = this.#files.get(decodeURIComponent(path).replace(/[^/]+$/, (n) => encodeURIComponent(n)));
+    if (!file) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('This content is no longer available.');
+      return;
+    }
+    const record = { path, bytesSent: 0, complete: false };
+    this.downloads.push(record);
+    const type = file.contentType ?? 'application/octet-stream';
+    if (file.chunkDelayMs === undefined) {
+      res.writeHead(200, { 'content-type': type, 'content-length': String(file.data.length) }).end(file.data, () => {
+        record.bytesSent = file.data.length;
+        record.complete = true;
+      });
+      return;
+    }
+    res.writeHead(200, { 'content-type': type });
+    let offset = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed) return clearInterval(timer);
+      const piece = file.data.subarray(offset, offset + 16_384);
+      offset += piece.length;
+      record.bytesSent = offset;
+      if (offset >= file.data.length) {
+        clearInterval(timer);
+        record.complete = true;
+        res.end(piece);
+      } else res.write(piece);
+    }, file.chunkDelayMs);
+    res.on('close', () => clearInterval(timer));
+  }
+
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method === 'GET' && url.pathname.startsWith('/attachments/')) {
+      this.#serveFile(url.pathname, res);
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');

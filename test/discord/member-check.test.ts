@@ -397,11 +397,11 @@ describe('/detect user:@member', () => {
   it('asks for text or user, and not both', async () => {
     const neither = await interact(detectUser(place, moderator, undefined));
     expect(neither.edit.body.embeds[0].description).toBe(
-      'Give `text:` to check a text, or `user:` to check a member’s recent messages in this channel.',
+      'Give `text:` to check a text, `file:` to check a document, or `user:` to check a member’s recent messages in this channel.',
     );
     const both = await interact(detectUser(place, moderator, ada, { text: 'Some pasted text' }));
     expect(both.edit.body.embeds[0].description).toBe(
-      'Give either `text:` (a text to check) or `user:` (a member whose recent messages to check), not both.',
+      'Give either `text:` or `file:` (a text or a document to check) or `user:` (a member whose recent messages to check), not both.',
     );
     expect(sent).toHaveLength(0);
   }, 30_000);

@@ -3,7 +3,7 @@
  * command, message command (with `resolved.messages`), and button press.
  */
 import { randomBytes } from 'node:crypto';
-import { messageObject, snowflake } from './fake-discord.ts';
+import { type AttachmentObject, messageObject, snowflake } from './fake-discord.ts';
 
 export interface Place {
   applicationId: string;
@@ -66,26 +66,33 @@ function base(place: Place, who: ReturnType<typeof user>) {
   };
 }
 
-export type DetectOptions = { text: string; mode: string; language?: string; segments?: boolean };
+export type DetectOptions = { text?: string; mode: string; language?: string; segments?: boolean; file?: AttachmentObject };
 
 export function chatInputDetect(place: Place, who: ReturnType<typeof user>, options: DetectOptions, commandId = snowflake()) {
-  const opts: { name: string; type: number; value: string | boolean }[] = [
-    { name: 'text', type: 3, value: options.text },
-    { name: 'mode', type: 3, value: options.mode },
-  ];
+  const opts: { name: string; type: number; value: string | boolean }[] = [];
+  if (options.text !== undefined) opts.push({ name: 'text', type: 3, value: options.text });
+  opts.push({ name: 'mode', type: 3, value: options.mode });
   if (options.language !== undefined) opts.push({ name: 'language', type: 3, value: options.language });
   if (options.segments !== undefined) opts.push({ name: 'segments', type: 5, value: options.segments });
+  // An attachment option (type 11) carries the attachment's id; the object itself is in `resolved.attachments`.
+  if (options.file) opts.push({ name: 'file', type: 11, value: options.file.id });
   return {
     ...base(place, who),
     type: 2,
-    data: { id: commandId, name: 'detect', type: 1, options: opts },
+    data: {
+      id: commandId,
+      name: 'detect',
+      type: 1,
+      options: opts,
+      ...(options.file ? { resolved: { attachments: { [options.file.id]: options.file } } } : {}),
+    },
   };
 }
 
 export interface TargetMessage {
   content: string;
   embeds?: { description?: string; title?: string; type?: string }[];
-  attachments?: { id: string; filename: string; size: number; url: string; proxy_url: string; content_type?: string }[];
+  attachments?: AttachmentObject[];
   author?: ReturnType<typeof user>;
 }
 

@@ -59,6 +59,8 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     }),
     expect.objectContaining({ name: 'segments', type: 5, required: false }),
     expect.objectContaining({ name: 'user', type: 6, required: false }),
+    // An attachment option (type 11): a document to check.
+    expect.objectContaining({ name: 'file', type: 11, required: false }),
   ]);
   // The member check: a user command (type 2), in servers, for whoever may check messages.
   expect(memberMenu).toEqual({
@@ -89,6 +91,7 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     'modlog:1',
     'checker-role:1',
     'history:1',
+    'watch-files:1',
     'watch:1',
     'unwatch:1',
     'cards:1',

@@ -331,10 +331,24 @@ describe('message shortcut "Check for AI text"', () => {
 
   it('tells the moderator when the message has no text', async () => {
     const before = h.proxy.detectCalls;
-    const { payload } = messageShortcutPayload(h, { ts: '1700000500.000100', text: '', files: [{ id: 'F1' }] });
+    const { payload } = messageShortcutPayload(h, { ts: '1700000500.000100', text: '' });
     await postToApp(h, interactionBody(payload));
     const reply = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && blockText(c).includes('no text to check'));
     expect(reply.args.user).toBe('U0MOD');
+    expect(h.proxy.detectCalls).toBe(before);
+  });
+
+  it('answers per file for a message that is only a file Slack hides (test/slack/files.test.ts checks documents)', async () => {
+    const before = h.proxy.detectCalls;
+    // What Slack sends for a file beyond a free workspace's visible history: its id and mode only.
+    const { payload } = messageShortcutPayload(h, {
+      ts: '1700000501.000100',
+      text: '',
+      files: [{ id: 'F0HIDDEN1', mode: 'hidden_by_limit' }],
+    });
+    await postToApp(h, interactionBody(payload));
+    const reply = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && blockText(c).includes('F0HIDDEN1'));
+    expect(blockText(reply)).toContain('not checked. Slack hides this file');
     expect(h.proxy.detectCalls).toBe(before);
   });
 });

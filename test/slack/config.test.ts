@@ -75,6 +75,7 @@ describe('loadSlackConfig: installs to many workspaces (OAuth)', () => {
         'usergroups:read',
         'channels:history',
         'groups:history',
+        'files:read',
       ],
       redirectUri: undefined,
       installationKey: 'k'.repeat(32),

@@ -84,8 +84,42 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** A shared file as Slack's Web API and message payloads describe it (the file object). */
+export interface SlackFileObject {
+  id: string;
+  created: number;
+  timestamp: number;
+  name: string;
+  title: string;
+  mimetype: string;
+  filetype: string;
+  pretty_type: string;
+  user: string;
+  user_team: string;
+  editable: boolean;
+  size: number;
+  mode: string;
+  is_external: boolean;
+  external_type: string;
+  is_public: boolean;
+  public_url_shared: boolean;
+  display_as_bot: boolean;
+  username: string;
+  url_private: string;
+  url_private_download: string;
+  permalink: string;
+  permalink_public: string;
+  has_rich_preview: boolean;
+  file_access: string;
+}
+
 export class FakeSlack {
   readonly calls: RecordedCall[] = [];
+  /** Shared files' bytes, served under `/files-pri/…` (Slack's file host), by path. */
+  private readonly files = new Map<string, { data: Buffer; mimetype: string; object: SlackFileObject }>();
+  /** Every request for a shared file's bytes, with the Authorization header it carried. */
+  readonly fileDownloads: { path: string; authorization: string | undefined; served: boolean }[] = [];
+  private fileSeq = 0;
   private server: Server | undefined;
   private port = 0;
   private viewSeq = 0;
@@ -194,6 +228,78 @@ export class FakeSlack {
     return `http://127.0.0.1:${this.port}/api/`;
   }
 
+  /** The fake's file host (Slack's is https://files.slack.com): the app must be given it as an allowed file origin. */
+  get filesOrigin(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** True when the bot token may read files: the scopes the fake reports include `files:read` (or none are set). */
+  private mayReadFiles(): boolean {
+    return this.options.scopes === undefined || this.options.scopes.includes('files:read');
+  }
+
+  /**
+   * Shares `data` as a file by `user` and returns Slack's file object for a message's `files`. Its
+   * `url_private` and `url_private_download` are served only with a valid bot token that has
+   * `files:read`; otherwise, as Slack does, with its sign-in page (HTTP 200, HTML).
+   */
+  shareFile(name: string, data: Buffer, options: { mimetype: string; filetype: string; user?: string; size?: number }): SlackFileObject {
+    const id = `F0${String(++this.fileSeq).padStart(8, '0')}`;
+    const base = `/files-pri/${this.teamId}-${id}`;
+    const encoded = encodeURIComponent(name);
+    const now = Math.floor(Date.now() / 1000);
+    const object: SlackFileObject = {
+      id,
+      created: now,
+      timestamp: now,
+      name,
+      title: name,
+      mimetype: options.mimetype,
+      filetype: options.filetype,
+      pretty_type: options.filetype.toUpperCase(),
+      user: options.user ?? 'U0AUTHOR',
+      user_team: this.teamId,
+      editable: false,
+      size: options.size ?? data.length,
+      mode: 'hosted',
+      is_external: false,
+      external_type: '',
+      is_public: true,
+      public_url_shared: false,
+      display_as_bot: false,
+      username: '',
+      url_private: `${this.filesOrigin}${base}/${encoded}`,
+      url_private_download: `${this.filesOrigin}${base}/download/${encoded}`,
+      permalink: `https://test.slack.com/files/${options.user ?? 'U0AUTHOR'}/${id}/${encoded}`,
+      permalink_public: `https://slack-files.com/${this.teamId}-${id}-0123456789`,
+      has_rich_preview: false,
+      file_access: 'visible',
+    };
+    const entry = { data, mimetype: options.mimetype, object };
+    this.files.set(`${base}/${encoded}`, entry);
+    this.files.set(`${base}/download/${encoded}`, entry);
+    return object;
+  }
+
+  private serveFile(path: string, authorization: string | undefined, res: ServerResponse): void {
+    const file = this.files.get(path);
+    const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+    const allowed = file !== undefined && this.isTokenValid(token) && this.mayReadFiles();
+    this.fileDownloads.push({ path, authorization, served: allowed });
+    if (!file) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('file_not_found');
+      return;
+    }
+    if (!allowed) {
+      // What Slack answers a file address without a token that may read it: its sign-in page.
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end('<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>');
+      return;
+    }
+    res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.data.length) }).end(file.data);
+  }
+
   get teamId(): string {
     return this.options.teamId ?? 'T0TEST';
   }
@@ -256,6 +362,10 @@ export class FakeSlack {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname.startsWith('/files-pri/')) {
+      this.serveFile(url.pathname, req.headers.authorization, res);
+      return;
+    }
     const raw = await readBody(req);
     const reply = (status: number, body: unknown, type = 'application/json'): void => {
       res.writeHead(status, { 'content-type': type, ...(this.options.scopes ? { 'x-oauth-scopes': this.options.scopes.join(',') } : {}) });
@@ -384,6 +494,12 @@ export class FakeSlack {
       case 'conversations.info': {
         const name = this.options.channels?.[String(args.channel)];
         return name ? { ok: true, channel: { id: args.channel, name } } : { ok: false, error: 'channel_not_found' };
+      }
+      case 'files.info': {
+        if (!this.mayReadFiles())
+          return { ok: false, error: 'missing_scope', needed: 'files:read', provided: this.options.scopes?.join(',') };
+        const found = [...this.files.values()].find((f) => f.object.id === args.file);
+        return found ? { ok: true, file: found.object } : { ok: false, error: 'file_not_found' };
       }
       case 'usergroups.users.list': {
         const members = this.options.usergroups?.[String(args.usergroup)];

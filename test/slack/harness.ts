@@ -73,18 +73,22 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     { DETECT_API_URL: proxy.url, DETECT_API_KEY: key, DETECT_TIMEOUT_MS: '15000', DETECT_MAX_RETRIES: '0', ...options.backendEnv },
     { logger },
   );
-  const config = loadSlackConfig({
-    SLACK_BOT_TOKEN: BOT_TOKEN,
-    SLACK_SIGNING_SECRET: SIGNING_SECRET,
-    SLACK_PORT: '0',
-    SLACK_HOST: '127.0.0.1',
-    SLACK_API_URL: slack.apiUrl,
-    SLACK_AUDIT_CHANNEL: 'C0AUDIT',
-    // State in this harness's own folder (SQLite), unless REDIS_URL makes it Redis.
-    DATA_DIR: join(dir, 'data'),
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-    ...options.env,
-  });
+  const config: SlackAppConfig = {
+    ...loadSlackConfig({
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_AUDIT_CHANNEL: 'C0AUDIT',
+      // State in this harness's own folder (SQLite), unless REDIS_URL makes it Redis.
+      DATA_DIR: join(dir, 'data'),
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+      ...options.env,
+    }),
+    // The fake's file host instead of files.slack.com: given here, never through the environment.
+    fileOrigins: [slack.filesOrigin],
+  };
   const app = await startSlackApp(config, {
     detector: backend.detector,
     logger: options.appLogger ?? logger,

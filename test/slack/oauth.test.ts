@@ -158,7 +158,7 @@ describe('install', () => {
     expect(url.origin + url.pathname).toBe('https://slack.com/oauth/v2/authorize');
     expect(url.searchParams.get('client_id')).toBe(CLIENT_ID);
     expect(url.searchParams.get('scope')).toBe(
-      'commands,chat:write,users:read,channels:read,groups:read,usergroups:read,channels:history,groups:history',
+      'commands,chat:write,users:read,channels:read,groups:read,usergroups:read,channels:history,groups:history,files:read',
     );
     expect(res.headers.get('set-cookie')).toContain(`slack-app-oauth-state=${url.searchParams.get('state')}`);
   });

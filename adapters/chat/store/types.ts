@@ -33,9 +33,11 @@ export interface ScopeSettings {
   historyMessages?: number | undefined;
   /** Member checks: how many days back to read. */
   historyDays?: number | undefined;
+  /** Watching also checks the documents shared in watched channels (`watch-files`); off unless set. */
+  watchFiles?: boolean | undefined;
 }
 
-export const SETTING_NAMES = ['defaultMode', 'auditChannelId', 'checkerId', 'historyMessages', 'historyDays'] as const;
+export const SETTING_NAMES = ['defaultMode', 'auditChannelId', 'checkerId', 'historyMessages', 'historyDays', 'watchFiles'] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** A settings change: a string sets the field, null clears it (back to the default), absent leaves it. */
@@ -76,6 +78,7 @@ export function settingsFromFields(fields: Record<string, string>): ScopeSetting
   const whole = (v: string | undefined): number | undefined => (v && /^\d+$/.test(v) ? Number(v) : undefined);
   if (whole(fields.historyMessages) !== undefined) out.historyMessages = whole(fields.historyMessages);
   if (whole(fields.historyDays) !== undefined) out.historyDays = whole(fields.historyDays);
+  if (fields.watchFiles === 'on') out.watchFiles = true;
   return out;
 }
 

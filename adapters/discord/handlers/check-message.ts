@@ -1,12 +1,19 @@
 /**
- * The "Check for AI text" message command. The interaction carries the target message (content and
- * embeds included), which is why the bot needs no Message Content intent.
+ * The "Check for AI text" message command. The interaction carries the target message (content,
+ * embeds and attachments included), which is why the bot needs no Message Content intent. Its text
+ * and its documents (file-check.ts: up to three) are checked together and answered in one reply.
  */
 import type { MessageContextMenuCommandInteraction } from 'discord.js';
-import { describeDetectError, errorCode } from '../../chat/errors.ts';
-import { answerProblem, deferAnswer, guildSettings, runCheck, type BotContext } from '../check.ts';
+import { selectDocuments } from '../../chat/attachments.ts';
+import { describeDetectError, EmptyTextError, errorCode } from '../../chat/errors.ts';
+import { answerProblem, deferAnswer, editAnswer, guildSettings, runCheck, type BotContext } from '../check.ts';
 import type { RenderedText } from '../../chat/markup.ts';
+import { memberCheckRows } from '../author-reply.ts';
+import { fileEmbeds } from '../file-check.ts';
+import { fitEmbeds } from '../file-reply.ts';
+import { filesOfMessage } from '../message-files.ts';
 import { messageLink, readMessage, type MessageLike } from '../message-text.ts';
+import type { CheckSource } from '../recheck-store.ts';
 import { mayCheckMessages } from './settings-command.ts';
 
 export async function handleCheckMessage(ctx: BotContext, interaction: MessageContextMenuCommandInteraction): Promise<void> {
@@ -27,29 +34,46 @@ export async function handleCheckMessage(ctx: BotContext, interaction: MessageCo
     channelId?: string;
     channel_id?: string;
   };
-  let rendered: RenderedText;
+  const files = filesOfMessage(message);
+  const hasDocuments = selectDocuments(files, ctx.settings.files).documents.length > 0;
+  let rendered: RenderedText | undefined;
   try {
     rendered = readMessage(message);
   } catch (err) {
-    await answerProblem(ctx, interaction, describeDetectError(err), errorCode(err));
-    return;
+    // A message that is only documents is checked through them; with neither text nor documents, say why.
+    if (!(err instanceof EmptyTextError && hasDocuments)) {
+      await answerProblem(ctx, interaction, describeDetectError(err), errorCode(err));
+      return;
+    }
   }
   const channelId = message.channelId ?? message.channel_id ?? interaction.channelId ?? '';
+  const mode = serverSettings.defaultMode ?? ctx.settings.messageMode;
+  const source: CheckSource = {
+    kind: 'message',
+    guildId: interaction.guildId,
+    channelId,
+    messageId: interaction.targetId,
+    authorId: message.author?.id,
+    authorIsBot: message.author?.bot === true,
+    link: messageLink(interaction.guildId, channelId, interaction.targetId),
+  };
+  // Files with text beside them (an image under a paragraph) are named too, so nothing is silently skipped.
+  const documents =
+    files.length > 0 ? fileEmbeds(ctx, interaction, files, { mode, language: undefined, segments: true, source }) : undefined;
+  if (!rendered) {
+    const embeds = await (documents ?? Promise.resolve([]));
+    ctx.logger.info({ interactionId: interaction.id, files: files.length }, 'documents checked');
+    await editAnswer(ctx, interaction, { embeds: fitEmbeds(embeds), components: memberCheckRows(source) });
+    return;
+  }
   await runCheck(ctx, interaction, {
     text: rendered.text,
     excluded: rendered.excluded,
-    mode: serverSettings.defaultMode ?? ctx.settings.messageMode,
+    mode,
     language: undefined,
     segments: ctx.settings.messageSegments,
-    source: {
-      kind: 'message',
-      guildId: interaction.guildId,
-      channelId,
-      messageId: interaction.targetId,
-      authorId: message.author?.id,
-      authorIsBot: message.author?.bot === true,
-      link: messageLink(interaction.guildId, channelId, interaction.targetId),
-    },
+    source,
     trigger: 'message',
+    fileEmbeds: documents,
   });
 }

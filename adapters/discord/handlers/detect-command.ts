@@ -1,5 +1,6 @@
 /**
  * `/detect text:<…> [mode:<…>] [language:<…>] [segments:<…>]`: checks pasted text;
+ * `/detect file:<document> [text:<…>] [mode:<…>] …`: checks an uploaded document (file-check.ts), and the text beside it;
  * `/detect user:@member [mode:<…>]`: checks the member's recent messages in the channel (check-author.ts).
  */
 import type { ChatInputCommandInteraction } from 'discord.js';
@@ -7,7 +8,10 @@ import type { Language } from '../../../src/contract.ts';
 import { CHAT_MODES, modeLabel } from '../../chat/format.ts';
 import { renderDiscordMarkdown } from '../../chat/markup-discord.ts';
 import { isMode } from '../../chat/modes.ts';
-import { answerProblem, deferAnswer, guildSettings, runCheck, type BotContext } from '../check.ts';
+import { answerProblem, deferAnswer, editAnswer, guildSettings, runCheck, type BotContext } from '../check.ts';
+import { fileEmbeds } from '../file-check.ts';
+import { fitEmbeds } from '../file-reply.ts';
+import { chatFileOf } from '../message-files.ts';
 import { handleDetectUser } from './check-author.ts';
 import { DETECT_OPTIONS, LANGUAGE_CHOICES } from '../commands.ts';
 
@@ -32,11 +36,12 @@ export async function handleDetectCommand(ctx: BotContext, interaction: ChatInpu
   const chosenMode = modeOption && isMode(modeOption) ? modeOption : undefined;
   const textOption = interaction.options.getString(DETECT_OPTIONS.text);
   const member = interaction.options.getUser(DETECT_OPTIONS.user);
-  if (member && textOption) {
+  const upload = interaction.options.getAttachment(DETECT_OPTIONS.file);
+  if (member && (textOption || upload)) {
     await answerProblem(
       ctx,
       interaction,
-      'Give either `text:` (a text to check) or `user:` (a member whose recent messages to check), not both.',
+      'Give either `text:` or `file:` (a text or a document to check) or `user:` (a member whose recent messages to check), not both.',
       'text_and_user',
     );
     return;
@@ -45,26 +50,43 @@ export async function handleDetectCommand(ctx: BotContext, interaction: ChatInpu
     await handleDetectUser(ctx, interaction, member, chosenMode);
     return;
   }
-  if (!textOption?.trim()) {
+  if (!textOption?.trim() && !upload) {
     await answerProblem(
       ctx,
       interaction,
-      'Give `text:` to check a text, or `user:` to check a member’s recent messages in this channel.',
+      'Give `text:` to check a text, `file:` to check a document, or `user:` to check a member’s recent messages in this channel.',
       'missing_input',
     );
     return;
   }
+  const languageOption = interaction.options.getString(DETECT_OPTIONS.language);
+  const language = isLanguage(languageOption) ? languageOption : undefined;
+  // No mode named: the server's (`/detect-settings mode`), else the bot's default.
+  const mode = chosenMode ?? (await guildSettings(ctx, interaction.guildId)).defaultMode ?? ctx.settings.messageMode;
+  const file = upload ? chatFileOf(upload) : undefined;
+  // A document's answer quotes its most AI-like sentences unless `segments:false` was chosen.
+  const documents = file
+    ? fileEmbeds(ctx, interaction, [file], {
+        mode,
+        language,
+        segments: interaction.options.getBoolean(DETECT_OPTIONS.segments) ?? true,
+        source: { kind: 'text' },
+      })
+    : undefined;
+  if (!textOption?.trim()) {
+    await editAnswer(ctx, interaction, { embeds: fitEmbeds(await (documents ?? Promise.resolve([]))), components: [] });
+    return;
+  }
   // Pasted text keeps Discord's markup (`**bold**`, `<@id>`, code fences): score the words it shows.
   const rendered = renderDiscordMarkdown(textOption);
-  const languageOption = interaction.options.getString(DETECT_OPTIONS.language);
   await runCheck(ctx, interaction, {
     text: rendered.text,
     excluded: rendered.excluded,
-    // No mode named: the server's (`/detect-settings mode`), else the bot's default.
-    mode: chosenMode ?? (await guildSettings(ctx, interaction.guildId)).defaultMode ?? ctx.settings.messageMode,
-    language: isLanguage(languageOption) ? languageOption : undefined,
+    mode,
+    language,
     segments: interaction.options.getBoolean(DETECT_OPTIONS.segments) ?? false,
     source: { kind: 'text' },
     trigger: 'detect',
+    fileEmbeds: documents,
   });
 }

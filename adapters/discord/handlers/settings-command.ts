@@ -13,6 +13,10 @@ import { BOT_DEFAULT_CHOICE, MODLOG_CHANNEL_TYPES, SETTINGS_OPTIONS, SETTINGS_SU
 import { describeDiscordError } from '../discord-errors.ts';
 import { handleWatchSettings, isWatchSubcommand, watchSummary } from './watch-settings.ts';
 
+/** What `watch-files enabled:true` does, said to the moderator who turns it on. */
+export const WATCH_FILES_ON =
+  'Watching now also checks the documents (PDF, Word .docx, text and Markdown files; up to 3 per message) members share in watched channels: a document that reads as likely AI-written gets a line in the mod-log channel, with a link to the message. Nothing is done in the channel, and no review card is made for a document.';
+
 type Outcome = { ok: true; patch: SettingsPatch; done: string } | { ok: false; problem: string; code: string };
 
 export async function handleSettingsCommand(ctx: BotContext, interaction: ChatInputCommandInteraction): Promise<void> {
@@ -119,6 +123,14 @@ function readChange(interaction: ChatInputCommandInteraction, subcommand: string
       done: `Only members with <@&${role.id}> (or Manage Server) may run "Check for AI text" now.`,
     };
   }
+  if (subcommand === SETTINGS_SUBCOMMANDS.watchFiles) {
+    const on = interaction.options.getBoolean(SETTINGS_OPTIONS.enabled) === true;
+    return {
+      ok: true,
+      patch: { watchFiles: on ? 'on' : null },
+      done: on ? WATCH_FILES_ON : 'Watching leaves documents alone again: only what members type in watched channels is judged.',
+    };
+  }
   if (subcommand === SETTINGS_SUBCOMMANDS.history) {
     const messages = interaction.options.getInteger(SETTINGS_OPTIONS.messages);
     const days = interaction.options.getInteger(SETTINGS_OPTIONS.days);
@@ -157,6 +169,7 @@ function describeSettings(ctx: BotContext, settings: ScopeSettings): string {
     `• Mod-log channel: ${modLog ? `<#${modLog}>` : 'none'}${settings.auditChannelId || !modLog ? '' : ' (bot default)'}`,
     `• Who may run "Check for AI text": ${settings.checkerId ? `members with <@&${settings.checkerId}> or Manage Server` : 'everyone who has the command'}`,
     `• Member checks read ${describeHistoryWindow(historyWindowOf(settings))}${settings.historyMessages || settings.historyDays ? '' : ' (bot default)'}`,
+    `• Documents shared in watched channels: ${settings.watchFiles ? 'checked too (`watch-files`)' : 'left alone (default)'}`,
   ].join('\n');
 }
 

@@ -18,6 +18,7 @@ import { describeDiscordError } from '../discord-errors.ts';
 import { isModerator, memberPermissions } from '../watch/permissions.ts';
 import { authorDisplayName } from '../watch/platform.ts';
 import { watchedText } from '../watch/watched-text.ts';
+import { watchFiles } from './watch-files.ts';
 
 /** Message types a member writes; every other type is a system message. */
 const MEMBER_MESSAGE_TYPES: ReadonlySet<number> = new Set([MessageType.Default, MessageType.Reply]);
@@ -131,6 +132,9 @@ async function onMessage(w: WatchDispatchContext, raw: unknown, edit: boolean): 
   const place = await watchedPlace(w, scope, message.channel_id);
   if (!place) return;
   if (typeof message.content !== 'string' || looksLikeCommand(message.content)) return;
+  const exempt = exemptionCheck(w, message.guild_id, message.author.id, message.member?.roles ?? [], place.channelId);
+  // Its documents, when the server turned that on (watch-files.ts); they never hold up the text.
+  if (!edit) watchFiles(w, { ...message, guild_id: message.guild_id }, scope, place, async (ids) => exempt(ids));
   let text: string;
   try {
     text = watchedText(message).text;
@@ -138,7 +142,6 @@ async function onMessage(w: WatchDispatchContext, raw: unknown, edit: boolean): 
     if (err instanceof EmptyTextError) return;
     throw err;
   }
-  const exempt = exemptionCheck(w, message.guild_id, message.author.id, message.member?.roles ?? [], place.channelId);
   const item = incoming(message, scope, place, text);
   const result = edit ? await w.watcher.edited(item, exempt) : await w.watcher.offer(item, exempt);
   w.logger.debug({ scope, channelId: place.channelId, messageId: message.id, edit, result }, 'watched channel message');

@@ -1,10 +1,14 @@
 /**
  * Message shortcut "Check for AI text" (callback_id `detect_message`): checks the message's words
- * (rich text, plain text and attachments) and shows the result only to the moderator who asked, in
- * the same channel and thread.
+ * (rich text, plain text and attachments) and its shared documents (file-check.ts, up to three), and
+ * shows the result only to the moderator who asked, in the same channel and thread.
  */
 import type { App, MessageShortcut, RespondFn, webApi } from '@slack/bolt';
 import { queuedNotice } from '../../chat/format.ts';
+import { countWords } from '../../chat/message-text.ts';
+import { withFileBlocks } from '../file-blocks.ts';
+import { auditFiles, checkSlackFiles } from '../file-check.ts';
+import { filesOfSlackMessage } from '../message-files.ts';
 import { buildErrorMessage, type SlackMessage } from '../blocks.ts';
 import { createNameResolver, outcomeMessage, runCheck, slackErrorCode, teamSettings, type SlackAppContext } from '../checks.ts';
 import { defaultModeFor } from '../config.ts';
@@ -59,7 +63,7 @@ function fallbackPermalink(domain: string | undefined, channel: string, ts: stri
 export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
   app.shortcut<MessageShortcut>(
     { callback_id: MESSAGE_SHORTCUT_CALLBACK_ID, type: 'message_action' },
-    async ({ shortcut, ack, client, respond }) => {
+    async ({ shortcut, ack, client, respond, context }) => {
       await ack();
       const teamId = shortcut.team?.id ?? shortcut.user.team_id;
       const channel = shortcut.channel.id;
@@ -69,6 +73,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
         attachments?: unknown[];
         user?: string;
         bot_id?: string;
+        files?: unknown[];
       };
       const ts = message.ts ?? shortcut.message_ts;
       // A reply in a thread is answered in that thread; a top-level message in the channel.
@@ -91,13 +96,34 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
           .then((r) => r.permalink)
           .catch(() => fallbackPermalink(shortcut.team?.domain, channel, ts, message.thread_ts)),
       ]);
+      const mode = settings.defaultMode ?? defaultModeFor(ctx.config, teamId);
+      const files = filesOfSlackMessage(message);
+      // Checked while the text is: each file's answer goes under the text's.
+      const fileCheck = { files, mode, botToken: context.botToken ?? client.token, client, teamId, userId: shortcut.user.id };
+      const fileOutcomes = files.length > 0 ? checkSlackFiles(ctx, fileCheck) : undefined;
+      // The audit channel gets a line per file, as it gets one for the message's text.
+      const fileAudit = fileOutcomes
+        ?.then((outcomes) => auditFiles(ctx, { ...fileCheck, channelId: channel, permalink, messageAuthorId: message.user }, outcomes))
+        .catch((err: unknown) => ctx.logger.warn({ err: (err as Error).message }, 'could not write the files’ audit lines'));
+      if (fileOutcomes && countWords(rendered.text) === 0) {
+        // A message that is only files (a PDF shared without a comment): the files are the answer.
+        await replyEphemeral(
+          ctx,
+          client,
+          respond,
+          { channel, user: shortcut.user.id, threadTs },
+          withFileBlocks(undefined, await fileOutcomes, permalink),
+        );
+        await fileAudit;
+        return;
+      }
       let announced = false;
       const outcome = await runCheck(ctx, {
         kind: 'shortcut',
         teamId,
         userId: shortcut.user.id,
         channelId: channel,
-        mode: settings.defaultMode ?? defaultModeFor(ctx.config, teamId),
+        mode,
         // Shown through response_url, which the result can then replace (an ephemeral post cannot be edited).
         onQueued: async (position: number) => {
           announced = true;
@@ -109,16 +135,18 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
         permalink,
         messageAuthorId: message.user,
       });
-      const reply = outcomeMessage(outcome);
+      const reply = fileOutcomes ? withFileBlocks(outcomeMessage(outcome), await fileOutcomes) : outcomeMessage(outcome);
       if (announced) {
         try {
           await respond({ response_type: 'ephemeral', replace_original: true, text: reply.text, blocks: reply.blocks });
+          await fileAudit;
           return;
         } catch (err) {
           ctx.logger.info({ slack_error: slackErrorCode(err), channel }, 'could not replace the queued notice; posting the result');
         }
       }
       await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, reply);
+      await fileAudit;
     },
   );
 }

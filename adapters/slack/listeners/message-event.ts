@@ -14,6 +14,7 @@ import type { IncomingMessage } from '../../chat/watch/watcher.ts';
 import { teamScope, type SlackAppContext } from '../checks.ts';
 import type { SlackWatchingApi } from '../watch/api.ts';
 import { watchedSlackText } from '../watch/watched-text.ts';
+import { watchSlackFiles } from '../watched-files.ts';
 
 /** Subtypes a member writes; all others are system or bot messages. */
 const MEMBER_SUBTYPES: ReadonlySet<string> = new Set(['thread_broadcast', 'file_share', 'me_message']);
@@ -32,6 +33,7 @@ interface SlackMessageEvent {
   message?: SlackMessageEvent;
   deleted_ts?: string;
   previous_message?: SlackMessageEvent;
+  files?: unknown[];
 }
 
 function isMemberMessage(m: SlackMessageEvent | undefined): m is SlackMessageEvent & { user: string; ts: string } {
@@ -84,11 +86,15 @@ export async function handleMessageEvent(watching: SlackWatchingApi, teamId: str
 }
 
 export function registerMessageEvents(app: App, ctx: SlackAppContext): void {
-  app.event('message', async ({ event, body }) => {
+  app.event('message', async ({ event, body, client, context }) => {
     const watching = ctx.watch;
     const teamId = (body as { team_id?: string }).team_id;
     if (!watching || !teamId) return;
     const message = event as unknown as SlackMessageEvent;
+    // Its shared documents, when the workspace turned that on (watched-files.ts); they never hold up the text.
+    if (isMemberMessage(message) && message.channel && WATCHED_CHANNEL_TYPES.has(message.channel_type ?? 'channel')) {
+      watchSlackFiles(ctx, watching, client, context.botToken ?? client.token, { ...message, teamId, channel: message.channel });
+    }
     const memberId = message.user ?? message.message?.user ?? message.previous_message?.user;
     const handle = () => handleMessageEvent(watching, teamId, message);
     try {

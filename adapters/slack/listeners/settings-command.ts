@@ -41,6 +41,7 @@ export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
         `• Audit channel: ${audit ? `<#${audit}>` : 'none'}${settings.auditChannelId || !audit ? '' : ' (bot default)'}`,
         `• Who may run “Check for AI text”: ${settings.checkerId ? `members of <!subteam^${settings.checkerId}> and admins` : 'everyone'}`,
         `• Member checks (\`/detect @member\`) read ${describeHistoryWindow(historyWindowOf(settings))}${settings.historyMessages || settings.historyDays ? '' : ' (bot default)'}`,
+        `• Documents shared in watched channels: ${settings.watchFiles ? 'checked too (`watch-files on`)' : 'left alone (default)'}`,
       ].join('\n');
     };
 
