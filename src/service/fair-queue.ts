@@ -4,14 +4,13 @@
  * among equals). One key's burst thus queues behind itself: another key's call waits for the jobs
  * already with the engine, not for the whole burst. Work-conserving: a key alone uses every place.
  *
- * How many jobs the engine holds at once: with worker threads, up to two per worker of light jobs
- * (one unit of cost), so a worker finds its next text at once instead of idling while the main
- * thread hands it over (short texts take a few ms); heavy jobs (more than one unit) only while
- * fewer than one per worker are with the engine, so a call of another key waits for at most one
- * heavy job. And while more than one key has called within the last minute, heavy jobs hold at
- * most all workers but one: the others' calls then find a worker without a heavy job at once. A
- * key alone keeps every worker. On the main thread (no workers) one job at a time, and the next
- * starts from the event loop so requests that arrived meanwhile are read first.
+ * How many jobs the engine holds at once: with worker threads, up to two per worker, so a worker
+ * finds its next text at once instead of idling while the main thread hands it over (short texts
+ * take a few ms). While more than one key has called within the last minute, heavy jobs (more than
+ * one unit of cost) start only while fewer than one job per worker is with the engine, and hold at
+ * most all workers but one: another key's call then finds a worker without a heavy job. A key
+ * alone keeps every worker and the full depth. On the main thread (no workers) one job at a time,
+ * and the next starts from the event loop so requests that arrived meanwhile are read first.
  */
 
 /** A key counts as active this long after its last call. */
@@ -104,9 +103,11 @@ export class FairQueue {
   }
 
   #dispatch(): void {
-    const heavyLimit = this.#slots > 1 && this.#othersActive() ? this.#slots - 1 : this.#slots;
+    // A key alone has nobody to be fair to: its heavy jobs may queue at the workers like light ones.
+    const shared = this.#othersActive();
+    const heavyLimit = !shared ? this.#capacity : this.#slots > 1 ? this.#slots - 1 : this.#slots;
     while (this.#running < this.#capacity && this.#waiting > 0) {
-      const heavyFits = this.#running < this.#slots && this.#heavyRunning < heavyLimit;
+      const heavyFits = this.#heavyRunning < heavyLimit && (!shared || this.#running < this.#slots);
       let next: Line | undefined;
       for (const line of this.#lines.values()) {
         if (line.waiting.length === 0) continue;
