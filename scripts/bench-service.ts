@@ -12,7 +12,9 @@
  *
  * `--baseline REV` builds that git revision (`git archive` into a folder under the system's temp
  * folder, this checkout's node_modules linked in, its own scripts/build.mjs) and runs it in place of
- * the tsx server: every row then alternates the two compiled servers and prints new/old.
+ * the tsx server: every row then alternates the two compiled servers and prints new/old, and the
+ * geometric mean of the rows' ratios is printed last. `--rounds N` measures each pair N times
+ * (alternating which goes first) and shows the round with the median ratio: the machine is shared.
  *
  * Fairness (issue 25): one key sends `--fairness N` (default 60) maximal author calls at once (10
  * messages of 5,000 characters of corpus prose) while a second key sends 300-word
@@ -78,6 +80,7 @@ const { values: args } = parseArgs({
     url: { type: 'string' },
     key: { type: 'string' },
     texts: { type: 'string', default: '64' },
+    rounds: { type: 'string', default: '1' },
     baseline: { type: 'string' },
     fairness: { type: 'string', default: '60' },
     'fairness-cap': { type: 'string', default: '60' },
@@ -91,6 +94,7 @@ const duration = Number(args.duration);
 const connectionCounts = args.connections!.split(',').map(Number);
 const wordCounts = args.words!.split(',').map(Number);
 const textsPerSize = Number(args.texts);
+const rounds = Math.max(1, Number(args.rounds));
 
 async function corpusSentences(): Promise<string[]> {
   const raw = await readFile(DATA, 'utf8').catch((err: Error) => {
@@ -406,23 +410,31 @@ async function main(): Promise<void> {
         String(result.non2xx + result.errors + result.timeouts),
       ]);
     }
+    const rowRatios: number[] = [];
     for (const words of args.only === 'fairness' ? [] : wordCounts) {
       const texts = buildTexts(sentences, words, textsPerSize);
       const requests = texts.map((text) => ({ method: 'POST', path: '/v1/detect', headers, body: JSON.stringify({ text }) }));
       await autocannon({ url: serviceUrl, connections: 4, duration: 1, requests });
       if (otherUrl) await autocannon({ url: otherUrl, connections: 4, duration: 1, requests });
       for (const [index, connections] of connectionCounts.entries()) {
-        // Alternate which build goes first, so a drift in the machine's load does not favour one.
+        // Alternate which build goes first, so a drift in the machine's load does not favour one;
+        // with --rounds N the pair is measured N times and the round with the median ratio is shown.
         const measure = (url: string) => autocannon({ url, connections, duration, requests });
-        let result: AutocannonResult;
-        let tsxResult: AutocannonResult | undefined;
-        if (otherUrl && index % 2 === 1) {
-          tsxResult = await measure(otherUrl);
-          result = await measure(serviceUrl);
-        } else {
-          result = await measure(serviceUrl);
-          tsxResult = otherUrl ? await measure(otherUrl) : undefined;
+        const pairs: Array<{ result: AutocannonResult; tsxResult: AutocannonResult | undefined }> = [];
+        for (let round = 0; round < rounds; round++) {
+          if (otherUrl && (index + round) % 2 === 1) {
+            const tsxResult = await measure(otherUrl);
+            pairs.push({ tsxResult, result: await measure(serviceUrl) });
+          } else {
+            const result = await measure(serviceUrl);
+            pairs.push({ result, tsxResult: otherUrl ? await measure(otherUrl) : undefined });
+          }
         }
+        const pairRatio = (pair: (typeof pairs)[number]) =>
+          pair.tsxResult ? pair.result.requests.average / pair.tsxResult.requests.average : pair.result.requests.average;
+        pairs.sort((a, b) => pairRatio(a) - pairRatio(b));
+        const { result, tsxResult } = pairs[Math.floor(pairs.length / 2)]!;
+        if (tsxResult) rowRatios.push(result.requests.average / tsxResult.requests.average);
         const ratio = result.requests.average / (bareResults.get(connections)?.requests.average ?? Number.NaN);
         const errors =
           result.non2xx + result.errors + result.timeouts + (tsxResult ? tsxResult.non2xx + tsxResult.errors + tsxResult.timeouts : 0);
@@ -441,6 +453,10 @@ async function main(): Promise<void> {
       }
     }
     const short = tsxUrl ? 'tsx' : 'old';
+    const ratioSummary =
+      rowRatios.length > 0
+        ? `${ratioName} over the ${rowRatios.length} detect rows: geometric mean ${Math.exp(rowRatios.reduce((sum, r) => sum + Math.log(r), 0) / rowRatios.length).toFixed(3)}, median ${[...rowRatios].sort((a, b) => a - b)[Math.floor(rowRatios.length / 2)]!.toFixed(3)}, range ${Math.min(...rowRatios).toFixed(3)}–${Math.max(...rowRatios).toFixed(3)}`
+        : undefined;
     const header = [
       'route',
       'conns',
@@ -458,6 +474,7 @@ async function main(): Promise<void> {
     console.log(line(header));
     console.log(`|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
     for (const row of rows) console.log(line(row));
+    if (ratioSummary) console.log(`\n${ratioSummary}${rounds > 1 ? ` (each row: the round with the median ratio of ${rounds})` : ''}`);
     console.log(
       '\n"req/s", "p50/p99 ms", "vs bare": the compiled service (dist/, as npm start runs it); "vs bare" = its req/s / the bare fastify route\'s at the same connection count.',
     );
