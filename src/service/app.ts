@@ -80,7 +80,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(authorRoute, { config, engine });
   await app.register(fileRoute, { config, engine });
   await app.register(probes, { config, engine, keys, counters, isClosing });
-  await app.register(metricsPlugin, { enabled: config.metrics, port: config.metricsPort, host: config.host, engine, counters });
+  await app.register(metricsPlugin, {
+    enabled: config.metrics,
+    port: config.metricsPort,
+    host: config.host,
+    engine,
+    counters,
+    waiting: () => app.scoringQueue.waiting,
+  });
   if (config.playground) await app.register(playground, { config });
 
   return app;

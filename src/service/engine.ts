@@ -4,6 +4,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { AuthorDetectionResult, AuthorDetectOptions, DetectionResult, DetectOptions } from '../detector/types.ts';
+import { unitsForChars } from '../contract.ts';
 import { UnsupportedLanguageError } from '../detector/types.ts';
 
 /**
@@ -102,7 +103,7 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
   let model: string | undefined;
   let nextId = 1;
   // Each entry resolves with what its job type returns (see `submit`).
-  const pending = new Map<number, { resolve(r: unknown): void; reject(e: Error): void; worker: number }>();
+  const pending = new Map<number, { resolve(r: unknown): void; reject(e: Error): void; worker: number; units: number }>();
   const busy = new Array<number>(size).fill(0);
   const workers: Array<Worker | undefined> = new Array(size).fill(undefined);
 
@@ -136,7 +137,7 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
         const entry = pending.get(message.id);
         if (!entry) return;
         pending.delete(message.id);
-        busy[index] = Math.max(0, (busy[index] ?? 1) - 1);
+        busy[index] = Math.max(0, (busy[index] ?? entry.units) - entry.units);
         if (message.result) entry.resolve(message.result);
         else if (
           message.error &&
@@ -182,19 +183,23 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
   })();
   loaded.catch(() => undefined);
 
-  /** Posts a job to the least busy worker; resolves with the worker's result for it. */
+  /**
+   * Posts a job to the least busy worker, busy counted in units of work (characters), so a short
+   * text goes to a worker without a long one ahead of it; resolves with the worker's result.
+   */
   const submit = <T>(job: Job): Promise<T> => {
     if (state !== 'ready') return Promise.reject(new Error('engine not ready'));
+    const units = unitsForChars(job.kind === 'text' ? job.text.length : job.messages.reduce((sum, m) => sum + m.length, 0));
     let index = -1;
     for (let i = 0; i < size; i++) {
       if (workers[i] && (index < 0 || (busy[i] ?? 0) < (busy[index] ?? 0))) index = i;
     }
     const worker = index >= 0 ? workers[index] : undefined;
     if (!worker) return Promise.reject(new Error('no scoring worker is running'));
-    busy[index] = (busy[index] ?? 0) + 1;
+    busy[index] = (busy[index] ?? 0) + units;
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
-      pending.set(id, { resolve: resolve as (r: unknown) => void, reject, worker: index });
+      pending.set(id, { resolve: resolve as (r: unknown) => void, reject, worker: index, units });
       worker.postMessage({ ...job, id });
     });
   };

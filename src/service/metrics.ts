@@ -25,6 +25,8 @@ export interface MetricsOptions {
   host: string;
   engine: EngineHost;
   counters: RedisCounters | undefined;
+  /** Calls waiting in front of the engine (the fair queue), counted in the queue depth too. */
+  waiting?: () => number;
 }
 
 declare module 'fastify' {
@@ -54,10 +56,10 @@ function createMetrics(options: MetricsOptions): Registry {
   });
   new Gauge({
     name: 'textdetect_detect_queue_depth',
-    help: 'Texts handed to the scoring engine (its worker threads) and not answered yet.',
+    help: 'Scoring calls not answered yet: waiting in the fair queue between keys, or with the engine (its worker threads).',
     registers: [registry],
     collect() {
-      this.set(engine.pending);
+      this.set(engine.pending + (options.waiting?.() ?? 0));
     },
   });
   new Gauge({

@@ -110,8 +110,9 @@ describe('background (watched) calls in the detection queue', () => {
     });
     const watch = watchDetectorFor(backend);
     try {
-      // 20 messages cost 2 units; weighted above the concurrency (2) or not, it must start.
-      const author = await watch.detectAuthor({ messages: Array.from({ length: 20 }, (_, i) => WATCHED(i)), mode: 'general' });
+      // 20 messages of 500 characters (10,000) cost 2 units; weighted above the concurrency (2) or not, it must start.
+      const long = (i: number) => `${WATCHED(i)} `.repeat(50).slice(0, 500);
+      const author = await watch.detectAuthor({ messages: Array.from({ length: 20 }, (_, i) => long(i)), mode: 'general' });
       expect(author.messages).toHaveLength(20);
       for (let i = 0; i < 4; i++) await watch.detect({ text: WATCHED(i), mode: 'general' });
       // 2 + 4 of 8 spent: 2 left, which is the reserve (a quarter of 8).

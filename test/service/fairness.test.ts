@@ -14,9 +14,24 @@ const BURST = 60;
  * default AUTHOR_MAX_TOTAL_CHARS). Since language identification is linear, prose costs the engine
  * more than the runs of combining marks the issue used.
  */
-const MAXIMAL = {
-  messages: Array.from({ length: 10 }, (_, i) => `${i}. ${ENGLISH_TEXT} `.repeat(Math.ceil(5000 / ENGLISH_TEXT.length)).slice(0, 5000)),
-};
+/** Words of ENGLISH_TEXT in a different order per message (a deterministic shuffle), cut into sentences. */
+function prose(seed: number, chars: number): string {
+  const words = ENGLISH_TEXT.replace(/[.,]/g, '').toLowerCase().split(' ');
+  let state = seed + 1;
+  const out: string[] = [];
+  let length = 0;
+  for (let n = 0; length < chars; n++) {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    let word = words[state % words.length]!;
+    if (n % 14 === 0) word = word[0]!.toUpperCase() + word.slice(1);
+    if (n % 14 === 13) word += '.';
+    out.push(word);
+    length += word.length + 1;
+  }
+  return out.join(' ').slice(0, chars);
+}
+
+const MAXIMAL = { messages: Array.from({ length: 10 }, (_, i) => prose(i, 5000)) };
 /** Loose for a loaded 2-core CI machine; without fairness B waits seconds. */
 const BOUND_MS = 700;
 

@@ -26,6 +26,10 @@ declare module 'fastify' {
      */
     chargeUnits(cost: number): Promise<void>;
   }
+  interface FastifyInstance {
+    /** The lines of calls waiting for the engine (for the queue-depth metric). */
+    scoringQueue: FairQueue;
+  }
   interface FastifyRequest {
     /** Runs `job` (a call to the engine) when this request's key gets its turn (weighed by `ctx.costUnits`). */
     inTurn<T>(job: () => Promise<T>): Promise<T>;
@@ -125,6 +129,7 @@ async function limitsPlugin(app: FastifyInstance, { config, counters }: LimitsOp
   app.decorateReply('chargeUnits', chargeUnits);
 
   const turns = new FairQueue(config.workers);
+  app.decorate('scoringQueue', turns);
   app.decorateRequest('inTurn', function inTurn<T>(this: FastifyRequest, job: () => Promise<T>): Promise<T> {
     return turns.run(counterKey(this), job, this.ctx.costUnits ?? 1);
   });
