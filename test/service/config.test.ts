@@ -28,7 +28,14 @@ describe('configuration', () => {
     for (const name of read) expect(Object.keys(example), name).toContain(name);
     const fromExample = loadConfigFromEnv({ ...example, DETECT_WORKERS: '0', PLAYGROUND: '0', HOME: '/home/someone' });
     const defaults = defaultConfig({ HOME: '/home/someone' });
-    expect({ ...fromExample, apiKeysFile: '', rateLimitWindow: 0 }).toEqual({ ...defaults, apiKeysFile: '', rateLimitWindow: 0 });
+    // fileWorkersAtStart is no variable: a service configured from the environment warms its file
+    // readers at start, one built from defaultConfig (tests, embedding) on the first file.
+    expect(fromExample.fileWorkersAtStart).toBe(true);
+    expect({ ...fromExample, apiKeysFile: '', rateLimitWindow: 0, fileWorkersAtStart: false }).toEqual({
+      ...defaults,
+      apiKeysFile: '',
+      rateLimitWindow: 0,
+    });
     expect(parseDuration(fromExample.rateLimitWindow)).toBe(parseDuration(defaults.rateLimitWindow));
   });
 
