@@ -13,14 +13,13 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { countChars, FILE_ERRORS, fileRequestCost, LANGUAGES, MODES } from '../../contract.ts';
 import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
-import { UnsupportedLanguageError } from '../../detector/types.ts';
 import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
 import type { ResolvedConfig } from '../config.ts';
 import { createEngineHost, type EngineHost } from '../engine.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import { detectFileResponseSchema } from '../schemas.ts';
-import { assertEngineReady, unsupportedLanguage } from './common.ts';
+import { assertEngineReady, detectAnswer, scoreOrRefuse } from './common.ts';
 
 type FileConfig = Pick<
   ResolvedConfig,
@@ -281,32 +280,14 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       request.ctx.costUnits = cost;
       await reply.chargeUnits(cost);
       const scoring = await scorer();
-      let result;
-      try {
-        // The shared engine is taken in turns between keys (the limits plugin's fair queue); the
-        // file lane has its own threads, and a key may have only FILES_PER_KEY files in it.
-        result = scoring === engine ? await request.inTurn(() => engine.detect(text, options)) : await scoring.detect(text, options);
-      } catch (err) {
-        if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
-          throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');
-        }
-        throw err;
-      }
+      // The shared engine is taken in turns between keys (the limits plugin's fair queue); the
+      // file lane has its own threads, and a key may have only FILES_PER_KEY files in it.
+      const result = await scoreOrRefuse(() =>
+        scoring === engine ? request.inTurn(() => engine.detect(text, options)) : scoring.detect(text, options),
+      );
       request.ctx.language = result.language;
-      const segments = options.segments;
       return {
-        ai_probability: result.ai_probability,
-        mode: result.mode,
-        language: result.language,
-        segments: segments ? result.segments : [],
-        request_id: request.id,
-        model: result.model,
-        verdict: result.verdict,
-        confidence: result.confidence,
-        warnings: result.warnings,
-        generated_spans: segments ? result.generated_spans : [],
-        generated_share: segments ? result.generated_share : null,
-        composition: segments ? result.composition : null,
+        ...detectAnswer(result, options.segments, request.id),
         file: { name: form.name, type: document.type, pages: document.pages, characters: text.length },
       };
     },
