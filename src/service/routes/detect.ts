@@ -105,7 +105,7 @@ export default async function detectRoute(app: FastifyInstance, { config, engine
       assertEngineReady(engine);
       const cost = detectRequestCost(text);
       request.ctx.costUnits = cost;
-      await reply.chargeUnits(cost);
+      await reply.chargeUnits(cost, 'text');
       const options: DetectOptions = { mode, segments };
       if (request.body.language !== undefined) options.language = request.body.language;
       const result = await scoreOrRefuse(() => request.inTurn(() => engine.detect(text, options)));

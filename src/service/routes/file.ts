@@ -278,7 +278,7 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       }
       const cost = fileRequestCost(characters);
       request.ctx.costUnits = cost;
-      await reply.chargeUnits(cost);
+      await reply.chargeUnits(cost, 'file');
       const scoring = await scorer();
       // The shared engine is taken in turns between keys (the limits plugin's fair queue); the
       // file lane has its own threads, and a key may have only FILES_PER_KEY files in it.
