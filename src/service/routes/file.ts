@@ -153,12 +153,6 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
     maxUnpackedBytes: config.maxFileUnpackedBytes,
     nice: FILE_THREAD_NICE,
   });
-  if (config.fileWorkersAtStart) {
-    // Not awaited: the service answers /v1/detect while pdf.js warms up.
-    app.addHook('onReady', async () => {
-      void reader.ready();
-    });
-  }
   // The file lane's engine, started on the first file (or with the service, see fileWorkersAtStart).
   let lane: EngineHost | undefined;
   const laneEngine = (): EngineHost => {
@@ -178,15 +172,20 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
   const scorer = async (): Promise<EngineHost> => {
     const own = laneEngine();
     if (own === engine) return engine;
-    try {
-      await Promise.race([own.loaded, new Promise((_, reject) => setTimeout(reject, 5_000).unref())]);
-      return own.state === 'ready' ? own : engine;
-    } catch {
-      return engine;
+    // Loaded (every file after the first): no wait, and no 5 s timer per request.
+    if (own.state !== 'ready') {
+      try {
+        await Promise.race([own.loaded, new Promise((_, reject) => setTimeout(reject, 5_000).unref())]);
+      } catch {
+        return engine;
+      }
     }
+    return own.state === 'ready' ? own : engine;
   };
   if (config.fileWorkersAtStart) {
+    // Not awaited: the service answers /v1/detect while pdf.js and the lane warm up.
     app.addHook('onReady', async () => {
+      void reader.ready();
       laneEngine();
     });
   }
