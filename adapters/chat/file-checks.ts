@@ -102,12 +102,11 @@ export function fileFacts(result: DetectFileResponse): string {
   return parts.join(', ');
 }
 
+// One label per FILE_TYPES entry (contract.ts); a type a newer server adds shows in capitals.
 const FILE_TYPE_LABELS: Record<string, string> = {
   pdf: 'PDF',
   docx: 'Word document',
-  txt: 'Plain text',
   text: 'Plain text',
-  md: 'Markdown',
   markdown: 'Markdown',
   html: 'HTML',
 };

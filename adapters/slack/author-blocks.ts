@@ -6,19 +6,15 @@
  */
 import type { types as SlackTypes } from '@slack/bolt';
 import type { HistoryWindow } from '../chat/author.ts';
-import { historyScopeLine, languageLabel, type AuthorSummary } from '../chat/format.ts';
+import { historyScopeLine, type AuthorSummary } from '../chat/format.ts';
 import { LIMITS } from './block-limits.ts';
-import { escapeAndFit, escapeMrkdwn, type SlackMessage } from './blocks.ts';
+import { escapeAndFit, escapeMrkdwn, metaLine, mrkdwn, type SlackMessage } from './blocks.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
 
 /** Said when Slack's limits for apps outside its Marketplace cut the history short. */
 export const SLACK_LIMITED_NOTE = (scanned: number): string =>
   `Slack let the app read only the newest ${scanned} messages of the channel (its limits for apps outside the Slack Marketplace: one history call a minute), so older messages and thread replies were not read.`;
-
-function mrkdwn(text: string) {
-  return { type: 'mrkdwn' as const, text };
-}
 
 /** Ids come from Slack, never from text; still kept to their alphabet inside markup. */
 function userRef(id: string): string {
@@ -89,16 +85,7 @@ export function buildAuthorResultMessage(summary: AuthorSummary, context: Author
   blocks.push({
     type: 'context',
     block_id: 'author_meta',
-    elements: [
-      mrkdwn(
-        [
-          `Mode: *${summary.mode}*`,
-          `Language: *${languageLabel(summary.language)}*`,
-          `Request id: \`${escapeMrkdwn(summary.requestId)}\``,
-          `Model: ${escapeMrkdwn(summary.model)}`,
-        ].join('  ·  '),
-      ),
-    ],
+    elements: [mrkdwn(metaLine(summary))],
   });
   return {
     text: `${summary.headline}: ${summary.heldBackLine ?? `${summary.percent} AI-like ${summary.basis}`} (recent messages of one member). Request id: ${summary.requestId}`,

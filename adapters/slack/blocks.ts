@@ -58,7 +58,7 @@ export function escapeAndFit(text: string, max: number): string {
   return out;
 }
 
-function mrkdwn(text: string) {
+export function mrkdwn(text: string) {
   return { type: 'mrkdwn' as const, text };
 }
 
@@ -131,7 +131,8 @@ function sourceLine(source: CheckSource): string {
   return `Checked ${messageReference(source.permalink, source.authorId)}`;
 }
 
-function metaLine(summary: ResultSummary): string {
+/** Mode, language, request id and model under every result (a text, a file, an author). */
+export function metaLine(summary: Pick<ResultSummary, 'mode' | 'language' | 'requestId' | 'model'>): string {
   return [
     `Mode: *${summary.mode}*`,
     `Language: *${languageLabel(summary.language)}*`,

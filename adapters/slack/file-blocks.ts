@@ -5,15 +5,11 @@
  */
 import type { types as SlackTypes } from '@slack/bolt';
 import { fileFacts, type FileOutcome } from '../chat/file-checks.ts';
-import { languageLabel, summarizeComposition, summarizeResult } from '../chat/format.ts';
+import { summarizeComposition, summarizeResult } from '../chat/format.ts';
 import { LIMITS } from './block-limits.ts';
-import { escapeAndFit, escapeMrkdwn, type SlackMessage } from './blocks.ts';
+import { escapeAndFit, escapeMrkdwn, metaLine, mrkdwn, type SlackMessage } from './blocks.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
-
-function mrkdwn(text: string) {
-  return { type: 'mrkdwn' as const, text };
-}
 
 /** Quotes of at most `max` escaped characters each, so three fit in one section. */
 function quotes(items: readonly { text: string; percent: string }[], max: number): string {
@@ -62,16 +58,7 @@ function oneFile(outcome: FileOutcome, index: number): KnownBlock[] {
   blocks.push({
     type: 'context',
     block_id: `${id}_meta`,
-    elements: [
-      mrkdwn(
-        [
-          `Mode: *${summary.mode}*`,
-          `Language: *${languageLabel(summary.language)}*`,
-          `Request id: \`${escapeMrkdwn(summary.requestId)}\``,
-          `Model: ${escapeMrkdwn(summary.model)}`,
-        ].join('  ·  '),
-      ),
-    ],
+    elements: [mrkdwn(metaLine(summary))],
   });
   return blocks;
 }

@@ -333,15 +333,6 @@ export function parseLine(
     if (typeof entry.file !== 'string' || entry.file.trim() === '') {
       return invalid(lineNo, id, 'invalid_file', '"file" must be the path of a document, e.g. "essays/one.pdf".', 'file');
     }
-    if (entry.segments !== undefined && typeof entry.segments !== 'boolean') {
-      return invalid(
-        lineNo,
-        id,
-        'invalid_segments',
-        `"segments" must be true or false; got ${JSON.stringify(entry.segments)}.`,
-        'segments',
-      );
-    }
   } else if (isAuthor) {
     const problem = checkMessages(entry.messages, entry.segments);
     if (problem) return invalid(lineNo, id, problem.code, problem.message, problem.param);
@@ -350,15 +341,10 @@ export function parseLine(
       return invalid(lineNo, id, 'missing_text', '"text" must be a string (or give "messages": ["...", "..."] for one author).', 'text');
     }
     if (entry.text.trim() === '') return invalid(lineNo, id, 'empty_text', '"text" is empty: nothing to check.', 'text');
-    if (entry.segments !== undefined && typeof entry.segments !== 'boolean') {
-      return invalid(
-        lineNo,
-        id,
-        'invalid_segments',
-        `"segments" must be true or false; got ${JSON.stringify(entry.segments)}.`,
-        'segments',
-      );
-    }
+  }
+  // An author's "segments" was judged with its messages; a file or a text takes true or false.
+  if (!isAuthor && entry.segments !== undefined && typeof entry.segments !== 'boolean') {
+    return invalid(lineNo, id, 'invalid_segments', `"segments" must be true or false; got ${JSON.stringify(entry.segments)}.`, 'segments');
   }
   const mode = entry.mode ?? defaults.mode;
   if (mode !== undefined && !(MODES as readonly unknown[]).includes(mode)) {

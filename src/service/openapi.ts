@@ -45,6 +45,34 @@ function errorResponse(description: string, extraHeaders: Record<string, unknown
   };
 }
 
+// Parts every scoring route (/v1/detect, /v1/detect/file, /v1/detect/author) documents alike.
+const REQUEST_ID_PARAMETER = {
+  name: 'X-Request-Id',
+  in: 'header',
+  required: false,
+  description: 'Your own id for this call (a UUID); echoed in the X-Request-Id header and logged with ours.',
+  schema: { type: 'string', format: 'uuid' },
+};
+const RETRY_HEADERS = {
+  ...RATE_HEADERS,
+  'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
+  'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
+};
+const UNAUTHORIZED = errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', {
+  ...RATE_HEADERS,
+  'WWW-Authenticate': { schema: { type: 'string' } },
+});
+const WRONG_ENVIRONMENT = errorResponse(
+  '`wrong_environment`: a live key on a sandbox server or a test key on a production server.',
+  RATE_HEADERS,
+);
+const REQUEST_TIMEOUT = errorResponse('`request_timeout`: the body did not arrive in time.');
+const EXPECTATION_FAILED = errorResponse('`expectation_failed`: an `Expect` header other than `100-continue`.');
+const INTERNAL_ERROR = errorResponse('`internal_error`.');
+const ENGINE_NOT_READY = errorResponse('`not_ready`: the engine is loading or the server is shutting down.', {
+  'Retry-After': { schema: { type: 'integer' } },
+});
+
 export function buildOpenApiDocument(
   config: Pick<
     ServiceConfig,
@@ -96,15 +124,7 @@ export function buildOpenApiDocument(
             'a request the remaining budget cannot cover is refused with 429 and costs one unit, like any refused request. ' +
             "The answer's RateLimit-Remaining counts the units left.",
           security: [{ bearerAuth: [] }],
-          parameters: [
-            {
-              name: 'X-Request-Id',
-              in: 'header',
-              required: false,
-              description: 'Your own id for this call (a UUID); echoed in the X-Request-Id header and logged with ours.',
-              schema: { type: 'string', format: 'uuid' },
-            },
-          ],
+          parameters: [REQUEST_ID_PARAMETER],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectRequest' } } } },
           responses: {
             '200': {
@@ -116,12 +136,9 @@ export function buildOpenApiDocument(
               '`invalid_json` (body not JSON / not UTF-8) or `invalid_request` (a field is wrong; see `param`).',
               RATE_HEADERS,
             ),
-            '401': errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', {
-              ...RATE_HEADERS,
-              'WWW-Authenticate': { schema: { type: 'string' } },
-            }),
-            '403': errorResponse('`wrong_environment`: a live key on a sandbox server or a test key on a production server.', RATE_HEADERS),
-            '408': errorResponse('`request_timeout`: the body did not arrive in time.'),
+            '401': UNAUTHORIZED,
+            '403': WRONG_ENVIRONMENT,
+            '408': REQUEST_TIMEOUT,
             '413': errorResponse(
               '`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).',
               RATE_HEADERS,
@@ -130,20 +147,14 @@ export function buildOpenApiDocument(
               '`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed (no `Content-Encoding` other than `identity`).',
               RATE_HEADERS,
             ),
-            '417': errorResponse('`expectation_failed`: an `Expect` header other than `100-continue`.'),
+            '417': EXPECTATION_FAILED,
             '422': errorResponse(
               '`unsupported_language`: the text is in neither English nor Turkish (`detected_language` says what it looks like).',
               RATE_HEADERS,
             ),
-            '429': errorResponse('`rate_limited`; wait `retry_after` seconds.', {
-              ...RATE_HEADERS,
-              'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
-              'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
-            }),
-            '500': errorResponse('`internal_error`.'),
-            '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', {
-              'Retry-After': { schema: { type: 'integer' } },
-            }),
+            '429': errorResponse('`rate_limited`; wait `retry_after` seconds.', RETRY_HEADERS),
+            '500': INTERNAL_ERROR,
+            '503': ENGINE_NOT_READY,
           },
         },
       },
@@ -160,15 +171,7 @@ export function buildOpenApiDocument(
             `Cost: one unit of the key's rate limit per started ${CHARS_PER_UNIT} characters of extracted text (at least one), as for a /v1/detect text; a file refused before its text is read costs one unit. ` +
             'Files are held in memory only, never stored; the request log records their type, size and pages.',
           security: [{ bearerAuth: [] }],
-          parameters: [
-            {
-              name: 'X-Request-Id',
-              in: 'header',
-              required: false,
-              description: 'Your own id for this call (a UUID); echoed in the X-Request-Id header and logged with ours.',
-              schema: { type: 'string', format: 'uuid' },
-            },
-          ],
+          parameters: [REQUEST_ID_PARAMETER],
           requestBody: {
             required: true,
             content: { 'multipart/form-data': { schema: { $ref: '#/components/schemas/DetectFileRequest' } } },
@@ -183,12 +186,9 @@ export function buildOpenApiDocument(
               '`invalid_request`: no `file` field, an unknown field, a bad `mode`/`language`/`segments`, or a malformed form (see `param`).',
               RATE_HEADERS,
             ),
-            '401': errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', {
-              ...RATE_HEADERS,
-              'WWW-Authenticate': { schema: { type: 'string' } },
-            }),
-            '403': errorResponse('`wrong_environment`: a live key on a sandbox server or a test key on a production server.', RATE_HEADERS),
-            '408': errorResponse('`request_timeout`: the body did not arrive in time.'),
+            '401': UNAUTHORIZED,
+            '403': WRONG_ENVIRONMENT,
+            '408': REQUEST_TIMEOUT,
             '413': errorResponse(
               `\`file_too_large\` (over ${config.maxFileBytes} bytes), \`too_many_pages\` (a PDF over ${config.maxFilePages} pages) or \`text_too_long\` (the extracted text is over ${config.maxTextChars} characters).`,
               RATE_HEADERS,
@@ -197,23 +197,17 @@ export function buildOpenApiDocument(
               '`unsupported_file_type`: the bytes are not a PDF, DOCX, plain text, Markdown or HTML file (an image, a zip, a program…); `unsupported_media_type`: the body is not multipart/form-data.',
               RATE_HEADERS,
             ),
-            '417': errorResponse('`expectation_failed`: an `Expect` header other than `100-continue`.'),
+            '417': EXPECTATION_FAILED,
             '422': errorResponse(
               '`file_unreadable` (encrypted, damaged, unpacking to more than the server reads, or not read in time), `no_text_in_file` (e.g. a scanned PDF without a text layer: no OCR is done) or `unsupported_language` (the text is in neither English nor Turkish).',
               RATE_HEADERS,
             ),
             '429': errorResponse(
               "`rate_limited`, also when the remaining budget cannot cover this file's cost or the key already has files being read; wait `retry_after` seconds.",
-              {
-                ...RATE_HEADERS,
-                'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
-                'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
-              },
+              RETRY_HEADERS,
             ),
-            '500': errorResponse('`internal_error`.'),
-            '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', {
-              'Retry-After': { schema: { type: 'integer' } },
-            }),
+            '500': INTERNAL_ERROR,
+            '503': ENGINE_NOT_READY,
           },
         },
       },
@@ -229,15 +223,7 @@ export function buildOpenApiDocument(
             'a request the remaining budget cannot cover is refused with 429 and costs one unit, like any refused request. ' +
             "The answer's RateLimit-Remaining counts the units left.",
           security: [{ bearerAuth: [] }],
-          parameters: [
-            {
-              name: 'X-Request-Id',
-              in: 'header',
-              required: false,
-              description: 'Your own id for this call (a UUID); echoed in the X-Request-Id header and logged with ours.',
-              schema: { type: 'string', format: 'uuid' },
-            },
-          ],
+          parameters: [REQUEST_ID_PARAMETER],
           requestBody: {
             required: true,
             content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectAuthorRequest' } } },
@@ -254,12 +240,9 @@ export function buildOpenApiDocument(
                 "or a cost above the key's whole budget.",
               RATE_HEADERS,
             ),
-            '401': errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', {
-              ...RATE_HEADERS,
-              'WWW-Authenticate': { schema: { type: 'string' } },
-            }),
-            '403': errorResponse('`wrong_environment`: a live key on a sandbox server or a test key on a production server.', RATE_HEADERS),
-            '408': errorResponse('`request_timeout`: the body did not arrive in time.'),
+            '401': UNAUTHORIZED,
+            '403': WRONG_ENVIRONMENT,
+            '408': REQUEST_TIMEOUT,
             '413': errorResponse(
               '`text_too_long` (a message, named by `param`, or all messages together over the limit) or `payload_too_large` (body over the byte limit).',
               RATE_HEADERS,
@@ -268,19 +251,13 @@ export function buildOpenApiDocument(
               '`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed.',
               RATE_HEADERS,
             ),
-            '417': errorResponse('`expectation_failed`: an `Expect` header other than `100-continue`.'),
+            '417': EXPECTATION_FAILED,
             '429': errorResponse(
               "`rate_limited`, also when the remaining budget cannot cover this request's cost; wait `retry_after` seconds.",
-              {
-                ...RATE_HEADERS,
-                'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
-                'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
-              },
+              RETRY_HEADERS,
             ),
-            '500': errorResponse('`internal_error`.'),
-            '503': errorResponse('`not_ready`: the engine is loading or the server is shutting down.', {
-              'Retry-After': { schema: { type: 'integer' } },
-            }),
+            '500': INTERNAL_ERROR,
+            '503': ENGINE_NOT_READY,
           },
         },
       },

@@ -6,13 +6,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../adapters/chat/store/index.ts';
-import { DEFAULT_WATCH_SETTINGS } from '../../adapters/chat/watch/config.ts';
 import type { WatchDetector } from '../../adapters/chat/watch/detector.ts';
-import { type ReviewCard, Watcher } from '../../adapters/chat/watch/watcher.ts';
+import type { ReviewCard } from '../../adapters/chat/watch/watcher.ts';
 import type { DetectAuthorResponse } from '../../src/contract.ts';
+import { testWatcher } from './test-watcher.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -52,11 +51,10 @@ describe('a review card the platform refused', () => {
     await store.setCards(scope, 'C1', true);
     const posts: { card: ReviewCard; ok: boolean }[] = [];
     let refuse = 1;
-    const watcher = new Watcher({
+    const watcher = testWatcher({
       store,
       detector,
       platform: {
-        fetchMessage: async () => undefined,
         reviewChannel: async () => 'MOD',
         async postCard(_channel, card) {
           const ok = refuse-- <= 0;
@@ -64,11 +62,7 @@ describe('a review card the platform refused', () => {
           if (!ok) throw new Error('Missing Access');
           return `card-${posts.length}`;
         },
-        mode: async () => 'general',
       },
-      settings: DEFAULT_WATCH_SETTINGS,
-      logger: pino({ level: 'silent' }),
-      configTtlMs: 0,
       idlePollMs: 10,
       cardRetryDelaysMs: [200],
     });

@@ -6,13 +6,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_WATCH_SETTINGS } from '../../adapters/chat/watch/config.ts';
 import type { WatchDetector } from '../../adapters/chat/watch/detector.ts';
 import { SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
-import { type IncomingMessage, Watcher } from '../../adapters/chat/watch/watcher.ts';
+import type { IncomingMessage } from '../../adapters/chat/watch/watcher.ts';
 import type { DetectAuthorResponse } from '../../src/contract.ts';
+import { testWatcher } from './test-watcher.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -65,20 +64,7 @@ async function judgedSizes(ordered: boolean, name: string): Promise<Record<strin
     },
     roomForBackground: async () => true,
   };
-  const watcher = new Watcher({
-    store: slowLookups(store, [150, 0]),
-    detector,
-    platform: {
-      fetchMessage: async () => undefined,
-      reviewChannel: async () => undefined,
-      postCard: () => Promise.reject(new Error('not used')),
-      mode: async () => 'general',
-    },
-    settings: DEFAULT_WATCH_SETTINGS,
-    logger: pino({ level: 'silent' }),
-    configTtlMs: 0,
-    idlePollMs: 10,
-  });
+  const watcher = testWatcher({ store: slowLookups(store, [150, 0]), detector, idlePollMs: 10 });
   watcher.start();
   try {
     const base = Date.now() - 10_000;

@@ -6,13 +6,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
-import { DEFAULT_WATCH_SETTINGS } from '../../adapters/chat/watch/config.ts';
 import type { WatchDetector } from '../../adapters/chat/watch/detector.ts';
-import { Watcher } from '../../adapters/chat/watch/watcher.ts';
 import type { DetectAuthorResponse } from '../../src/contract.ts';
+import { testWatcher } from './test-watcher.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -50,20 +48,7 @@ describe('the database unreachable while watched messages arrive', () => {
           down ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : value.apply(target, args);
       },
     }) as WatchStore;
-    const watcher = new Watcher({
-      store,
-      detector,
-      platform: {
-        fetchMessage: async () => undefined,
-        reviewChannel: async () => undefined,
-        postCard: () => Promise.reject(new Error('not used')),
-        mode: async () => 'general',
-      },
-      settings: DEFAULT_WATCH_SETTINGS,
-      logger: pino({ level: 'silent' }),
-      configTtlMs: 0,
-      idlePollMs: 20,
-    });
+    const watcher = testWatcher({ store, detector, idlePollMs: 20 });
     watcher.start();
     try {
       const offer = (i: number) =>

@@ -2,19 +2,16 @@
  * The textdetect CLI as a user runs it (the package bin, in a child process) against the real
  * service on loopback.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/redis.ts';
 import { formatResult, percent, rateLimitNotice } from '../../src/cli/detect.ts';
 import type { DetectResponse } from '../../src/client/index.ts';
 import { WARNING_CODES, WARNING_MESSAGES } from '../../src/contract.ts';
 import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/textdetect.mjs', import.meta.url));
+import { type CliResult, runCli } from './run-cli.ts';
 
 // Written for this test in a generic AI register, so the engine scores it close to 1.
 const AI_REGISTER_TEXT =
@@ -22,43 +19,9 @@ const AI_REGISTER_TEXT =
   'Furthermore, leveraging innovative strategies and embracing a holistic approach can significantly enhance outcomes, drive sustainable growth, and create meaningful value for all stakeholders involved. ' +
   "Moreover, it is important to note that effective communication plays a crucial role in fostering collaboration, enhancing productivity, and ensuring the overall success of any organization in today's rapidly evolving landscape.";
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * The child's environment: ours (the test runner sets FORCE_COLOR), with `undefined` meaning unset.
- * NO_COLOR and FORCE_COLOR are never both present: Node 22 warns on stderr when they are, even
- * when FORCE_COLOR is empty.
- */
-function childEnv(overrides: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const merged: Record<string, string | undefined> = {
-    ...process.env,
-    NO_COLOR: '1',
-    FORCE_COLOR: undefined,
-    TEXTDETECT_API_URL: '',
-    TEXTDETECT_API_KEY: '',
-    ...overrides,
-  };
-  return Object.fromEntries(Object.entries(merged).filter((entry): entry is [string, string] => entry[1] !== undefined));
-}
-
+/** The bin with no TEXTDETECT_API_URL/KEY from our environment unless a test gives them. */
 function cli(args: string[], options: { env?: Record<string, string | undefined>; input?: string } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: childEnv(options.env ?? {}),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
+  return runCli(args, { TEXTDETECT_API_URL: '', TEXTDETECT_API_KEY: '', ...options.env }, options.input);
 }
 
 let svc: TestService;

@@ -3,17 +3,14 @@
  * `textdetect --segments` prints, run as a user runs them (the package bin, in a child process)
  * against the real service on loopback.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DetectResponse } from '../../src/client/index.ts';
 import { formatSpans } from '../../src/cli/detect.ts';
 import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/textdetect.mjs', import.meta.url));
+import { runCli as cli } from './run-cli.ts';
 
 /** A paragraph of casual writing followed by one in the manner of a chat assistant, both written for this test. */
 const MIXED_TEXT =
@@ -32,28 +29,6 @@ const MESSAGES = [
   'is it me or is the wifi in the library slower than usual today',
   'lost a grey scarf near the park gates yesterday evening, shout if you find it',
 ];
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string>, input = ''): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const childEnv: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...env };
-    // Node warns on stderr when both are set; the runner sets FORCE_COLOR.
-    delete childEnv.FORCE_COLOR;
-    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
 
 async function readJsonl(path: string): Promise<Array<Record<string, any>>> {
   return (await readFile(path, 'utf8'))

@@ -4,7 +4,6 @@
  * dispatches follow Discord's documented shapes (watch-payloads.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplicationFlags } from 'discord.js';
@@ -35,6 +34,7 @@ import {
   threadCreate,
   type Author,
 } from './watch-payloads.ts';
+import { firstFlagId } from '../helpers/watch-db.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
@@ -454,19 +454,6 @@ describe.each([
     expect(await s.store.scopes()).not.toContain(scope);
   });
 });
-
-/** A flag's id, read from the SQLite watch file (no store call lists flags). */
-function firstFlagId(dataDir: string, scope: string): string {
-  const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
-    DatabaseSync: new (p: string) => { prepare(s: string): { get(...a: unknown[]): { flag_id?: unknown } | undefined }; close(): void };
-  };
-  const db = new DatabaseSync(join(dataDir, 'textdetect-watch.sqlite'));
-  try {
-    return String(db.prepare('SELECT flag_id FROM watch_scores WHERE scope = ? AND flag_id IS NOT NULL LIMIT 1').get(scope)?.flag_id);
-  } finally {
-    db.close();
-  }
-}
 
 describe('a Redis restart without persistence (the compose default)', () => {
   it('loses no watched channel, flag or outcome: they are in the database, whatever REDIS_URL says', async () => {

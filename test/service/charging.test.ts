@@ -67,3 +67,21 @@ describe('charging is atomic', () => {
     }, 120_000);
   }
 });
+
+describe("a call costing more than the key's whole budget", () => {
+  it('is refused with 400 naming the field its cost comes from (text, messages)', async () => {
+    const service = await startTestService({ rateLimitMax: 5, rateLimitWindow: '1 minute' });
+    try {
+      const key = await service.newKey();
+      // 30,000 characters: 6 units, over the 5 the key has in a whole window.
+      const text = await detect(service, key, { text: TEN_UNITS.join(' ').slice(0, 30_000) });
+      expect(text.status).toBe(400);
+      expect(text.body.error).toMatchObject({ code: 'invalid_request', param: 'text', cost_units: 6 });
+      const author = await call(service, '/v1/detect/author', { key, body: { messages: TEN_UNITS } });
+      expect(author.status).toBe(400);
+      expect(author.body.error).toMatchObject({ code: 'invalid_request', param: 'messages', cost_units: 10 });
+    } finally {
+      await service.stop();
+    }
+  }, 60_000);
+});

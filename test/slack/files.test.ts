@@ -13,6 +13,7 @@ import { DEFAULT_WATCH_SETTINGS } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { SqliteStore } from '../../adapters/chat/store/index.ts';
 import { validateBlockKit } from '../../adapters/slack/block-limits.ts';
+import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { buildDocx, buildPdf } from '../helpers/documents.ts';
 import { type RecordedCall, signSlackRequest } from './fake-slack.ts';
 import {
@@ -57,16 +58,7 @@ beforeAll(async () => {
     // An app installed before files:read was added to the manifest.
     startHarness({
       slack: {
-        scopes: [
-          'commands',
-          'chat:write',
-          'users:read',
-          'channels:read',
-          'groups:read',
-          'usergroups:read',
-          'channels:history',
-          'groups:history',
-        ],
+        scopes: DEFAULT_SCOPES.filter((scope) => scope !== 'files:read'),
       },
     }),
     // With watching (SQLite store in this file's own folder).

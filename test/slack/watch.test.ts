@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChatStore } from '../../adapters/chat/store/index.ts';
@@ -34,6 +33,7 @@ import {
   type Harness,
 } from './harness.ts';
 import { signSlackRequest } from './fake-slack.ts';
+import { firstFlagId } from '../helpers/watch-db.ts';
 
 const ALL_SCOPES: string[] = [...DEFAULT_SCOPES];
 
@@ -190,19 +190,6 @@ function publicActions(h: Harness, channel: string): RecordedCall[] {
 
 async function scoredCount(store: WatchStore, channel = 'C0GENERAL'): Promise<number> {
   return (await store.report('slack:T0TEST', Date.now())).channels.get(channel)?.week.scored ?? 0;
-}
-
-/** A flag's id, read from the SQLite watch file (no store call lists flags). */
-function firstFlagId(dataDir: string, scope: string): string {
-  const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
-    DatabaseSync: new (p: string) => { prepare(s: string): { get(...a: unknown[]): { flag_id?: unknown } | undefined }; close(): void };
-  };
-  const db = new DatabaseSync(join(dataDir, 'textdetect-watch.sqlite'));
-  try {
-    return String(db.prepare('SELECT flag_id FROM watch_scores WHERE scope = ? AND flag_id IS NOT NULL LIMIT 1').get(scope)?.flag_id);
-  } finally {
-    db.close();
-  }
 }
 
 describe('a Redis restart without persistence (the compose default)', () => {

@@ -3,12 +3,12 @@
  * chosen beside the text box (and one dropped on it) is sent to POST /v1/detect/file, and the page
  * shows what was read (name, pages, characters), the verdict and the sentences as for pasted text.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDocx, buildPdf, paragraphs } from '../helpers/documents.ts';
+import { buildPdf, paragraphs } from '../helpers/documents.ts';
 import { startTestService, type TestService } from '../service/helpers.ts';
 import { HAS_CHROMIUM, launchBrowser, NO_CHROMIUM_MESSAGE, type TestBrowser } from './browser.ts';
 
@@ -117,8 +117,7 @@ describe.runIf(HAS_CHROMIUM)('checking a document on the web page', () => {
 
   it('a file dropped on the text box is chosen, and a scan gets the service sentence about OCR', async () => {
     const page = await openPage();
-    const scan = (await import('node:fs/promises')).readFile(join(dir, 'scan.pdf'));
-    const bytes = [...(await scan)];
+    const bytes = [...(await readFile(join(dir, 'scan.pdf')))];
     const transfer = await page.evaluateHandle((data: number[]) => {
       const { DataTransfer, File, Uint8Array: Bytes } = globalThis as Dom;
       const dt = new DataTransfer();

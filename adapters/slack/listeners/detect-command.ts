@@ -2,7 +2,7 @@
  * `/detect [mode] <text>`: acknowledged at once (Slack drops a command not acked within 3 s), then
  * checked and answered ephemerally through the command's response_url.
  */
-import type { App } from '@slack/bolt';
+import type { AckFn, App, RespondArguments, SlashCommand } from '@slack/bolt';
 import { countWords } from '../../chat/message-text.ts';
 import { queuedNotice } from '../../chat/format.ts';
 import { helpLines, parseDetectCommand } from '../../chat/modes.ts';
@@ -19,6 +19,21 @@ import { MESSAGE_SHORTCUT_NAME } from './detect-message-shortcut.ts';
  */
 export const NO_RESPONSE_URL_REPLY =
   'Slack sent this command without its response address (response_url), so the app could not deliver an answer later and nothing was done. Try the command again; if this keeps happening, tell the app’s admin.';
+
+/** Answers the ack with NO_RESPONSE_URL_REPLY and says true when `command` has no response_url. */
+export async function refusedWithoutResponseUrl(
+  command: SlashCommand,
+  ack: AckFn<string | RespondArguments>,
+  ctx: SlackAppContext,
+): Promise<boolean> {
+  if (command.response_url) return false;
+  ctx.logger.warn(
+    { team: command.team_id, user: command.user_id, code: 'no_response_url' },
+    'slash command without response_url; nothing run',
+  );
+  await ack({ response_type: 'ephemeral', text: NO_RESPONSE_URL_REPLY });
+  return true;
+}
 
 export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
   app.command(ctx.config.command, async ({ command, ack, respond, client }) => {
@@ -37,14 +52,7 @@ export function registerDetectCommand(app: App, ctx: SlackAppContext): void {
       await ack({ response_type: 'ephemeral', text: help.text, blocks: help.blocks });
       return;
     }
-    if (!command.response_url) {
-      ctx.logger.warn(
-        { team: command.team_id, user: command.user_id, code: 'no_response_url' },
-        'slash command without response_url; nothing run',
-      );
-      await ack({ response_type: 'ephemeral', text: NO_RESPONSE_URL_REPLY });
-      return;
-    }
+    if (await refusedWithoutResponseUrl(command, ack, ctx)) return;
     await ack();
 
     // `/detect @member`: the member's recent messages in this channel, judged together.

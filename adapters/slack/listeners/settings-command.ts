@@ -9,19 +9,12 @@ import { auditChannelFor, defaultModeFor } from '../config.ts';
 import { isWorkspaceAdmin, parseSettingsCommand, SETTINGS_COMMAND, SETTINGS_USAGE } from '../settings.ts';
 import type { ScopeSettings } from '../../chat/store/index.ts';
 import { describeHistoryWindow, historyWindowOf } from '../../chat/author.ts';
-import { NO_RESPONSE_URL_REPLY } from './detect-command.ts';
+import { refusedWithoutResponseUrl } from './detect-command.ts';
 import { handleWatchSetting, isWatchSetting, WATCH_USAGE, watchSummary } from '../watch/settings.ts';
 
 export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
   app.command(SETTINGS_COMMAND, async ({ command, ack, respond, client }) => {
-    if (!command.response_url) {
-      ctx.logger.warn(
-        { team: command.team_id, user: command.user_id, code: 'no_response_url' },
-        'slash command without response_url; nothing run',
-      );
-      await ack({ response_type: 'ephemeral', text: NO_RESPONSE_URL_REPLY });
-      return;
-    }
+    if (await refusedWithoutResponseUrl(command, ack, ctx)) return;
     await ack();
     const teamId = command.team_id;
     const log = ctx.logger.child({ team: teamId, user: command.user_id, command: SETTINGS_COMMAND });

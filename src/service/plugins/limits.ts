@@ -2,7 +2,7 @@
  * Rate limits, what a call costs, and fairness between keys. Every request but those of
  * `config: { unlimited: true }` routes is charged one unit on arrival, before anything else
  * refuses it, against its API key when `auth` found one, else against the client address. A
- * scoring route charges the rest of its cost with `reply.chargeUnits(cost)` once its body is known,
+ * scoring route charges the rest of its cost with `reply.chargeUnits(cost, param)` once its body is known,
  * and hands its work to the engine with `request.inTurn(job)`, which keeps one key's burst from
  * holding every worker. Each charge is checked and made in one step (counters.ts; a Lua script
  * with Redis), so concurrent calls of a key pass as long as their units fit and no longer.
@@ -22,9 +22,10 @@ declare module 'fastify' {
   interface FastifyReply {
     /**
      * Charges the units of a call beyond the one every request pays on arrival, all or none;
-     * throws 429 when they do not fit in what is left, 400 when they exceed the key's whole budget.
+     * throws 429 when they do not fit in what is left, 400 when they exceed the key's whole budget
+     * (naming `param`, the request field the cost comes from).
      */
-    chargeUnits(cost: number): Promise<void>;
+    chargeUnits(cost: number, param: string): Promise<void>;
   }
   interface FastifyInstance {
     /** The lines of calls waiting for the engine (for the queue-depth metric). */
@@ -35,9 +36,6 @@ declare module 'fastify' {
     inTurn<T>(job: () => Promise<T>): Promise<T>;
   }
 }
-
-/** The request field a scoring route's cost comes from, named in a cost-over-budget refusal. */
-const PARAM_OF_ROUTE: Record<string, string> = { '/v1/detect': 'text', '/v1/detect/author': 'messages', '/v1/detect/file': 'file' };
 
 export interface LimitsOptions {
   config: Pick<ServiceConfig, 'rateLimitMax' | 'workers'> & { rateLimitWindowMs: number };
@@ -100,7 +98,7 @@ async function limitsPlugin(app: FastifyInstance, { config, counters }: LimitsOp
     );
   });
 
-  async function chargeUnits(this: FastifyReply, cost: number): Promise<void> {
+  async function chargeUnits(this: FastifyReply, cost: number, param: string): Promise<void> {
     const request: FastifyRequest = this.request;
     const extra = cost - 1;
     if (extra <= 0) return;
@@ -111,7 +109,7 @@ async function limitsPlugin(app: FastifyInstance, { config, counters }: LimitsOp
         400,
         'invalid_request',
         `The key's whole budget is ${max} units per ${formatWindow(windowMs)}, and ${costSentence}; send at most ${max * CHARS_PER_UNIT} characters per request.`,
-        { param: PARAM_OF_ROUTE[request.routeOptions.url ?? ''] ?? 'messages', details: { cost_units: cost } },
+        { param, details: { cost_units: cost } },
       );
     }
     // All the units or none: a call that does not fit has cost only its arrival unit.

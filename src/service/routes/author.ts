@@ -157,7 +157,7 @@ export default async function authorRoute(app: FastifyInstance, { config, engine
       assertEngineReady(engine);
       const cost = authorRequestCost(messages);
       request.ctx.costUnits = cost;
-      await reply.chargeUnits(cost);
+      await reply.chargeUnits(cost, 'messages');
       const options: AuthorDetectOptions = { mode };
       if (request.body.language !== undefined) options.language = request.body.language;
       const result = await request.inTurn(() => engine.detectAuthor(messages, options));

@@ -6,12 +6,11 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { detectRequestCost } from '../../contract.ts';
 import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
-import { UnsupportedLanguageError } from '../../detector/types.ts';
 import type { EngineHost } from '../engine.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import { detectRequestSchema, detectResponseSchema } from '../schemas.ts';
-import { assertEngineReady, hasLoneSurrogate, requireJsonBody, unsupportedLanguage } from './common.ts';
+import { assertEngineReady, detectAnswer, hasLoneSurrogate, requireJsonBody, scoreOrRefuse } from './common.ts';
 
 interface DetectBody {
   text: string;
@@ -106,33 +105,12 @@ export default async function detectRoute(app: FastifyInstance, { config, engine
       assertEngineReady(engine);
       const cost = detectRequestCost(text);
       request.ctx.costUnits = cost;
-      await reply.chargeUnits(cost);
+      await reply.chargeUnits(cost, 'text');
       const options: DetectOptions = { mode, segments };
       if (request.body.language !== undefined) options.language = request.body.language;
-      let result;
-      try {
-        result = await request.inTurn(() => engine.detect(text, options));
-      } catch (err) {
-        if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
-          throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');
-        }
-        throw err;
-      }
+      const result = await scoreOrRefuse(() => request.inTurn(() => engine.detect(text, options)));
       request.ctx.language = result.language;
-      return {
-        ai_probability: result.ai_probability,
-        mode: result.mode,
-        language: result.language,
-        segments: segments ? result.segments : [],
-        request_id: request.id,
-        model: result.model,
-        verdict: result.verdict,
-        confidence: result.confidence,
-        warnings: result.warnings,
-        generated_spans: segments ? result.generated_spans : [],
-        generated_share: segments ? result.generated_share : null,
-        composition: segments ? result.composition : null,
-      };
+      return detectAnswer(result, segments, request.id);
     },
   );
   refuseOtherMethods(app, '/v1/detect', ['POST']);

@@ -13,14 +13,13 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { countChars, FILE_ERRORS, fileRequestCost, LANGUAGES, MODES } from '../../contract.ts';
 import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
-import { UnsupportedLanguageError } from '../../detector/types.ts';
 import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
 import type { ResolvedConfig } from '../config.ts';
 import { createEngineHost, type EngineHost } from '../engine.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import { detectFileResponseSchema } from '../schemas.ts';
-import { assertEngineReady, unsupportedLanguage } from './common.ts';
+import { assertEngineReady, detectAnswer, scoreOrRefuse } from './common.ts';
 
 type FileConfig = Pick<
   ResolvedConfig,
@@ -154,12 +153,6 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
     maxUnpackedBytes: config.maxFileUnpackedBytes,
     nice: FILE_THREAD_NICE,
   });
-  if (config.fileWorkersAtStart) {
-    // Not awaited: the service answers /v1/detect while pdf.js warms up.
-    app.addHook('onReady', async () => {
-      void reader.ready();
-    });
-  }
   // The file lane's engine, started on the first file (or with the service, see fileWorkersAtStart).
   let lane: EngineHost | undefined;
   const laneEngine = (): EngineHost => {
@@ -179,15 +172,20 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
   const scorer = async (): Promise<EngineHost> => {
     const own = laneEngine();
     if (own === engine) return engine;
-    try {
-      await Promise.race([own.loaded, new Promise((_, reject) => setTimeout(reject, 5_000).unref())]);
-      return own.state === 'ready' ? own : engine;
-    } catch {
-      return engine;
+    // Loaded (every file after the first): no wait, and no 5 s timer per request.
+    if (own.state !== 'ready') {
+      try {
+        await Promise.race([own.loaded, new Promise((_, reject) => setTimeout(reject, 5_000).unref())]);
+      } catch {
+        return engine;
+      }
     }
+    return own.state === 'ready' ? own : engine;
   };
   if (config.fileWorkersAtStart) {
+    // Not awaited: the service answers /v1/detect while pdf.js and the lane warm up.
     app.addHook('onReady', async () => {
+      void reader.ready();
       laneEngine();
     });
   }
@@ -279,34 +277,16 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       }
       const cost = fileRequestCost(characters);
       request.ctx.costUnits = cost;
-      await reply.chargeUnits(cost);
+      await reply.chargeUnits(cost, 'file');
       const scoring = await scorer();
-      let result;
-      try {
-        // The shared engine is taken in turns between keys (the limits plugin's fair queue); the
-        // file lane has its own threads, and a key may have only FILES_PER_KEY files in it.
-        result = scoring === engine ? await request.inTurn(() => engine.detect(text, options)) : await scoring.detect(text, options);
-      } catch (err) {
-        if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
-          throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');
-        }
-        throw err;
-      }
+      // The shared engine is taken in turns between keys (the limits plugin's fair queue); the
+      // file lane has its own threads, and a key may have only FILES_PER_KEY files in it.
+      const result = await scoreOrRefuse(() =>
+        scoring === engine ? request.inTurn(() => engine.detect(text, options)) : scoring.detect(text, options),
+      );
       request.ctx.language = result.language;
-      const segments = options.segments;
       return {
-        ai_probability: result.ai_probability,
-        mode: result.mode,
-        language: result.language,
-        segments: segments ? result.segments : [],
-        request_id: request.id,
-        model: result.model,
-        verdict: result.verdict,
-        confidence: result.confidence,
-        warnings: result.warnings,
-        generated_spans: segments ? result.generated_spans : [],
-        generated_share: segments ? result.generated_share : null,
-        composition: segments ? result.composition : null,
+        ...detectAnswer(result, options.segments, request.id),
         file: { name: form.name, type: document.type, pages: document.pages, characters: text.length },
       };
     },

@@ -206,6 +206,31 @@ function waitBeforeRetry(seconds) {
   }, 1000);
 }
 
+/**
+ * Sends one check (text or file) and reads its answer; the page is busy for the round trip. A network
+ * failure gives no response; an answer that is not JSON gives no answer (showFailure words both).
+ */
+async function sendCheck(path, key, body, headers = {}) {
+  hideError();
+  setBusy(true);
+  try {
+    const response = await fetch(path, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, ...headers },
+      body,
+      credentials: 'omit',
+      cache: 'no-store',
+      referrerPolicy: 'no-referrer',
+    });
+    const answer = await response.json().catch(() => undefined);
+    return { response, answer };
+  } catch {
+    return { response: undefined, answer: undefined };
+  } finally {
+    setBusy(false);
+  }
+}
+
 async function check() {
   if (busy || checkButton.disabled) return;
   const text = textBox.value;
@@ -236,27 +261,8 @@ async function check() {
   const language = byId('language').value;
   if (language) body.language = language;
 
-  hideError();
-  setBusy(true);
-  let response;
-  let answer;
-  try {
-    // The text goes in the body only: never in a URL, where it would end up in logs and history.
-    response = await fetch('/v1/detect', {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-      credentials: 'omit',
-      cache: 'no-store',
-      referrerPolicy: 'no-referrer',
-    });
-    answer = await response.json().catch(() => undefined);
-  } catch {
-    response = undefined;
-  } finally {
-    setBusy(false);
-  }
-
+  // The text goes in the body only: never in a URL, where it would end up in logs and history.
+  const { response, answer } = await sendCheck('/v1/detect', key, JSON.stringify(body), { 'Content-Type': 'application/json' });
   if (response?.ok && answer) {
     lastCheckedText = text;
     renderResult(answer, text);
@@ -366,25 +372,8 @@ async function checkFile(key, file) {
   if (language) form.append('language', language);
   form.append('segments', 'true');
   form.append('file', file, file.name);
-  hideError();
-  setBusy(true);
-  let response;
-  let answer;
-  try {
-    response = await fetch('/v1/detect/file', {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}` },
-      body: form,
-      credentials: 'omit',
-      cache: 'no-store',
-      referrerPolicy: 'no-referrer',
-    });
-    answer = await response.json().catch(() => undefined);
-  } catch {
-    response = undefined;
-  } finally {
-    setBusy(false);
-  }
+  // No Content-Type: the browser sets multipart/form-data with its boundary.
+  const { response, answer } = await sendCheck('/v1/detect/file', key, form);
   if (response?.ok && answer?.file) {
     lastCheckedText = textBox.value;
     renderResult(answer, textFromSegments(answer));
