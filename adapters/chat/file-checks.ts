@@ -31,7 +31,7 @@ export function describeFileError(err: unknown): string {
   const rid = typeof requestId === 'string' && requestId.startsWith('req_') ? ` (request id: ${requestId})` : '';
   switch (errorCode(err)) {
     case 'unsupported_file_type':
-      return `The detector cannot read this kind of file: only PDF (with a text layer), Word .docx, plain text and Markdown files are checked.${rid}`;
+      return `The detector cannot read this kind of file: only PDF (with a text layer), Word .docx, plain text, Markdown and HTML files are checked.${rid}`;
     case 'file_too_large':
       return `It is too large for the detection service (too many bytes or pages). Check a shorter version, or paste the part that matters into /detect.${rid}`;
     case 'file_unreadable':
