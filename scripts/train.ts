@@ -143,10 +143,31 @@ const TARGET_FPR = 0.01;
 /**
  * Floor of every `likely_ai` threshold. The 1%-per-source rule only covers the sources seen in
  * training; leave-one-source-out showed a new source can sit above all of them (professional L2R
- * rewrites held out: 8.2% of their humans flagged at p 0.85–0.97 under a floor of 0.7). 0.96 is the
- * lowest floor at which every held-out source keeps ≤ 2% of its humans flagged (--min-ai-threshold).
+ * rewrites held out: 8.2% of their humans flagged at p 0.85–0.97 under a floor of 0.7). 0.96 was
+ * the lowest floor at which every held-out source kept ≤ 2% of its humans flagged
+ * (--min-ai-threshold). With the v3 data and the ≤ 1% rule of issue 24, two held-out sources were
+ * over 1% under 0.96, both in academic and legal mode (professional L2R academic texts 2.2%, the
+ * Latvian law abstracts 1.6%): those modes get 0.985, the lowest floor at which every held-out
+ * source keeps ≤ 1% (0.8% and 0.5%); general and financial text stays within 1% held out at 0.96
+ * (--mode-floor; `--loso --dump FILE` records each text's threshold without a floor, to check any).
  */
 const MIN_AI_THRESHOLD = Number(arg('--min-ai-threshold') ?? 0.96);
+const MODE_FLOOR = new Map(
+  (arg('--mode-floor') ?? 'academic=0.985,legal=0.985')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => {
+      const [k, v] = kv.split('=');
+      if (!k || !Number.isFinite(Number(v))) throw new Error(`--mode-floor: expected mode=number, got ${kv}`);
+      return [k, Number(v)] as [string, number];
+    }),
+);
+/** The floor of a calibration group (`language:mode`); a pooled group (`*`) takes the highest. */
+function floorOf(key: string, scale = 1): number {
+  const mode = key.slice(key.indexOf(':') + 1);
+  const floor = mode === '*' ? Math.max(MIN_AI_THRESHOLD, ...MODE_FLOOR.values()) : (MODE_FLOOR.get(mode) ?? MIN_AI_THRESHOLD);
+  return floor * scale;
+}
 /** Per-source cap on the share of human texts flagged (checked on out-of-fold scores). */
 const SOURCE_MAX_FPR = Number(arg('--source-max-fpr') ?? 0.01);
 const SOURCE_GUARD_MIN = 20;
@@ -453,7 +474,8 @@ function makeExcerpts(docs: Doc[], fitted: Pick<Fitted, 'foldScore'>): Excerpt[]
   return out;
 }
 
-function fitCalibration(docs: Doc[], oof: number[], excerpts: Excerpt[] = [], floor = MIN_AI_THRESHOLD): Record<string, GroupCalibration> {
+/** `floorScale` 0: thresholds without any floor (what `--loso --dump` records), 1: with the floors. */
+function fitCalibration(docs: Doc[], oof: number[], excerpts: Excerpt[] = [], floorScale = 1): Record<string, GroupCalibration> {
   const groups = new Map<string, number[]>();
   const add = (key: string, i: number): void => {
     const list = groups.get(key) ?? [];
@@ -532,7 +554,7 @@ function fitCalibration(docs: Doc[], oof: number[], excerpts: Excerpt[] = [], fl
       });
       for (const ps of bySource.values())
         if (ps.length >= SOURCE_GUARD_MIN) sourceGuard = Math.max(sourceGuard, thresholdAtFpr(ps, SOURCE_MAX_FPR));
-      return Math.max(floor, thresholdAtFpr(probs, TARGET_FPR), USE_SOURCE_GUARD ? sourceGuard : 0);
+      return Math.max(floorOf(key, floorScale), thresholdAtFpr(probs, TARGET_FPR), USE_SOURCE_GUARD ? sourceGuard : 0);
     };
     const aiThreshold = threshold(humans);
     const bands: NonNullable<GroupCalibration['aiThresholdByLength']> = [];
@@ -849,7 +871,9 @@ async function main(): Promise<void> {
     const p = calibrateForLength(oof[i]!, c, d.words);
     return { p, y: d.y, flagged: p >= aiThresholdFor(c, d.words), row: d.row };
   });
-  console.log(`\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor ${MIN_AI_THRESHOLD}):`);
+  console.log(
+    `\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor ${MIN_AI_THRESHOLD}, ${[...MODE_FLOOR].map(([m, f]) => `${m} ${f}`).join(', ')}):`,
+  );
   for (const [k, c] of Object.entries(calibration)) {
     const bands = (c.aiThresholdByLength ?? [])
       .map((t) => `${t.minWords}+ words: ${t.threshold.toFixed(3)} (${t.nHuman} human)`)
