@@ -3,7 +3,8 @@
  * on mixed documents built from the training corpora (`corpus-train`, `extra-train`).
  *
  * Every training text is scored sentence by sentence with the copy of the document model that did
- * not see it (the cross-fitting folds of `npm run train`, rebuilt here: ~3 minutes), so what the
+ * not see it (the cross-fitting folds of `npm run train`, rebuilt by running it again with
+ * `--fold-models`: one training run; or read from `--fold-cache FILE`), so what the
  * sentence model learns is what the shipped model shows on text it has never seen. Then:
  *   1. the sentence ratio: a logistic model over each sentence's evidence sums (`runFeatures`),
  *      fitted on single sentences and random runs of pure human and pure AI texts;
@@ -27,13 +28,16 @@
  *   --data DIR          corpus directory (default ../shared/data)
  *   --seed N            default 1
  *   --fold-cache FILE   keep the rebuilt fold models in FILE (v8-serialised, ~30 MB) and reuse them
- *                       on the next run (for experiments; the result is the same)
+ *                       on the next run (for experiments; the result is the same); also the file
+ *                       `npm run train -- --fold-models FILE` writes
  *   --trees N           trees of the context model (default 200)
  *   --doc-sets N        sets of training documents (default 2)
  *   --pure-weight W     weight of pure documents' sentences in the context model (default 0.25)
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
@@ -59,7 +63,7 @@ import {
   type SegmentModel,
 } from '../src/detector/segments.ts';
 import { fitLogisticSmall, readJsonl, rng, type CorpusRow } from '../src/detector/training.ts';
-import { buildFoldModelData, foldModels, type FoldModelData } from './lib/fold-models.ts';
+import { foldModels, type FoldModelData } from './lib/fold-models.ts';
 import { planMixedDocs } from './lib/mixed-docs.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -158,6 +162,32 @@ function bandOf(words: number): number {
   return b;
 }
 
+/**
+ * The per-fold models of the document model, exactly as `npm run train` built them: it is run
+ * again (deterministic) with `--fold-models`, and its artifact must be the one being fitted to, or
+ * the fold models would not be that model's (a model trained with other options or data).
+ */
+function foldModelsOfTraining(version: string): FoldModelData[] {
+  const dir = mkdtempSync(join(tmpdir(), 'textdetect-folds-'));
+  const out = join(dir, 'model.bin');
+  const folds = join(dir, 'folds.bin');
+  log(`rebuilding the fold models: npm run train -- --out ${out} --fold-models ${folds}`);
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'scripts/train.ts'), '--data', DATA, '--out', out, '--fold-models', folds],
+    { stdio: ['ignore', 'ignore', 'inherit'], cwd: ROOT },
+  );
+  if (r.status !== 0) throw new Error(`Rebuilding the fold models failed (exit ${r.status ?? r.signal}).`);
+  const rebuilt = readArtifact(out).header.version;
+  if (rebuilt !== version)
+    throw new Error(
+      `npm run train now builds ${rebuilt}, not ${version} (the model being fitted to): retrain it first, or pass --fold-cache FILE written by the run that built it (npm run train -- --fold-models FILE).`,
+    );
+  const data = v8.deserialize(readFileSync(folds)) as FoldModelData[];
+  rmSync(dir, { recursive: true, force: true });
+  return data;
+}
+
 function main(): void {
   const { header, arrays } = readArtifact(MODEL);
   const shipped = new LoadedModel(header, arrays);
@@ -168,7 +198,7 @@ function main(): void {
     data = v8.deserialize(readFileSync(FOLD_CACHE)) as FoldModelData[];
     log(`fold models read from ${FOLD_CACHE}`);
   } else {
-    data = buildFoldModelData(header, arrays, rows, log);
+    data = foldModelsOfTraining(header.version);
     if (FOLD_CACHE) writeFileSync(FOLD_CACHE, v8.serialize(data));
   }
   const folds = foldModels(header, arrays, data);

@@ -7,7 +7,7 @@
  *   --folds N      cross-fitting folds (default 4)
  *   --seed N       seed of every random choice (default 1)
  *   --corpora a,b  corpora to train on (`<name>-train.jsonl`) and report on (`<name>-dev.jsonl`);
- *                  default corpus,extra
+ *                  default corpus,extra,v3
  *   --loso         instead of training the artifact, leave-one-source-out over train: every source
  *                  held out in turn (LMs, classifier, trees and thresholds fitted without it);
  *                  prints AUROC and likely_ai rates per source, writes models/loso.json
@@ -28,7 +28,13 @@
  *                  classifier hyper-parameters (defaults below, the ones the artifact was trained with)
  *   --pos-k2 X, --pos-k1 X  interpolation strengths of the tag-trigram LMs (default 5, 5)
  *   --drop a,b     hold these dense features at 0 in training (exact ablation; e.g. for --logo)
+ *   --fold-models FILE  write this run's per-fold models (v8-serialised) for `npm run train:segments -- --fold-cache FILE`
  *   --dump-oof FILE  write every training text's and excerpt's out-of-fold raw score (the calibration data) as JSON lines
+ *   --excerpts X   share of training texts of 80+ words that also give one 15–40-word excerpt (consecutive
+ *                  sentences) as an extra short training text for the classifier (default 1; 0 = off)
+ *   --excerpt-weight X  sample weight of such an excerpt relative to a real text (default 0.5)
+ *   --source-weight a=x,b=y  extra weight of a source's texts in the classifier (after --balance)
+ *   --keep-shortcuts  train on the texts as they are, without neutralising the known shortcuts (see `neutralise`)
  *   --linear-weight X  weight of the linear logit in the final score next to the trees' margin
  *                  (default 0.5, chosen by --loso and --logo; 0 = trees only, --no-trees = linear only)
  *
@@ -41,6 +47,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { deleteArticles, misspell } from '../src/detector/attacks.ts';
 import { writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
@@ -58,6 +65,8 @@ import {
 } from '../src/detector/features.ts';
 import { BigramLM, buildBigramLM, buildCrossMoments, type BigramArrays } from '../src/detector/lm.ts';
 import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
+import type { FoldModelData } from './lib/fold-models.ts';
+import { neutralise } from './lib/shortcuts.ts';
 import { LoadedModel, blendScores, linearScore, oodScore, stackedInput, type LinearWeights } from '../src/detector/model.ts';
 import { forestMargin, trainForest, type Forest, type GBDTOptions } from '../src/detector/gbdt.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
@@ -93,7 +102,7 @@ const EXCLUDE_IDS = arg('--exclude-ids') ? resolve(arg('--exclude-ids')!) : unde
 const LOGO = process.argv.includes('--logo');
 const LOSO = process.argv.includes('--loso');
 /** The corpora trained on (`<name>-train.jsonl`) and reported on (`<name>-dev.jsonl`). */
-const TRAIN_FILES = (arg('--corpora') ?? 'corpus,extra').split(',').filter(Boolean);
+const TRAIN_FILES = (arg('--corpora') ?? 'corpus,extra,v3').split(',').filter(Boolean);
 // Without its corpora the run would end in a bare ENOENT stack: say what it needs and where that comes from.
 const MISSING_DATA = TRAIN_FILES.flatMap((f) => [`${f}-train.jsonl`, `${f}-dev.jsonl`]).filter((f) => !existsSync(join(DATA, f)));
 if (MISSING_DATA.length > 0) {
@@ -134,10 +143,31 @@ const TARGET_FPR = 0.01;
 /**
  * Floor of every `likely_ai` threshold. The 1%-per-source rule only covers the sources seen in
  * training; leave-one-source-out showed a new source can sit above all of them (professional L2R
- * rewrites held out: 8.2% of their humans flagged at p 0.85–0.97 under a floor of 0.7). 0.96 is the
- * lowest floor at which every held-out source keeps ≤ 2% of its humans flagged (--min-ai-threshold).
+ * rewrites held out: 8.2% of their humans flagged at p 0.85–0.97 under a floor of 0.7). 0.96 was
+ * the lowest floor at which every held-out source kept ≤ 2% of its humans flagged
+ * (--min-ai-threshold). With the v3 data and the ≤ 1% rule of issue 24, two held-out sources were
+ * over 1% under 0.96, both in academic and legal mode (professional L2R academic texts 2.2%, the
+ * Latvian law abstracts 1.6%): those modes get 0.985, the lowest floor at which every held-out
+ * source keeps ≤ 1% (0.8% and 0.5%); general and financial text stays within 1% held out at 0.96
+ * (--mode-floor; `--loso --dump FILE` records each text's threshold without a floor, to check any).
  */
 const MIN_AI_THRESHOLD = Number(arg('--min-ai-threshold') ?? 0.96);
+const MODE_FLOOR = new Map(
+  (arg('--mode-floor') ?? 'academic=0.985,legal=0.985')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => {
+      const [k, v] = kv.split('=');
+      if (!k || !Number.isFinite(Number(v))) throw new Error(`--mode-floor: expected mode=number, got ${kv}`);
+      return [k, Number(v)] as [string, number];
+    }),
+);
+/** The floor of a calibration group (`language:mode`); a pooled group (`*`) takes the highest. */
+function floorOf(key: string, scale = 1): number {
+  const mode = key.slice(key.indexOf(':') + 1);
+  const floor = mode === '*' ? Math.max(MIN_AI_THRESHOLD, ...MODE_FLOOR.values()) : (MODE_FLOOR.get(mode) ?? MIN_AI_THRESHOLD);
+  return floor * scale;
+}
 /** Per-source cap on the share of human texts flagged (checked on out-of-fold scores). */
 const SOURCE_MAX_FPR = Number(arg('--source-max-fpr') ?? 0.01);
 const SOURCE_GUARD_MIN = 20;
@@ -161,6 +191,25 @@ const AUG_WEIGHT = Number(arg('--aug-weight') ?? 0.5);
 const AUG_LABELS = arg('--aug-labels') ?? 'both';
 const AUG_MAX_RATE = Number(arg('--aug-max-rate') ?? 0.15);
 const AUG_ARTICLES = Number(arg('--aug-articles') ?? 0.5);
+/**
+ * Short training texts cut from longer ones: a 15–40-word run of consecutive sentences of a
+ * training text (same label, same fold), so the classifier learns what a few sentences of every
+ * kind of text look like, not only what the few short sources (tweets, Showerthoughts, HC3-Plus
+ * fragments) look like. Classifier only: never the LMs, never calibration.
+ */
+const EXCERPT_FRAC = Number(arg('--excerpts') ?? 1);
+const EXCERPT_WEIGHT = Number(arg('--excerpt-weight') ?? 0.5);
+const SOURCE_WEIGHT = new Map(
+  (arg('--source-weight') ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => {
+      const [k, v] = kv.split('=');
+      if (!k || !Number.isFinite(Number(v))) throw new Error(`--source-weight: expected name=number, got ${kv}`);
+      return [k, Number(v)] as [string, number];
+    }),
+);
+const KEEP_SHORTCUTS = process.argv.includes('--keep-shortcuts');
 /** Interpolation strengths of the tag-trigram LMs (see `buildPosLM`). */
 const POS_OPTS = { k2: Number(arg('--pos-k2') ?? 5), k1: Number(arg('--pos-k1') ?? 5) };
 /** Set once in main: the lexicon tagger and Brown's tag sequences (they do not depend on the fold). */
@@ -183,15 +232,17 @@ interface Doc {
   y: 0 | 1;
   /** Word tokens, as the engine counts them (for length-banded thresholds). */
   words: number;
-  /** A perturbed copy made for robustness (classifier training only). */
+  /** A perturbed copy or an excerpt (classifier training only: not LMs, not calibration). */
   aug?: boolean;
+  /** An excerpt of a longer training text (see `excerptDocs`). */
+  excerpt?: boolean;
 }
 
 function prepare(rows: CorpusRow[]): Array<Omit<Doc, 'ids' | 'tags'>> {
   return rows.map((row) => prepareOne(row, row.text));
 }
 
-function prepareOne(row: CorpusRow, text: string, aug = false): Omit<Doc, 'ids' | 'tags'> {
+function prepareOne(row: CorpusRow, text: string, aug = false, excerpt = false): Omit<Doc, 'ids' | 'tags'> {
   const lower = lowerForFeatures(normalize(text).text, row.language);
   const tokens = tokenize(lower);
   return {
@@ -202,7 +253,36 @@ function prepareOne(row: CorpusRow, text: string, aug = false): Omit<Doc, 'ids' 
     fold: stableHash(row.id) % FOLDS,
     y: row.label === 'ai' ? 1 : 0,
     ...(aug ? { aug } : {}),
+    ...(excerpt ? { excerpt } : {}),
   };
+}
+
+/**
+ * One 15–40-word excerpt (consecutive sentences from a start fixed by a hash) of a share of the
+ * original training texts of 80+ words, as extra short training texts (`--excerpts`).
+ */
+function excerptDocs(rows: Array<Omit<Doc, 'ids' | 'tags'>>): Array<Omit<Doc, 'ids' | 'tags'>> {
+  if (EXCERPT_FRAC <= 0) return [];
+  const out: Array<Omit<Doc, 'ids' | 'tags'>> = [];
+  const segmenters = new Map<Language, Intl.Segmenter>();
+  for (const d of rows) {
+    if (d.aug || d.words < 80) continue;
+    const rand = rng(SEED ^ stableHash(`excerpt:${d.row.id}`));
+    if (rand() >= EXCERPT_FRAC) continue;
+    const seg = segmenters.get(d.row.language) ?? new Intl.Segmenter(d.row.language, { granularity: 'sentence' });
+    segmenters.set(d.row.language, seg);
+    const sentences = [...seg.segment(normalize(d.row.text).text)].map((x) => x.segment);
+    let text = '';
+    let words = 0;
+    // A different start than the calibration excerpts (`makeExcerpts`) use.
+    for (let i = stableHash(`train-excerpt:${d.row.id}`) % sentences.length; i < sentences.length && words < 15; i++) {
+      text += sentences[i]!;
+      words = tokenize(lowerForFeatures(text, d.row.language)).filter(isWordToken).length;
+    }
+    if (words < 15 || words >= 40) continue;
+    out.push(prepareOne(d.row, text.trim(), true, true));
+  }
+  return out;
 }
 
 /**
@@ -269,13 +349,16 @@ function crossFit(
   train: Doc[],
   brownIds: Uint16Array[],
   vocab: Map<string, number>,
-): { feats: FeatureVector[]; final: LMSet; contexts: LMContext[] } {
+): { feats: FeatureVector[]; final: LMSet; contexts: LMContext[]; sets: LMSet[] } {
   const feats: FeatureVector[] = new Array(train.length);
   const contexts: LMContext[] = [];
+  const sets: LMSet[] = [];
   for (let k = 0; k < FOLDS; k++) {
     const human = train.filter((d) => !d.aug && d.fold !== k && d.y === 0);
     const ai = train.filter((d) => !d.aug && d.fold !== k && d.y === 1);
-    const ctx = lmContext(vocab, buildLMs(human, ai, vocab.size, brownIds));
+    const set = buildLMs(human, ai, vocab.size, brownIds);
+    sets.push(set);
+    const ctx = lmContext(vocab, set);
     contexts.push(ctx);
     train.forEach((d, i) => {
       if (d.fold === k) feats[i] = extractFeatures(d.lower, d.row.language, ctx);
@@ -288,7 +371,7 @@ function crossFit(
     vocab.size,
     brownIds,
   );
-  return { feats, final, contexts };
+  return { feats, final, contexts, sets };
 }
 
 /** --drop a,b: dense features held at 0 in training (ablation: the model then cannot use them). */
@@ -317,7 +400,12 @@ function sampleWeights(docs: Doc[]): number[] {
   const counts = new Map<string, number>();
   for (const d of docs) counts.set(cell(d), (counts.get(cell(d)) ?? 0) + 1);
   const meanSize = docs.length / counts.size;
-  const w = docs.map((d) => (meanSize / counts.get(cell(d))!) ** BALANCE * (d.aug ? AUG_WEIGHT : 1));
+  const w = docs.map(
+    (d) =>
+      (meanSize / counts.get(cell(d))!) ** BALANCE *
+      (d.excerpt ? EXCERPT_WEIGHT : d.aug ? AUG_WEIGHT : 1) *
+      (SOURCE_WEIGHT.get(d.row.source) ?? 1),
+  );
   const avg = w.reduce((a, b) => a + b, 0) / w.length;
   return w.map((x) => x / avg);
 }
@@ -386,7 +474,8 @@ function makeExcerpts(docs: Doc[], fitted: Pick<Fitted, 'foldScore'>): Excerpt[]
   return out;
 }
 
-function fitCalibration(docs: Doc[], oof: number[], excerpts: Excerpt[] = []): Record<string, GroupCalibration> {
+/** `floorScale` 0: thresholds without any floor (what `--loso --dump` records), 1: with the floors. */
+function fitCalibration(docs: Doc[], oof: number[], excerpts: Excerpt[] = [], floorScale = 1): Record<string, GroupCalibration> {
   const groups = new Map<string, number[]>();
   const add = (key: string, i: number): void => {
     const list = groups.get(key) ?? [];
@@ -465,7 +554,7 @@ function fitCalibration(docs: Doc[], oof: number[], excerpts: Excerpt[] = []): R
       });
       for (const ps of bySource.values())
         if (ps.length >= SOURCE_GUARD_MIN) sourceGuard = Math.max(sourceGuard, thresholdAtFpr(ps, SOURCE_MAX_FPR));
-      return Math.max(MIN_AI_THRESHOLD, thresholdAtFpr(probs, TARGET_FPR), USE_SOURCE_GUARD ? sourceGuard : 0);
+      return Math.max(floorOf(key, floorScale), thresholdAtFpr(probs, TARGET_FPR), USE_SOURCE_GUARD ? sourceGuard : 0);
     };
     const aiThreshold = threshold(humans);
     const bands: NonNullable<GroupCalibration['aiThresholdByLength']> = [];
@@ -620,11 +709,13 @@ interface Fitted {
   feats: FeatureVector[];
   /** Out-of-fold scorer: the raw score of a text under the LMs, linear model and trees that did not see `fold`. */
   foldScore: (fold: number, lower: string, language: Language) => number;
+  /** The fold models themselves (what `scripts/lib/fold-models.ts` rebuilds), for `--fold-models FILE`. */
+  foldData: FoldModelData[];
 }
 
 /** LMs (cross-fitted), linear model, stacked trees; used for the artifact and for every LOGO round. */
 function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Fitted {
-  const { feats, final, contexts } = crossFit(train, brownIds, vocab);
+  const { feats, final, contexts, sets } = crossFit(train, brownIds, vocab);
   for (const f of feats) for (const k of DROP) f.dense[k] = 0;
   log(`cross-fitted features (${FOLDS} folds); human LM ${final.human.keys.length} bigrams, AI LM ${final.ai.keys.length} bigrams`);
   const { mean, std } = standardiser(feats);
@@ -677,13 +768,22 @@ function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, numb
     const fk = foldForest[fold];
     return fk ? blendScores(forestMargin(fk, stackedInput(f, lin)), lin, LINEAR_WEIGHT) : lin;
   };
-  return { final, weights, forest, oof, mean, std, feats, foldScore };
+  const foldData = sets.map((set, k) => ({
+    ...set,
+    weights: foldLinear[k]!,
+    forest: foldForest[k],
+    linearWeight: USE_TREES ? LINEAR_WEIGHT : 0,
+  }));
+  return { final, weights, forest, oof, mean, std, feats, foldScore, foldData };
 }
 
 async function main(): Promise<void> {
   const excluded = EXCLUDE_IDS ? new Set((JSON.parse(readFileSync(EXCLUDE_IDS, 'utf8')) as { ids: string[] }).ids) : undefined;
-  const trainRows = TRAIN_FILES.flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}-train.jsonl`))).filter((r) => !excluded?.has(r.id));
+  const readRows = TRAIN_FILES.flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}-train.jsonl`))).filter((r) => !excluded?.has(r.id));
   if (excluded) log(`left out ${excluded.size} listed ids (${EXCLUDE_IDS})`);
+  const shortcuts = KEEP_SHORTCUTS ? { rows: readRows, dropped: 0, changed: 0 } : neutralise(readRows);
+  const trainRows = shortcuts.rows;
+  log(`shortcuts neutralised: ${shortcuts.dropped} texts left out, ${shortcuts.changed} cut`);
   const devSets = TRAIN_FILES.map((f) => [f, readJsonl<CorpusRow>(join(DATA, `${f}-dev.jsonl`))] as const);
   const devRows = devSets.flatMap(([, rows]) => rows);
   log(`read ${trainRows.length} train, ${devRows.length} dev texts from ${DATA}`);
@@ -712,7 +812,9 @@ async function main(): Promise<void> {
     const ids = tokenIds(d.tokens, vocab);
     return { ...d, ids, tags: tagSequence(d.tokens, ids, TAGGER) };
   };
-  const train: Doc[] = [...trainPrep, ...augment(trainPrep)].map(withIds);
+  const extra = [...augment(trainPrep), ...excerptDocs(trainPrep)];
+  log(`${extra.filter((d) => d.excerpt).length} training excerpts, ${extra.filter((d) => !d.excerpt).length} perturbed copies`);
+  const train: Doc[] = [...trainPrep, ...extra].map(withIds);
   const _dev: Doc[] = devPrep.map(withIds);
   log(`part-of-speech tagger: ${TAGGER.nTags - 1} tags, lexicon ${tables.lexicon.size} words, ${tables.suffix.size} endings`);
   log(`vocabulary ${vocab.size} tokens; Brown ${brownIds.reduce((a, b) => a + b.length, 0)} tokens`);
@@ -769,7 +871,9 @@ async function main(): Promise<void> {
     const p = calibrateForLength(oof[i]!, c, d.words);
     return { p, y: d.y, flagged: p >= aiThresholdFor(c, d.words), row: d.row };
   });
-  console.log(`\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor ${MIN_AI_THRESHOLD}):`);
+  console.log(
+    `\nCalibration per language:mode (Platt a, b; likely_ai threshold at 1% out-of-fold FPR, floor ${MIN_AI_THRESHOLD}, ${[...MODE_FLOOR].map(([m, f]) => `${m} ${f}`).join(', ')}):`,
+  );
   for (const [k, c] of Object.entries(calibration)) {
     const bands = (c.aiThresholdByLength ?? [])
       .map((t) => `${t.minWords}+ words: ${t.threshold.toFixed(3)} (${t.nHuman} human)`)
@@ -841,8 +945,12 @@ async function main(): Promise<void> {
         labels: AUG_LABELS,
         maxTypoRate: AUG_MAX_RATE,
         articles: AUG_ARTICLES,
-        copies: train.length - nOrig,
+        copies: train.filter((d) => d.aug && !d.excerpt).length,
       },
+      corpora: TRAIN_FILES,
+      excerpts: { share: EXCERPT_FRAC, weight: EXCERPT_WEIGHT, texts: train.filter((d) => d.excerpt).length },
+      sourceWeight: Object.fromEntries(SOURCE_WEIGHT),
+      shortcuts: KEEP_SHORTCUTS ? 'kept' : { left_out: shortcuts.dropped, cut: shortcuts.changed },
     },
   };
   const model = new LoadedModel({ ...header, arrays: {} } as ArtifactHeader, arrays);
@@ -860,6 +968,12 @@ async function main(): Promise<void> {
     console.log(formatTable(groupTable(items, by), false, title));
   }
   console.log(`\nDev language identification: ${wrongLanguage} wrong, ${unsupported} refused as unsupported, of ${devRows.length}`);
+  const foldPath = arg('--fold-models');
+  if (foldPath) {
+    // The exact per-fold models of this run, for `npm run train:segments -- --fold-cache FILE`.
+    writeFileSync(foldPath, v8.serialize(fitted.foldData));
+    log(`wrote the fold models to ${foldPath}`);
+  }
   if (DRY_RUN) {
     log(`dry run: ${version} not written`);
     return;
@@ -904,14 +1018,16 @@ export function generatorFamily(generator: string): string {
  * Nothing of g reaches its own round's LMs, classifier, trees or thresholds.
  */
 async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Promise<void> {
-  const docs = train.filter((d) => !d.aug);
+  // Every round trains on the other groups' texts and their excerpts / perturbed copies, as the
+  // artifact does; only original texts are scored, calibrated and reported.
+  const all = train;
   const groupOf = (d: Doc): string =>
     kind === 'source' ? d.row.source : d.y === 1 ? generatorFamily(d.row.generator) : `human#${stableHash(d.row.id) % 4}`;
-  const keys = docs.map(groupOf);
-  const groups = [...new Set(keys)].sort();
-  const feats: FeatureVector[] = new Array(docs.length);
+  const allKeys = all.map(groupOf);
+  const groups = [...new Set(allKeys)].sort();
+  const allFeats: FeatureVector[] = new Array(all.length);
   for (const g of groups) {
-    const rest = docs.filter((_, i) => keys[i] !== g);
+    const rest = all.filter((d, i) => !d.aug && allKeys[i] !== g);
     const ctx = lmContext(
       vocab,
       buildLMs(
@@ -921,54 +1037,70 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
         brownIds,
       ),
     );
-    docs.forEach((d, i) => {
-      if (keys[i] === g) feats[i] = extractFeatures(d.lower, d.row.language, ctx);
+    all.forEach((d, i) => {
+      if (allKeys[i] === g) allFeats[i] = extractFeatures(d.lower, d.row.language, ctx);
     });
   }
-  for (const f of feats) for (const k of DROP) f.dense[k] = 0;
+  for (const f of allFeats) for (const k of DROP) f.dense[k] = 0;
   log(`${kind}-out features: ${groups.length} groups`);
-  const { mean, std } = standardiser(feats);
-  const rows = makeRows(docs, feats, mean, std);
-  const logit = new Array<number>(docs.length);
+  const { mean, std } = standardiser(allFeats);
+  const rows = makeRows(all, allFeats, mean, std);
+  const allLogit = new Array<number>(all.length);
   for (const g of groups) {
     const w = trainLogistic(
-      rows.filter((_, i) => keys[i] !== g),
+      rows.filter((_, i) => allKeys[i] !== g),
       mean,
       std,
       LR_OPTS,
     );
-    docs.forEach((_, i) => {
-      if (keys[i] === g) logit[i] = linearScore(feats[i]!, w);
+    all.forEach((_, i) => {
+      if (allKeys[i] === g) allLogit[i] = linearScore(allFeats[i]!, w);
     });
   }
   log(`${kind}-out linear rounds done`);
-  const margin = [...logit];
+  const allMargin = [...allLogit];
   if (USE_TREES) {
-    const xs = docs.map((_, i) => stackedInput(feats[i]!, logit[i]!));
+    const xs = all.map((_, i) => stackedInput(allFeats[i]!, allLogit[i]!));
     for (const g of groups) {
-      const idx = docs.map((_, i) => i).filter((i) => keys[i] !== g);
+      const idx = all.map((_, i) => i).filter((i) => allKeys[i] !== g);
       const forest = trainForest(
         idx.map((i) => xs[i]!),
-        idx.map((i) => docs[i]!.y),
+        idx.map((i) => all[i]!.y),
         idx.map((i) => rows[i]!.w),
         GB_OPTS,
       );
-      docs.forEach((_, i) => {
-        if (keys[i] === g) margin[i] = blendScores(forestMargin(forest, xs[i]!), logit[i]!, LINEAR_WEIGHT);
+      all.forEach((d, i) => {
+        if (allKeys[i] === g && !d.aug) allMargin[i] = blendScores(forestMargin(forest, xs[i]!), allLogit[i]!, LINEAR_WEIGHT);
       });
     }
     log(`${kind}-out trees done`);
   }
+  const keep = all.map((_, i) => i).filter((i) => !all[i]!.aug);
+  const docs = keep.map((i) => all[i]!);
+  const keys = keep.map((i) => allKeys[i]!);
+  const feats = keep.map((i) => allFeats[i]!);
+  const logit = keep.map((i) => allLogit[i]!);
+  const margin = keep.map((i) => allMargin[i]!);
   // Probabilities and verdicts of each group under calibration and an out-of-domain check fitted
   // without it, with the engine's rules (under 40 words never likely_ai; out of domain needs 0.95).
   const prob = new Array<number>(docs.length);
   const flagged = new Array<boolean>(docs.length);
   const outOfDomain = new Array<boolean>(docs.length).fill(false);
+  const shortFlag = new Array<boolean>(docs.length).fill(false);
+  const thresholdNoFloor = new Array<number>(docs.length).fill(1);
   for (const g of groups) {
     const rest = docs.map((_, i) => i).filter((i) => keys[i] !== g);
     const cal = fitCalibration(
       rest.map((i) => docs[i]!),
       rest.map((i) => margin[i]!),
+    );
+    // The same thresholds without the floor: with them, the dump tells what any floor F would flag
+    // (p >= max(F, thresholdNoFloor)) without another run.
+    const cal0 = fitCalibration(
+      rest.map((i) => docs[i]!),
+      rest.map((i) => margin[i]!),
+      [],
+      0,
     );
     const ood = fitOod(
       rest.map((i) => docs[i]!),
@@ -976,6 +1108,8 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
     );
     docs.forEach((d, i) => {
       if (keys[i] !== g) return;
+      const own0 = cal0[groupKey(d.row.language, d.row.mode)];
+      thresholdNoFloor[i] = own0 ? aiThresholdFor(own0, d.words) : 1;
       const own = cal[groupKey(d.row.language, d.row.mode)];
       const c = own ?? cal[groupKey(d.row.language, '*')] ?? cal['*:*']!;
       const o = ood[d.row.language];
@@ -984,6 +1118,8 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
       const threshold = Math.max(aiThresholdFor(c, d.words), outOfDomain[i] ? 0.95 : 0);
       // As in the engine: a borrowed calibration (no human texts of this language:mode) never flags.
       flagged[i] = prob[i]! >= threshold && d.words >= 40 && own !== undefined;
+      // What the under-40-word band's own threshold would flag if the short-text rule were lifted.
+      shortFlag[i] = d.words >= 15 && d.words < 40 && prob[i]! >= threshold && own !== undefined;
     });
   }
   const dumpPath = arg('--dump');
@@ -1001,11 +1137,24 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
         logit: logit[i],
         p: prob[i],
         flagged: flagged[i],
+        shortFlag: shortFlag[i],
+        thresholdNoFloor: thresholdNoFloor[i],
         ood: outOfDomain[i],
         dense: Array.from(feats[i]!.dense, (v) => Math.round(v * 1e5) / 1e5),
       }),
     );
     writeFileSync(dumpPath, `${lines.join('\n')}\n`);
+  }
+  // The evidence for the short-text rule (docs/detector.md): per held-out source, the share of its
+  // 15–40-word texts the under-40 band's threshold would call likely_ai without the rule.
+  console.log('\n15–40-word texts that the band threshold would flag without the short-text rule (held out):');
+  for (const src of [...new Set(docs.map((d) => d.row.source))].sort()) {
+    const idx = docs.map((_, i) => i).filter((i) => docs[i]!.row.source === src && docs[i]!.words >= 15 && docs[i]!.words < 40);
+    const h = idx.filter((i) => docs[i]!.y === 0);
+    const a = idx.filter((i) => docs[i]!.y === 1);
+    if (idx.length === 0) continue;
+    const rate = (l: number[]): string => `${l.filter((i) => shortFlag[i]).length}/${l.length}`;
+    console.log(`  ${src}: human ${rate(h)}, ai ${rate(a)}`);
   }
   const oodShare = (idx: number[]): number => idx.filter((i) => outOfDomain[i]).length / Math.max(1, idx.length);
   const item = (i: number): Scored => ({ p: prob[i]!, y: docs[i]!.y, flagged: flagged[i]! });
@@ -1035,7 +1184,7 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
   }
   rowsOut.unshift(['all', metricRow(docs.map((_, i) => item(i)))]);
   console.log(
-    `\nLeave-one-${kind}-out on train (corpus + extra), ${groups.length} rounds${kind === 'generator' ? "; each family's AI texts against all human texts, each scored by the round that held it out" : ''}:`,
+    `\nLeave-one-${kind}-out on train (${TRAIN_FILES.join(' + ')}), ${groups.length} rounds${kind === 'generator' ? "; each family's AI texts against all human texts, each scored by the round that held it out" : ''}:`,
   );
   console.log(formatTable(rowsOut, process.argv.includes('--markdown'), kind));
   const path = join(ROOT, `models/${kind === 'source' ? 'loso' : 'logo'}.json`);
