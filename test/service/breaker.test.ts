@@ -17,6 +17,12 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
   return { ms: performance.now() - started, value };
 }
 
+/** How many EVAL commands Redis has run (the counters' check-and-charge and reconciliation scripts). */
+async function evalCalls(redis: Redis): Promise<number> {
+  const stats = await redis.info('commandstats');
+  return Number(/^cmdstat_eval:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
@@ -61,6 +67,7 @@ describe('Redis frozen with SIGSTOP', () => {
     // even with a healthy Redis, within three times the slowest healthy probe (waiting on Redis
     // would take its 250 ms deadline).
     const probeBound = Math.max(50, 3 * Math.max(...healthyProbes));
+    const evalsBefore = await evalCalls(inspector);
 
     redisServer.freeze();
     try {
@@ -80,14 +87,14 @@ describe('Redis frozen with SIGSTOP', () => {
       // The breaker trips on the third consecutive timeout (REDIS_TIMEOUT_MS, 250 ms, each): the
       // first three requests wait that long; every later one is counted at once.
       const [tripping, rest] = [latencies.slice(0, 3), latencies.slice(3)];
-      const summary = `detect latencies during the freeze (ms): first three ${tripping.map((ms) => ms.toFixed(0)).join(', ')}; the other 97 p50 ${percentile(rest, 50).toFixed(1)}, p99 ${percentile(rest, 99).toFixed(1)}, max ${Math.max(...rest).toFixed(1)}; healthy Redis before the freeze p99 ${percentile(healthy, 99).toFixed(1)}`;
+      const summary = `detect latencies during the freeze (ms): first three ${tripping.map((ms) => ms.toFixed(0)).join(', ')}; the other 97 p50 ${percentile(rest, 50).toFixed(1)}, p95 ${percentile(rest, 95).toFixed(1)}, p99 ${percentile(rest, 99).toFixed(1)}, max ${Math.max(...rest).toFixed(1)}; healthy Redis before the freeze p95 ${percentile(healthy, 95).toFixed(1)}, p99 ${percentile(healthy, 99).toFixed(1)}`;
+      console.log(summary);
       expect(Math.max(...tripping), summary).toBeLessThan(1000);
-      // p99 under 50 ms, or (on a machine loaded so much that a healthy Redis did not give that)
-      // under three times the healthy p99 (twice failed once in five loaded runs: 73 vs 58 ms);
-      // and none waited out the Redis deadline.
-      expect(percentile(rest, 99), summary).toBeLessThan(Math.max(50, 3 * percentile(healthy, 99)));
-      expect(Math.max(...rest), summary).toBeLessThan(250);
-
+      // Most requests are fast: p95 under 50 ms, or (on a machine loaded so much that a healthy Redis
+      // did not give that) under three times the healthy p95. A few may meet a stall of the machine
+      // (p99, the slowest of 97, took 51-139 ms in loaded full runs, on the code before the service
+      // split as well as after); a request waiting on the frozen Redis waits its 250 ms deadline.
+      expect(percentile(rest, 95), summary).toBeLessThan(Math.max(50, 3 * percentile(healthy, 95)));
       const probes: number[] = [];
       for (let i = 0; i < 20; i++) {
         const { ms, value } = await timed(() => call(service, '/readyz'));
@@ -101,6 +108,13 @@ describe('Redis frozen with SIGSTOP', () => {
     } finally {
       redisServer.thaw();
     }
+    // Whether any request waited on Redis, counted where it cannot be mistaken for a stall of this
+    // machine: the commands the service sent while Redis was frozen sat in its socket and run now.
+    // Expected: the first probe's read and the three tripping charges (a reconciliation may have
+    // started already: a few more); a request path that still asked Redis would add one per request.
+    const evalsDuringFreeze = (await evalCalls(inspector)) - evalsBefore;
+    expect(evalsDuringFreeze, 'scripts Redis ran for the 121 requests sent while it was frozen').toBeLessThan(12);
+    console.log(`scripts Redis ran for the requests sent while it was frozen: ${evalsDuringFreeze}`);
 
     // Back after the cool-down and a good background probe; the shared counter moves again.
     const deadline = Date.now() + 10_000;
