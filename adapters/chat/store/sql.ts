@@ -92,27 +92,22 @@ function scoreRow(s: LegacyScore): unknown[] {
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
 
-function pendingFrom(row: Row): PendingItem {
-  return {
-    scope: String(row.scope),
-    channelId: String(row.channel_id),
-    messageId: String(row.message_id),
-    threadId: str(row.thread_id),
-    authorId: String(row.author_id),
-    postedAt: Number(row.posted_at),
-    enqueuedAt: Number(row.enqueued_at),
-  };
-}
+/** The columns a queued message and a score share. */
+const itemFrom = (row: Row) => ({
+  scope: String(row.scope),
+  channelId: String(row.channel_id),
+  messageId: String(row.message_id),
+  threadId: str(row.thread_id),
+  authorId: String(row.author_id),
+  postedAt: Number(row.posted_at),
+});
+
+const pendingFrom = (row: Row): PendingItem => ({ ...itemFrom(row), enqueuedAt: Number(row.enqueued_at) });
 
 function flagFrom(row: Row): FlagRecord {
   return {
+    ...itemFrom(row),
     flagId: String(row.flag_id),
-    scope: String(row.scope),
-    channelId: String(row.channel_id),
-    messageId: String(row.message_id),
-    threadId: str(row.thread_id),
-    authorId: String(row.author_id),
-    postedAt: Number(row.posted_at),
     probability: Number(row.probability),
     verdict: String(row.verdict) as Verdict,
     requestId: String(row.request_id),
