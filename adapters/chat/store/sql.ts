@@ -409,29 +409,24 @@ export abstract class SqlStore implements BotDatabase {
     await this.ready();
     const hour = Math.floor(now / HOUR_MS);
     const lock = this.#w.dialect === 'postgres' ? ' FOR UPDATE' : '';
+    const channelHour = [scope, channelId, hour];
     return this.#w.transaction(async (tx) => {
       // Both rows exist and are locked, the channel's hour first, so concurrent reservations queue up
       // one behind the other instead of both reading the old count.
-      await tx.run('INSERT INTO ~watch_channel_hours (scope, channel_id, hour, cards) VALUES (?, ?, ?, 0) ON CONFLICT DO NOTHING', [
-        scope,
-        channelId,
-        hour,
-      ]);
-      const used = await tx.run(`SELECT cards FROM ~watch_channel_hours WHERE scope = ? AND channel_id = ? AND hour = ?${lock}`, [
-        scope,
-        channelId,
-        hour,
-      ]);
+      await tx.run(
+        'INSERT INTO ~watch_channel_hours (scope, channel_id, hour, cards) VALUES (?, ?, ?, 0) ON CONFLICT DO NOTHING',
+        channelHour,
+      );
+      const used = await tx.run(
+        `SELECT cards FROM ~watch_channel_hours WHERE scope = ? AND channel_id = ? AND hour = ?${lock}`,
+        channelHour,
+      );
       await tx.run('INSERT INTO ~watch_author_cards (scope, author_id, until) VALUES (?, ?, 0) ON CONFLICT DO NOTHING', [scope, authorId]);
       const author = await tx.run(`SELECT until FROM ~watch_author_cards WHERE scope = ? AND author_id = ?${lock}`, [scope, authorId]);
       if (Number(author.rows[0]?.until ?? 0) > now) return { ok: false, reason: 'author_window' } as const;
       const count = Number(used.rows[0]?.cards ?? 0);
       if (count >= limits.cap) return { ok: false, reason: 'cap' } as const;
-      await tx.run('UPDATE ~watch_channel_hours SET cards = cards + 1 WHERE scope = ? AND channel_id = ? AND hour = ?', [
-        scope,
-        channelId,
-        hour,
-      ]);
+      await tx.run('UPDATE ~watch_channel_hours SET cards = cards + 1 WHERE scope = ? AND channel_id = ? AND hour = ?', channelHour);
       await tx.run('UPDATE ~watch_author_cards SET until = ? WHERE scope = ? AND author_id = ?', [now + limits.windowMs, scope, authorId]);
       return { ok: true, slot: count + 1, cap: limits.cap, hourEndsAt: (hour + 1) * HOUR_MS } as const;
     });
