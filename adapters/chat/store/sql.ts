@@ -46,7 +46,7 @@ import {
 export type Row = Record<string, unknown>;
 
 export interface SqlRunner {
-  /** Runs one statement; its rows (SELECT, RETURNING) and how many rows it changed. */
+  /** Runs one statement (an undefined parameter is NULL); its rows (SELECT, RETURNING) and how many rows it changed. */
   run(sql: string, params?: unknown[]): Promise<{ rows: Row[]; changes: number }>;
 }
 
@@ -68,25 +68,16 @@ const INSERT_PENDING = `INSERT INTO ~watch_pending (key, scope, channel_id, mess
   available_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM ~watch_scores WHERE key = ?) ON CONFLICT DO NOTHING`;
 const pendingRow = (p: PendingItem): unknown[] => {
   const key = itemKey(p);
-  return [key, p.scope, p.channelId, p.messageId, p.threadId ?? null, p.authorId, p.postedAt, p.enqueuedAt, p.enqueuedAt, key];
+  return [key, p.scope, p.channelId, p.messageId, p.threadId, p.authorId, p.postedAt, p.enqueuedAt, p.enqueuedAt, key];
 };
 
 /** A score's row; a new score has no card id or outcome yet, an imported one may. */
 function scoreRow(s: LegacyScore): unknown[] {
-  const { scope, channelId, messageId, authorId, postedAt, probability, verdict, confidence, presets, requestId, expiresAt, flagId } = s;
-  const [thread, card] = [s.threadId ?? null, flagId ? (s.card ?? 'failed') : null];
-  const head = [itemKey(s), scope, channelId, messageId, thread, authorId, postedAt, probability, verdict, confidence, presets, requestId];
-  return [
-    ...head,
-    expiresAt,
-    flagId ?? null,
-    card,
-    s.cardId ?? null,
-    s.cardChannelId ?? null,
-    s.outcome ?? null,
-    s.reviewerId ?? null,
-    s.reviewedAt ?? null,
-  ];
+  const { scope, channelId, messageId, threadId, authorId, postedAt, probability, verdict, confidence, presets, requestId } = s;
+  const { expiresAt, flagId, cardId, cardChannelId, outcome, reviewerId, reviewedAt } = s;
+  const item = [itemKey(s), scope, channelId, messageId, threadId, authorId, postedAt];
+  const score = [probability, verdict, confidence, presets, requestId, expiresAt];
+  return [...item, ...score, flagId, flagId ? (s.card ?? 'failed') : null, cardId, cardChannelId, outcome, reviewerId, reviewedAt];
 }
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
@@ -207,7 +198,7 @@ export abstract class SqlStore implements BotDatabase {
        ON CONFLICT (key) DO UPDATE SET enterprise_id = excluded.enterprise_id, team_id = excluded.team_id,
          is_enterprise_install = excluded.is_enterprise_install, data = excluded.data, token_expires_at = excluded.token_expires_at,
          refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = excluded.updated_at`,
-      [row.key, row.enterpriseId ?? null, row.teamId ?? null, row.isEnterpriseInstall, row.data, row.tokenExpiresAt ?? null, now, now],
+      [row.key, row.enterpriseId, row.teamId, row.isEnterpriseInstall, row.data, row.tokenExpiresAt, now, now],
     );
   }
 
@@ -235,7 +226,7 @@ export abstract class SqlStore implements BotDatabase {
     const result = await this.b(
       `UPDATE ~installations SET refresh_lease_owner = ?, refresh_lease_until = ?
        WHERE key = ? AND (refresh_lease_until IS NULL OR refresh_lease_until <= ?) AND data = COALESCE(?, data)`,
-      [owner, now + leaseMs, key, now, seenData ?? null],
+      [owner, now + leaseMs, key, now, seenData],
     );
     return result.changes > 0;
   }
@@ -244,7 +235,7 @@ export abstract class SqlStore implements BotDatabase {
     const result = await this.b(
       `UPDATE ~installations SET data = ?, token_expires_at = ?, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = ?
        WHERE key = ? AND refresh_lease_owner = ?`,
-      [data, tokenExpiresAt ?? null, this.now(), key, owner],
+      [data, tokenExpiresAt, this.now(), key, owner],
     );
     return result.changes > 0;
   }
@@ -447,8 +438,8 @@ export abstract class SqlStore implements BotDatabase {
   async setCard(scope: string, flagId: string, state: CardState, card?: { cardId: string; cardChannelId: string }): Promise<void> {
     await this.w('UPDATE ~watch_scores SET card = ?, card_id = ?, card_channel_id = ? WHERE scope = ? AND flag_id = ?', [
       state,
-      card?.cardId ?? null,
-      card?.cardChannelId ?? null,
+      card?.cardId,
+      card?.cardChannelId,
       scope,
       flagId,
     ]);
@@ -539,8 +530,8 @@ export abstract class SqlStore implements BotDatabase {
         if (config.preset || config.retentionDays !== undefined) {
           await tx.run('INSERT INTO ~watch_scope (scope, preset, retention_days) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [
             scope,
-            config.preset ?? null,
-            config.retentionDays ?? null,
+            config.preset,
+            config.retentionDays,
           ]);
         }
         if (config.channels.length > 0 || config.exemptIds.length > 0 || config.preset || config.retentionDays !== undefined) scopes += 1;
