@@ -57,6 +57,16 @@ export interface SqlConnection extends SqlRunner {
   transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T>;
 }
 
+/** The migrations after version `from` up to `target`, each with its version; a newer build's schema is refused. */
+export function migrationsAfter(migrations: readonly string[], from: number, target: number, name: string, setting: string) {
+  if (from > migrations.length) {
+    throw new Error(
+      `The ${name} database is at schema version ${from}, newer than this build knows (${migrations.length}); run the newer bot or point ${setting} elsewhere.`,
+    );
+  }
+  return migrations.slice(from, target).map((sql, i) => ({ version: from + i + 1, sql }));
+}
+
 const WATCH_TABLES = ['channels', 'exempt', 'scope', 'pending', 'scores', 'author_cards', 'channel_hours'] as const;
 
 const INSERT_SCORE = `INSERT INTO ~watch_scores (key, scope, channel_id, message_id, thread_id, author_id, posted_at, probability, verdict,
