@@ -30,6 +30,7 @@ import {
   type WatchedChannel,
 } from '../watch/types.ts';
 import {
+  onceUntilItWorks,
   SETTING_NAMES,
   settingsFromFields,
   type BotDatabase,
@@ -138,7 +139,6 @@ export abstract class SqlStore implements BotDatabase {
   readonly #b: SqlConnection;
   readonly #w: SqlConnection;
   readonly #imports: LegacyWatchSource[];
-  #ready: Promise<void> | undefined;
 
   constructor(bots: SqlConnection, watch: SqlConnection, now: () => number = Date.now, imports: LegacyWatchSource[] = []) {
     this.#b = bots;
@@ -148,16 +148,10 @@ export abstract class SqlStore implements BotDatabase {
   }
 
   /** Runs the migrations and the one-time imports once per process; every other method waits for it. */
-  ready(): Promise<void> {
-    this.#ready ??= (async () => {
-      await this.migrate();
-      for (const source of this.#imports) await this.#import(source);
-    })().catch((err: unknown) => {
-      this.#ready = undefined; // a later call tries again (the database may come up)
-      throw err;
-    });
-    return this.#ready;
-  }
+  readonly ready = onceUntilItWorks(async () => {
+    await this.migrate();
+    for (const source of this.#imports) await this.#import(source);
+  });
 
   /** The backend's migrations (SQLite runs them on open). */
   protected async migrate(): Promise<void> {}

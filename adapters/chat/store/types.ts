@@ -54,6 +54,16 @@ export interface ChatStore extends Omit<ShortLivedStore, 'forgetChecks'>, Pick<D
   ready?(): Promise<void>;
 }
 
+/** `start` run once for every caller; if it fails, the next call tries again (the database may come up meanwhile). */
+export function onceUntilItWorks(start: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () =>
+    (running ??= start().catch((err: unknown) => {
+      running = undefined;
+      throw err;
+    }));
+}
+
 export function settingsFromFields(fields: Record<string, string>): ScopeSettings {
   const out: ScopeSettings = {};
   if (fields.defaultMode) out.defaultMode = fields.defaultMode as Mode;
