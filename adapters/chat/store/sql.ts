@@ -217,8 +217,6 @@ export abstract class SqlStore implements BotDatabase {
       isEnterpriseInstall: Number(row.is_enterprise_install) === 1,
       data: String(row.data),
       tokenExpiresAt: num(row.token_expires_at),
-      installedAt: Number(row.installed_at),
-      updatedAt: Number(row.updated_at),
       refreshLeaseUntil: num(row.refresh_lease_until),
     };
   }

@@ -154,8 +154,6 @@ export interface InstallationRow {
 }
 
 export interface StoredInstallation extends InstallationRow {
-  installedAt: number;
-  updatedAt: number;
   /** Until when a refresh lease is held (ms since the epoch); undefined when none is. */
   refreshLeaseUntil: number | undefined;
 }
