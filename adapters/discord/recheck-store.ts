@@ -33,17 +33,13 @@ export interface RememberedCheck {
   ownerId: string;
 }
 
-export interface RecheckStoreOptions {
-  ttlMs: number;
-}
-
 const ID_PREFIX = 'discord:recheck:';
 
 export class RecheckStore {
   readonly #store: ChatStore;
   readonly #ttlMs: number;
 
-  constructor(store: ChatStore, options: RecheckStoreOptions) {
+  constructor(store: ChatStore, options: { ttlMs: number }) {
     this.#store = store;
     this.#ttlMs = options.ttlMs;
   }

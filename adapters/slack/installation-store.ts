@@ -117,26 +117,16 @@ export class DurableInstallationStore implements InstallationStore {
   }
 
   async storeInstallation(installation: Installation): Promise<void> {
-    const leased = installation as Leased;
-    const key = installationKey({
-      isEnterpriseInstall: installation.isEnterpriseInstall,
-      enterpriseId: installation.enterprise?.id,
-      teamId: installation.team?.id,
-    });
+    const isEnterpriseInstall = installation.isEnterpriseInstall === true;
+    const lookup = { isEnterpriseInstall, enterpriseId: installation.enterprise?.id, teamId: installation.team?.id };
+    const key = installationKey(lookup);
     const data = this.#cipher.seal(JSON.stringify(installation));
     const expiresAt = installation.bot?.expiresAt === undefined ? undefined : installation.bot.expiresAt * 1000;
-    const owner = leased[LEASE];
+    const owner = (installation as Leased)[LEASE];
     if (owner === undefined) {
       // An install or reinstall through the OAuth flow.
-      await this.#durable.saveInstallation({
-        key,
-        enterpriseId: installation.enterprise?.id,
-        teamId: installation.team?.id,
-        isEnterpriseInstall: installation.isEnterpriseInstall === true,
-        data,
-        tokenExpiresAt: expiresAt,
-      });
-      this.#logger.info({ installation: key, org_wide: installation.isEnterpriseInstall === true }, 'Slack installation stored');
+      await this.#durable.saveInstallation({ key, ...lookup, data, tokenExpiresAt: expiresAt });
+      this.#logger.info({ installation: key, org_wide: isEnterpriseInstall }, 'Slack installation stored');
       return;
     }
     // Bolt's refresh: stored only while this caller still holds the lease. If it ran out and another

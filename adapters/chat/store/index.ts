@@ -17,6 +17,7 @@ import { PostgresStore } from './postgres.ts';
 import { RedisStore } from './redis.ts';
 import { SqliteStore, WATCH_DATABASE_FILE } from './sqlite.ts';
 import {
+  onceUntilItWorks,
   SETTING_NAMES,
   type BotDatabase,
   type ChatStore,
@@ -91,7 +92,6 @@ export class SplitChatStore implements ChatStore {
   readonly shortLived: ShortLivedStore;
   readonly #hooks = new Set<ScopeDeletedHook>();
   readonly #beforeReady: (() => Promise<void>) | undefined;
-  #ready: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
   /** `beforeReady` runs once, after the database's migrations (the import of older settings). */
@@ -112,16 +112,10 @@ export class SplitChatStore implements ChatStore {
   }
 
   /** Migrates the database; call it at start so a database problem stops the bot with its reason. */
-  ready(): Promise<void> {
-    this.#ready ??= (async () => {
-      await this.durable.ready();
-      await this.#beforeReady?.();
-    })().catch((err: unknown) => {
-      this.#ready = undefined;
-      throw err;
-    });
-    return this.#ready;
-  }
+  readonly ready = onceUntilItWorks(async () => {
+    await this.durable.ready();
+    await this.#beforeReady?.();
+  });
 
   saveCheck(id: string, record: unknown, ttlMs: number): Promise<void> {
     return this.shortLived.saveCheck(id, record, ttlMs);

@@ -10,7 +10,7 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { type Row, type SqlConnection, type SqlRunner, SqlStore } from './sql.ts';
+import { migrationsAfter, type Row, type SqlConnection, type SqlRunner, SqlStore } from './sql.ts';
 import type { LegacyWatchSource } from './types.ts';
 
 const MIGRATIONS: readonly string[] = [
@@ -212,14 +212,8 @@ export class PostgresStore extends SqlStore {
       await client.query('SELECT pg_advisory_xact_lock($1)', [schema.lock]);
       await client.query(`CREATE TABLE IF NOT EXISTS ${schema.versionTable} (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`);
       const from = await this.#version(client, schema);
-      const known = schema.migrations.length;
-      if (from > known) {
-        throw new Error(
-          `The ${schema.name} database is at schema version ${from}, newer than this build knows (${known}); run the newer bot or point DATABASE_URL elsewhere.`,
-        );
-      }
-      for (let version = from + 1; version <= Math.min(targetVersion, known); version++) {
-        await client.query(schema.migrations[version - 1]!);
+      for (const { version, sql } of migrationsAfter(schema.migrations, from, targetVersion, schema.name, 'DATABASE_URL')) {
+        await client.query(sql);
         await client.query(`INSERT INTO ${schema.versionTable} (version, applied_at) VALUES ($1, $2)`, [version, Date.now()]);
       }
       await client.query('COMMIT');

@@ -30,6 +30,7 @@ import {
   type WatchedChannel,
 } from '../watch/types.ts';
 import {
+  onceUntilItWorks,
   SETTING_NAMES,
   settingsFromFields,
   type BotDatabase,
@@ -46,7 +47,7 @@ import {
 export type Row = Record<string, unknown>;
 
 export interface SqlRunner {
-  /** Runs one statement; its rows (SELECT, RETURNING) and how many rows it changed. */
+  /** Runs one statement (an undefined parameter is NULL); its rows (SELECT, RETURNING) and how many rows it changed. */
   run(sql: string, params?: unknown[]): Promise<{ rows: Row[]; changes: number }>;
 }
 
@@ -55,6 +56,16 @@ export interface SqlConnection extends SqlRunner {
   readonly dialect: 'sqlite' | 'postgres';
   /** Runs `work` in one transaction (rolled back if it throws). */
   transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T>;
+}
+
+/** The migrations after version `from` up to `target`, each with its version; a newer build's schema is refused. */
+export function migrationsAfter(migrations: readonly string[], from: number, target: number, name: string, setting: string) {
+  if (from > migrations.length) {
+    throw new Error(
+      `The ${name} database is at schema version ${from}, newer than this build knows (${migrations.length}); run the newer bot or point ${setting} elsewhere.`,
+    );
+  }
+  return migrations.slice(from, target).map((sql, i) => ({ version: from + i + 1, sql }));
 }
 
 const WATCH_TABLES = ['channels', 'exempt', 'scope', 'pending', 'scores', 'author_cards', 'channel_hours'] as const;
@@ -68,51 +79,37 @@ const INSERT_PENDING = `INSERT INTO ~watch_pending (key, scope, channel_id, mess
   available_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM ~watch_scores WHERE key = ?) ON CONFLICT DO NOTHING`;
 const pendingRow = (p: PendingItem): unknown[] => {
   const key = itemKey(p);
-  return [key, p.scope, p.channelId, p.messageId, p.threadId ?? null, p.authorId, p.postedAt, p.enqueuedAt, p.enqueuedAt, key];
+  return [key, p.scope, p.channelId, p.messageId, p.threadId, p.authorId, p.postedAt, p.enqueuedAt, p.enqueuedAt, key];
 };
 
 /** A score's row; a new score has no card id or outcome yet, an imported one may. */
 function scoreRow(s: LegacyScore): unknown[] {
-  const { scope, channelId, messageId, authorId, postedAt, probability, verdict, confidence, presets, requestId, expiresAt, flagId } = s;
-  const [thread, card] = [s.threadId ?? null, flagId ? (s.card ?? 'failed') : null];
-  const head = [itemKey(s), scope, channelId, messageId, thread, authorId, postedAt, probability, verdict, confidence, presets, requestId];
-  return [
-    ...head,
-    expiresAt,
-    flagId ?? null,
-    card,
-    s.cardId ?? null,
-    s.cardChannelId ?? null,
-    s.outcome ?? null,
-    s.reviewerId ?? null,
-    s.reviewedAt ?? null,
-  ];
+  const { scope, channelId, messageId, threadId, authorId, postedAt, probability, verdict, confidence, presets, requestId } = s;
+  const { expiresAt, flagId, cardId, cardChannelId, outcome, reviewerId, reviewedAt } = s;
+  const item = [itemKey(s), scope, channelId, messageId, threadId, authorId, postedAt];
+  const score = [probability, verdict, confidence, presets, requestId, expiresAt];
+  return [...item, ...score, flagId, flagId ? (s.card ?? 'failed') : null, cardId, cardChannelId, outcome, reviewerId, reviewedAt];
 }
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 const str = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : String(v));
 
-function pendingFrom(row: Row): PendingItem {
-  return {
-    scope: String(row.scope),
-    channelId: String(row.channel_id),
-    messageId: String(row.message_id),
-    threadId: str(row.thread_id),
-    authorId: String(row.author_id),
-    postedAt: Number(row.posted_at),
-    enqueuedAt: Number(row.enqueued_at),
-  };
-}
+/** The columns a queued message and a score share. */
+const itemFrom = (row: Row) => ({
+  scope: String(row.scope),
+  channelId: String(row.channel_id),
+  messageId: String(row.message_id),
+  threadId: str(row.thread_id),
+  authorId: String(row.author_id),
+  postedAt: Number(row.posted_at),
+});
+
+const pendingFrom = (row: Row): PendingItem => ({ ...itemFrom(row), enqueuedAt: Number(row.enqueued_at) });
 
 function flagFrom(row: Row): FlagRecord {
   return {
+    ...itemFrom(row),
     flagId: String(row.flag_id),
-    scope: String(row.scope),
-    channelId: String(row.channel_id),
-    messageId: String(row.message_id),
-    threadId: str(row.thread_id),
-    authorId: String(row.author_id),
-    postedAt: Number(row.posted_at),
     probability: Number(row.probability),
     verdict: String(row.verdict) as Verdict,
     requestId: String(row.request_id),
@@ -142,7 +139,6 @@ export abstract class SqlStore implements BotDatabase {
   readonly #b: SqlConnection;
   readonly #w: SqlConnection;
   readonly #imports: LegacyWatchSource[];
-  #ready: Promise<void> | undefined;
 
   constructor(bots: SqlConnection, watch: SqlConnection, now: () => number = Date.now, imports: LegacyWatchSource[] = []) {
     this.#b = bots;
@@ -152,16 +148,10 @@ export abstract class SqlStore implements BotDatabase {
   }
 
   /** Runs the migrations and the one-time imports once per process; every other method waits for it. */
-  ready(): Promise<void> {
-    this.#ready ??= (async () => {
-      await this.migrate();
-      for (const source of this.#imports) await this.#import(source);
-    })().catch((err: unknown) => {
-      this.#ready = undefined; // a later call tries again (the database may come up)
-      throw err;
-    });
-    return this.#ready;
-  }
+  readonly ready = onceUntilItWorks(async () => {
+    await this.migrate();
+    for (const source of this.#imports) await this.#import(source);
+  });
 
   /** The backend's migrations (SQLite runs them on open). */
   protected async migrate(): Promise<void> {}
@@ -212,7 +202,7 @@ export abstract class SqlStore implements BotDatabase {
        ON CONFLICT (key) DO UPDATE SET enterprise_id = excluded.enterprise_id, team_id = excluded.team_id,
          is_enterprise_install = excluded.is_enterprise_install, data = excluded.data, token_expires_at = excluded.token_expires_at,
          refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = excluded.updated_at`,
-      [row.key, row.enterpriseId ?? null, row.teamId ?? null, row.isEnterpriseInstall, row.data, row.tokenExpiresAt ?? null, now, now],
+      [row.key, row.enterpriseId, row.teamId, row.isEnterpriseInstall, row.data, row.tokenExpiresAt, now, now],
     );
   }
 
@@ -227,8 +217,6 @@ export abstract class SqlStore implements BotDatabase {
       isEnterpriseInstall: Number(row.is_enterprise_install) === 1,
       data: String(row.data),
       tokenExpiresAt: num(row.token_expires_at),
-      installedAt: Number(row.installed_at),
-      updatedAt: Number(row.updated_at),
       refreshLeaseUntil: num(row.refresh_lease_until),
     };
   }
@@ -240,7 +228,7 @@ export abstract class SqlStore implements BotDatabase {
     const result = await this.b(
       `UPDATE ~installations SET refresh_lease_owner = ?, refresh_lease_until = ?
        WHERE key = ? AND (refresh_lease_until IS NULL OR refresh_lease_until <= ?) AND data = COALESCE(?, data)`,
-      [owner, now + leaseMs, key, now, seenData ?? null],
+      [owner, now + leaseMs, key, now, seenData],
     );
     return result.changes > 0;
   }
@@ -249,7 +237,7 @@ export abstract class SqlStore implements BotDatabase {
     const result = await this.b(
       `UPDATE ~installations SET data = ?, token_expires_at = ?, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = ?
        WHERE key = ? AND refresh_lease_owner = ?`,
-      [data, tokenExpiresAt ?? null, this.now(), key, owner],
+      [data, tokenExpiresAt, this.now(), key, owner],
     );
     return result.changes > 0;
   }
@@ -414,29 +402,24 @@ export abstract class SqlStore implements BotDatabase {
     await this.ready();
     const hour = Math.floor(now / HOUR_MS);
     const lock = this.#w.dialect === 'postgres' ? ' FOR UPDATE' : '';
+    const channelHour = [scope, channelId, hour];
     return this.#w.transaction(async (tx) => {
       // Both rows exist and are locked, the channel's hour first, so concurrent reservations queue up
       // one behind the other instead of both reading the old count.
-      await tx.run('INSERT INTO ~watch_channel_hours (scope, channel_id, hour, cards) VALUES (?, ?, ?, 0) ON CONFLICT DO NOTHING', [
-        scope,
-        channelId,
-        hour,
-      ]);
-      const used = await tx.run(`SELECT cards FROM ~watch_channel_hours WHERE scope = ? AND channel_id = ? AND hour = ?${lock}`, [
-        scope,
-        channelId,
-        hour,
-      ]);
+      await tx.run(
+        'INSERT INTO ~watch_channel_hours (scope, channel_id, hour, cards) VALUES (?, ?, ?, 0) ON CONFLICT DO NOTHING',
+        channelHour,
+      );
+      const used = await tx.run(
+        `SELECT cards FROM ~watch_channel_hours WHERE scope = ? AND channel_id = ? AND hour = ?${lock}`,
+        channelHour,
+      );
       await tx.run('INSERT INTO ~watch_author_cards (scope, author_id, until) VALUES (?, ?, 0) ON CONFLICT DO NOTHING', [scope, authorId]);
       const author = await tx.run(`SELECT until FROM ~watch_author_cards WHERE scope = ? AND author_id = ?${lock}`, [scope, authorId]);
       if (Number(author.rows[0]?.until ?? 0) > now) return { ok: false, reason: 'author_window' } as const;
       const count = Number(used.rows[0]?.cards ?? 0);
       if (count >= limits.cap) return { ok: false, reason: 'cap' } as const;
-      await tx.run('UPDATE ~watch_channel_hours SET cards = cards + 1 WHERE scope = ? AND channel_id = ? AND hour = ?', [
-        scope,
-        channelId,
-        hour,
-      ]);
+      await tx.run('UPDATE ~watch_channel_hours SET cards = cards + 1 WHERE scope = ? AND channel_id = ? AND hour = ?', channelHour);
       await tx.run('UPDATE ~watch_author_cards SET until = ? WHERE scope = ? AND author_id = ?', [now + limits.windowMs, scope, authorId]);
       return { ok: true, slot: count + 1, cap: limits.cap, hourEndsAt: (hour + 1) * HOUR_MS } as const;
     });
@@ -457,8 +440,8 @@ export abstract class SqlStore implements BotDatabase {
   async setCard(scope: string, flagId: string, state: CardState, card?: { cardId: string; cardChannelId: string }): Promise<void> {
     await this.w('UPDATE ~watch_scores SET card = ?, card_id = ?, card_channel_id = ? WHERE scope = ? AND flag_id = ?', [
       state,
-      card?.cardId ?? null,
-      card?.cardChannelId ?? null,
+      card?.cardId,
+      card?.cardChannelId,
       scope,
       flagId,
     ]);
@@ -549,8 +532,8 @@ export abstract class SqlStore implements BotDatabase {
         if (config.preset || config.retentionDays !== undefined) {
           await tx.run('INSERT INTO ~watch_scope (scope, preset, retention_days) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [
             scope,
-            config.preset ?? null,
-            config.retentionDays ?? null,
+            config.preset,
+            config.retentionDays,
           ]);
         }
         if (config.channels.length > 0 || config.exemptIds.length > 0 || config.preset || config.retentionDays !== undefined) scopes += 1;

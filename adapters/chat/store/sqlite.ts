@@ -12,7 +12,7 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { type Row, type SqlConnection, type SqlRunner, SqlStore } from './sql.ts';
+import { migrationsAfter, type Row, type SqlConnection, type SqlRunner, SqlStore } from './sql.ts';
 import type { ChatStore, LegacyWatchSource, ShortLivedStore } from './types.ts';
 
 export const DATABASE_FILE = 'textdetect-bots.sqlite';
@@ -103,14 +103,8 @@ function migrate(db: Database, migrations: readonly string[], name: string, targ
   // IMMEDIATE takes the write lock first, so two instances starting together do not both migrate.
   db.exec('BEGIN IMMEDIATE');
   try {
-    const from = versionOf(db);
-    if (from > migrations.length) {
-      throw new Error(
-        `The ${name} database is at schema version ${from}, newer than this build knows (${migrations.length}); run the newer bot or point DATA_DIR elsewhere.`,
-      );
-    }
-    for (let version = from + 1; version <= Math.min(targetVersion, migrations.length); version++) {
-      db.exec(migrations[version - 1]!);
+    for (const { version, sql } of migrationsAfter(migrations, versionOf(db), targetVersion, name, 'DATA_DIR')) {
+      db.exec(sql);
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
     }
     db.exec('COMMIT');

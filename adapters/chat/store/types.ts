@@ -49,24 +49,19 @@ export function clearEverySetting(): SettingsPatch {
 }
 
 /** What the bots' handlers use: settings (lasting) and the buttons' records and retry claims (short-lived). */
-export interface ChatStore {
-  /** Where the short-lived part is: `sqlite` (one machine, the default) or `redis` (shared by every instance on the same URL). */
-  readonly kind: 'sqlite' | 'redis';
-  /**
-   * Keeps what a result's buttons need (the text included) for `ttlMs`; the record is gone after
-   * that, so a text is stored only as long as a button can use it.
-   */
-  saveCheck(id: string, record: unknown, ttlMs: number): Promise<void>;
-  /** The record, its lifetime renewed to `ttlMs` (a moderator comparing modes keeps it alive); undefined once expired. */
-  loadCheck(id: string, ttlMs: number): Promise<unknown>;
-  getSettings(scope: string): Promise<ScopeSettings>;
-  /** Applies `patch` field by field (concurrent changes of different fields both survive) and returns the result. */
-  updateSettings(scope: string, patch: SettingsPatch): Promise<ScopeSettings>;
-  /** True the first time `key` is claimed within `ttlMs`, false for every repeat (Slack retries). */
-  claim(key: string, ttlMs: number): Promise<boolean>;
+export interface ChatStore extends Omit<ShortLivedStore, 'forgetChecks'>, Pick<DurableStore, 'getSettings' | 'updateSettings'> {
   /** Prepares the store (a database's migrations); bots call it at start so a problem stops them with its reason. */
   ready?(): Promise<void>;
-  close(): Promise<void>;
+}
+
+/** `start` run once for every caller; if it fails, the next call tries again (the database may come up meanwhile). */
+export function onceUntilItWorks(start: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () =>
+    (running ??= start().catch((err: unknown) => {
+      running = undefined;
+      throw err;
+    }));
 }
 
 export function settingsFromFields(fields: Record<string, string>): ScopeSettings {
@@ -94,6 +89,7 @@ export interface DurableStore {
   /** The schema version the database is at. */
   readSchemaVersion(): Promise<number>;
   getSettings(scope: string): Promise<ScopeSettings>;
+  /** Applies `patch` field by field (concurrent changes of different fields both survive) and returns the result. */
   updateSettings(scope: string, patch: SettingsPatch): Promise<ScopeSettings>;
   /** A new or renewed installation (an OAuth install): replaces the row, and any refresh lease on it. */
   saveInstallation(row: InstallationRow): Promise<void>;
@@ -128,9 +124,16 @@ export interface DurableStore {
  * when `REDIS_URL` is set (shared by every instance), else the SQLite file under `DATA_DIR`.
  */
 export interface ShortLivedStore {
+  /** `sqlite` (one machine, the default) or `redis` (shared by every instance on the same URL). */
   readonly kind: 'sqlite' | 'redis';
+  /**
+   * Keeps what a result's buttons need (the text included) for `ttlMs`; the record is gone after
+   * that, so a text is stored only as long as a button can use it.
+   */
   saveCheck(id: string, record: unknown, ttlMs: number): Promise<void>;
+  /** The record, its lifetime renewed to `ttlMs` (a moderator comparing modes keeps it alive); undefined once expired. */
   loadCheck(id: string, ttlMs: number): Promise<unknown>;
+  /** True the first time `key` is claimed within `ttlMs`, false for every repeat (Slack retries). */
   claim(key: string, ttlMs: number): Promise<boolean>;
   /** Deletes every check record whose id starts with `idPrefix` (a workspace's records, on uninstall); returns how many. */
   forgetChecks(idPrefix: string): Promise<number>;
@@ -151,8 +154,6 @@ export interface InstallationRow {
 }
 
 export interface StoredInstallation extends InstallationRow {
-  installedAt: number;
-  updatedAt: number;
   /** Until when a refresh lease is held (ms since the epoch); undefined when none is. */
   refreshLeaseUntil: number | undefined;
 }
