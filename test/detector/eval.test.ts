@@ -9,6 +9,25 @@ const DEV = trainingDataFile('corpus-dev.jsonl');
 const EXTRA_DEV = trainingDataFile('extra-dev.jsonl');
 const V3_DEV = trainingDataFile('v3-dev.jsonl');
 
+type Scored = { p: number; y: 0 | 1; flagged: boolean; source: string };
+
+/** Each row's score, label, verdict and source; lines in an unsupported language are not part of the metric. */
+function scoreRows(
+  detector: Awaited<ReturnType<typeof createDetector>>,
+  rows: Array<{ text: string; label: string; source: string; mode: 'academic' | 'financial' | 'legal' | 'general' }>,
+): Scored[] {
+  const items: Scored[] = [];
+  for (const r of rows) {
+    try {
+      const d = detector.detect(r.text, { mode: r.mode });
+      items.push({ p: d.ai_probability, y: r.label === 'ai' ? 1 : 0, flagged: d.verdict === 'likely_ai', source: r.source });
+    } catch {
+      // unsupported-language lines are not part of the metric
+    }
+  }
+  return items;
+}
+
 describe('metrics', () => {
   it('computes AUROC with ties, TPR at FPR and ECE', () => {
     expect(auroc([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1])).toBe(1);
@@ -84,15 +103,7 @@ describe.skipIf(!existsSync(EXTRA_DEV))('extra-dev slice', () => {
       .filter(Boolean)
       .filter((_, i) => i % 2 === 0)
       .map((l) => JSON.parse(l) as { text: string; label: string; source: string; mode: 'academic' | 'financial' | 'legal' | 'general' });
-    const items: Array<{ p: number; y: 0 | 1; flagged: boolean; source: string }> = [];
-    for (const r of rows) {
-      try {
-        const d = detector.detect(r.text, { mode: r.mode });
-        items.push({ p: d.ai_probability, y: r.label === 'ai' ? 1 : 0, flagged: d.verdict === 'likely_ai', source: r.source });
-      } catch {
-        // unsupported-language lines are not part of the metric
-      }
-    }
+    const items = scoreRows(detector, rows);
     expect(items.length).toBeGreaterThan(500);
     const m = metricRow(items);
     expect(m.auroc).toBeGreaterThan(EXTRA_FLOORS.auroc);
@@ -122,15 +133,7 @@ describe.skipIf(!existsSync(V3_DEV))('v3-dev slice', () => {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as CorpusRow);
     const { rows } = neutralise(all.filter((_, i) => i % 3 === 0));
-    const items: Array<{ p: number; y: 0 | 1; flagged: boolean; source: string }> = [];
-    for (const r of rows) {
-      try {
-        const d = detector.detect(r.text, { mode: r.mode });
-        items.push({ p: d.ai_probability, y: r.label === 'ai' ? 1 : 0, flagged: d.verdict === 'likely_ai', source: r.source });
-      } catch {
-        // unsupported-language lines are not part of the metric
-      }
-    }
+    const items = scoreRows(detector, rows);
     expect(items.length).toBeGreaterThan(1000);
     const m = metricRow(items);
     expect(m.auroc).toBeGreaterThan(V3_FLOORS.auroc);
