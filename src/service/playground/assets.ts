@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { KEY_PREFIX, type KeyEnvironment } from '../keys.ts';
 
 export interface Asset {
   body: Buffer;
@@ -15,7 +16,7 @@ export interface PageSettings {
   maxTextChars: number;
   defaultMode: string;
   modes: readonly string[];
-  environment: string;
+  environment: KeyEnvironment;
   /** Largest file POST /v1/detect/file accepts (the page checks it before sending). */
   maxFileBytes: number;
 }
@@ -75,7 +76,7 @@ export async function loadAssets(settings: PageSettings): Promise<{ version: str
     DEFAULT_MODE: settings.defaultMode,
     ENVIRONMENT: settings.environment,
     ENVIRONMENT_LABEL: settings.environment === 'production' ? 'Production' : 'Sandbox',
-    KEY_PREFIX: settings.environment === 'production' ? 'sk_live_' : 'sk_test_',
+    KEY_PREFIX: KEY_PREFIX[settings.environment],
     MAX_FILE_BYTES: String(settings.maxFileBytes),
     MAX_FILE_SIZE_TEXT:
       settings.maxFileBytes >= 1024 * 1024
