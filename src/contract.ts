@@ -249,12 +249,6 @@ export const FILE_TYPES = ['pdf', 'docx', 'text', 'markdown', 'html'] as const;
 export type FileType = (typeof FILE_TYPES)[number];
 
 /**
- * Characters of a file's extracted text that cost one unit: the same CHARS_PER_UNIT as every scoring
- * route (kept as its own name for callers written against the first files contract).
- */
-export const FILE_CHARS_PER_UNIT = CHARS_PER_UNIT;
-
-/**
  * Units of the key's rate limit one `POST /v1/detect/file` request costs: one per started
  * CHARS_PER_UNIT characters of the text read out of the file, at least one, exactly what a
  * `/v1/detect` call with that text costs (a 50,000-character report costs 10). The server charges it
