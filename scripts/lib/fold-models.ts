@@ -9,8 +9,9 @@
  * so each training text can be scored piece by piece by the model of its own fold.
  */
 import type { ArtifactArrays, ArtifactHeader } from '../../src/detector/artifact.ts';
-import { DENSE_DIM, extractFeatures, type FeatureVector, type LMContext } from '../../src/detector/features.ts';
+import { DENSE_DIM, extractFeatures, type FeatureVector, type LMContext, type ShortLexWeights } from '../../src/detector/features.ts';
 import { forestMargin, type Forest } from '../../src/detector/gbdt.ts';
+import { CharLM, type CharLMArrays } from '../../src/detector/charlm.ts';
 import { BigramLM, type BigramArrays } from '../../src/detector/lm.ts';
 import { blendScores, linearScore, posContextFrom, stackedInput, type LinearWeights } from '../../src/detector/model.ts';
 import { lowerForFeatures } from '../../src/detector/normalize.ts';
@@ -25,6 +26,9 @@ export interface FoldModelData {
   cross: { mu: Float32Array; sigma2: Float32Array };
   posHuman: PosLMArrays;
   posAi: PosLMArrays;
+  charHuman: CharLMArrays;
+  charAi: CharLMArrays;
+  shortLex: ShortLexWeights;
   weights: LinearWeights;
   forest: Forest | undefined;
   linearWeight: number;
@@ -43,9 +47,17 @@ export interface FoldModels {
 function lmContext(
   vocab: Map<string, number>,
   tagger: PosTagger,
-  d: Pick<FoldModelData, 'human' | 'ai' | 'cross' | 'posHuman' | 'posAi'>,
+  d: Pick<FoldModelData, 'human' | 'ai' | 'cross' | 'posHuman' | 'posAi' | 'charHuman' | 'charAi' | 'shortLex'>,
 ): LMContext {
-  return { vocab, human: new BigramLM(d.human), ai: new BigramLM(d.ai), cross: d.cross, pos: { tagger, human: d.posHuman, ai: d.posAi } };
+  return {
+    vocab,
+    human: new BigramLM(d.human),
+    ai: new BigramLM(d.ai),
+    cross: d.cross,
+    pos: { tagger, human: d.posHuman, ai: d.posAi },
+    char: { human: new CharLM(d.charHuman), ai: new CharLM(d.charAi) },
+    shortLex: d.shortLex,
+  };
 }
 
 /** Scorers over fold models built by `buildFoldModelData` (or read back from a cache). */

@@ -37,7 +37,7 @@ import {
 export const SHORT_TEXT_WORDS = EVIDENCE_FLOOR_WORDS;
 /** From this many words (and a clear score) a result may be `confidence: "high"`. */
 const HIGH_CONFIDENCE_WORDS = 120;
-/** Shortest texts the length-banded calibration was fitted on (tweets and chat lines of 15+ words). */
+/** Under this many words a probability is pulled towards 0.5 unless a length band was fitted on such texts (`shortestCalibrated`). */
 const MIN_CALIBRATED_WORDS = 15;
 /** Out-of-domain texts: `likely_ai` only from this probability, `likely_human` only under the other. */
 const OOD_AI_THRESHOLD = 0.95;
@@ -111,9 +111,10 @@ export class TextDetector implements Detector {
     const short = f.words < SHORT_TEXT_WORDS;
     if (short) {
       warnings.push('short_text');
-      // Length-banded calibration starts at 15 words (the shortest texts it was fitted on);
-      // below that, pull the score towards 0.5 in proportion to the missing words.
-      if (f.words < MIN_CALIBRATED_WORDS) p = 0.5 + (p - 0.5) * (f.words / MIN_CALIBRATED_WORDS);
+      // Below the shortest texts the length-banded calibration was fitted on, pull the score
+      // towards 0.5 in proportion to the missing words.
+      const floor = shortestCalibrated(calib);
+      if (f.words < floor) p = 0.5 + (p - 0.5) * (f.words / floor);
     }
     // Verdicts are read off the probability as reported, so the two never disagree by rounding.
     p = round4(Math.min(1, Math.max(0, p)));
@@ -348,12 +349,27 @@ export function countWords(text: string, language: Language): number {
   return tokenize(lowerForFeatures(normalize(text).text, language)).filter(isWordToken).length;
 }
 
-/** Calibrated probability: the length band's Platt scaling for short texts, else the group's. */
+/**
+ * Calibrated probability: the length band's Platt scaling, else the group's. A text shorter than
+ * the shortest band takes that band (the engine then pulls it towards 0.5, `shortestCalibrated`).
+ */
 export function calibrateForLength(rawLogit: number, calib: GroupCalibration, words: number): number {
-  for (const band of calib.plattByLength ?? []) {
+  const bands = calib.plattByLength ?? [];
+  for (const band of bands) {
     if (words >= band.minWords && words < band.maxWords) return sigmoid(band.a * rawLogit + band.b);
   }
+  const first = bands[0];
+  if (first && words < first.minWords) return sigmoid(first.a * rawLogit + first.b);
   return calibrate(rawLogit, calib);
+}
+
+/**
+ * Word count from which a text's probability is taken as calibrated: the shortest band's lower edge
+ * when the band was fitted on texts that short, else MIN_CALIBRATED_WORDS (a language without
+ * enough real short texts for a short band, such as Turkish, keeps the pull below 15 words).
+ */
+export function shortestCalibrated(calib: GroupCalibration): number {
+  return Math.min(calib.plattByLength?.[0]?.minWords || MIN_CALIBRATED_WORDS, MIN_CALIBRATED_WORDS);
 }
 
 /** The `likely_ai` threshold for a text of `words` words. */

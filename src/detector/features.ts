@@ -8,6 +8,7 @@
  *   repetition). None of them is raw length, which differs between the classes of some sources.
  * - sparse: hashed word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised.
  */
+import { type CharLM, charSymbols } from './charlm.ts';
 import { BOS, UNK, type BigramLM } from './lm.ts';
 import { POS_FEATURE_NAMES, posFeatures, type PosContext } from './pos.ts';
 
@@ -59,6 +60,16 @@ export const DENSE_NAMES = [
   'rep_trigram',
   'is_tr',
   ...POS_FEATURE_NAMES,
+  'ch_H_mean',
+  'ch_A_mean',
+  'ch_diff_mean',
+  'ch_diff_std',
+  'ch_diff_p10',
+  'ch_diff_p90',
+  'ch_fdg_H',
+  'ch_fdg_A',
+  'ch_diff_maxwin',
+  'short_lex',
 ] as const;
 export const DENSE_DIM = DENSE_NAMES.length;
 
@@ -108,6 +119,16 @@ export interface LMContext {
   cross: { mu: Float32Array; sigma2: Float32Array };
   /** Lexicon tagger and tag-trigram LMs (syntax-level features). */
   pos: PosContext;
+  /** Character n-gram LMs, human and AI side: evidence that a few words already carry. */
+  char: { human: CharLM; ai: CharLM };
+  /** The short-text lexical model: weights over the hashed features, fitted on short texts only (see `short_lex`). */
+  shortLex: ShortLexWeights;
+}
+
+export interface ShortLexWeights {
+  bias: number;
+  /** Per hashed feature (length HASH_DIM). */
+  weights: Float32Array;
 }
 
 export interface FeatureVector {
@@ -135,16 +156,57 @@ function mix(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-function sorted(values: Float64Array): Float64Array {
-  return values.slice().sort();
+/** The k-th smallest value (0-based) of `a`, reordering it (Hoare's selection). */
+function select(a: Float64Array, k: number, lo = 0, hi = a.length - 1): number {
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i] = a[j]!;
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k]!;
+  }
+  return a[k]!;
 }
 
-function quantile(sortedValues: Float64Array, q: number): number {
-  if (sortedValues.length === 0) return 0;
-  const pos = q * (sortedValues.length - 1);
+/**
+ * The q-quantile of `values` as linear interpolation between the two order statistics around
+ * q·(n − 1), by selection rather than a sort (reorders `values`). Per text there are a few hundred
+ * word and ~6 times as many character log-ratios, and sorting them was a large part of a call.
+ */
+function selectQuantile(values: Float64Array, q: number): number {
+  if (values.length === 0) return 0;
+  const pos = q * (values.length - 1);
   const lo = Math.floor(pos);
-  const hi = Math.min(sortedValues.length - 1, lo + 1);
-  return sortedValues[lo]! + (sortedValues[hi]! - sortedValues[lo]!) * (pos - lo);
+  const hi = Math.min(values.length - 1, lo + 1);
+  const a = select(values, lo);
+  // After selecting lo, everything above index lo is ≥ a: the next order statistic is their minimum.
+  let b = a;
+  if (hi !== lo) {
+    b = Number.POSITIVE_INFINITY;
+    for (let i = lo + 1; i < values.length; i++) if (values[i]! < b) b = values[i]!;
+  }
+  return a + (b - a) * (pos - lo);
+}
+
+let quantileScratch = new Float64Array(4096);
+/** The 10th and 90th percentiles of `values` (left as they are). */
+function quantiles(values: Float64Array): [number, number] {
+  if (values.length > quantileScratch.length) quantileScratch = new Float64Array(values.length * 2);
+  const copy = quantileScratch.subarray(0, values.length);
+  copy.set(values);
+  return [selectQuantile(copy, 0.1), selectQuantile(copy, 0.9)];
 }
 
 function meanStd(values: Float64Array): [number, number] {
@@ -223,9 +285,9 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const [mH, sH] = meanStd(lh);
   const [mA, sA] = meanStd(la);
   const [mD, sD] = meanStd(diff);
-  const sh = sorted(lh),
-    sa = sorted(la),
-    sd = sorted(diff);
+  const [h10, h90] = quantiles(lh);
+  const [a10, a90] = quantiles(la);
+  const [d10, d90] = quantiles(diff);
   let sumH = 0,
     sumA = 0;
   for (let i = 0; i < n; i++) {
@@ -235,16 +297,16 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   let k = 0;
   dense[k++] = mH;
   dense[k++] = sH;
-  dense[k++] = quantile(sh, 0.1);
-  dense[k++] = quantile(sh, 0.9);
+  dense[k++] = h10;
+  dense[k++] = h90;
   dense[k++] = mA;
   dense[k++] = sA;
-  dense[k++] = quantile(sa, 0.1);
-  dense[k++] = quantile(sa, 0.9);
+  dense[k++] = a10;
+  dense[k++] = a90;
   dense[k++] = mD;
   dense[k++] = sD;
-  dense[k++] = quantile(sd, 0.1);
-  dense[k++] = quantile(sd, 0.9);
+  dense[k++] = d10;
+  dense[k++] = d90;
   dense[k++] = uniSum / nn;
   dense[k++] = mH - uniSum / nn;
   dense[k++] = muH / nn;
@@ -275,18 +337,7 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   dense[k++] = rN > 0 ? rS / rN : 0;
   // The most AI-like stretch of 60 tokens (mean AI−human log-ratio): a generated part of a text
   // that also has human-written parts is diluted in the whole-text mean.
-  const W = 60;
-  if (n <= W) dense[k++] = mD;
-  else {
-    let s = 0;
-    for (let i = 0; i < W; i++) s += diff[i]!;
-    let best = s;
-    for (let i = W; i < n; i++) {
-      s += diff[i]! - diff[i - W]!;
-      if (s > best) best = s;
-    }
-    dense[k++] = best / W;
-  }
+  dense[k++] = maxWindowMean(diff, 60, mD);
   // No out-of-vocabulary rate: it separates the classes only weakly (0.35 SD on dev) and a typo
   // attack moves it by 3 SD (misspellings are out of vocabulary), so it was mainly an evasion lever.
 
@@ -372,8 +423,20 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   // syntax, and only separate the two Turkish sources' sites, so the block stays 0 there.
   if (language === 'en') k = posFeatures(tokens, ids, lm.pos, dense, k);
   else k += POS_FEATURE_NAMES.length;
+  k = charFeatures(lower.replace(RE_MASK, ' '), lm.char, dense, k);
 
-  // --- hashed sparse features ---
+  const { idx, val } = sparseFeatures(lower, tokens);
+  // The short-text lexical model's logit: what word and character n-grams say when they are
+  // learnt from short texts alone, where the whole-text model's sparse weights are set mostly by
+  // long texts. Cross-fitted in training like the LMs, so the classifier sees honest values.
+  let lex = lm.shortLex.bias;
+  for (let i = 0; i < idx.length; i++) lex += lm.shortLex.weights[idx[i]!]! * val[i]!;
+  dense[k++] = lex;
+  return { dense, idx, val, words };
+}
+
+/** The hashed sparse features of a lower-cased text: word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised. */
+export function sparseFeatures(lower: string, tokens: readonly string[]): { idx: Int32Array; val: Float32Array } {
   const outIdx: number[] = [];
   const outVal: number[] = [];
   let count = 0;
@@ -405,8 +468,69 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
     }
   }
   flushBlock(count, outIdx, outVal);
+  return { idx: Int32Array.from(outIdx), val: Float32Array.from(outVal) };
+}
 
-  return { dense, idx: Int32Array.from(outIdx), val: Float32Array.from(outVal), words };
+/**
+ * Character-LM view: the per-character log-probability under the human and the AI character
+ * model, their difference (mean, spread, 10th/90th percentile, and its most AI-like 200-character
+ * stretch) and the Fast-DetectGPT criterion under each model, divided by √n like the word one.
+ */
+// Detection is synchronous and single-threaded, so one scratch area serves every call.
+let charScratch = new Float64Array(5 * 4096);
+function charFeatures(text: string, lm: LMContext['char'], dense: Float64Array, k: number): number {
+  const s = charSymbols(text);
+  const n = s.length;
+  if (n === 0) return k + 9;
+  if (n > charScratch.length / 5) charScratch = new Float64Array(n * 10);
+  const lh = charScratch.subarray(0, n);
+  const la = charScratch.subarray(n, 2 * n);
+  const mu = charScratch.subarray(2 * n, 3 * n);
+  const s2 = charScratch.subarray(3 * n, 4 * n);
+  const diff = charScratch.subarray(4 * n, 5 * n);
+  const [sumH, muH, s2H] = scoredSums(lm.human, s, lh, mu, s2);
+  const [sumA, muA, s2A] = scoredSums(lm.ai, s, la, mu, s2);
+  for (let i = 0; i < n; i++) diff[i] = la[i]! - lh[i]!;
+  const [mD, sD] = meanStd(diff);
+  dense[k++] = sumH / n;
+  dense[k++] = sumA / n;
+  dense[k++] = mD;
+  dense[k++] = sD;
+  const [c10, c90] = quantiles(diff);
+  dense[k++] = c10;
+  dense[k++] = c90;
+  dense[k++] = (sumH - muH) / Math.sqrt(s2H) / Math.sqrt(n);
+  dense[k++] = (sumA - muA) / Math.sqrt(s2A) / Math.sqrt(n);
+  dense[k++] = maxWindowMean(diff, 200, mD);
+  return k;
+}
+
+/** Scores the symbols under one character LM; returns Σ log p, Σ μ and Σ σ² (the criterion's parts). */
+function scoredSums(lm: CharLM, s: Uint8Array, logp: Float64Array, mu: Float64Array, s2: Float64Array): [number, number, number] {
+  lm.score(s, logp, mu, s2);
+  let sum = 0;
+  let muSum = 0;
+  let s2Sum = 0;
+  for (let i = 0; i < s.length; i++) {
+    sum += logp[i]!;
+    muSum += mu[i]!;
+    s2Sum += s2[i]!;
+  }
+  return [sum, muSum, s2Sum];
+}
+
+/** The largest mean of `window` consecutive values; `whole` (the mean of all) when there are no more than that. */
+function maxWindowMean(values: Float64Array, window: number, whole: number): number {
+  const n = values.length;
+  if (n <= window) return whole;
+  let s = 0;
+  for (let i = 0; i < window; i++) s += values[i]!;
+  let best = s;
+  for (let i = window; i < n; i++) {
+    s += values[i]! - values[i - window]!;
+    if (s > best) best = s;
+  }
+  return best / window;
 }
 
 /** Moving-average type/token ratio (window w): vocabulary richness independent of length. */

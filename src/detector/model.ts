@@ -3,8 +3,9 @@
  * shared by training (cross-fitted evaluation) and the detector.
  */
 import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from './artifact.ts';
-import { extractFeatures, DENSE_DIM, HASH_DIM, type FeatureVector, type LMContext } from './features.ts';
+import { extractFeatures, DENSE_DIM, HASH_DIM, type FeatureVector, type LMContext, type ShortLexWeights } from './features.ts';
 import { forestMargin, type Forest } from './gbdt.ts';
+import { CharLM, type CharLMArrays } from './charlm.ts';
 import { BigramLM, type BigramArrays } from './lm.ts';
 import type { PosContext, PosLMArrays } from './pos.ts';
 import type { Language, Mode } from './types.ts';
@@ -60,6 +61,26 @@ export function lmArraysFrom(arrays: ArtifactArrays, prefix: string): BigramArra
     mu: get<Float32Array>('mu'),
     sigma2: get<Float32Array>('sigma2'),
   };
+}
+
+/** A character LM of an artifact (`prefix` `char.human` or `char.ai`). */
+export function charLMFrom(arrays: ArtifactArrays, prefix: string): CharLM {
+  const names = ['ctxKeys', 'ctxLogGamma', 'ctxMu', 'ctxSigma2', 'keys', 'logp', 'logUni'] as const;
+  const out: Partial<Record<(typeof names)[number], Float32Array | Uint32Array>> = {};
+  for (const n of names) {
+    const a = arrays[`${prefix}.${n}`];
+    if (!a) throw new Error(`Model artifact lacks the array ${prefix}.${n}; retrain with \`npm run train\`.`);
+    out[n] = a;
+  }
+  return new CharLM(out as unknown as CharLMArrays);
+}
+
+/** The short-text lexical model of an artifact. */
+export function shortLexFrom(arrays: ArtifactArrays): ShortLexWeights {
+  const bias = arrays['shortlex.bias'];
+  const weights = arrays['shortlex.weights'];
+  if (!bias || !weights) throw new Error('Model artifact lacks its short-text lexical model; retrain with `npm run train`.');
+  return { bias: bias[0]!, weights: weights as Float32Array };
 }
 
 /** The tagger and tag LMs of an artifact; a model without them predates the part-of-speech features. */
@@ -121,6 +142,8 @@ export class LoadedModel {
         mu: arrays['cross.mu'] as Float32Array,
         sigma2: arrays['cross.sigma2'] as Float32Array,
       },
+      char: { human: charLMFrom(arrays, 'char.human'), ai: charLMFrom(arrays, 'char.ai') },
+      shortLex: shortLexFrom(arrays),
     };
     if (!this.lm.cross.mu || !this.lm.cross.sigma2) throw new Error('Model artifact lacks the cross moments.');
     const dense = arrays['w.dense'] as Float32Array | undefined;

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { countWords } from '../../src/detector/engine.ts';
+import { calibrateForLength, countWords, shortestCalibrated } from '../../src/detector/engine.ts';
 import { createDetector, type Detector, type Mode } from '../../src/detector/index.ts';
 import { readArtifact } from '../../src/detector/artifact.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
@@ -15,15 +15,39 @@ beforeAll(async () => {
 });
 
 describe('short-text calibration', () => {
-  it('has its own Platt scaling under 40 words for both languages, fitted on thousands of short texts', () => {
+  it('has Platt scalings per length band, fitted on real short texts: English from 5 words, each on hundreds of texts', () => {
     const { header } = readArtifact(DEFAULT_MODEL_PATH);
-    for (const language of ['en', 'tr']) {
-      const band = header.calibration[`${language}:*`]?.plattByLength?.find((b) => b.minWords === 0);
-      expect(band, language).toBeDefined();
-      expect(band!.maxWords).toBe(40);
-      expect(band!.a).toBeGreaterThan(0);
+    for (const [key, c] of Object.entries(header.calibration)) {
+      const bands = c.plattByLength ?? [];
+      for (let i = 1; i < bands.length; i++) expect(bands[i]!.minWords, key).toBeGreaterThanOrEqual(bands[i - 1]!.maxWords);
+      for (const b of bands) {
+        expect(b.a, key).toBeGreaterThan(0);
+        expect(Math.min(b.nHuman, b.nAi), key).toBeGreaterThanOrEqual(30);
+      }
+    }
+    const en = header.calibration['en:general']!.plattByLength ?? [];
+    for (const [lo, hi] of [
+      [5, 15],
+      [15, 40],
+    ]) {
+      const band = en.find((b) => b.minWords === lo);
+      expect(band?.maxWords).toBe(hi);
       expect(band!.nHuman + band!.nAi).toBeGreaterThan(300);
     }
+  });
+
+  it('takes the shortest band below it, and pulls towards 0.5 only below the texts that band was fitted on', () => {
+    const base = { a: 1, b: 0, aiThreshold: 0.96, humanThreshold: 0.5, nHuman: 100, nAi: 100 };
+    const band = (minWords: number, maxWords: number, a: number) => ({ minWords, maxWords, a, b: 0, nHuman: 50, nAi: 50 });
+    const fitted = { ...base, plattByLength: [band(5, 15, 0.5), band(15, 40, 0.8)] };
+    expect(calibrateForLength(2, fitted, 3)).toBeCloseTo(1 / (1 + Math.exp(-1)), 10);
+    expect(calibrateForLength(2, fitted, 20)).toBeCloseTo(1 / (1 + Math.exp(-1.6)), 10);
+    expect(calibrateForLength(2, fitted, 500)).toBeCloseTo(1 / (1 + Math.exp(-2)), 10);
+    expect(shortestCalibrated(fitted)).toBe(5);
+    // Older artifacts (a band from 0 words) and a language without short bands keep the 15-word pull.
+    expect(shortestCalibrated({ ...base, plattByLength: [band(0, 40, 0.5)] })).toBe(15);
+    expect(shortestCalibrated({ ...base, plattByLength: [band(40, 60, 0.5)] })).toBe(15);
+    expect(shortestCalibrated(base)).toBe(15);
   });
 
   // A fixed slice of held-out short texts cut from dev (every 2nd text's first one or two sentences):
