@@ -5,7 +5,7 @@
 import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from './artifact.ts';
 import { extractFeatures, DENSE_DIM, HASH_DIM, type FeatureVector, type LMContext, type ShortLexWeights } from './features.ts';
 import { forestMargin, type Forest } from './gbdt.ts';
-import { CharLM, type CharLMArrays } from './charlm.ts';
+import { CharLM } from './charlm.ts';
 import { BigramLM, type BigramArrays } from './lm.ts';
 import type { PosContext, PosLMArrays } from './pos.ts';
 import type { Language, Mode } from './types.ts';
@@ -47,32 +47,35 @@ export function calibrate(logit: number, c: GroupCalibration): number {
   return sigmoid(c.a * logit + c.b);
 }
 
+/** The array `prefix.name` of an artifact; a missing one means the artifact predates this code. */
+function arrayOf<T extends Float32Array | Uint32Array>(arrays: ArtifactArrays, prefix: string, name: string): T {
+  const a = arrays[`${prefix}.${name}`];
+  if (!a) throw new Error(`Model artifact lacks the array ${prefix}.${name}; retrain with \`npm run train\`.`);
+  return a as T;
+}
+
 export function lmArraysFrom(arrays: ArtifactArrays, prefix: string): BigramArrays {
-  const get = <T extends Float32Array | Uint32Array>(name: string): T => {
-    const a = arrays[`${prefix}.${name}`];
-    if (!a) throw new Error(`Model artifact lacks the array ${prefix}.${name}.`);
-    return a as T;
-  };
   return {
-    keys: get<Uint32Array>('keys'),
-    logp: get<Float32Array>('logp'),
-    logGamma: get<Float32Array>('logGamma'),
-    logUni: get<Float32Array>('logUni'),
-    mu: get<Float32Array>('mu'),
-    sigma2: get<Float32Array>('sigma2'),
+    keys: arrayOf<Uint32Array>(arrays, prefix, 'keys'),
+    logp: arrayOf<Float32Array>(arrays, prefix, 'logp'),
+    logGamma: arrayOf<Float32Array>(arrays, prefix, 'logGamma'),
+    logUni: arrayOf<Float32Array>(arrays, prefix, 'logUni'),
+    mu: arrayOf<Float32Array>(arrays, prefix, 'mu'),
+    sigma2: arrayOf<Float32Array>(arrays, prefix, 'sigma2'),
   };
 }
 
 /** A character LM of an artifact (`prefix` `char.human` or `char.ai`). */
 export function charLMFrom(arrays: ArtifactArrays, prefix: string): CharLM {
-  const names = ['ctxKeys', 'ctxLogGamma', 'ctxMu', 'ctxSigma2', 'keys', 'logp', 'logUni'] as const;
-  const out: Partial<Record<(typeof names)[number], Float32Array | Uint32Array>> = {};
-  for (const n of names) {
-    const a = arrays[`${prefix}.${n}`];
-    if (!a) throw new Error(`Model artifact lacks the array ${prefix}.${n}; retrain with \`npm run train\`.`);
-    out[n] = a;
-  }
-  return new CharLM(out as unknown as CharLMArrays);
+  return new CharLM({
+    ctxKeys: arrayOf<Uint32Array>(arrays, prefix, 'ctxKeys'),
+    ctxLogGamma: arrayOf<Float32Array>(arrays, prefix, 'ctxLogGamma'),
+    ctxMu: arrayOf<Float32Array>(arrays, prefix, 'ctxMu'),
+    ctxSigma2: arrayOf<Float32Array>(arrays, prefix, 'ctxSigma2'),
+    keys: arrayOf<Uint32Array>(arrays, prefix, 'keys'),
+    logp: arrayOf<Float32Array>(arrays, prefix, 'logp'),
+    logUni: arrayOf<Float32Array>(arrays, prefix, 'logUni'),
+  });
 }
 
 /** The short-text lexical model of an artifact. */
