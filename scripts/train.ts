@@ -498,7 +498,7 @@ function groupKey(language: string, mode: string): string {
  * pulls the score towards 0.5 (`shortestCalibrated`); from the last band's upper edge on, the
  * group's own scaling. Bands over 60 words, per language or per mode, fitted dev better but failed
  * leave-one-source-out: fitted without a source, they flagged 4.8–20% of held-out professional L2R
- * academic or Latvian law abstracts (docs/detector.md, "Calibration per length band").
+ * academic or Latvian law abstracts (docs/detector.md, "v3, second round").
  */
 const PLATT_BANDS: Array<{ lo: number; hi: number }> = (arg('--platt-bands') ?? '5-15,15-40,40-60').split(',').map((b) => {
   const [lo, hi] = b.split('-').map(Number);
