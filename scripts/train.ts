@@ -67,6 +67,7 @@ import {
   HASH_BITS,
   extractFeatures,
   isWordToken,
+  maskRuns,
   sparseFeatures,
   tokenIds,
   tokenize,
@@ -340,11 +341,13 @@ const SHORT_LEX_WORDS = Number(arg('--short-lex-words') ?? 100);
 const SHORT_LEX_BALANCE = Number(arg('--short-lex-balance') ?? 0);
 const SHORT_LEX_OPTS: LROptions = { ...LR_OPTS, l2Dense: 0, l2Sparse: Number(arg('--short-lex-l2') ?? 1e-6) };
 const sparseCache = new WeakMap<Doc, FeatureVector>();
-/** A sparse-only feature vector of a doc (dense part empty), cached: it does not depend on the fold. */
+/** The dense part of every sparse-only vector: the short-text model reads none of it. */
+const NO_DENSE = new Float64Array(DENSE_DIM);
+/** A sparse-only feature vector of a doc, cached: it does not depend on the fold. */
 function sparseOnly(d: Doc): FeatureVector {
   let f = sparseCache.get(d);
   if (!f) {
-    f = { dense: new Float64Array(DENSE_DIM), ...sparseFeatures(d.lower, d.tokens), words: d.words };
+    f = { dense: NO_DENSE, ...sparseFeatures(maskRuns(d.lower), d.tokens), words: d.words };
     sparseCache.set(d, f);
   }
   return f;
@@ -356,10 +359,9 @@ function sparseOnly(d: Doc): FeatureVector {
  */
 function fitShortLex(docs: Doc[]): ShortLexWeights {
   const short = docs.filter((d) => d.words < SHORT_LEX_WORDS);
-  const zero = new Float64Array(DENSE_DIM);
   const weights = sampleWeights(short, SHORT_LEX_BALANCE);
-  const rows: TrainRow[] = short.map((d, i) => ({ f: sparseOnly(d), z: zero, y: d.y, w: weights[i]! }));
-  const w = trainLogistic(rows, zero, zero, SHORT_LEX_OPTS);
+  const rows: TrainRow[] = short.map((d, i) => ({ f: sparseOnly(d), z: NO_DENSE, y: d.y, w: weights[i]! }));
+  const w = trainLogistic(rows, NO_DENSE, NO_DENSE, SHORT_LEX_OPTS);
   return { bias: w.bias, weights: w.sparse };
 }
 

@@ -170,18 +170,18 @@ export function buildCharLM(texts: Iterable<string>, opts: CharBuildOptions): Ch
   const lenOf = new Uint8Array(nCtx + 1);
   const parentOf = new Int32Array(nCtx + 1); // sorted index of h' (0 = empty context)
   const ctxKeys = new Uint32Array(nCtx);
-  const keyToSorted = new Map<number, number>();
-  ctxEntries.forEach(([key], j) => {
+  const total = new Float64Array(nCtx + 1);
+  ctxEntries.forEach(([key, i], j) => {
     ctxKeys[j] = key;
-    keyToSorted.set(key, j + 1);
     lenOf[j + 1] = key >>> 28;
+    total[j + 1] = ctxTotal.at(i + 1);
   });
   ctxEntries.forEach(([key], j) => {
     const len = key >>> 28;
     if (len <= 1) return;
     const packed = key & 0x0fffffff;
     const parentPacked = packed & ((1 << (7 * (len - 1))) - 1);
-    parentOf[j + 1] = keyToSorted.get((((len - 1) << 28) | parentPacked) >>> 0) ?? 0;
+    parentOf[j + 1] = sortedIndexOf[ctx.get((((len - 1) << 28) | parentPacked) >>> 0) + 1]!;
   });
   const D = opts.discount;
   const gamma = new Float64Array(nCtx + 1).fill(1);
@@ -196,25 +196,23 @@ export function buildCharLM(texts: Iterable<string>, opts: CharBuildOptions): Ch
     kept.push([((sj << 7) | c) >>> 0, count]);
   }
   kept.sort((a, b) => a[0] - b[0]);
-  const total = new Float64Array(nCtx + 1);
-  for (const [, i] of ctx.entries()) total[sortedIndexOf[i + 1]!] = ctxTotal.at(i + 1);
+  const keys = Uint32Array.from(kept, ([k]) => k);
   // Full distributions, shortest contexts first (a context's parent is shorter, so it is done).
   const dist = new Map<number, Float64Array>();
   dist.set(0, pUni);
   const byLen = Array.from({ length: nCtx }, (_, j) => j + 1).sort((a, b) => lenOf[a]! - lenOf[b]! || a - b);
-  const keptOf = new Map<number, Array<[number, number]>>();
-  for (const [k, count] of kept) {
+  // Per context: its kept n-grams as (symbol, count, position in `keys`).
+  const keptOf = new Map<number, Array<[number, number, number]>>();
+  kept.forEach(([k, count], i) => {
     const sj = k >>> 7;
     const list = keptOf.get(sj);
-    if (list) list.push([k & 127, count]);
-    else keptOf.set(sj, [[k & 127, count]]);
-  }
+    if (list) list.push([k & 127, count, i]);
+    else keptOf.set(sj, [[k & 127, count, i]]);
+  });
   const ctxLogGamma = new Float32Array(nCtx);
   const ctxMu = new Float32Array(nCtx);
   const ctxSigma2 = new Float32Array(nCtx);
-  const keys = new Uint32Array(kept.length);
   const logp = new Float32Array(kept.length);
-  const logpOf = new Map<number, number>();
   const moments = (p: Float64Array): [number, number] => {
     let m = 0;
     let e2 = 0;
@@ -229,19 +227,15 @@ export function buildCharLM(texts: Iterable<string>, opts: CharBuildOptions): Ch
     const parent = dist.get(parentOf[sj]!) ?? pUni;
     const g = Math.max(gamma[sj]!, 1e-9);
     const p = Float64Array.from(parent, (q) => g * q);
-    for (const [c, count] of keptOf.get(sj) ?? []) {
+    for (const [c, count, i] of keptOf.get(sj) ?? []) {
       p[c]! += (count - D) / total[sj]!;
-      logpOf.set(((sj << 7) | c) >>> 0, Math.log(p[c]!));
+      logp[i] = Math.log(p[c]!);
     }
     // Only contexts that can be a parent need their distribution kept.
     if (lenOf[sj]! < opts.order) dist.set(sj, p);
     ctxLogGamma[sj - 1] = Math.log(g);
     [ctxMu[sj - 1], ctxSigma2[sj - 1]] = moments(p);
   }
-  kept.forEach(([k], i) => {
-    keys[i] = k;
-    logp[i] = logpOf.get(k)!;
-  });
   const [uMu, uS2] = moments(pUni);
   const logUni = new Float32Array(CHAR_SYMBOLS + 2);
   for (let c = 0; c < CHAR_SYMBOLS; c++) logUni[c] = Math.log(pUni[c]!);

@@ -83,7 +83,7 @@ const FREQ_IDS = 302;
 
 /** Tokens of lower-cased text; numbers collapse to one token. Masking runs of `***` (site-anonymised names) are dropped. */
 export function tokenize(lower: string): string[] {
-  const m = lower.replace(RE_MASK, ' ').match(RE_TOKEN);
+  const m = maskRuns(lower).match(RE_TOKEN);
   if (!m) return [];
   for (let i = 0; i < m.length; i++) {
     const c = m[i]!.charCodeAt(0);
@@ -423,9 +423,10 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   // syntax, and only separate the two Turkish sources' sites, so the block stays 0 there.
   if (language === 'en') k = posFeatures(tokens, ids, lm.pos, dense, k);
   else k += POS_FEATURE_NAMES.length;
-  k = charFeatures(lower.replace(RE_MASK, ' '), lm.char, dense, k);
+  const masked = maskRuns(lower);
+  k = charFeatures(masked, lm.char, dense, k);
 
-  const { idx, val } = sparseFeatures(lower, tokens);
+  const { idx, val } = sparseFeatures(masked, tokens);
   // The short-text lexical model's logit: what word and character n-grams say when they are
   // learnt from short texts alone, where the whole-text model's sparse weights are set mostly by
   // long texts. Cross-fitted in training like the LMs, so the classifier sees honest values.
@@ -435,8 +436,16 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   return { dense, idx, val, words };
 }
 
-/** The hashed sparse features of a lower-cased text: word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised. */
-export function sparseFeatures(lower: string, tokens: readonly string[]): { idx: Int32Array; val: Float32Array } {
+/** The lower-cased text with its masking runs (`***`, site-anonymised names) blanked, as the character features read it. */
+export function maskRuns(lower: string): string {
+  return lower.replace(RE_MASK, ' ');
+}
+
+/**
+ * The hashed sparse features of a lower-cased text (`masked` by `maskRuns`, `tokens` its tokens):
+ * word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised.
+ */
+export function sparseFeatures(masked: string, tokens: readonly string[]): { idx: Int32Array; val: Float32Array } {
   const outIdx: number[] = [];
   const outVal: number[] = [];
   let count = 0;
@@ -454,12 +463,11 @@ export function sparseFeatures(lower: string, tokens: readonly string[]): { idx:
   }
   flushBlock(count, outIdx, outVal);
   count = 0;
-  const text = lower.replace(RE_MASK, ' ');
-  const L = text.length;
+  const L = masked.length;
   for (let i = 0; i + 3 <= L; i++) {
     let h = 0x811c9dc5;
     for (let j = 0; j < 5 && i + j < L; j++) {
-      let c = text.charCodeAt(i + j);
+      let c = masked.charCodeAt(i + j);
       if (c >= 0x30 && c <= 0x39)
         c = 0x30; // digits are content, not style
       else if (c === 0x0a) c = 0x20;
@@ -471,13 +479,13 @@ export function sparseFeatures(lower: string, tokens: readonly string[]): { idx:
   return { idx: Int32Array.from(outIdx), val: Float32Array.from(outVal) };
 }
 
+// Detection is synchronous and single-threaded, so one scratch area serves every call.
+let charScratch = new Float64Array(5 * 4096);
 /**
  * Character-LM view: the per-character log-probability under the human and the AI character
  * model, their difference (mean, spread, 10th/90th percentile, and its most AI-like 200-character
  * stretch) and the Fast-DetectGPT criterion under each model, divided by √n like the word one.
  */
-// Detection is synchronous and single-threaded, so one scratch area serves every call.
-let charScratch = new Float64Array(5 * 4096);
 function charFeatures(text: string, lm: LMContext['char'], dense: Float64Array, k: number): number {
   const s = charSymbols(text);
   const n = s.length;
@@ -602,7 +610,7 @@ export function hashedWeightSums(
   }
   let char = 0;
   let charN = 0;
-  const text = lower.replace(RE_MASK, ' ');
+  const text = maskRuns(lower);
   const L = text.length;
   for (let i = 0; i + 3 <= L; i++) {
     let h = 0x811c9dc5;

@@ -80,10 +80,7 @@ export function charLMFrom(arrays: ArtifactArrays, prefix: string): CharLM {
 
 /** The short-text lexical model of an artifact. */
 export function shortLexFrom(arrays: ArtifactArrays): ShortLexWeights {
-  const bias = arrays['shortlex.bias'];
-  const weights = arrays['shortlex.weights'];
-  if (!bias || !weights) throw new Error('Model artifact lacks its short-text lexical model; retrain with `npm run train`.');
-  return { bias: bias[0]!, weights: weights as Float32Array };
+  return { bias: arrayOf<Float32Array>(arrays, 'shortlex', 'bias')[0]!, weights: arrayOf<Float32Array>(arrays, 'shortlex', 'weights') };
 }
 
 /** The tagger and tag LMs of an artifact; a model without them predates the part-of-speech features. */
