@@ -536,13 +536,18 @@ function fitCalibration(docs: Doc[], oof: number[], floorScale = 1): Record<stri
     );
     return { minWords: lo, maxWords: hi, a, b, nHuman, nAi };
   };
+  // A language's bands are the same for all of its modes: fitted once per language.
+  const languageBands = new Map<string, Array<NonNullable<GroupCalibration['plattByLength']>[number] | undefined>>();
   const bandsOf = (key: string, idx: number[]): NonNullable<GroupCalibration['plattByLength']> => {
     const language = key.slice(0, key.indexOf(':'));
-    const languageIdx = groups.get(groupKey(language, '*')) ?? [];
-    return PLATT_BANDS.flatMap(({ lo, hi }) => {
-      const own =
-        (PLATT_BANDS_PER_MODE ? bandFit(idx, lo, hi) : undefined) ??
-        (language === '*' ? bandFit(idx, lo, hi) : bandFit(languageIdx, lo, hi));
+    let shared = languageBands.get(language);
+    if (!shared) {
+      const languageIdx = language === '*' ? idx : (groups.get(groupKey(language, '*')) ?? []);
+      shared = PLATT_BANDS.map(({ lo, hi }) => bandFit(languageIdx, lo, hi));
+      languageBands.set(language, shared);
+    }
+    return PLATT_BANDS.flatMap(({ lo, hi }, b) => {
+      const own = (PLATT_BANDS_PER_MODE ? bandFit(idx, lo, hi) : undefined) ?? shared[b];
       return own ? [own] : [];
     });
   };

@@ -293,7 +293,7 @@ export class CharLM {
   /** N-grams, keyed by their context's slot in `ctx` (slot number + 1) << 7 | symbol, then log p. */
   private readonly ngrams: Table;
   private readonly order: number;
-  // Per symbol scratch: the context slot (−1 = not looked up yet) and packed key of each length.
+  // Per symbol scratch: the packed key of each context length and its slot (−1 absent, −2 not looked up yet).
   private readonly slot = new Int32Array(MAX_CONTEXT + 1);
   private readonly key = new Uint32Array(MAX_CONTEXT + 1);
 
