@@ -79,11 +79,16 @@ export function botUserAgent(bot: 'slack' | 'discord'): string {
   return `textdetect-${bot}/${packageVersion()}`;
 }
 
+/** A DETECT_* setting the bots cannot start with: both bots exit 2 with its sentence, as for their own settings. */
+export class BackendConfigError extends Error {
+  override name = 'BackendConfigError';
+}
+
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name]?.trim();
   if (!raw) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name}="${raw}" must be a whole number ≥ 0.`);
+  if (!Number.isInteger(value) || value < 0) throw new BackendConfigError(`${name}="${raw}" must be a whole number ≥ 0.`);
   return value;
 }
 
@@ -115,7 +120,12 @@ export async function connectDetectionBackend(
   const maxRateLimitWaitMs = positiveInt(env, 'DETECT_MAX_RATE_LIMIT_WAIT_MS', 10_000);
   const queueMaxWaitMs = positiveInt(env, 'DETECT_QUEUE_MAX_WAIT_MS', 20_000);
   const queueConcurrency = Math.max(1, positiveInt(env, 'DETECT_QUEUE_CONCURRENCY', 8));
-  const configuredRate = parseQueueRate(env.DETECT_QUEUE_RATE);
+  let configuredRate: QueueRate | undefined;
+  try {
+    configuredRate = parseQueueRate(env.DETECT_QUEUE_RATE);
+  } catch (err) {
+    throw new BackendConfigError((err as Error).message);
+  }
   const redisUrl = env.REDIS_URL?.trim() || undefined;
   // The client's own limiter stays off: pacing, order and the wait bound belong to the bots' queue,
   // which knows each check's position; the client still honours a 429's pause within one call.
@@ -190,12 +200,14 @@ export async function connectDetectionBackend(
   if (apiUrl) {
     const apiKey = env.DETECT_API_KEY?.trim();
     if (!apiKey) {
-      throw new Error('DETECT_API_URL is set but DETECT_API_KEY is not: set the key the detection service issued to this bot.');
+      throw new BackendConfigError(
+        'DETECT_API_URL is set but DETECT_API_KEY is not: set the key the detection service issued to this bot.',
+      );
     }
     try {
       new URL(apiUrl);
     } catch {
-      throw new Error(`DETECT_API_URL="${apiUrl}" is not a valid URL (expected e.g. https://detect.example.com).`);
+      throw new BackendConfigError(`DETECT_API_URL="${apiUrl}" is not a valid URL (expected e.g. https://detect.example.com).`);
     }
     const client = new DetectClient({ ...common, apiKey, baseUrl: apiUrl });
     const { queue, detector } = queued(client, apiUrl, apiKey, configuredRate);

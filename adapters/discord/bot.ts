@@ -9,7 +9,17 @@
  * Watching channels adds GuildMessages and MessageContent when the application has the latter
  * switched on (watch/runtime.ts).
  */
-import { ApplicationFlags, Client, DiscordAPIError, Events, GatewayIntentBits, RESTEvents, Routes, type Interaction } from 'discord.js';
+import {
+  ApplicationFlags,
+  Client,
+  DiscordAPIError,
+  Events,
+  GatewayIntentBits,
+  HTTPError,
+  RESTEvents,
+  Routes,
+  type Interaction,
+} from 'discord.js';
 import { once } from 'node:events';
 import pino, { type Logger } from 'pino';
 import { deferAnswer, interactionFields, type BotContext, type DetectionApi } from './check.ts';
@@ -60,17 +70,31 @@ export interface DiscordBot {
   stop(): Promise<void>;
 }
 
+/** Discord's API gave no answer at start (refused, unknown host, timed out); `npm run discord` exits 5 with this sentence. */
+export class DiscordUnreachableError extends Error {
+  override name = 'DiscordUnreachableError';
+  constructor(apiUrl: string, cause: unknown) {
+    const code = (cause as { code?: unknown })?.code;
+    const why = typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause);
+    super(`Could not reach Discord's API at ${apiUrl} (${why}); check the network, a proxy or firewall, or DISCORD_API_URL.`, {
+      cause,
+    });
+  }
+}
+
 /**
  * The bot's application (`GET /applications/@me`), read with the token before anything else: Discord
  * answering 401 means it refused the token, and the start stops with that (main.ts: exit 3). Any other
  * failure leaves the flags unknown (watching stays off); the login then says what is wrong.
  */
-async function readApplication(client: Client, token: string, logger: Logger): Promise<{ flags?: number } | undefined> {
+async function readApplication(client: Client, token: string, apiUrl: string, logger: Logger): Promise<{ flags?: number } | undefined> {
   client.rest.setToken(token);
   try {
     return (await client.rest.get(Routes.currentApplication())) as { flags?: number };
   } catch (err) {
     if (err instanceof DiscordAPIError && err.status === 401) throw err;
+    // No HTTP answer at all: the login would fail the same way, so stop here with that, before anything about intents.
+    if (!(err instanceof DiscordAPIError) && !(err instanceof HTTPError)) throw new DiscordUnreachableError(apiUrl, err);
     logger.warn({ err: describeDiscordError(err) }, 'could not read the application from Discord');
     return undefined;
   }
@@ -165,7 +189,7 @@ export function createDiscordBot(options: DiscordBotOptions): DiscordBot {
       await state.ready?.();
       await watching.ready();
       // The token first: a refused token is reported as such, before anything about intents.
-      watching.chooseIntents(await readApplication(client, options.token, logger));
+      watching.chooseIntents(await readApplication(client, options.token, settings.apiUrl, logger));
       await client.login(options.token);
       await ready;
       watching.start();

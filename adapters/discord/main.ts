@@ -5,7 +5,7 @@
 import '../../src/node-version.ts';
 import pino from 'pino';
 import { DiscordjsError, DiscordjsErrorCodes } from 'discord.js';
-import { botUserAgent, connectDetectionBackend, type DetectionBackend } from '../chat/backend.ts';
+import { BackendConfigError, botUserAgent, connectDetectionBackend, type DetectionBackend } from '../chat/backend.ts';
 import { installProcessGuards } from '../chat/process-guard.ts';
 import { readWatchSettings } from '../chat/watch/config.ts';
 import { watchDetectorFor } from '../chat/watch/detector.ts';
@@ -18,7 +18,7 @@ const logger = pino({ level: process.env.LOG_LEVEL?.trim() || 'info' });
 
 /** Exit codes as the CLI's: 2 bad configuration, 3 credentials refused, 5 unreachable or failing. */
 function exitCodeFor(err: unknown): number {
-  if (err instanceof ShardSettingsError) return 2;
+  if (err instanceof ShardSettingsError || err instanceof BackendConfigError) return 2;
   if ((err as { status?: unknown }).status === 401) return 3;
   if (
     err instanceof DiscordjsError &&

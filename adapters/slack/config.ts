@@ -145,12 +145,13 @@ function oauthSettings(env: NodeJS.ProcessEnv): SlackOAuthConfig | undefined {
 
 export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppConfig {
   const botToken = env.SLACK_BOT_TOKEN?.trim() || undefined;
-  const oauth = oauthSettings(env);
-  if (oauth && botToken) {
+  // Before the OAuth secrets are asked for: with a bot token beside SLACK_CLIENT_ID the mistake is the mix, not a missing secret.
+  if (botToken && env.SLACK_CLIENT_ID?.trim()) {
     throw new SlackConfigError(
       'SLACK_BOT_TOKEN and SLACK_CLIENT_ID are both set: set SLACK_BOT_TOKEN alone to serve one workspace, or SLACK_CLIENT_ID (with its secrets) alone to install the app in many workspaces.',
     );
   }
+  const oauth = oauthSettings(env);
   if (!botToken && !oauth)
     throw new SlackConfigError(
       'SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from the app’s “OAuth & Permissions” page (or set SLACK_CLIENT_ID and its secrets to install the app in many workspaces).',
@@ -197,8 +198,15 @@ export function loadSlackConfig(env: NodeJS.ProcessEnv = process.env): SlackAppC
   const command = env.SLACK_COMMAND?.trim() || '/detect';
   if (!/^\/[a-z0-9_-]{1,31}$/i.test(command)) throw new SlackConfigError(`SLACK_COMMAND="${command}" must look like /detect.`);
 
-  const defaultMode = parseModeSetting(env.SLACK_DEFAULT_MODE, 'SLACK_DEFAULT_MODE');
-  const teamDefaultModes = perTeam(env, 'SLACK_DEFAULT_MODE_', (v, name) => parseModeSetting(v, name));
+  const modeSetting = (value: string | undefined, name: string): Mode => {
+    try {
+      return parseModeSetting(value, name);
+    } catch (err) {
+      throw new SlackConfigError((err as Error).message);
+    }
+  };
+  const defaultMode = modeSetting(env.SLACK_DEFAULT_MODE, 'SLACK_DEFAULT_MODE');
+  const teamDefaultModes = perTeam(env, 'SLACK_DEFAULT_MODE_', modeSetting);
   const auditChannel = env.SLACK_AUDIT_CHANNEL?.trim() ? channelSetting(env.SLACK_AUDIT_CHANNEL, 'SLACK_AUDIT_CHANNEL') : undefined;
   const teamAuditChannels = perTeam(env, 'SLACK_AUDIT_CHANNEL_', channelSetting);
 

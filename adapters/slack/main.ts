@@ -4,7 +4,7 @@
  */
 import '../../src/node-version.ts';
 import pino from 'pino';
-import { botUserAgent, connectDetectionBackend } from '../chat/backend.ts';
+import { BackendConfigError, botUserAgent, connectDetectionBackend, type DetectionBackend } from '../chat/backend.ts';
 import { installProcessGuards } from '../chat/process-guard.ts';
 import { readWatchSettings, WatchConfigError, type WatchSettings } from '../chat/watch/config.ts';
 import { watchDetectorFor } from '../chat/watch/detector.ts';
@@ -28,7 +28,14 @@ async function main(): Promise<number> {
   const logger = pino({ name: 'textdetect-slack', level: config.logLevel });
   // A listener error Bolt does not catch must not end every check in flight (docs/slack.md).
   installProcessGuards(logger);
-  const backend = await connectDetectionBackend(process.env, { logger, userAgent: botUserAgent('slack') });
+  let backend: DetectionBackend;
+  try {
+    backend = await connectDetectionBackend(process.env, { logger, userAgent: botUserAgent('slack') });
+  } catch (err) {
+    // A DETECT_* setting is a setting like the app's own (exit 2); an in-process service that cannot start is exit 5.
+    process.stderr.write(`textdetect-slack: ${(err as Error)?.message ?? String(err)}\n`);
+    return err instanceof BackendConfigError ? 2 : 5;
+  }
   let running;
   try {
     running = await startSlackApp(config, {
