@@ -21,6 +21,10 @@ export interface ButtonClick {
 export const EXPIRED_MESSAGE =
   'This result is too old for its buttons to work (the bot keeps results for a limited time, and the text was too long to keep in the button). Run the check again.';
 
+/** A button whose value no result of this app ever carried: Slack would not send it, so something else made the request. */
+export const UNREADABLE_BUTTON_MESSAGE =
+  'This button could not be read: it does not carry a check the bot made (it may come from an older version of the app). Run the check again.';
+
 export async function readButtonClick(
   ctx: SlackAppContext,
   body: BlockAction<ButtonAction>,

@@ -6,7 +6,7 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { ACTION_SHOW_DETAILS, buildDetailsModal, buildLoadingModal, buildModalError } from '../blocks.ts';
 import { runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
-import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
+import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick, UNREADABLE_BUTTON_MESSAGE } from './button-context.ts';
 
 export function registerDetailsAction(app: App, ctx: SlackAppContext): void {
   app.action<BlockAction<ButtonAction>>(ACTION_SHOW_DETAILS, async ({ ack, body, action, client }) => {
@@ -14,6 +14,9 @@ export function registerDetailsAction(app: App, ctx: SlackAppContext): void {
     const click = await readButtonClick(ctx, body, action);
     if (!click) {
       ctx.logger.warn({ action_id: action.action_id }, 'unreadable details button value');
+      await client.views
+        .open({ trigger_id: body.trigger_id, view: buildModalError(UNREADABLE_BUTTON_MESSAGE) })
+        .catch((err: unknown) => ctx.logger.error({ slack_error: slackErrorCode(err) }, 'could not answer an unreadable details button'));
       return;
     }
     const triggerId = body.trigger_id;

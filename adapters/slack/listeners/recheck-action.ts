@@ -6,7 +6,7 @@ import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { ACTION_RECHECK_PREFIX, buildErrorMessage } from '../blocks.ts';
 import { queuedNotice } from '../../chat/format.ts';
 import { outcomeMessage, runCheck, slackErrorCode, type SlackAppContext } from '../checks.ts';
-import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick } from './button-context.ts';
+import { checkRequestForClick, EXPIRED_MESSAGE, readButtonClick, UNREADABLE_BUTTON_MESSAGE } from './button-context.ts';
 
 export function registerRecheckAction(app: App, ctx: SlackAppContext): void {
   app.action<BlockAction<ButtonAction>>(new RegExp(`^${ACTION_RECHECK_PREFIX}`), async ({ ack, body, action, respond, client }) => {
@@ -14,6 +14,11 @@ export function registerRecheckAction(app: App, ctx: SlackAppContext): void {
     const click = await readButtonClick(ctx, body, action);
     if (!click) {
       ctx.logger.warn({ action_id: action.action_id }, 'unreadable re-check button value');
+      // A new ephemeral line, not a replacement: the result the button sits under stays readable.
+      const reply = buildErrorMessage(UNREADABLE_BUTTON_MESSAGE);
+      await respond({ response_type: 'ephemeral', replace_original: false, text: reply.text, blocks: reply.blocks }).catch((err: unknown) =>
+        ctx.logger.error({ slack_error: slackErrorCode(err) }, 'could not answer an unreadable re-check button'),
+      );
       return;
     }
     let reply;
