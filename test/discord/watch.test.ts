@@ -392,6 +392,42 @@ describe.each([
     expect(cardsPosted(r!).length).toBe(before + 1);
   });
 
+  it('a late press keeps the first reviewer’s name, on the card and in the private reply (issue 32, item 8)', async () => {
+    const card = cardsPosted(r!).at(-1)!;
+    const confirm = card.body.components[0].components[0].custom_id as string;
+    const dismiss = confirm.replace(':confirmed:', ':dismissed:');
+    const cardMessage = { id: snowflake(), channelId: r!.world.modlog, embeds: card.body.embeds, components: card.body.components };
+    const first = user(snowflake(), 'first-mod');
+    // Discord's guild member object (GET /guilds/{guild}/members/{user}): the server nickname is what the card shows.
+    r!.fake.route('GET', new RegExp(`^/guilds/\\d+/members/${first.id}$`), () => ({
+      status: 200,
+      body: {
+        user: { id: first.id, username: 'first-mod', global_name: null, discriminator: '0', avatar: null },
+        nick: 'Admin',
+        roles: [],
+      },
+    }));
+    const press = cardButtonPress(r!.world.place, first, confirm, cardMessage);
+    const withNick = { ...press, member: { ...press.member, nick: 'Admin' as string | null } };
+    const pressed = await interact(r!.fake, withNick);
+    const byAdmin = `✅ Confirmed by Admin (${first.id})`;
+    const review = (embeds: { fields: { name: string; value: string }[] }[]) => embeds[0]!.fields.find((f) => f.name === 'Review')!.value;
+    expect(review(pressed.callback.body.data.embeds)).toMatch(new RegExp(`^${byAdmin.replace(/[()]/g, '\\$&')} · <t:\\d+:f>$`));
+
+    // Pressed on the card as it was before the first answer reached this moderator's screen.
+    const stale = cardButtonPress(r!.world.place, user(snowflake(), 'bob'), dismiss, cardMessage);
+    const late = await interact(r!.fake, stale);
+    expect(late.callback.body.type).toBe(7);
+    expect(review(late.callback.body.data.embeds)).toContain(byAdmin);
+    const followUp = await r!.fake.waitForRequest((q) => q.method === 'POST' && q.path === `/webhooks/${APP_ID}/${stale.token}`);
+    expect(followUp.body.content).toBe(`This flag was already answered: ${byAdmin}. Your answer was not recorded.`);
+
+    // Pressed on the answered card.
+    const answered = { ...cardMessage, embeds: pressed.callback.body.data.embeds, components: [] };
+    const later = await interact(r!.fake, cardButtonPress(r!.world.place, user(snowflake(), 'carol'), dismiss, answered));
+    expect(later.callback.body.data.content).toBe(`This flag was already answered: ${byAdmin}. Your answer was not recorded.`);
+  });
+
   it('restarted mid-queue, scores every waiting message exactly once, reading the texts again by id', async () => {
     const first = r!;
     const watcher = first.bot.context.watch!.watcher!;

@@ -4,7 +4,7 @@
  * moderator who pressed a moment later sees the card as answered and is told, privately, by whom.
  * Nothing happens in the watched channel.
  */
-import { MessageFlags, PermissionFlagsBits, type APIEmbed, type ButtonInteraction } from 'discord.js';
+import { MessageFlags, PermissionFlagsBits, Routes, type APIEmbed, type APIGuildMember, type ButtonInteraction } from 'discord.js';
 import { guildScope, guildSettings, interactionFields, type BotContext } from '../check.ts';
 import { describeDiscordError } from '../discord-errors.ts';
 import { mayCheckMessages } from './settings-command.ts';
@@ -17,6 +17,28 @@ export function isReviewButton(interaction: ButtonInteraction): boolean {
 function memberName(interaction: ButtonInteraction): string {
   const member = interaction.member as { nick?: string | null; nickname?: string | null } | null;
   return member?.nickname || member?.nick || interaction.user.globalName || interaction.user.username;
+}
+
+/** `✅ Confirmed by Admin (123…)` as the answered card already shows it (its Review field, without the time). */
+function answeredOnCard(embed: APIEmbed): string | undefined {
+  const value = (embed.fields ?? []).find((f) => f.name === REVIEW_FIELD)?.value;
+  return value?.split(' · <t:')[0];
+}
+
+/**
+ * The name of whoever recorded the answer: the presser's own, or (a late press) the first reviewer's
+ * as the server shows it, so a late press never renames them "member". Undefined when Discord cannot say.
+ */
+async function reviewerName(ctx: BotContext, interaction: ButtonInteraction, reviewerId: string): Promise<string | undefined> {
+  if (reviewerId === interaction.user.id) return memberName(interaction);
+  if (!interaction.guildId) return undefined;
+  try {
+    const member = (await interaction.client.rest.get(Routes.guildMember(interaction.guildId, reviewerId))) as APIGuildMember;
+    return member.nick || member.user?.global_name || member.user?.username || undefined;
+  } catch (err) {
+    ctx.logger.warn({ ...interactionFields(interaction), err: describeDiscordError(err) }, 'could not read the first reviewer’s name');
+    return undefined;
+  }
 }
 
 async function tellPrivately(ctx: BotContext, interaction: ButtonInteraction, content: string): Promise<void> {
@@ -73,11 +95,15 @@ export async function handleReviewButton(ctx: BotContext, interaction: ButtonInt
   const answered = (embed.fields ?? []).some((f) => f.name === REVIEW_FIELD);
   // A late press on a card already showing the answer leaves it as it is; the card is (re)written
   // by the press that recorded the outcome, or when an earlier edit of it failed.
+  const reviewerId = flag.reviewerId ?? interaction.user.id;
+  const shown = answered ? answeredOnCard(embed) : undefined;
+  // Asked of Discord only when neither the presser nor the card can tell (a late press on a card not yet showing the answer).
+  const name = shown === undefined || reviewerId === interaction.user.id ? await reviewerName(ctx, interaction, reviewerId) : undefined;
   if (result.applied || !answered) {
     const edited = reviewedEmbed(embed, {
       outcome: flag.outcome ?? parsed.outcome,
-      reviewerId: flag.reviewerId ?? interaction.user.id,
-      reviewerName: flag.reviewerId === interaction.user.id ? memberName(interaction) : undefined,
+      reviewerId,
+      reviewerName: name,
       at: flag.reviewedAt ?? now,
     });
     try {
@@ -92,7 +118,7 @@ export async function handleReviewButton(ctx: BotContext, interaction: ButtonInt
     await tellPrivately(
       ctx,
       interaction,
-      `This flag was already answered: ${OUTCOME_DONE[flag.outcome ?? parsed.outcome]} by ${plainPerson(undefined, flag.reviewerId ?? 'unknown')}. Your answer was not recorded.`,
+      `This flag was already answered: ${shown ?? `${OUTCOME_DONE[flag.outcome ?? parsed.outcome]} by ${plainPerson(name, reviewerId)}`}. Your answer was not recorded.`,
     );
   }
 }
