@@ -15,6 +15,7 @@ import {
   markLink,
   markMention,
   markPlainHandles,
+  markUnicodeEmoji,
   relativeTime,
   withoutReservedCharacters,
   type RenderedText,
@@ -88,7 +89,8 @@ function renderLines(text: string): string {
         quotedRest = true;
         return l.replace(/^>>> ?/, '');
       }
-      l = l.replace(/^> /, '').replace(/^>$/, '');
+      // A quote of a quote (`> > Thanks`, pasted mail) is still quoted prose: every level goes, not only the first.
+      l = l.replace(/^(?:> )+/, '').replace(/^(?:> )*>$/, '');
       l = l.replace(/^-# +/, '').replace(/^#{1,3} +/, '');
       l = l.replace(/^([ \t]*)[-*] +/, '$1');
       return l;
@@ -118,7 +120,7 @@ function withoutInlineMarks(text: string): string {
 }
 
 function renderProse(text: string, names: DiscordNames): string {
-  return markBareUrls(markPlainHandles(withoutInlineMarks(renderLines(renderMentions(text, names)))));
+  return markBareUrls(markPlainHandles(markUnicodeEmoji(withoutInlineMarks(renderLines(renderMentions(text, names))))));
 }
 
 /** Discord markdown as words; `names` supplies display names for mentions. */

@@ -107,6 +107,18 @@ function separateDates(text: string): string {
     .replace(new RegExp(`[${DATE_OPEN}${DATE_CLOSE}]`, 'g'), '');
 }
 
+/** True when a link's label only repeats its address (scheme, `www.` and a trailing slash aside). */
+export function isOwnAddress(label: string, url: string): boolean {
+  const bare = (s: string): string =>
+    s
+      .trim()
+      .toLowerCase()
+      .replace(/^(?:https?:\/\/|mailto:)/, '')
+      .replace(/^www\./, '')
+      .replace(/\/+$/, '');
+  return bare(label) !== '' && bare(label) === bare(url);
+}
+
 /** One `<…>` token of mrkdwn as the words a reader sees (mentions and emoji marked). */
 async function renderToken(inner: string, names: SlackNameResolver): Promise<string> {
   const bar = inner.indexOf('|');
@@ -125,7 +137,9 @@ async function renderToken(inner: string, names: SlackNameResolver): Promise<str
     return label ?? '';
   }
   // A link: its label when it has one, else the address, shown but not scored (mailto: dropped).
-  return label || markLink(target.replace(/^mailto:/, ''));
+  // A label that is the address itself (`<https://x.y|x.y>`) is an address, not words.
+  if (label && !isOwnAddress(label, target)) return label;
+  return markLink(label || target.replace(/^mailto:/, ''));
 }
 
 /** `*bold*`, `_italic_`, `~strike~`: marks open after a boundary and close before one, as Slack parses them. */
@@ -158,7 +172,8 @@ function markEmojiRuns(text: string): string {
 /** Prose of mrkdwn (no code): tokens, quotes, formatting, emoji, entities. */
 async function renderProse(text: string, names: SlackNameResolver): Promise<string> {
   // Block quotes arrive escaped: `&gt; line`, `&gt;&gt;&gt; rest`.
-  const unquoted = text.replace(/^(?:&gt;&gt;&gt;|&gt;)[ \t]?/gm, '');
+  // A quote of a quote (`&gt; &gt; Thanks`, pasted mail) loses every level, not only the first.
+  const unquoted = text.replace(/^(?:(?:&gt;&gt;&gt;|&gt;)[ \t]?)+/gm, '');
   const parts: string[] = [];
   let last = 0;
   const styled = (s: string): string => markBareUrls(markPlainHandles(decodeSlackEntities(markEmojiRuns(withoutFormatting(s)))));
@@ -173,6 +188,23 @@ async function renderProse(text: string, names: SlackNameResolver): Promise<stri
   return withoutFormatting(separateDates(parts.join('')));
 }
 
+/**
+ * Inline code keeps its words as written, but Slack still sends mentions and channels in it as
+ * `<@U1>` / `<#C1>` / `<!here>`, which a reader sees as names: they are marked like any mention.
+ */
+async function markInlineCode(code: string, names: SlackNameResolver): Promise<string> {
+  const parts: string[] = [];
+  let last = 0;
+  for (const match of code.matchAll(/<([@#!][^<>\n]+)>/g)) {
+    const index = match.index ?? 0;
+    parts.push(decodeSlackEntities(code.slice(last, index)));
+    parts.push(decodeSlackEntities(await renderToken(match[1] ?? '', names)));
+    last = index + match[0].length;
+  }
+  parts.push(decodeSlackEntities(code.slice(last)));
+  return parts.join('');
+}
+
 /** Mrkdwn as marked text: code blocks marked, inline code kept as written, the rest rendered. */
 async function markMrkdwn(text: string, names: SlackNameResolver): Promise<string> {
   const clean = withoutReservedCharacters(text);
@@ -181,7 +213,7 @@ async function markMrkdwn(text: string, names: SlackNameResolver): Promise<strin
   for (const match of clean.matchAll(/```([\s\S]*?)```|`([^`\n]+)`/g)) {
     const index = match.index ?? 0;
     out.push(await renderProse(clean.slice(last, index), names));
-    out.push(match[1] !== undefined ? markCodeBlock(decodeSlackEntities(match[1])) : decodeSlackEntities(match[2] ?? ''));
+    out.push(match[1] !== undefined ? markCodeBlock(decodeSlackEntities(match[1])) : await markInlineCode(match[2] ?? '', names));
     last = index + match[0].length;
   }
   out.push(await renderProse(clean.slice(last), names));
@@ -215,7 +247,10 @@ async function markInline(elements: unknown[], names: SlackNameResolver): Promis
         out += withoutReservedCharacters(str(el.text));
         break;
       case 'link':
-        out += str(el.text) ? withoutReservedCharacters(str(el.text)) : markLink(str(el.url).replace(/^mailto:/, ''));
+        out +=
+          str(el.text) && !isOwnAddress(str(el.text), str(el.url))
+            ? withoutReservedCharacters(str(el.text))
+            : markLink(withoutReservedCharacters(str(el.text)) || str(el.url).replace(/^mailto:/, ''));
         break;
       case 'user':
         out += await userMention(str(el.user_id), names);

@@ -69,6 +69,18 @@ export function markBareUrls(text: string): string {
   });
 }
 
+/**
+ * Emoji typed as characters (Discord keeps them so; `🎉`, `👍🏽`, `👩‍💻`, flags, keycaps): marked like
+ * shortcodes. Only characters drawn as emoji by default, or asked to be with U+FE0F, count: `©` and
+ * `™` in prose stay words' company.
+ */
+const UNICODE_EMOJI =
+  /(?:[#*0-9]\uFE0F?\u20E3|\p{Regional_Indicator}{2}|(?:\p{Emoji_Presentation}|\p{Extended_Pictographic}\uFE0F)\p{Emoji_Modifier}?(?:\u200D\p{Extended_Pictographic}\uFE0F?\p{Emoji_Modifier}?)*)+/gu;
+
+export function markUnicodeEmoji(text: string): string {
+  return text.replace(UNICODE_EMOJI, (run) => markEmoji(run));
+}
+
 /** An emoji (`:tada:`); shown, never scored. */
 export function markEmoji(shown: string): string {
   return `${EMOJI_OPEN}${shown.replace(RESERVED, '')}${EMOJI_CLOSE}`;
@@ -110,16 +122,23 @@ const POINTER_WORD = `(?:to|from|with|by|for|at|in|on|via|per|cc|an|von|mit|für
  * that only pointed at them: `a note from <@U1>.` → `a note.`.
  */
 function closeGaps(text: string): string {
-  return text
-    .replace(new RegExp(`${REMOVED}(?:[ \\t]*${CONNECTOR}[ \\t]*${REMOVED})+`, 'giu'), REMOVED)
-    .replace(
-      new RegExp(`(?:[ \\t]+(?:${CONNECTOR_WORD}|${POINTER_WORD})|[ \\t]*,)(?:[ \\t]*${REMOVED})+(?=[ \\t]*(?:[.;:!?)\\]}]|$))`, 'gimu'),
-      REMOVED,
-    )
-    .replace(new RegExp(`[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*(?=[,.;:!?)\\]}]|$)`, 'gm'), '')
-    .replace(new RegExp(`(^|[(\\[{])[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*`, 'gm'), '$1')
-    .replace(new RegExp(`[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*`, 'g'), ' ')
-    .replace(/^[ \t]*[•◦▪][ \t]*$/gm, '');
+  return (
+    text
+      .replace(new RegExp(`${REMOVED}(?:[ \\t]*${CONNECTOR}[ \\t]*${REMOVED})+`, 'giu'), REMOVED)
+      // Between two commas a left-out span leaves one: `the report, <@U1>, mail Ada` → `the report, mail Ada`.
+      .replace(new RegExp(`,[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*(?=,)`, 'g'), '')
+      // A list of left-out spans that ended in `, and …` leaves no comma after the word before it:
+      // `Read <@U1>, <@U2>, and the notes.` → `Read and the notes.`
+      .replace(new RegExp(`(?<=[\\p{L}\\p{N}][ \\t]*)${REMOVED}[ \\t]*,(?=[ \\t]+${CONNECTOR_WORD}[ \\t])`, 'giu'), REMOVED)
+      .replace(
+        new RegExp(`(?:[ \\t]+(?:${CONNECTOR_WORD}|${POINTER_WORD})|[ \\t]*,)(?:[ \\t]*${REMOVED})+(?=[ \\t]*(?:[.;:!?)\\]}]|$))`, 'gimu'),
+        REMOVED,
+      )
+      .replace(new RegExp(`[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*(?=[,.;:!?)\\]}]|$)`, 'gm'), '')
+      .replace(new RegExp(`(^|[(\\[{])[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*`, 'gm'), '$1')
+      .replace(new RegExp(`[ \\t]*${GAP}(?:[ \\t]*${GAP})*[ \\t]*`, 'g'), ' ')
+      .replace(/^[ \t]*[•◦▪][ \t]*$/gm, '')
+  );
 }
 
 /** Bullets are layout, not words: `• item` is scored as `item`. Numbers stay, readers say them. */

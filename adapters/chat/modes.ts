@@ -32,9 +32,10 @@ export type ParsedCommand =
     };
 
 /**
- * `"legal The party of the first part…"` → mode `legal`, the rest as text. The first word is taken
- * as a mode only when written in lower case (`legal`), in brackets (`[Legal]`) or as `mode:legal`:
- * a text that merely starts with a capitalised "General Motors…" or "Legal teams…" keeps that word.
+ * `"legal The party of the first part…"` → mode `legal`, the rest as text. A first word that is a
+ * mode name is the mode in any case (`Academic`, `[Legal]`, `mode:legal`): moderators type it as they
+ * type words, and the reply names the mode used, so a text that starts with "General Motors…" shows
+ * its mode (and `[text]`-less wording can be checked with the mode written first).
  * Empty input, `help`, and a lone mode name ask for help.
  */
 export function parseDetectCommand(input: string, defaultMode: Mode): ParsedCommand {
@@ -52,10 +53,9 @@ export function parseDetectCommand(input: string, defaultMode: Mode): ParsedComm
   return { kind: 'detect', mode: defaultMode, explicitMode: false, text: trimmed };
 }
 
-/** `legal`, `[Legal]`, `mode:legal` → `legal`; anything else (including `Legal`) → undefined. */
+/** `legal`, `Legal`, `LEGAL`, `[Legal]`, `mode:legal` → `legal`; anything else → undefined. */
 function explicitMode(word: string): Mode | undefined {
-  const marked = /^\[(.+)\]$/.exec(word)?.[1] ?? /^mode[:=](.+)$/i.exec(word)?.[1];
-  const candidate = marked !== undefined ? marked.toLowerCase() : word;
+  const candidate = (/^\[(.+)\]$/.exec(word)?.[1] ?? /^mode[:=](.+)$/i.exec(word)?.[1] ?? word).toLowerCase();
   return isMode(candidate) ? candidate : undefined;
 }
 
@@ -82,7 +82,7 @@ export function helpLines(options: HelpOptions): string[] {
   const lines = [
     `*How to check a text for AI writing*`,
     `\`${options.command} <text>\` checks the text in the default mode (${options.defaultMode}).`,
-    `\`${options.command} <mode> <text>\` picks a mode (in lower case): ${CHAT_MODES.map((m) => `\`${m}\``).join(', ')}.`,
+    `\`${options.command} <mode> <text>\` picks a mode: ${CHAT_MODES.map((m) => `\`${m}\``).join(', ')}.`,
   ];
   for (const mode of CHAT_MODES) lines.push(`• \`${mode}\`: ${MODE_HINTS[mode]}`);
   if (options.messageAction) {

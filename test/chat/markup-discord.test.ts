@@ -130,6 +130,32 @@ describe('Discord markdown', () => {
   }
 });
 
+describe('markup leftovers (issue 32, item 10)', () => {
+  it('a mention between commas leaves one comma, a list of them ending in ", and" none', () => {
+    expect(renderDiscordMarkdown(`See the report, <@${USER}>, mail Ada`, names).text).toBe('See the report, mail Ada');
+    expect(renderDiscordMarkdown(`Read <@${USER}>, <#${CHANNEL}>, and the notes.`, names).text).toBe('Read and the notes.');
+  });
+
+  it('a quote of a quote loses every ">"; ">>" without a space is no quote', () => {
+    const r = renderDiscordMarkdown('> > Thanks for the notes\n> > > and the slides', names);
+    expect(r.text).toBe('Thanks for the notes\nand the slides');
+    expect(renderDiscordMarkdown('>> 2', names).text).toBe('>> 2');
+  });
+
+  it('Unicode emoji are shown, counted and not scored; © and ™ stay', () => {
+    const r = renderDiscordMarkdown('Great work 🎉 everyone 👍🏽, thanks 👩‍💻 🇫🇷 1️⃣ Acme™ ©2024', names);
+    expect(r.text).toBe('Great work everyone, thanks Acme™ ©2024');
+    expect(r.readable).toMatch(/^Great work 🎉 everyone 👍🏽, thanks .+ 🇫🇷 1️⃣ Acme™ ©2024$/u);
+    expect(r.excluded.emoji).toBe(5);
+  });
+
+  it('a masked link whose label is its own address is an address', () => {
+    const r = renderDiscordMarkdown('See [https://x.example/a](https://x.example/a) today', names);
+    expect(r.text).toBe('See today');
+    expect(r.excluded.links).toBe(1);
+  });
+});
+
 describe('Discord timestamps', () => {
   // Discord's table for 1618953630 shows these styles in the reader's zone; the bot writes UTC.
   const rows: [string, string][] = [

@@ -19,14 +19,21 @@ describe('parseDetectCommand', () => {
     expect(parseDetectCommand('MODE:legal Terms apply', 'general')).toMatchObject({ mode: 'legal', text: 'Terms apply' });
   });
 
-  it('keeps a capitalised first word that happens to be a mode name as part of the text', () => {
-    expect(parseDetectCommand('General Motors announced results today.', 'academic')).toEqual({
+  it('reads a mode word in any case: `/detect Academic <text>` is an academic check (issue 32, item 10)', () => {
+    expect(parseDetectCommand('Academic The essay argues that trade shaped the region.', 'general')).toEqual({
       kind: 'detect',
       mode: 'academic',
-      explicitMode: false,
-      text: 'General Motors announced results today.',
+      explicitMode: true,
+      text: 'The essay argues that trade shaped the region.',
     });
-    expect(parseDetectCommand('Legal teams reviewed it.', 'general')).toMatchObject({ mode: 'general', text: 'Legal teams reviewed it.' });
+    expect(parseDetectCommand('LEGAL The party of the first part', 'general')).toMatchObject({ mode: 'legal', explicitMode: true });
+    // The reply names the mode it used, so a text that starts with a mode's name shows what happened.
+    expect(parseDetectCommand('General Motors announced results today.', 'academic')).toMatchObject({
+      mode: 'general',
+      explicitMode: true,
+      text: 'Motors announced results today.',
+    });
+    expect(parseDetectCommand('Legal', 'general')).toEqual({ kind: 'help' });
   });
 
   it('uses the default mode when the first word is not one', () => {

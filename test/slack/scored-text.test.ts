@@ -79,4 +79,30 @@ describe('scored text through the real app', () => {
     expect(scored[0]).toBe(`Quarterly update draft ${LONG_TEXT}`);
     expect(scored[1]).toBe(scored[0]);
   });
+
+  it('leaves no markup stubs in the scored text (issue 32, item 10)', async () => {
+    const cases: [string, string][] = [
+      ['See the report, <@U0AUTHOR>, mail Ada about the budget', 'See the report, mail Ada about the budget'],
+      ['Read <@U0AUTHOR>, <@U0MOD>, and the notes before Monday.', 'Read and the notes before Monday.'],
+      ['&gt; &gt; Thanks for the notes on the budget', 'Thanks for the notes on the budget'],
+      ['Ask `<@U0AUTHOR>` about the budget', 'Ask about the budget'],
+      [
+        'See <https://example.com/q3|https://example.com/q3> and <https://example.com/q4|example.com/q4> for the budget',
+        'See for the budget',
+      ],
+    ];
+    for (const [typed, scored] of cases) {
+      const cmd = slashCommandBody(h, typed);
+      await postToApp(h, cmd.body);
+      await replyTo(cmd.responseUrl);
+      expect(h.proxy.detectBodies.at(-1)?.text).toBe(scored);
+    }
+  });
+
+  it('`/detect Academic <text>` checks the text in academic mode (issue 32, item 10)', async () => {
+    const cmd = slashCommandBody(h, `Academic ${LONG_TEXT}`);
+    await postToApp(h, cmd.body);
+    await replyTo(cmd.responseUrl);
+    expect(h.proxy.detectBodies.at(-1)).toMatchObject({ mode: 'academic', text: LONG_TEXT });
+  });
 });
