@@ -118,9 +118,6 @@ export const TOO_SHORT_HEADLINE = '⚪ Too short to judge';
 export const TOO_SHORT_LINE =
   'The detector needs about 40 words or more to say anything about a text, so it gives no verdict and no score is shown.';
 
-/** Warnings that only repeat what "too short to judge" already says. */
-const SAID_BY_TOO_SHORT = new Set(['short_text', 'too_little_evidence']);
-
 /** For a code the bots do not know yet: still shown, never dropped. */
 export function unknownWarningSentence(code: string): string {
   const shown = code.replace(/[^\w.-]/g, '').slice(0, 40) || 'unknown';
@@ -156,7 +153,8 @@ export function summarizeResult(result: DetectResponse, highlightChars = 280): R
           percent: formatPercent(s.ai_probability),
         })),
     warningCodes,
-    warningLines: warningCodes.filter((c) => !(tooShort && SAID_BY_TOO_SHORT.has(c))).map(warningSentence),
+    // No score is shown below the evidence floor, so warnings about how far to trust the score say nothing.
+    warningLines: tooShort ? [] : warningCodes.map(warningSentence),
   };
 }
 

@@ -100,6 +100,23 @@ async function readApplication(client: Client, token: string, apiUrl: string, lo
   }
 }
 
+/**
+ * What to say about an interaction this build does not handle: a button, a menu and a form are not
+ * commands (they come from a message or window the bot drew, perhaps by an older version of it).
+ */
+export function unknownInteractionSentence(interaction: Interaction): string {
+  if (interaction.isButton()) {
+    return 'This button is not known to the running bot, or the message it belongs to has expired. Run the check again.';
+  }
+  if (interaction.isAnySelectMenu()) {
+    return 'This menu is not known to the running bot, or the message it belongs to has expired. Run the command again.';
+  }
+  if (interaction.isModalSubmit()) {
+    return 'This form is not known to the running bot, or it has expired. Open it again from the command.';
+  }
+  return 'This command is not known to the running bot. Ask the bot admin to run `npm run discord:register` again.';
+}
+
 async function routeInteraction(ctx: BotContext, interaction: Interaction): Promise<void> {
   if (interaction.isChatInputCommand()) {
     if (interaction.commandName === DETECT_COMMAND) return handleDetectCommand(ctx, interaction);
@@ -118,7 +135,7 @@ async function routeInteraction(ctx: BotContext, interaction: Interaction): Prom
     ctx.logger.warn({ ...interactionFields(interaction), type: interaction.type }, 'unknown interaction');
     if (await deferAnswer(ctx, interaction)) {
       await interaction
-        .editReply({ content: 'This command is not known to the running bot. Ask the bot admin to run `npm run discord:register` again.' })
+        .editReply({ content: unknownInteractionSentence(interaction) })
         .catch((err: unknown) => ctx.logger.warn({ err: describeDiscordError(err) }, 'could not answer an unknown interaction'));
     }
   }

@@ -18,7 +18,7 @@ import type {
   Mode,
 } from '../../src/contract.ts';
 import { describeDetectError, errorCode } from '../chat/errors.ts';
-import { type ExcludedCounts, queuedNotice } from '../chat/format.ts';
+import { type ExcludedCounts, queuedNotice, summarizeResult } from '../chat/format.ts';
 import { prepareTextForDetection } from '../chat/message-text.ts';
 import type { ChatStore, ScopeSettings } from '../chat/store/index.ts';
 import type { DiscordBotSettings } from './config.ts';
@@ -124,9 +124,15 @@ export async function editAnswer(
 }
 
 /** Answers a deferred interaction with a problem that needs no call to the service. */
-export async function answerProblem(ctx: BotContext, interaction: RepliableInteraction, sentence: string, code: string): Promise<void> {
+export async function answerProblem(
+  ctx: BotContext,
+  interaction: RepliableInteraction,
+  sentence: string,
+  code: string,
+  title?: string,
+): Promise<void> {
   ctx.logger.info({ ...interactionFields(interaction), code }, 'check not run');
-  await editAnswer(ctx, interaction, { embeds: [problemEmbed(sentence)], components: [] });
+  await editAnswer(ctx, interaction, { embeds: [problemEmbed(sentence, title)], components: [] });
 }
 
 export interface CheckRequest {
@@ -362,7 +368,8 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
         excluded: request.excluded,
       }),
     ]),
-    components: [...recheckButtons(key, result.mode), ...memberCheckRows(request.source)],
+    // Too short to judge in one mode is too short in every mode: no re-check buttons that could only show a score.
+    components: [...(summarizeResult(result).tooShort ? [] : recheckButtons(key, result.mode)), ...memberCheckRows(request.source)],
   });
   await recordInModLog(ctx, interaction, request, { result });
 }

@@ -69,7 +69,8 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
       inline: false,
     });
   }
-  if (context.segments) {
+  // Too short to judge: no sentence scores either, and no word about a breakdown that was never made.
+  if (context.segments && !summary.tooShort) {
     const value =
       summary.highlights.length > 0
         ? // One line per sentence, its markup shown as typed (a quoted `**` must not bold the rest).

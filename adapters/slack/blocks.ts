@@ -193,35 +193,40 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
     });
   }
   blocks.push({ type: 'context', block_id: 'meta', elements: [mrkdwn(metaLine(summary))] });
-  blocks.push({
-    type: 'actions',
-    block_id: 'result_actions',
-    elements: [
-      ...otherModes(summary.mode).map((mode) => ({
-        type: 'button' as const,
-        action_id: `${ACTION_RECHECK_PREFIX}${mode}`,
-        text: plain(`Re-check as ${modeLabel(mode)}`),
-        value: encodeButtonValue({ c: input.checkId, m: mode, ...(input.text !== undefined ? { t: input.text } : {}) }),
-      })),
-      {
-        type: 'button' as const,
-        action_id: ACTION_SHOW_DETAILS,
-        text: plain('Show details'),
-        style: 'primary' as const,
-        value: encodeButtonValue({ c: input.checkId, m: summary.mode, ...(input.text !== undefined ? { t: input.text } : {}) }),
-      },
-      ...(memberId
-        ? [
-            {
-              type: 'button' as const,
-              action_id: ACTION_AUTHOR_CHECK,
-              text: plain(AUTHOR_CHECK_BUTTON_LABEL),
-              value: encodeAuthorButton({ u: memberId }),
-            },
-          ]
-        : []),
-    ],
-  });
+  // Too short to judge: another mode or the sentence scores would only show a score the answer says it cannot give.
+  const scoreButtons = !summary.tooShort;
+  const actions = [
+    ...(scoreButtons
+      ? otherModes(summary.mode).map((mode) => ({
+          type: 'button' as const,
+          action_id: `${ACTION_RECHECK_PREFIX}${mode}`,
+          text: plain(`Re-check as ${modeLabel(mode)}`),
+          value: encodeButtonValue({ c: input.checkId, m: mode, ...(input.text !== undefined ? { t: input.text } : {}) }),
+        }))
+      : []),
+    ...(scoreButtons
+      ? [
+          {
+            type: 'button' as const,
+            action_id: ACTION_SHOW_DETAILS,
+            text: plain('Show details'),
+            style: 'primary' as const,
+            value: encodeButtonValue({ c: input.checkId, m: summary.mode, ...(input.text !== undefined ? { t: input.text } : {}) }),
+          },
+        ]
+      : []),
+    ...(memberId
+      ? [
+          {
+            type: 'button' as const,
+            action_id: ACTION_AUTHOR_CHECK,
+            text: plain(AUTHOR_CHECK_BUTTON_LABEL),
+            value: encodeAuthorButton({ u: memberId }),
+          },
+        ]
+      : []),
+  ];
+  if (actions.length > 0) blocks.push({ type: 'actions', block_id: 'result_actions', elements: actions });
   return { text: `${oneLineSummary(summary)}. Request id: ${summary.requestId}`, blocks };
 }
 

@@ -116,7 +116,10 @@ export interface SlackFileObject {
 export class FakeSlack {
   readonly calls: RecordedCall[] = [];
   /** Shared files' bytes, served under `/files-pri/…` (Slack's file host), by path. */
-  private readonly files = new Map<string, { data: Buffer; mimetype: string; object: SlackFileObject }>();
+  private readonly files = new Map<
+    string,
+    { data: Buffer; mimetype: string; object: SlackFileObject; hold?: Promise<unknown> | undefined }
+  >();
   /** Every request for a shared file's bytes, with the Authorization header it carried. */
   readonly fileDownloads: { path: string; authorization: string | undefined; served: boolean }[] = [];
   private fileSeq = 0;
@@ -243,7 +246,18 @@ export class FakeSlack {
    * `url_private` and `url_private_download` are served only with a valid bot token that has
    * `files:read`; otherwise, as Slack does, with its sign-in page (HTTP 200, HTML).
    */
-  shareFile(name: string, data: Buffer, options: { mimetype: string; filetype: string; user?: string; size?: number }): SlackFileObject {
+  shareFile(
+    name: string,
+    data: Buffer,
+    options: {
+      mimetype: string;
+      filetype: string;
+      user?: string;
+      size?: number;
+      /** The bytes are sent once this settles: a slow file host, without any clock in the test. */
+      hold?: Promise<unknown>;
+    },
+  ): SlackFileObject {
     const id = `F0${String(++this.fileSeq).padStart(8, '0')}`;
     const base = `/files-pri/${this.teamId}-${id}`;
     const encoded = encodeURIComponent(name);
@@ -275,13 +289,13 @@ export class FakeSlack {
       has_rich_preview: false,
       file_access: 'visible',
     };
-    const entry = { data, mimetype: options.mimetype, object };
+    const entry = { data, mimetype: options.mimetype, object, hold: options.hold };
     this.files.set(`${base}/${encoded}`, entry);
     this.files.set(`${base}/download/${encoded}`, entry);
     return object;
   }
 
-  private serveFile(path: string, authorization: string | undefined, res: ServerResponse): void {
+  private async serveFile(path: string, authorization: string | undefined, res: ServerResponse): Promise<void> {
     const file = this.files.get(path);
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
     const allowed = file !== undefined && this.isTokenValid(token) && this.mayReadFiles();
@@ -297,6 +311,7 @@ export class FakeSlack {
         .end('<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>');
       return;
     }
+    await file.hold;
     res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.data.length) }).end(file.data);
   }
 
@@ -363,7 +378,7 @@ export class FakeSlack {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method === 'GET' && url.pathname.startsWith('/files-pri/')) {
-      this.serveFile(url.pathname, req.headers.authorization, res);
+      await this.serveFile(url.pathname, req.headers.authorization, res);
       return;
     }
     const raw = await readBody(req);

@@ -364,7 +364,7 @@ describe('the message shortcut', () => {
     });
     await postToApp(h, interactionBody(payload));
     const result = await h.slack.waitFor(
-      (c) => c.method === 'chat.postEphemeral' && c.at >= since && JSON.stringify(c.args.blocks).includes('result_actions'),
+      (c) => c.method === 'chat.postEphemeral' && c.at >= since && JSON.stringify(c.args.blocks).includes('"verdict"'),
     );
     expect(JSON.stringify(result.args.blocks)).not.toContain('check_author');
     expect(JSON.stringify(result.args.blocks)).not.toContain('short_message');

@@ -108,6 +108,9 @@ function hasPermission(interaction: RepliableInteraction, required: string | nul
   return required === '0' ? permissions.has(PermissionFlagsBits.Administrator) : permissions.has(BigInt(required));
 }
 
+/** A member check that could not run is about the member's messages, not "this text". */
+const MEMBER_PROBLEM_TITLE = 'Could not check this member’s messages';
+
 async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction, check: MemberCheck): Promise<void> {
   const fields = { ...interactionFields(interaction), trigger: check.trigger, memberId: check.memberId };
   const guildId = interaction.guildId;
@@ -118,6 +121,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
       interaction,
       'Member checks read a server channel’s messages: run this in the channel where the member writes.',
       'member_check_outside_server',
+      MEMBER_PROBLEM_TITLE,
     );
     return;
   }
@@ -128,6 +132,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
       interaction,
       `Checking a member’s recent messages needs the same permission as "Check for AI text": ${permissionNames(ctx.settings.memberCheckPermission ?? '0')}.`,
       'member_check_forbidden',
+      MEMBER_PROBLEM_TITLE,
     );
     return;
   }
@@ -137,6 +142,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
       interaction,
       `In this server only members with <@&${serverSettings.checkerId}> may check messages or members (set with /detect-settings checker-role).`,
       'checker_role_required',
+      MEMBER_PROBLEM_TITLE,
     );
     return;
   }
@@ -146,6 +152,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
       interaction,
       'That account is a bot: its messages are not a person’s writing, so there is nothing to judge.',
       'member_is_bot',
+      MEMBER_PROBLEM_TITLE,
     );
     return;
   }
@@ -156,6 +163,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
       interaction,
       'This bot’s detection backend cannot check members (it has no author-level API). Tell the bot admin.',
       'member_check_unsupported',
+      MEMBER_PROBLEM_TITLE,
     );
     return;
   }
@@ -168,7 +176,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
     read = await readMemberHistory(interaction.client.rest, { guildId, channelId, memberId: check.memberId, window });
   } catch (err) {
     if (err instanceof ChatInputError) {
-      await answerProblem(ctx, interaction, err.message, err.code);
+      await answerProblem(ctx, interaction, err.message, err.code, MEMBER_PROBLEM_TITLE);
       return;
     }
     ctx.logger.warn({ ...fields, err: describeDiscordError(err) }, 'could not read the channel history');
@@ -177,6 +185,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
       interaction,
       'The bot could not read this channel’s messages from Discord right now. Try again in a minute.',
       'history_failed',
+      MEMBER_PROBLEM_TITLE,
     );
     return;
   }
@@ -233,7 +242,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
     else ctx.logger.warn({ ...fields, callerRequestId, code, requestId }, 'member check failed');
     await editAnswer(ctx, interaction, {
       ...(announced ? { content: '' } : {}),
-      embeds: [problemEmbed(describeDetectError(err), 'Could not check these messages')],
+      embeds: [problemEmbed(describeDetectError(err), MEMBER_PROBLEM_TITLE)],
       // Trying again reads the history afresh, so the button of a message check serves as "Try again".
       components: isTransient(err) ? [authorCheckRow(check.memberId, 'Try again')] : [],
     });

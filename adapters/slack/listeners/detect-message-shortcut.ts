@@ -18,6 +18,11 @@ import { renderSlackMessage } from '../message-text.ts';
 export const MESSAGE_SHORTCUT_CALLBACK_ID = 'detect_message';
 export const MESSAGE_SHORTCUT_NAME = 'Check for AI text';
 
+/** Said at once when the message has documents, which can take a while to download and read. */
+export function checkingFilesNotice(files: number): string {
+  return `:hourglass_flowing_sand: Checking this message and its ${files === 1 ? 'document' : `${files} documents`}… Documents can take a little while; the result will appear here.`;
+}
+
 /**
  * chat.postEphemeral places the reply in the thread, but needs the bot in the channel; where it is
  * not (private channels, DMs), the shortcut's response_url still reaches the moderator.
@@ -98,6 +103,25 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
       ]);
       const mode = settings.defaultMode ?? defaultModeFor(ctx.config, teamId);
       const files = filesOfSlackMessage(message);
+      // A document can take many seconds to download and read: the moderator is told at once that the
+      // check is running (through response_url, so the notice can be taken away once the answer is posted).
+      let fileNotice = false;
+      if (files.length > 0) {
+        fileNotice = await respond({ response_type: 'ephemeral', replace_original: false, text: checkingFilesNotice(files.length) }).then(
+          () => true,
+          (err: unknown) => {
+            ctx.logger.info({ slack_error: slackErrorCode(err), channel }, 'could not post the checking notice');
+            return false;
+          },
+        );
+      }
+      const withdrawNotice = async (): Promise<void> => {
+        if (!fileNotice) return;
+        fileNotice = false;
+        await respond({ delete_original: true }).catch((err: unknown) =>
+          ctx.logger.info({ slack_error: slackErrorCode(err), channel }, 'could not remove the checking notice'),
+        );
+      };
       // Checked while the text is: each file's answer goes under the text's.
       const fileCheck = { files, mode, botToken: context.botToken ?? client.token, client, teamId, userId: shortcut.user.id };
       const fileOutcomes = files.length > 0 ? checkSlackFiles(ctx, fileCheck) : undefined;
@@ -114,6 +138,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
           { channel, user: shortcut.user.id, threadTs },
           withFileBlocks(undefined, await fileOutcomes, permalink),
         );
+        await withdrawNotice();
         await fileAudit;
         return;
       }
@@ -146,6 +171,7 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
         }
       }
       await replyEphemeral(ctx, client, respond, { channel, user: shortcut.user.id, threadTs }, reply);
+      await withdrawNotice();
       await fileAudit;
     },
   );

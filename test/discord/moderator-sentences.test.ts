@@ -1,0 +1,102 @@
+/**
+ * What a moderator is told on Discord (issue 32, item 7): a text too short to judge shows no warning
+ * about its score and no button that would show one; a member check that cannot run is titled as a
+ * member check; a button, menu or form the bot does not know is not called a command. The real
+ * discord.js Client and detection service, Discord's published INTERACTION_CREATE shapes over the fake.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOO_SHORT_HEADLINE, WARNING_SENTENCES } from '../../adapters/chat/format.ts';
+import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
+import { DetectClient } from '../../src/client/index.ts';
+import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
+import { FakeDiscord, type RecordedRequest, snowflake } from './fake-discord.ts';
+import { userCommand } from './member-payloads.ts';
+import { buttonPress, chatInputDetect, type Place, user } from './payloads.ts';
+
+const APP_ID = snowflake();
+const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.moderator-sentences`;
+
+let fake: FakeDiscord;
+let service: RunningService;
+let client: DetectClient;
+let bot: DiscordBot;
+let dir: string;
+const place: Place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
+const moderator = user(snowflake(), 'moderator');
+
+beforeAll(async () => {
+  fake = await FakeDiscord.start({ applicationId: APP_ID, token: TOKEN });
+  dir = await mkdtemp(join(tmpdir(), 'discord-sentences-'));
+  const apiKeysFile = join(dir, 'keys.json');
+  const { key } = await createApiKey(apiKeysFile, { name: 'discord-sentences' });
+  service = await startService({ host: '127.0.0.1', port: 0, apiKeysFile, logLevel: 'silent' });
+  client = new DetectClient({ apiKey: key, baseUrl: service.url, maxRetries: 0 });
+  bot = createDiscordBot({
+    token: TOKEN,
+    detect: {
+      detect: (request, options) => client.detect(request, options),
+      detectAuthor: (request, options) => client.detectAuthor(request, options),
+    },
+    settings: { apiUrl: fake.apiUrl, state: { dataDir: join(dir, 'state') } },
+  });
+  await bot.start();
+}, 60_000);
+
+afterAll(async () => {
+  await bot?.stop();
+  await client?.close();
+  await service?.close();
+  await fake?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function answerOf(payload: { id: string; token: string }): Promise<RecordedRequest> {
+  fake.sendInteraction(payload);
+  return fake.waitForRequest((r) => r.method === 'PATCH' && r.path === `/webhooks/${APP_ID}/${payload.token}/messages/@original`);
+}
+
+describe('too short to judge', () => {
+  it('shows no warning about the score, no per-sentence field and no re-check button', async () => {
+    const edit = await answerOf(chatInputDetect(place, moderator, { text: 'Thanks, see you at noon tomorrow', mode: 'general' }));
+    const embed = edit.body.embeds[0];
+    expect(embed.title).toBe(TOO_SHORT_HEADLINE);
+    expect(embed.description).toContain('no score is shown');
+    for (const sentence of Object.values(WARNING_SENTENCES)) expect(embed.description).not.toContain(sentence);
+    expect(embed.description).not.toContain('⚠️');
+    expect(embed.fields.map((f: { name: string }) => f.name)).not.toContain('Most AI-like sentences');
+    expect(JSON.stringify(edit.body.components ?? [])).not.toContain('Re-check');
+  });
+});
+
+describe('a member check that cannot run', () => {
+  it('is titled as a member check, not "Could not check this text"', async () => {
+    const botAccount = { ...user(snowflake(), 'helper-bot'), bot: true };
+    const edit = await answerOf(userCommand(place, moderator, botAccount));
+    expect(edit.body.embeds[0].title).toBe('Could not check this member’s messages');
+    expect(edit.body.embeds[0].description).toContain('That account is a bot');
+  });
+});
+
+describe('interactions the bot does not know', () => {
+  it('a button, a select menu and a form are each named as what they are', async () => {
+    const reply = { embeds: [], components: [] };
+    const button = buttonPress(place, moderator, 'old-feature:1', reply);
+    const select = {
+      ...buttonPress(place, moderator, 'old-menu', reply),
+      data: { custom_id: 'old-menu', component_type: 3, values: ['a'] },
+    };
+    const { message: _message, ...withoutMessage } = buttonPress(place, moderator, 'old-form', reply);
+    const form = { ...withoutMessage, type: 5, data: { custom_id: 'old-form', components: [] } };
+    const [b, s, f] = await Promise.all([answerOf(button), answerOf(select), answerOf(form)]);
+    expect(b.body.content).toBe(
+      'This button is not known to the running bot, or the message it belongs to has expired. Run the check again.',
+    );
+    expect(s.body.content).toBe(
+      'This menu is not known to the running bot, or the message it belongs to has expired. Run the command again.',
+    );
+    expect(f.body.content).toBe('This form is not known to the running bot, or it has expired. Open it again from the command.');
+  });
+});
