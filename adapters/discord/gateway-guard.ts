@@ -53,6 +53,22 @@ function fillRequiredDefaults(client: Client, packet: Dispatch | undefined): voi
   if (typeof d.authorizing_integration_owners !== 'object' || d.authorizing_integration_owners === null)
     d.authorizing_integration_owners = {};
   if (typeof d.application_id !== 'string' && client.application) d.application_id = client.application.id;
+  // A message with a poll: discord.js's Poll takes its channel id from the channel object when the
+  // poll has none, and that object is null when the channel is not cached, which throws. The message
+  // says which channel it is in.
+  const resolved = (d.data as { resolved?: { messages?: unknown } } | undefined)?.resolved?.messages;
+  if (resolved && typeof resolved === 'object') {
+    for (const message of Object.values(resolved as Record<string, unknown>)) fillPollChannel(message, d.channel_id);
+  }
+}
+
+function fillPollChannel(message: unknown, fallbackChannelId: unknown): void {
+  if (typeof message !== 'object' || message === null) return;
+  const m = message as { poll?: unknown; channel_id?: unknown };
+  if (typeof m.poll !== 'object' || m.poll === null) return;
+  const poll = m.poll as { channel_id?: unknown };
+  const channelId = typeof m.channel_id === 'string' ? m.channel_id : fallbackChannelId;
+  if (typeof poll.channel_id !== 'string' && typeof channelId === 'string') poll.channel_id = channelId;
 }
 
 export interface GatewayGuard {
@@ -71,6 +87,9 @@ export function guardGatewayDispatch(client: Client, logger: Logger): GatewayGua
     if (interaction) lastInteractionId = interaction.id;
     try {
       fillRequiredDefaults(client, packet);
+      // Watched messages with a poll, in a channel not (yet) cached, meet the same Poll constructor.
+      if ((packet?.t === 'MESSAGE_CREATE' || packet?.t === 'MESSAGE_UPDATE') && typeof packet.d === 'object')
+        fillPollChannel(packet.d, undefined);
       return original(packet, shard);
     } catch (err) {
       logger.error(

@@ -26,6 +26,28 @@ export interface MessageLike {
   message_snapshots?: readonly { message?: unknown }[] | null;
   /** API: an array of users (with `member.nick` in guilds); discord.js: a MessageMentions. */
   mentions?: unknown;
+  /** A poll: its question and answers are the words the author wrote (API object, or discord.js's Poll). */
+  poll?: {
+    question?: { text?: string | null } | null;
+    /** API: `[{ poll_media: { text } }]`; discord.js: a Collection of PollAnswer (`text`). */
+    answers?: readonly { poll_media?: { text?: string | null } | null }[] | { values(): Iterable<{ text?: string | null }> } | null;
+  } | null;
+}
+
+/** A poll's question, then each answer on its own line; empty when there is no poll. */
+function pollText(poll: MessageLike['poll']): string {
+  if (!poll) return '';
+  const answers: unknown[] = !poll.answers
+    ? []
+    : Array.isArray(poll.answers)
+      ? poll.answers
+      : [...(poll.answers as { values(): Iterable<unknown> }).values()];
+  const lines = [poll.question?.text];
+  for (const answer of answers) {
+    const a = answer as { text?: unknown; poll_media?: { text?: unknown } | null };
+    lines.push(typeof a.text === 'string' ? a.text : typeof a.poll_media?.text === 'string' ? a.poll_media.text : undefined);
+  }
+  return lines.filter((l): l is string => typeof l === 'string' && l.trim() !== '').join('\n');
 }
 
 type Named = {
@@ -99,6 +121,8 @@ interface Parts {
 function collect(message: MessageLike, parts: Parts): void {
   const names = mentionNames(message);
   if (message.content?.trim()) parts.texts.push(renderDiscordMarkdown(message.content, names));
+  const poll = pollText(message.poll);
+  if (poll) parts.texts.push(renderDiscordMarkdown(poll, names));
   for (const embed of message.embeds ?? []) {
     parts.embeds += 1;
     if (embed.description?.trim()) parts.texts.push(renderDiscordMarkdown(embed.description, names));

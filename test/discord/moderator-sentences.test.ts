@@ -1,20 +1,21 @@
 /**
  * What a moderator is told on Discord (issue 32, item 7): a text too short to judge shows no warning
  * about its score and no button that would show one; a member check that cannot run is titled as a
- * member check; a button, menu or form the bot does not know is not called a command. The real
+ * member check; a button, menu or form the bot does not know is not called a command; a poll is
+ * read by its question and answers, whether its channel is cached or not (item 9). The real
  * discord.js Client and detection service, Discord's published INTERACTION_CREATE shapes over the fake.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TOO_SHORT_HEADLINE, WARNING_SENTENCES } from '../../adapters/chat/format.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { DetectClient } from '../../src/client/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { FakeDiscord, type RecordedRequest, snowflake } from './fake-discord.ts';
 import { userCommand } from './member-payloads.ts';
-import { buttonPress, chatInputDetect, type Place, user } from './payloads.ts';
+import { buttonPress, chatInputDetect, guildCreate, messageCommand, type Place, user } from './payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.moderator-sentences`;
@@ -24,6 +25,8 @@ let service: RunningService;
 let client: DetectClient;
 let bot: DiscordBot;
 let dir: string;
+/** Every text the bot sent for scoring, in order. */
+const scored: string[] = [];
 const place: Place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
 const moderator = user(snowflake(), 'moderator');
 
@@ -37,7 +40,10 @@ beforeAll(async () => {
   bot = createDiscordBot({
     token: TOKEN,
     detect: {
-      detect: (request, options) => client.detect(request, options),
+      detect: (request, options) => {
+        scored.push(typeof request.text === 'string' ? request.text : '');
+        return client.detect(request, options);
+      },
       detectAuthor: (request, options) => client.detectAuthor(request, options),
     },
     settings: { apiUrl: fake.apiUrl, state: { dataDir: join(dir, 'state') } },
@@ -98,5 +104,41 @@ describe('interactions the bot does not know', () => {
       'This menu is not known to the running bot, or the message it belongs to has expired. Run the command again.',
     );
     expect(f.body.content).toBe('This form is not known to the running bot, or it has expired. Open it again from the command.');
+  });
+});
+
+/** "Check for AI text" on a message that is a poll, as Discord sends it (content empty, the words in `poll`). */
+function pollCheck(where: Place) {
+  const payload = messageCommand(where, moderator, { content: '', author: user(snowflake(), 'asker') });
+  const message = Object.values(payload.data.resolved.messages)[0] as Record<string, unknown>;
+  message.poll = {
+    question: { text: 'Which day suits the team offsite best?' },
+    answers: [
+      { answer_id: 1, poll_media: { text: 'Tuesday at the lake house' } },
+      { answer_id: 2, poll_media: { text: 'Thursday in the city', emoji: { id: null, name: '🏙️' } } },
+    ],
+    expiry: new Date(Date.now() + 86_400_000).toISOString(),
+    allow_multiselect: false,
+    layout_type: 1,
+    results: { is_finalized: false, answer_counts: [] },
+  };
+  return payload;
+}
+
+describe('a poll message (issue 32, item 9)', () => {
+  it('is checked by its question and answers when the channel is not cached', async () => {
+    const edit = await answerOf(pollCheck(place));
+    expect(edit.body.embeds[0].title).toBe(TOO_SHORT_HEADLINE);
+    expect(scored.at(-1)).toBe('Which day suits the team offsite best?\nTuesday at the lake house\nThursday in the city');
+    expect(edit.body.content ?? '').not.toContain('could not read this request');
+  });
+
+  it('and when it is', async () => {
+    const cached: Place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
+    fake.dispatch('GUILD_CREATE', guildCreate(cached));
+    await vi.waitFor(() => expect(bot.client.channels.cache.has(cached.channelId)).toBe(true));
+    const edit = await answerOf(pollCheck(cached));
+    expect(edit.body.embeds[0].title).toBe(TOO_SHORT_HEADLINE);
+    expect(scored.at(-1)).toBe('Which day suits the team offsite best?\nTuesday at the lake house\nThursday in the city');
   });
 });
