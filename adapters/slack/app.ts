@@ -30,6 +30,7 @@ import { registerReviewAction } from './listeners/review-action.ts';
 import { registerUninstallEvents } from './listeners/uninstall-event.ts';
 import { SlackWatching, type SlackWatchOptions } from './watch/runtime.ts';
 import { checkInstallationKey, DurableInstallationStore } from './installation-store.ts';
+import { logMissingScopes } from './scopes.ts';
 import { notInstalledErrorHandler, oauthReceiverOptions, orgLinkMiddleware } from './oauth.ts';
 import type { WorkspaceClients } from './watch/api.ts';
 import { InstalledWorkspaceClients, singleWorkspaceClients } from './workspace-clients.ts';
@@ -125,7 +126,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
   const stores = state instanceof SplitChatStore ? state : undefined;
   const installationStore =
     config.oauth && stores
-      ? new DurableInstallationStore({ durable: stores.durable, secret: config.oauth.installationKey, logger })
+      ? new DurableInstallationStore({ durable: stores.durable, secret: config.oauth.installationKey, logger, scopes: config.oauth.scopes })
       : undefined;
   const clientOptions = {
     slackApiUrl: config.slackApiUrl,
@@ -219,7 +220,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     // The database's migrations: a store problem stops the start with its reason.
     await state.ready?.();
     // A wrong SLACK_INSTALLATION_KEY would otherwise fail every request of every workspace, quietly.
-    if (config.oauth && stores) await checkInstallationKey(stores.durable, config.oauth.installationKey, logger);
+    if (config.oauth && stores) await checkInstallationKey(stores.durable, config.oauth.installationKey, logger, config.oauth.scopes);
     await ctx.watch?.ready();
   } catch (err) {
     unhookWatch?.();
@@ -242,6 +243,16 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     throw new Error(
       `Could not reach Slack's Web API at ${config.slackApiUrl} (${(err as Error).message}); check the network or SLACK_API_URL.`,
     );
+  }
+
+  if (!config.oauth) {
+    // The token's scopes, from the `x-oauth-scopes` header Slack sends with every answer: a missing one
+    // is logged now, and named in the reply of whatever needs it (scopes.ts).
+    const granted = await app.client.auth.test().then(
+      (res) => res.response_metadata?.scopes,
+      () => undefined,
+    );
+    logMissingScopes(logger, granted, { workspace: 'SLACK_BOT_TOKEN' });
   }
 
   let eventsUrl: string | undefined;

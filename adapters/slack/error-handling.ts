@@ -11,6 +11,7 @@
  */
 import type { App, HTTPReceiverOptions, ReceiverEvent, SocketModeReceiverOptions } from '@slack/bolt';
 import type { Logger } from 'pino';
+import { missingScopeOf, missingScopeSentence } from './scopes.ts';
 
 export const UNREADABLE_REQUEST_REPLY =
   'Sorry, the app could not read this request from Slack, so nothing was checked. Try again; if it keeps happening, tell the app admin.';
@@ -95,14 +96,24 @@ function isSlackResponseUrl(url: string, slackApiUrl: string): boolean {
   }
 }
 
-async function tellUser(body: unknown, slackApiUrl: string, logger: Logger): Promise<void> {
+/** The scope Slack said was missing, however deep Bolt wrapped the error. */
+function missingScopeReason(err: unknown): string | undefined {
+  let e = err as { original?: unknown } | undefined;
+  for (let depth = 0; e && depth < 5; depth++, e = e.original as typeof e) {
+    const scope = missingScopeOf(e);
+    if (scope) return scope;
+  }
+  return undefined;
+}
+
+async function tellUser(body: unknown, slackApiUrl: string, logger: Logger, text = UNREADABLE_REQUEST_REPLY): Promise<void> {
   const url = str(payloadOf(body)?.response_url);
   if (!url || !isSlackResponseUrl(url, slackApiUrl)) return;
   try {
     const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ response_type: 'ephemeral', replace_original: false, text: UNREADABLE_REQUEST_REPLY }),
+      body: JSON.stringify({ response_type: 'ephemeral', replace_original: false, text }),
       signal: AbortSignal.timeout(5_000),
     });
     await res.arrayBuffer();
@@ -179,6 +190,13 @@ export function socketModeErrorOptions(logger: Logger): Pick<SocketModeReceiverO
 /** The app's error handler (`extendedErrorHandler: true`): a listener threw, usually after its ack. */
 export function listenerErrorHandler(logger: Logger, slackApiUrl: string): (args: { error: Error; body: unknown }) => Promise<void> {
   return async ({ error, body }) => {
+    const scope = missingScopeReason(error);
+    if (scope) {
+      // A listener met a scope the token lacks: the person is told which one, not that the request was unreadable.
+      logger.warn({ ...requestFields(body), scope }, 'a Slack listener needs a scope the app lacks');
+      await tellUser(body, slackApiUrl, logger, missingScopeSentence(scope));
+      return;
+    }
     logger.error({ ...requestFields(body), ...errorFields(error) }, 'unhandled error in a Slack listener');
     await tellUser(body, slackApiUrl, logger);
   };

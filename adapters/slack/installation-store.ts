@@ -18,6 +18,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
 import type { Logger } from 'pino';
+import { logMissingScopes } from './scopes.ts';
 import type { DurableStore } from '../chat/store/index.ts';
 
 /** Bolt's window (@slack/oauth `detectExpiredOrExpiringTokens`): tokens expiring within 2 h are refreshed. */
@@ -100,6 +101,8 @@ export interface DurableInstallationStoreOptions {
   /** `SLACK_INSTALLATION_KEY`. */
   secret: string;
   logger: Logger;
+  /** The bot scopes the app asks for (`SLACK_SCOPES`): an installation granted fewer is logged with what it lacks. */
+  scopes?: readonly string[] | undefined;
   now?: () => number;
 }
 
@@ -108,8 +111,10 @@ export class DurableInstallationStore implements InstallationStore {
   readonly #cipher: InstallationCipher;
   readonly #logger: Logger;
   readonly #now: () => number;
+  readonly #scopes: readonly string[] | undefined;
 
   constructor(options: DurableInstallationStoreOptions) {
+    this.#scopes = options.scopes;
     this.#durable = options.durable;
     this.#cipher = new InstallationCipher(options.secret);
     this.#logger = options.logger;
@@ -127,6 +132,7 @@ export class DurableInstallationStore implements InstallationStore {
       // An install or reinstall through the OAuth flow.
       await this.#durable.saveInstallation({ key, ...lookup, data, tokenExpiresAt: expiresAt });
       this.#logger.info({ installation: key, org_wide: isEnterpriseInstall }, 'Slack installation stored');
+      logMissingScopes(this.#logger, installation.bot?.scopes, { installation: key }, this.#scopes);
       return;
     }
     // Bolt's refresh: stored only while this caller still holds the lease. If it ran out and another
@@ -183,6 +189,7 @@ export async function checkInstallationKey(
   durable: Pick<DurableStore, 'recentInstallationData'>,
   secret: string,
   logger: Logger,
+  scopes?: readonly string[],
 ): Promise<void> {
   const sealed = await durable.recentInstallationData(KEY_CHECK_SAMPLE);
   if (sealed.length === 0) return;
@@ -190,7 +197,9 @@ export async function checkInstallationKey(
   let unreadable = 0;
   for (const data of sealed) {
     try {
-      JSON.parse(cipher.open(data));
+      const installation = JSON.parse(cipher.open(data)) as Installation;
+      // The scopes each workspace granted, read once here at start: a missing one is logged before anyone meets it.
+      logMissingScopes(logger, installation.bot?.scopes, { installation: installationKey(installationLookup(installation)) }, scopes);
     } catch {
       unreadable += 1;
     }
@@ -206,6 +215,11 @@ export async function checkInstallationKey(
       'some stored Slack installations cannot be decrypted with SLACK_INSTALLATION_KEY; their workspaces must install the app again',
     );
   }
+}
+
+function installationLookup(installation: Installation): InstallationQuery<boolean> {
+  const isEnterpriseInstall = installation.isEnterpriseInstall === true;
+  return { isEnterpriseInstall, enterpriseId: installation.enterprise?.id, teamId: installation.team?.id };
 }
 
 /** The installation without its refresh token: Bolt then uses the bot token as it is and refreshes nothing. */

@@ -7,6 +7,7 @@ import type { Mode } from '../../src/contract.ts';
 import { checkHistoryDays, checkHistoryMessages, DEFAULT_HISTORY_WINDOW } from '../chat/author.ts';
 import { isMode } from '../chat/modes.ts';
 import type { SettingsPatch } from '../chat/store/index.ts';
+import { MissingScopeError, missingScopeOf } from './scopes.ts';
 
 type WebClient = webApi.WebClient;
 
@@ -155,12 +156,18 @@ function parseHistorySetting(words: string[]): SettingsCommand {
   return { kind: 'change', patch, done: `Member checks now read ${parts.filter(Boolean).join(' ')}.` };
 }
 
-/** Workspace admins and owners (users.info); false when Slack cannot say. */
+/**
+ * Workspace admins and owners (users.info); false when Slack cannot say. Without `users:read` Slack
+ * cannot say for anyone, and "only admins may do this" would be a wrong answer to an admin: that
+ * throws `MissingScopeError`, whose sentence names the scope.
+ */
 export async function isWorkspaceAdmin(client: WebClient, userId: string): Promise<boolean> {
   try {
     const res = await client.users.info({ user: userId });
     return Boolean(res.user?.is_admin || res.user?.is_owner || res.user?.is_primary_owner);
-  } catch {
+  } catch (err) {
+    const scope = missingScopeOf(err);
+    if (scope) throw new MissingScopeError(scope);
     return false;
   }
 }

@@ -78,6 +78,13 @@ interface IssuedToken {
 
 const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata']);
 
+/** The scope each method needs (Slack's method reference), for fakes started with `scopes`. */
+const METHOD_SCOPES: Record<string, string> = {
+  'users.info': 'users:read',
+  'conversations.info': 'channels:read',
+  'usergroups.users.list': 'usergroups:read',
+};
+
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -454,6 +461,11 @@ export class FakeSlack {
   }
 
   private answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
+    // As Slack does: a method the token's scopes do not cover answers `missing_scope`, naming the scope.
+    const needed = METHOD_SCOPES[method];
+    if (needed && this.options.scopes && !this.options.scopes.includes(needed)) {
+      return { ok: false, error: 'missing_scope', needed, provided: this.options.scopes.join(',') };
+    }
     const own = this.options.methods?.[method];
     if (own) return own(args);
     const notIn = new Set(this.options.channelsWithoutBot ?? []);

@@ -10,6 +10,7 @@ import { isWorkspaceAdmin, parseSettingsCommand, SETTINGS_COMMAND, SETTINGS_USAG
 import type { ScopeSettings } from '../../chat/store/index.ts';
 import { describeHistoryWindow, historyWindowOf } from '../../chat/author.ts';
 import { refusedWithoutResponseUrl } from './detect-command.ts';
+import { missingScopeOf, missingScopeSentence } from '../scopes.ts';
 import { handleWatchSetting, isWatchSetting, WATCH_USAGE, watchSummary } from '../watch/settings.ts';
 
 export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
@@ -42,6 +43,13 @@ export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
       try {
         await handleWatchSetting(ctx, { team_id: teamId, user_id: command.user_id, text: command.text ?? '' }, client, answer);
       } catch (err) {
+        const scope = missingScopeOf(err);
+        if (scope) {
+          // Waiting a minute never grants a scope: say which one is missing.
+          log.warn({ code: 'missing_scope', scope }, 'watch setting refused: the app lacks a Slack scope');
+          await answer(missingScopeSentence(scope));
+          return;
+        }
         log.error({ err: (err as Error).message }, 'watch setting failed');
         await answer(
           'The watch settings could not be read or saved (the app’s store or Slack did not answer). Nothing was changed; try again in a minute.',
@@ -59,7 +67,17 @@ export function registerSettingsCommand(app: App, ctx: SlackAppContext): void {
       await answer(parsed.problem);
       return;
     }
-    if (!(await isWorkspaceAdmin(client, command.user_id))) {
+    let admin: boolean;
+    try {
+      admin = await isWorkspaceAdmin(client, command.user_id);
+    } catch (err) {
+      const scope = missingScopeOf(err);
+      if (!scope) throw err;
+      log.warn({ code: 'missing_scope', scope }, 'settings change refused: the app lacks a Slack scope');
+      await answer(missingScopeSentence(scope));
+      return;
+    }
+    if (!admin) {
       log.info({ code: 'settings_forbidden' }, 'settings change refused');
       await answer('Only workspace admins and owners can change these settings. `/detect-settings` alone shows them.');
       return;
