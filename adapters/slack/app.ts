@@ -31,7 +31,7 @@ import { registerUninstallEvents } from './listeners/uninstall-event.ts';
 import { SlackWatching, type SlackWatchOptions } from './watch/runtime.ts';
 import { checkInstallationKey, DurableInstallationStore } from './installation-store.ts';
 import { logMissingScopes } from './scopes.ts';
-import { notInstalledErrorHandler, oauthReceiverOptions, orgLinkMiddleware } from './oauth.ts';
+import { DEFAULT_SCOPES, notInstalledErrorHandler, oauthReceiverOptions, orgLinkMiddleware } from './oauth.ts';
 import type { WorkspaceClients } from './watch/api.ts';
 import { InstalledWorkspaceClients, singleWorkspaceClients } from './workspace-clients.ts';
 
@@ -252,7 +252,7 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
       (res) => res.response_metadata?.scopes,
       () => undefined,
     );
-    logMissingScopes(logger, granted, { workspace: 'SLACK_BOT_TOKEN' });
+    logMissingScopes(logger, granted, { workspace: 'SLACK_BOT_TOKEN' }, DEFAULT_SCOPES);
   }
 
   let eventsUrl: string | undefined;

@@ -7,7 +7,6 @@
  * (`installation.bot.scopes`), so the log says what is missing before anyone meets it.
  */
 import type { Logger } from 'pino';
-import { DEFAULT_SCOPES } from './oauth.ts';
 
 /** What each scope is for, in the words of a moderator's reply. */
 const SCOPE_USE: Record<string, string> = {
@@ -45,8 +44,8 @@ export function missingScopeSentence(scope: string): string {
   return `The app cannot ${use ?? 'do this'}: it lacks the Slack scope \`${scope}\`. Ask a workspace admin to add \`${scope}\` to the app (its manifest lists it) and reinstall it; nothing was changed or checked.`;
 }
 
-/** The scopes of `wanted` that `granted` lacks (`wanted` defaults to the manifest's). */
-export function missingScopes(granted: readonly string[], wanted: readonly string[] = DEFAULT_SCOPES): string[] {
+/** The scopes of `wanted` (the manifest's, or `SLACK_SCOPES`) that `granted` lacks. */
+export function missingScopes(granted: readonly string[], wanted: readonly string[]): string[] {
   const have = new Set(granted.map((s) => s.trim()));
   return wanted.filter((s) => !have.has(s));
 }
@@ -56,9 +55,9 @@ export function logMissingScopes(
   logger: Logger,
   granted: readonly string[] | undefined,
   where: Record<string, unknown>,
-  wanted?: readonly string[],
+  wanted: readonly string[] | undefined,
 ): string[] {
-  if (!granted) return [];
+  if (!granted || !wanted) return [];
   const missing = missingScopes(granted, wanted);
   if (missing.length > 0) {
     logger.warn(
