@@ -161,6 +161,19 @@ function notOnFileHost(): FileProblem {
   );
 }
 
+function redirectedOffHost(location: string): FileProblem {
+  let host = 'another address';
+  try {
+    host = new URL(location).host || host;
+  } catch {
+    // Not a URL: named generically.
+  }
+  return new FileProblem(
+    'file_redirected_off_host',
+    `The chat platform sent the download on to ${host}, outside its own file host, and the bot does not follow it there, so the file was not checked.`,
+  );
+}
+
 function downloadFailed(status?: number): FileProblem {
   return new FileProblem(
     'file_download_failed',
@@ -192,8 +205,9 @@ export async function downloadFile(file: ChatFile, options: DownloadOptions): Pr
         const location = res.headers.get('location');
         if (!location || hop >= MAX_REDIRECTS) throw downloadFailed(res.status);
         const next = new URL(location, url).toString();
-        // A redirect off the file host is the platform sending the bot to a sign-in page.
-        if (!allowed.has(originOf(next) ?? '')) throw options.htmlMeans ?? downloadFailed(res.status);
+        // A redirect off the file host is the platform sending the bot to a sign-in page (Slack), or
+        // somewhere the bot will not follow: refused, and no advice to try again, which would not help.
+        if (!allowed.has(originOf(next) ?? '')) throw options.htmlMeans ?? redirectedOffHost(next);
         url = next;
         continue;
       }

@@ -24,8 +24,33 @@ export interface FileCheckDeps {
   logger: Logger;
 }
 
+/** What kind of document a file is by its declared type or name, for wording "no text" per kind. */
+function documentKind(file: Pick<ChatFile, 'name' | 'mimeType'> | undefined): 'pdf' | 'docx' | 'text' | undefined {
+  if (!file) return undefined;
+  const type = file.mimeType?.toLowerCase() ?? '';
+  const name = file.name.toLowerCase();
+  if (type === 'application/pdf' || name.endsWith('.pdf')) return 'pdf';
+  if (type.includes('wordprocessingml') || name.endsWith('.docx')) return 'docx';
+  if (type.startsWith('text/') || /\.(txt|md|markdown|html?|csv|log)$/.test(name)) return 'text';
+  return undefined;
+}
+
+/** `no_text_in_file` as the file's kind explains it: only a PDF has scanned pages. */
+function noTextSentence(file: Pick<ChatFile, 'name' | 'mimeType'> | undefined, rid: string): string {
+  switch (documentKind(file)) {
+    case 'pdf':
+      return `It has no text to read: it looks like scanned pages (pictures of text). The detector does not do OCR, so it cannot check it; paste the text into /detect instead.${rid}`;
+    case 'docx':
+      return `It has no text to read: the document is empty or holds only pictures, so there is nothing to check.${rid}`;
+    case 'text':
+      return `It is empty: there is no text in it, so there is nothing to check.${rid}`;
+    default:
+      return `It has no text to read, so there is nothing to check.${rid}`;
+  }
+}
+
 /** The file route's refusals, worded for a moderator who can only change the file, not the API call. */
-export function describeFileError(err: unknown): string {
+export function describeFileError(err: unknown, file?: Pick<ChatFile, 'name' | 'mimeType'>): string {
   if (err instanceof FileProblem) return err.message;
   const requestId = (err as { requestId?: unknown }).requestId;
   const rid = typeof requestId === 'string' && requestId.startsWith('req_') ? ` (request id: ${requestId})` : '';
@@ -37,7 +62,7 @@ export function describeFileError(err: unknown): string {
     case 'file_unreadable':
       return `The file could not be read: it is password-protected or damaged. Save it again without a password and share it again.${rid}`;
     case 'no_text_in_file':
-      return `It has no text to read: it looks like scanned pages (pictures of text). The detector does not do OCR, so it cannot check it; paste the text into /detect instead.${rid}`;
+      return noTextSentence(file, rid);
     default:
       return describeDetectError(err);
   }
@@ -80,7 +105,7 @@ export async function checkFiles(
           { code, bytes, declared_bytes: file.size, request_id: rid, duration_ms: Math.round(performance.now() - started) },
           'file check failed',
         );
-        return { file, ok: false, code, sentence: describeFileError(err), requestId: rid };
+        return { file, ok: false, code, sentence: describeFileError(err, file), requestId: rid };
       }
     }),
   );

@@ -116,6 +116,42 @@ interface Parts {
   texts: RenderedText[];
   attachments: number;
   embeds: number;
+  /** What the attachments are, for the sentence when they are all a message has. */
+  kinds: Map<AttachmentKind, number>;
+}
+
+type AttachmentKind = 'voice message' | 'video' | 'sound file' | 'picture' | 'sticker' | 'file';
+
+/** A voice message, video, sound, picture or other file, from the API object or discord.js's Attachment. */
+function attachmentKind(attachment: unknown): AttachmentKind {
+  const a = (attachment ?? {}) as {
+    content_type?: unknown;
+    contentType?: unknown;
+    duration_secs?: unknown;
+    duration?: unknown;
+    waveform?: unknown;
+  };
+  // Voice messages carry a waveform and a duration (Discord's IS_VOICE_MESSAGE message flag goes with them).
+  if (typeof a.waveform === 'string' || (a.waveform !== undefined && a.waveform !== null)) return 'voice message';
+  const type = String(a.content_type ?? a.contentType ?? '').toLowerCase();
+  if (type.startsWith('video/')) return 'video';
+  if (type.startsWith('audio/'))
+    return typeof a.duration_secs === 'number' || typeof a.duration === 'number' ? 'voice message' : 'sound file';
+  if (type.startsWith('image/')) return 'picture';
+  return 'file';
+}
+
+function valuesOf(source: readonly unknown[] | { size: number } | null | undefined): unknown[] {
+  if (!source) return [];
+  if (Array.isArray(source)) return source;
+  const values = (source as { values?: () => Iterable<unknown> }).values;
+  return typeof values === 'function' ? [...values.call(source)] : [];
+}
+
+/** `a voice message and a video`, `2 pictures and a sticker`, in the order first met. */
+function kindsList(kinds: Map<AttachmentKind, number>): string {
+  const items = [...kinds].map(([kind, n]) => (n === 1 ? `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}` : `${n} ${kind}s`));
+  return items.length <= 1 ? (items[0] ?? 'attachments') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
 
 function collect(message: MessageLike, parts: Parts): void {
@@ -128,6 +164,16 @@ function collect(message: MessageLike, parts: Parts): void {
     if (embed.description?.trim()) parts.texts.push(renderDiscordMarkdown(embed.description, names));
   }
   parts.attachments += countOf(message.attachments) + countOf(message.stickers) + countOf(message.sticker_items);
+  const attachments = valuesOf(message.attachments);
+  for (const attachment of attachments) {
+    const kind = attachmentKind(attachment);
+    parts.kinds.set(kind, (parts.kinds.get(kind) ?? 0) + 1);
+  }
+  // A discord.js Collection without values (tests pass `{ size }`) still counts its items as files.
+  const unseen = countOf(message.attachments) - attachments.length;
+  if (unseen > 0) parts.kinds.set('file', (parts.kinds.get('file') ?? 0) + unseen);
+  const stickers = countOf(message.stickers) + countOf(message.sticker_items);
+  if (stickers > 0) parts.kinds.set('sticker', (parts.kinds.get('sticker') ?? 0) + stickers);
 }
 
 /**
@@ -136,7 +182,7 @@ function collect(message: MessageLike, parts: Parts): void {
  * is nothing to check (attachments only, embeds without text, only code, mentions or emoji, or nothing).
  */
 export function readMessage(message: MessageLike): RenderedText {
-  const parts: Parts = { texts: [], attachments: 0, embeds: 0 };
+  const parts: Parts = { texts: [], attachments: 0, embeds: 0, kinds: new Map() };
   collect(message, parts);
   const snapshots: unknown[] = message.messageSnapshots
     ? [...message.messageSnapshots.values()]
@@ -152,7 +198,7 @@ export function readMessage(message: MessageLike): RenderedText {
   }
   if (parts.attachments > 0) {
     throw new EmptyTextError(
-      'That message has only attachments (images or stickers) and no text. The bot checks text and documents (PDF, Word .docx, plain text or Markdown files), not pictures.',
+      `That message has only attachments (${kindsList(parts.kinds)}) and no text. The bot checks text and documents (PDF, Word .docx, plain text or Markdown files), not pictures, sound or video.`,
     );
   }
   if (parts.embeds > 0) {

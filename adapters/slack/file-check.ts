@@ -10,7 +10,7 @@ import { checkFiles, type FileOutcome } from '../chat/file-checks.ts';
 import { buildAuditMessage } from './blocks.ts';
 import { createNameResolver, slackErrorCode, teamSettings, type SlackAppContext } from './checks.ts';
 import { auditChannelFor } from './config.ts';
-import { filesReadMissing, resolveSlackFiles, type SlackFileObject } from './message-files.ts';
+import { fileNotServed, filesReadMissing, resolveSlackFiles, type SlackFileObject } from './message-files.ts';
 
 export interface SlackFileCheck {
   files: readonly SlackFileObject[];
@@ -26,6 +26,13 @@ export async function checkSlackFiles(ctx: SlackAppContext, req: SlackFileCheck)
   const logger = ctx.logger.child({ kind: 'file', team: req.teamId, user: req.userId, mode: req.mode });
   const detectFile = ctx.detector.detectFile?.bind(ctx.detector);
   const files = await resolveSlackFiles(req.files, req.client);
+  // Slack serves its sign-in page instead of a file to a token without files:read; with the scope
+  // granted (auth.test's x-oauth-scopes say so) a web page means something else, and is named as such.
+  const granted = await req.client.auth.test().then(
+    (res) => res.response_metadata?.scopes,
+    () => undefined,
+  );
+  const htmlMeans = granted?.includes('files:read') ? fileNotServed() : filesReadMissing();
   return checkFiles(
     files,
     { mode: req.mode, segments: true },
@@ -38,8 +45,7 @@ export async function checkSlackFiles(ctx: SlackAppContext, req: SlackFileCheck)
           maxBytes: ctx.config.files.maxBytes,
           timeoutMs: ctx.config.files.downloadTimeoutMs,
           headers: req.botToken ? { authorization: `Bearer ${req.botToken}` } : undefined,
-          // Without files:read Slack answers a file address with its sign-in page, not the file.
-          htmlMeans: filesReadMissing(),
+          htmlMeans,
         }),
       detect: (data, file, options) => {
         if (!detectFile) {

@@ -63,6 +63,17 @@ export function filesReadMissing(): FileProblem {
 }
 
 /**
+ * What a moderator reads when Slack answers a file address with a web page, or sends the download
+ * elsewhere, although the token has `files:read`: the scope is not what is wrong.
+ */
+export function fileNotServed(): FileProblem {
+  return new FileProblem(
+    'file_not_served',
+    'Slack did not hand over the file: it answered with a web page, or sent the download elsewhere, although the app may read files (`files:read`). The file may have been deleted or restricted, or be stored outside Slack; if it opens in Slack, tell the app’s admin.',
+  );
+}
+
+/**
  * The `ChatFile` of each file object, asking `files.info` for those Slack sent without addresses.
  * A failed lookup keeps the file (without an address), so its answer says it could not be read.
  */

@@ -88,7 +88,9 @@ describe('downloadFile', () => {
     routes.set('/away', (res) => res.writeHead(302, { location: `${otherOrigin}/file` }).end());
     const before = seen.filter((s) => s.server === 'other').length;
     const problem = await problemOf(downloadFile(file('/away'), { ...options(), headers: { authorization: 'Bearer xoxb-secret' } }));
-    expect(problem.code).toBe('file_download_failed');
+    // Refused, and not as a failure worth trying again (issue 32, item 6).
+    expect(problem.code).toBe('file_redirected_off_host');
+    expect(problem.message).not.toMatch(/Try again|HTTP 30/);
     expect(seen.filter((s) => s.server === 'other').length).toBe(before);
   });
 

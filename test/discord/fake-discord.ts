@@ -61,6 +61,8 @@ export interface ServedFileOptions {
   declaredSize?: number;
   /** Sends the bytes in 16 KiB pieces this many ms apart, without a content-length (chunked). */
   chunkDelayMs?: number;
+  /** Answers `302 Found` with this `location` instead of the bytes (a CDN sending the download elsewhere). */
+  redirectTo?: string;
 }
 
 export interface RecordedRequest {
@@ -138,7 +140,10 @@ export class FakeDiscord {
   #waiters: { predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }[] = [];
   #readyWaiters: (() => void)[] = [];
   /** Attachment bytes served under `/attachments/…` (the CDN's path), by path. */
-  readonly #files = new Map<string, { data: Buffer; contentType: string | undefined; chunkDelayMs: number | undefined }>();
+  readonly #files = new Map<
+    string,
+    { data: Buffer; contentType: string | undefined; chunkDelayMs: number | undefined; redirectTo?: string | undefined }
+  >();
   /** Every download of an attachment: its path and when it ended (or was cut off). */
   readonly downloads: { path: string; bytesSent: number; complete: boolean }[] = [];
 
@@ -188,7 +193,7 @@ export class FakeDiscord {
   attachment(channelId: string, filename: string, data: Buffer, options: ServedFileOptions = {}): AttachmentObject {
     const id = snowflake();
     const path = `/attachments/${channelId}/${id}/${encodeURIComponent(filename)}`;
-    this.#files.set(path, { data, contentType: options.contentType, chunkDelayMs: options.chunkDelayMs });
+    this.#files.set(path, { data, contentType: options.contentType, chunkDelayMs: options.chunkDelayMs, redirectTo: options.redirectTo });
     // Discord signs CDN links with an expiry (`ex`), issue time (`is`) and a hash (`hm`).
     const query = `?ex=${(Math.floor(Date.now() / 1000) + 86_400).toString(16)}&is=${Math.floor(Date.now() / 1000).toString(16)}&hm=${id}`;
     return {
@@ -344,6 +349,10 @@ export class FakeDiscord {
     }
     const record = { path, bytesSent: 0, complete: false };
     this.downloads.push(record);
+    if (file.redirectTo) {
+      res.writeHead(302, { location: file.redirectTo }).end();
+      return;
+    }
     const type = file.contentType ?? 'application/octet-stream';
     if (file.chunkDelayMs === undefined) {
       res.writeHead(200, { 'content-type': type, 'content-length': String(file.data.length) }).end(file.data, () => {

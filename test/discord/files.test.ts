@@ -191,6 +191,35 @@ describe('"Check for AI text" on a message with documents', () => {
     expect(fake.downloads.length).toBe(before);
   });
 
+  it('words each problem by what it is: an empty text file, a download sent off the CDN, a voice message and a video (issue 32, item 6)', async () => {
+    const empty = fake.attachment(place.channelId, 'empty.txt', Buffer.from('  \n\n  '), { contentType: 'text/plain; charset=utf-8' });
+    const moved = fake.attachment(place.channelId, 'moved.pdf', pdf(), {
+      contentType: 'application/pdf',
+      redirectTo: 'https://login.example.com/start?next=file',
+    });
+    const edit = await interact(messageCommand(place, moderator, { content: '', attachments: [empty, moved] }));
+    const byName = new Map((edit.body.embeds as any[]).map((e) => [/^📄 (.+?): /.exec(e.title)?.[1], e]));
+    expect(byName.get('empty.txt').description).toMatch(/^It is empty: there is no text in it, so there is nothing to check\./);
+    expect(byName.get('empty.txt').description).not.toContain('scanned');
+    const refused = byName.get('moved.pdf').description as string;
+    expect(refused).toBe(
+      'The chat platform sent the download on to login.example.com, outside its own file host, and the bot does not follow it there, so the file was not checked.',
+    );
+    expect(refused).not.toMatch(/Try again|HTTP 302/);
+
+    // Discord's voice message: an audio attachment with duration_secs and waveform (and the message flag 1 << 13).
+    const voice = {
+      ...fake.attachment(place.channelId, 'voice-message.ogg', Buffer.alloc(64, 1), { contentType: 'audio/ogg' }),
+      duration_secs: 4.2,
+      waveform: 'AAAAAAAAAA==',
+    };
+    const video = fake.attachment(place.channelId, 'clip.mp4', Buffer.alloc(64, 1), { contentType: 'video/mp4' });
+    const media = await interact(messageCommand(place, moderator, { content: '', attachments: [voice as never, video] }));
+    expect(media.body.embeds[0].description).toBe(
+      'That message has only attachments (a voice message and a video) and no text. The bot checks text and documents (PDF, Word .docx, plain text or Markdown files), not pictures, sound or video.',
+    );
+  });
+
   it('stops reading a file that turns out larger than its declared size', async () => {
     const liar = fake.attachment(place.channelId, 'liar.txt', Buffer.alloc(MAX_BYTES * 3, 97), {
       contentType: 'text/plain',

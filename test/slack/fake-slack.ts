@@ -125,7 +125,13 @@ export class FakeSlack {
   /** Shared files' bytes, served under `/files-pri/…` (Slack's file host), by path. */
   private readonly files = new Map<
     string,
-    { data: Buffer; mimetype: string; object: SlackFileObject; hold?: Promise<unknown> | undefined }
+    {
+      data: Buffer;
+      mimetype: string;
+      object: SlackFileObject;
+      hold?: Promise<unknown> | undefined;
+      serveAs?: { html: true } | { redirectTo: string } | undefined;
+    }
   >();
   /** Every request for a shared file's bytes, with the Authorization header it carried. */
   readonly fileDownloads: { path: string; authorization: string | undefined; served: boolean }[] = [];
@@ -263,6 +269,8 @@ export class FakeSlack {
       size?: number;
       /** The bytes are sent once this settles: a slow file host, without any clock in the test. */
       hold?: Promise<unknown>;
+      /** Served to any token as a web page (`html`) or a `302` to this address, instead of the bytes. */
+      serveAs?: { html: true } | { redirectTo: string };
     },
   ): SlackFileObject {
     const id = `F0${String(++this.fileSeq).padStart(8, '0')}`;
@@ -296,7 +304,7 @@ export class FakeSlack {
       has_rich_preview: false,
       file_access: 'visible',
     };
-    const entry = { data, mimetype: options.mimetype, object, hold: options.hold };
+    const entry = { data, mimetype: options.mimetype, object, hold: options.hold, serveAs: options.serveAs };
     this.files.set(`${base}/${encoded}`, entry);
     this.files.set(`${base}/download/${encoded}`, entry);
     return object;
@@ -319,6 +327,14 @@ export class FakeSlack {
       return;
     }
     await file.hold;
+    if (file.serveAs && 'redirectTo' in file.serveAs) {
+      res.writeHead(302, { location: file.serveAs.redirectTo }).end();
+      return;
+    }
+    if (file.serveAs) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><html><body>Not available</body></html>');
+      return;
+    }
     res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.data.length) }).end(file.data);
   }
 

@@ -14,7 +14,7 @@ import { DEFAULT_WATCH_SETTINGS } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import type { RecordedCall } from './fake-slack.ts';
-import { type Harness, postToApp, slashCommandBody, startHarness } from './harness.ts';
+import { type Harness, interactionBody, messageShortcutPayload, postToApp, slashCommandBody, startHarness } from './harness.ts';
 
 const logs: Record<string, unknown>[] = [];
 const appLogger = pino(
@@ -93,5 +93,38 @@ describe('missing Slack scopes', () => {
     } finally {
       await withUsers.close();
     }
+  }, 60_000);
+});
+
+describe('documents with files:read granted (issue 32, item 6)', () => {
+  it('a web page or a download sent off Slack is not blamed on files:read; an empty .txt is not "scanned pages"', async () => {
+    const page = h.slack.shareFile('page.pdf', Buffer.from('%PDF-1.4'), {
+      mimetype: 'application/pdf',
+      filetype: 'pdf',
+      serveAs: { html: true },
+    });
+    const moved = h.slack.shareFile('moved.pdf', Buffer.from('%PDF-1.4'), {
+      mimetype: 'application/pdf',
+      filetype: 'pdf',
+      serveAs: { redirectTo: 'https://login.example.com/start' },
+    });
+    const empty = h.slack.shareFile('empty.txt', Buffer.from('  \n '), { mimetype: 'text/plain', filetype: 'text' });
+    const { payload } = messageShortcutPayload(h, {
+      ts: '1700008000.000100',
+      text: '',
+      files: [page, moved, empty],
+      upload: false,
+      subtype: 'file_share',
+    });
+    expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
+    const reply = await h.slack.waitFor(
+      (c) => c.method === 'chat.postEphemeral' && JSON.stringify(c.args.blocks ?? []).includes('empty.txt'),
+      30_000,
+    );
+    const shown = JSON.stringify(reply.args.blocks);
+    expect(shown).not.toContain('lacks the Slack scope `files:read`');
+    expect(shown.split('Slack did not hand over the file: it answered with a web page, or sent the download elsewhere').length - 1).toBe(2);
+    expect(shown).toContain('It is empty: there is no text in it, so there is nothing to check.');
+    expect(shown).not.toContain('scanned pages');
   }, 60_000);
 });
