@@ -117,6 +117,8 @@ const ANSWER: DetectAuthorResponse = {
   ],
   request_id: 'req_author',
   model: 'm1',
+  origin: 'ai_written',
+  polished_probability: null,
 };
 
 describe('summarizeAuthorResult', () => {

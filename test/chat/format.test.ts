@@ -31,6 +31,8 @@ const result: DetectResponse = {
   generated_spans: [],
   generated_share: null,
   composition: null,
+  origin: 'human',
+  polished_probability: null,
 };
 
 describe('most AI-like sentences', () => {

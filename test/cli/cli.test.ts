@@ -108,6 +108,8 @@ describe('textdetect "text"', () => {
       generated_spans: [],
       generated_share: null,
       composition: null,
+      origin: 'uncertain',
+      polished_probability: null,
       warnings: [...WARNING_CODES, 'brand_new_code'],
     } as DetectResponse;
     const lines = formatResult(result, false)

@@ -219,6 +219,8 @@ describe('textdetect --segments', () => {
       ],
       generated_share: 0.62,
       composition: 'partly_ai',
+      origin: 'partly_ai',
+      polished_probability: null,
     } satisfies DetectResponse;
     const lines = formatSpans(answer, false);
     expect(lines.slice(0, 4)).toEqual([

@@ -31,6 +31,8 @@ const PARTLY: DetectResponse = {
   generated_spans: [{ start: TEXT.indexOf(GENERATED), end: TEXT.length, ai_probability: 0.96 }],
   generated_share: 0.6,
   composition: 'partly_ai',
+  origin: 'partly_ai',
+  polished_probability: null,
 };
 
 const context = { languageGiven: false, segments: true, source: { kind: 'text' as const } };

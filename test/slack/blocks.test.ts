@@ -49,6 +49,8 @@ const TYPICAL: DetectResponse = {
   generated_spans: [],
   generated_share: null,
   composition: null,
+  origin: 'ai_written',
+  polished_probability: null,
 };
 
 describe('result message', () => {

@@ -31,6 +31,8 @@ const PARTLY: DetectResponse = {
   generated_spans: [{ start: TEXT.indexOf(GENERATED), end: TEXT.indexOf(GENERATED) + GENERATED.length, ai_probability: 0.97 }],
   generated_share: 0.55,
   composition: 'partly_ai',
+  origin: 'partly_ai',
+  polished_probability: null,
 };
 
 function section(blocks: unknown[], id: string): string | undefined {
