@@ -119,10 +119,12 @@ export type Composition = (typeof COMPOSITIONS)[number];
  * `polished_probability` by one rule (src/detector/origin.ts):
  * - `uncertain`: too little evidence (`too_little_evidence`), or `verdict: "mixed"`;
  * - `partly_ai`: with `segments: true`, the sentence model found a generated part and a human one
- *   (`composition: "partly_ai"`, and the words outside the generated spans read as human); the
- *   share is in `generated_share`. Whatever the verdict: a half-human text is neither "AI-written"
- *   nor "human-written";
- * - `ai_polished`: `verdict: "likely_ai"` and `polished_probability` ≥ 0.5: reads as the author's
+ *   (`composition: "partly_ai"`, and the words outside the generated spans average under 30% AI
+ *   per sentence, so a generated text whose span misses a few sentences keeps the plain AI
+ *   headline); the share is in `generated_share`. Whatever the verdict: a half-human text is
+ *   neither "AI-written" nor "human-written". Never for a text scored as another language than
+ *   its own (`language_mismatch`, `language_uncertain`);
+ * - `ai_polished`: `verdict: "likely_ai"` and `polished_probability` ≥ POLISHED_THRESHOLD (0.5): reads as the author's
  *   own text, polished, edited or rewritten by an AI;
  * - `ai_written`: `verdict: "likely_ai"` otherwise: reads as written by an AI;
  * - `human`: `verdict: "likely_human"`.
@@ -130,6 +132,9 @@ export type Composition = (typeof COMPOSITIONS)[number];
  */
 export const ORIGINS = ['human', 'ai_polished', 'ai_written', 'partly_ai', 'uncertain'] as const;
 export type Origin = (typeof ORIGINS)[number];
+
+/** From this `polished_probability` a `likely_ai` text is `ai_polished` rather than `ai_written`. */
+export const POLISHED_THRESHOLD = 0.5;
 
 export interface DetectResponse {
   /** 0..1, calibrated per mode. */

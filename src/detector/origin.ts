@@ -4,10 +4,9 @@
  * CLI and the bots never tell one text two stories ("most likely written by an AI system" next to
  * "about 55% of the words look generated").
  */
-import type { Composition, Origin, Verdict } from '../contract.ts';
+import { type Composition, type Origin, POLISHED_THRESHOLD, type Verdict } from '../contract.ts';
 
-/** From this `polished_probability` a likely-AI text reads as the author's own text, polished by an AI. */
-export const POLISHED_THRESHOLD = 0.5;
+export { POLISHED_THRESHOLD };
 
 /**
  * A partly generated headline needs the rest of the text to read as the author's own: the words
