@@ -83,6 +83,7 @@ describe('warnings', () => {
     ...result,
     confidence: 'low',
     verdict: 'mixed',
+    origin: 'uncertain',
     warnings: [],
     ...over,
   });
