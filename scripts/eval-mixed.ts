@@ -22,7 +22,8 @@
  *
  * Options: --markdown, --by source[,mode], --every-mode, --seed N (default 7), --per-group N (documents
  * per source group, default 45), --joiner both|blank|space (what joins the parts; default both,
- * alternating), --data DIR, --model PATH, --segment-model PATH
+ * alternating), --files a,b (the dev files to build documents from; default corpus-dev,extra-dev),
+ * --data DIR, --model PATH, --segment-model PATH
  */
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,7 +136,10 @@ async function main(): Promise<void> {
     ...(arg('--model') ? { model: resolve(arg('--model')!) } : {}),
     ...(arg('--segment-model') ? { segmentModel: resolve(arg('--segment-model')!) } : {}),
   });
-  const rows = ['corpus-dev', 'extra-dev'].flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}.jsonl`)));
+  const files = (arg('--files') ?? 'corpus-dev,extra-dev').split(',');
+  if (files.some((f) => !/-dev$/.test(f)))
+    throw new Error('--files takes dev files only (e.g. v3-dev,v4-dev): the sentence model was fitted on the training files.');
+  const rows = files.flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}.jsonl`)));
   const plans = [
     ...planMixedDocs(rows, { seed: SEED, kinds: ['HA', 'AH', 'HAH'], perGroup: PER_GROUP }),
     ...planMixedDocs(rows, { seed: SEED + 1, kinds: ['HH'], perGroup: Math.ceil(PER_GROUP / 3) }),
@@ -271,7 +275,9 @@ async function main(): Promise<void> {
     }
   }
 
-  console.log(`Model ${detector.model}; ${docs.length} documents (${refused} refused as another language), dev files, seed ${SEED}\n`);
+  console.log(
+    `Model ${detector.model}; ${docs.length} documents (${refused} refused as another language), ${files.join(', ')}, seed ${SEED}\n`,
+  );
   console.log('Mixed documents (human+AI, AI+human, human+AI+human):\n');
   const keys = [...groups.keys()].sort((a, b) =>
     a === 'all' ? -1 : b === 'all' ? 1 : a.length <= 2 && b.length > 2 ? -1 : b.length <= 2 && a.length > 2 ? 1 : a < b ? -1 : 1,

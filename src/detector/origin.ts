@@ -13,10 +13,10 @@ export { POLISHED_THRESHOLD };
  * outside the generated spans must average under this sentence probability. The sentence model
  * marks part of a fully generated text as a span and leaves the rest at 0.3–0.5 (it leans AI but
  * not enough for a span); calling that "partly AI-written" would clear part of an AI text. Measured
- * with `npm run eval:mixed` (dev, seed 7): pure AI texts called likely_ai that keep the plain AI
- * headline 90.1% with composition alone → 98.3% with this bar, half-human documents headlined
- * partly 49.8% → 46.6%, pure human documents headlined partly 0.9% → 0.4%; on v3/v4 dev documents
- * built the same way 86.4% → 97.3%, 32.8% → 26.3% and 0.5% → 0.4%.
+ * with `npm run eval:mixed` (corpus/extra dev, seed 7): pure AI texts called likely_ai that keep the
+ * plain AI headline 90.1% with the composition alone → 98.3% with this bar, half-human documents
+ * headlined partly 49.8% → 46.6%, pure human documents headlined partly 0.9% → 0.4%; with
+ * `--files v3-dev,v4-dev` (never used to pick it) 86.4% → 97.3%, 32.8% → 26.3% and 0.5% → 0.4%.
  */
 export const HUMAN_REST_MAX_PROBABILITY = 0.3;
 
