@@ -171,6 +171,7 @@ export class TextDetector implements Detector {
       composition: parts?.composition ?? null,
       // INTERIM (issue 31): det31's polished-vs-written model fills this at merge.
       polished_probability: null,
+      // Read off the finished answer just below, by the one rule every route shares.
       origin: 'uncertain',
     };
     result.origin = originOf(result);
@@ -289,6 +290,7 @@ export class TextDetector implements Detector {
       author_model: author.version,
       // INTERIM (issue 31): det31's polished-vs-written model fills this at merge.
       polished_probability: null,
+      // Read off the finished answer just below, by the one rule every route shares.
       origin: 'uncertain',
     };
     result.origin = originOf(result);
