@@ -11,7 +11,9 @@
  * human sentences shown at ≥ 80% AI, the share of two-part documents whose `generated_share` is
  * within ±0.2 of the truth, and for pure human documents the `likely_ai` rate and the documents
  * with a span of `high` confidence; `--by source` adds the rows per source and mode, `--by mode` per
- * language and mode.
+ * language and mode. The headline (`origin`, issue 31): the share of mixed documents headlined
+ * `partly_ai`, and of pure AI documents headlined `ai_written` (the plain AI verdict), `ai_polished`
+ * or `partly_ai`, over all of them and over those the verdict calls `likely_ai`.
  *
  * `--every-mode` also sends every mixed document in each of the four modes and prints, per language
  * and mode of the documents' source, the figures for each mode it was sent in, and how many
@@ -20,7 +22,8 @@
  *
  * Options: --markdown, --by source[,mode], --every-mode, --seed N (default 7), --per-group N (documents
  * per source group, default 45), --joiner both|blank|space (what joins the parts; default both,
- * alternating), --data DIR, --model PATH, --segment-model PATH
+ * alternating), --files a,b (the dev files to build documents from; default corpus-dev,extra-dev),
+ * --data DIR, --model PATH, --segment-model PATH
  */
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +71,8 @@ interface Tally {
   shareOk: number;
   mixedDocs: number;
   partly: number;
+  /** Mixed documents whose headline (`origin`) is `partly_ai`. */
+  headlinePartly: number;
   mixedHighAi: number;
 }
 
@@ -83,6 +88,7 @@ function newTally(): Tally {
     shareOk: 0,
     mixedDocs: 0,
     partly: 0,
+    headlinePartly: 0,
     mixedHighAi: 0,
   };
 }
@@ -101,6 +107,7 @@ function labelOf(doc: Labelled, start: number, end: number): 0 | 1 {
 function addMixed(t: Tally, doc: Labelled): void {
   t.mixedDocs++;
   if (doc.result.composition === 'partly_ai') t.partly++;
+  if (doc.result.origin === 'partly_ai') t.headlinePartly++;
   if (doc.result.verdict === 'likely_ai' && doc.result.confidence === 'high') t.mixedHighAi++;
   for (const s of doc.result.segments) {
     const y = labelOf(doc, s.start, s.end);
@@ -129,7 +136,10 @@ async function main(): Promise<void> {
     ...(arg('--model') ? { model: resolve(arg('--model')!) } : {}),
     ...(arg('--segment-model') ? { segmentModel: resolve(arg('--segment-model')!) } : {}),
   });
-  const rows = ['corpus-dev', 'extra-dev'].flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}.jsonl`)));
+  const files = (arg('--files') ?? 'corpus-dev,extra-dev').split(',');
+  if (files.some((f) => !/-dev$/.test(f)))
+    throw new Error('--files takes dev files only (e.g. v3-dev,v4-dev): the sentence model was fitted on the training files.');
+  const rows = files.flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}.jsonl`)));
   const plans = [
     ...planMixedDocs(rows, { seed: SEED, kinds: ['HA', 'AH', 'HAH'], perGroup: PER_GROUP }),
     ...planMixedDocs(rows, { seed: SEED + 1, kinds: ['HH'], perGroup: Math.ceil(PER_GROUP / 3) }),
@@ -168,9 +178,34 @@ async function main(): Promise<void> {
   };
   const pureHuman = new Map<
     string,
-    { n: number; likelyAi: number; anySpan: number; high: number; medium: number; human: number; partly: number; ai: number }
+    {
+      n: number;
+      likelyAi: number;
+      anySpan: number;
+      high: number;
+      medium: number;
+      human: number;
+      partly: number;
+      ai: number;
+      headlinePartly: number;
+    }
   >();
-  const pureAi = new Map<string, { n: number; ai: number; partly: number; shareSum: number }>();
+  interface PureAi {
+    n: number;
+    ai: number;
+    partly: number;
+    shareSum: number;
+    /** Headlines (`origin`) over all the documents. */
+    written: number;
+    polished: number;
+    headlinePartly: number;
+    /** The documents the verdict calls likely_ai, and their headlines. */
+    likelyAi: number;
+    likelyAiWritten: number;
+    likelyAiPolished: number;
+    likelyAiPartly: number;
+  }
+  const pureAi = new Map<string, PureAi>();
   for (const doc of docs) {
     const language = doc.plan.parts[0]!.row.language;
     const kind = doc.plan.kind;
@@ -184,7 +219,17 @@ async function main(): Promise<void> {
         addMixed(tallyOf('AI part is a light AI edit of human text (MixSet polish)'), doc);
     } else if (kind === 'H' || kind === 'HH') {
       for (const key of ['all', language, `${kind === 'H' ? 'single' : 'two joined'}`]) {
-        const e = pureHuman.get(key) ?? { n: 0, likelyAi: 0, anySpan: 0, high: 0, medium: 0, human: 0, partly: 0, ai: 0 };
+        const e = pureHuman.get(key) ?? {
+          n: 0,
+          likelyAi: 0,
+          anySpan: 0,
+          high: 0,
+          medium: 0,
+          human: 0,
+          partly: 0,
+          ai: 0,
+          headlinePartly: 0,
+        };
         e.n++;
         if (doc.result.verdict === 'likely_ai') e.likelyAi++;
         if (doc.result.generated_spans.length) e.anySpan++;
@@ -193,21 +238,46 @@ async function main(): Promise<void> {
         if (doc.result.composition === 'human') e.human++;
         if (doc.result.composition === 'partly_ai') e.partly++;
         if (doc.result.composition === 'ai') e.ai++;
+        if (doc.result.origin === 'partly_ai') e.headlinePartly++;
         pureHuman.set(key, e);
       }
     } else {
       for (const key of ['all', language]) {
-        const e = pureAi.get(key) ?? { n: 0, ai: 0, partly: 0, shareSum: 0 };
+        const e = pureAi.get(key) ?? {
+          n: 0,
+          ai: 0,
+          partly: 0,
+          shareSum: 0,
+          written: 0,
+          polished: 0,
+          headlinePartly: 0,
+          likelyAi: 0,
+          likelyAiWritten: 0,
+          likelyAiPolished: 0,
+          likelyAiPartly: 0,
+        };
         e.n++;
         if (doc.result.composition === 'ai') e.ai++;
         if (doc.result.composition === 'partly_ai') e.partly++;
         e.shareSum += doc.result.generated_share ?? 0;
+        const origin = doc.result.origin;
+        if (origin === 'ai_written') e.written++;
+        if (origin === 'ai_polished') e.polished++;
+        if (origin === 'partly_ai') e.headlinePartly++;
+        if (doc.result.verdict === 'likely_ai') {
+          e.likelyAi++;
+          if (origin === 'ai_written') e.likelyAiWritten++;
+          if (origin === 'ai_polished') e.likelyAiPolished++;
+          if (origin === 'partly_ai') e.likelyAiPartly++;
+        }
         pureAi.set(key, e);
       }
     }
   }
 
-  console.log(`Model ${detector.model}; ${docs.length} documents (${refused} refused as another language), dev files, seed ${SEED}\n`);
+  console.log(
+    `Model ${detector.model}; ${docs.length} documents (${refused} refused as another language), ${files.join(', ')}, seed ${SEED}\n`,
+  );
   console.log('Mixed documents (human+AI, AI+human, human+AI+human):\n');
   const keys = [...groups.keys()].sort((a, b) =>
     a === 'all' ? -1 : b === 'all' ? 1 : a.length <= 2 && b.length > 2 ? -1 : b.length <= 2 && a.length > 2 ? 1 : a < b ? -1 : 1,
@@ -223,6 +293,7 @@ async function main(): Promise<void> {
         'AI sentences ≥ 50%',
         'two-part share ±0.2',
         'partly_ai',
+        'headline partly_ai',
         'likely_ai + high',
       ],
       keys.map((k) => {
@@ -236,6 +307,7 @@ async function main(): Promise<void> {
           pct(t.aiHalf, t.ais),
           `${pct(t.shareOk, t.twoPart)} of ${t.twoPart}`,
           pct(t.partly, t.mixedDocs),
+          pct(t.headlinePartly, t.mixedDocs),
           pct(t.mixedHighAi, t.mixedDocs),
         ];
       }),
@@ -290,7 +362,7 @@ async function main(): Promise<void> {
   console.log('\nPure human documents (every dev human text alone, and two joined):\n');
   console.log(
     printTable(
-      ['set', 'docs', 'likely_ai', 'any span', 'medium span', 'high span', 'composition human', 'partly_ai', 'ai'],
+      ['set', 'docs', 'likely_ai', 'any span', 'medium span', 'high span', 'composition human', 'partly_ai', 'ai', 'headline partly_ai'],
       [...pureHuman].map(([k, e]) => [
         k,
         String(e.n),
@@ -301,6 +373,7 @@ async function main(): Promise<void> {
         pct(e.human, e.n),
         pct(e.partly, e.n),
         pct(e.ai, e.n),
+        pct(e.headlinePartly, e.n),
       ]),
     ),
   );
@@ -311,6 +384,34 @@ async function main(): Promise<void> {
       [...pureAi].map(([k, e]) => [k, String(e.n), pct(e.ai, e.n), pct(e.partly, e.n), (e.shareSum / e.n).toFixed(3)]),
     ),
   );
+  // Issue 31, item 4: does the headline follow the composition without taking the plain AI
+  // verdict away from generated texts?
+  console.log('\nHeadline (`origin`) of pure AI documents: over all of them, and over those the verdict calls likely_ai:\n');
+  console.log(
+    printTable(
+      ['set', 'docs', 'ai_written', 'ai_polished', 'partly_ai', 'likely_ai docs', 'of them ai_written', 'ai_polished', 'partly_ai'],
+      [...pureAi].map(([k, e]) => [
+        k,
+        String(e.n),
+        pct(e.written, e.n),
+        pct(e.polished, e.n),
+        pct(e.headlinePartly, e.n),
+        String(e.likelyAi),
+        pct(e.likelyAiWritten, e.likelyAi),
+        pct(e.likelyAiPolished, e.likelyAi),
+        pct(e.likelyAiPartly, e.likelyAi),
+      ]),
+    ),
+  );
+  const all = groups.get('all');
+  const ai = pureAi.get('all');
+  if (all && ai) {
+    console.log(
+      `\nHalf-human documents headlined partly_ai: ${pct(all.headlinePartly, all.mixedDocs)} of ${all.mixedDocs} (composition partly_ai: ${pct(all.partly, all.mixedDocs)}); ` +
+        `pure AI documents headlined ai_written: ${pct(ai.written, ai.n)} of ${ai.n}, ${pct(ai.likelyAiWritten, ai.likelyAi)} of the ${ai.likelyAi} called likely_ai ` +
+        `(partly_ai: ${pct(ai.likelyAiPartly, ai.likelyAi)}).`,
+    );
+  }
 }
 
 await main();

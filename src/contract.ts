@@ -113,6 +113,29 @@ export interface GeneratedSpan {
 export const COMPOSITIONS = ['human', 'ai', 'partly_ai', 'uncertain'] as const;
 export type Composition = (typeof COMPOSITIONS)[number];
 
+/**
+ * The headline answer: who wrote the text, in the words a person acts on (`POST /v1/detect`,
+ * `/v1/detect/file` and `/v1/detect/author`). Derived from `verdict`, `composition` and
+ * `polished_probability` by one rule (src/detector/origin.ts):
+ * - `uncertain`: too little evidence (`too_little_evidence`), or `verdict: "mixed"`;
+ * - `partly_ai`: with `segments: true`, the sentence model found a generated part and a human one
+ *   (`composition: "partly_ai"`, and the words outside the generated spans average under 30% AI
+ *   per sentence, so a generated text whose span misses a few sentences keeps the plain AI
+ *   headline); the share is in `generated_share`. Whatever the verdict: a half-human text is
+ *   neither "AI-written" nor "human-written". Never for a text scored as another language than
+ *   its own (`language_mismatch`, `language_uncertain`);
+ * - `ai_polished`: `verdict: "likely_ai"` and `polished_probability` ≥ POLISHED_THRESHOLD (0.5): reads as the author's
+ *   own text, polished, edited or rewritten by an AI;
+ * - `ai_written`: `verdict: "likely_ai"` otherwise: reads as written by an AI;
+ * - `human`: `verdict: "likely_human"`.
+ * Without `segments` there is no `partly_ai`. Clients must accept values added later.
+ */
+export const ORIGINS = ['human', 'ai_polished', 'ai_written', 'partly_ai', 'uncertain'] as const;
+export type Origin = (typeof ORIGINS)[number];
+
+/** From this `polished_probability` a `likely_ai` text is `ai_polished` rather than `ai_written`. */
+export const POLISHED_THRESHOLD = 0.5;
+
 export interface DetectResponse {
   /** 0..1, calibrated per mode. */
   ai_probability: number;
@@ -138,6 +161,15 @@ export interface DetectResponse {
   generated_share: number | null;
   /** With `segments: true`: what the document is made of; else null. */
   composition: Composition | null;
+  /** The headline answer (see ORIGINS): what to tell a person, reading `verdict`, `composition` and `polished_probability` together. */
+  origin: Origin;
+  /**
+   * Given that the text reads as AI-touched, the calibrated probability (0..1) that it is a
+   * person's own text polished, edited or rewritten by an AI rather than written by one; null
+   * under the evidence floor (`too_little_evidence`). Read it only when the verdict is `likely_ai`;
+   * `origin` already does.
+   */
+  polished_probability: number | null;
 }
 
 /** Most messages one author request may carry. */
@@ -242,6 +274,13 @@ export interface DetectAuthorResponse {
   messages: AuthorMessageScore[];
   request_id: string;
   model: string;
+  /** The headline answer for the author (see ORIGINS); never `partly_ai`, which needs sentence scores. */
+  origin: Origin;
+  /**
+   * Given that the messages read as AI-touched, the calibrated probability that they are the
+   * author's own writing polished by an AI rather than written by one; null under the evidence floor.
+   */
+  polished_probability: number | null;
 }
 
 /** Formats `POST /v1/detect/file` reads, told from the file's bytes (never its name or declared type). */

@@ -2,7 +2,8 @@
  * What the Slack and Discord bots say about a result, independent of either platform's markup.
  * Each bot turns a `ResultSummary` into Block Kit or an embed; the wording lives here once.
  */
-import type { DetectAuthorResponse, DetectResponse, Mode, Segment, Verdict, WarningCode } from '../../src/contract.ts';
+import type { DetectAuthorResponse, DetectResponse, Mode, Origin, Segment, Verdict, WarningCode } from '../../src/contract.ts';
+import { AUTHOR_POLISHED_LINE, ORIGIN_WORDS, originHeadline, originOfAnswer } from './origin-words.ts';
 
 export const CHAT_MODES: readonly Mode[] = ['general', 'academic', 'financial', 'legal'];
 
@@ -68,7 +69,14 @@ export function truncate(text: string, max: number): string {
 
 export interface ResultSummary {
   verdict: Verdict;
+  /** The answer's headline value (`origin`), read from the verdict for servers that do not send it. */
+  origin: Origin;
+  /** The origin in words (with the generated share for `partly_ai`), or "too short to judge". */
   headline: string;
+  /** The headline's colour. */
+  colour: number;
+  /** A sentence under the headline when the headline alone needs one (AI-polished); undefined otherwise. */
+  originLine: string | undefined;
   /**
    * True below the evidence floor (the engine's `too_little_evidence`): the headline then says the
    * text is too short to judge, and renderers show `tooShortLine` instead of `bar` and `percent`
@@ -134,9 +142,13 @@ export function summarizeResult(result: DetectResponse, highlightChars = 280): R
   ];
   const lowConfidence = result.confidence === 'low' || warningCodes.includes('short_text');
   const tooShort = warningCodes.includes('too_little_evidence');
+  const origin = originOfAnswer(result);
   return {
     verdict: result.verdict,
-    headline: tooShort ? TOO_SHORT_HEADLINE : `${VERDICT_EMOJI[result.verdict]} ${verdictLabel(result.verdict)}`,
+    origin,
+    headline: tooShort ? TOO_SHORT_HEADLINE : originHeadline(origin, result.generated_share),
+    colour: ORIGIN_WORDS[origin].colour,
+    originLine: !tooShort && origin === 'ai_polished' ? ORIGIN_WORDS.ai_polished.sentence : undefined,
     tooShort,
     tooShortLine: tooShort ? TOO_SHORT_LINE : undefined,
     percent: formatPercent(result.ai_probability),
@@ -163,11 +175,13 @@ export function otherModes(mode: Mode): Mode[] {
   return CHAT_MODES.filter((m) => m !== mode);
 }
 
-/** One plain line for notifications, logs and fallbacks, e.g. `🔴 Likely AI-written: 87% AI-like (general, en)`. */
+/** One plain line for notifications, logs and fallbacks, e.g. `🔴 Reads as AI-written: 87% AI-like (general, en)`. */
 export function oneLineSummary(summary: ResultSummary): string {
   if (summary.tooShort) return `${summary.headline} (${summary.mode}, ${summary.language})`;
   const warning = summary.lowConfidence ? ` (low confidence${summary.warningCodes.includes('short_text') ? ': short text' : ''})` : '';
-  return `${summary.headline}: ${summary.percent} AI-like (${summary.mode}, ${summary.language})${warning}`;
+  // The partly headline already holds a colon and a figure of its own.
+  const joint = summary.origin === 'partly_ai' ? '; the whole text' : ':';
+  return `${summary.headline}${joint} ${summary.percent} AI-like (${summary.mode}, ${summary.language})${warning}`;
 }
 
 /** `general` → `General`; used in button labels and titles. */
@@ -238,29 +252,25 @@ export function queuedNotice(position: number): string {
   return `⏳ Queued (position ${position}): other checks are ahead of this one; the result follows as soon as the detection service has room.`;
 }
 
-// What a post is made of (issue 18). `verdict: "mixed"` only says the score fell between the
-// thresholds; `composition: "partly_ai"` says some passages look generated and others do not. A
-// moderator must be able to tell the two apart, so the bots word them differently and quote the
-// generated passages.
+// What a post is made of (issues 18 and 31). `verdict: "mixed"` only says the score fell between
+// the thresholds; `origin: "partly_ai"` says some passages look generated and the rest reads as the
+// author's own. A moderator must be able to tell the two apart, so the headline (`summarizeResult`,
+// from `origin`) says "Partly AI-written" and this summary quotes the generated passages.
 
 /** Orange: between the yellow of an uncertain score and the red of a likely-AI one. */
-export const PARTLY_GENERATED_COLOUR = 0xe8773a;
+export const PARTLY_GENERATED_COLOUR = ORIGIN_WORDS.partly_ai.colour;
 
 /**
  * The result fields that say what a post is made of (filled when per-sentence scores were asked
  * for), and its warnings (a post too short to judge has nothing to say about its parts either).
  */
 export type CompositionFields = Pick<DetectResponse, 'verdict' | 'segments' | 'generated_spans' | 'generated_share' | 'composition'> &
-  Partial<Pick<DetectResponse, 'warnings'>>;
+  Partial<Pick<DetectResponse, 'warnings' | 'origin'>>;
 
 export interface CompositionSummary {
   /** `partly_generated` and `uncertain` are the two a bare "mixed" used to blur. */
   kind: 'partly_generated' | 'uncertain' | 'generated' | 'none';
-  /** Replaces the verdict's headline when the verdict alone would mislead (mixed but partly generated). */
-  headline: string | undefined;
-  /** Colour to use with `headline`. */
-  colour: number | undefined;
-  /** One sentence under the verdict; undefined when there is nothing to add. */
+  /** One sentence under the headline; undefined when there is nothing to add. */
   line: string | undefined;
   /** The generated passages to quote (at most three, text order, trimmed); empty unless partly generated. */
   passages: { text: string; percent: string }[];
@@ -304,15 +314,14 @@ export function summarizeComposition(
   const share = typeof result.generated_share === 'number' ? result.generated_share : undefined;
   const none: CompositionSummary = {
     kind: 'none',
-    headline: undefined,
-    colour: undefined,
     line: undefined,
     passages: [],
     passageCount: spans.length,
     share: share === undefined ? undefined : sharePercent(share),
   };
   if (Array.isArray(result.warnings) && result.warnings.includes('too_little_evidence')) return { ...none, share: undefined };
-  if (result.composition === 'partly_ai' && spans.length > 0) {
+  const origin = originOfAnswer(result);
+  if (origin === 'partly_ai' && spans.length > 0) {
     const shown = [...spans].sort((a, b) => a.start - b.start);
     const passages = shown
       .map((span) => ({
@@ -328,17 +337,25 @@ export function summarizeComposition(
       .slice(0, 3);
     const n = spans.length;
     const what = n === 1 ? 'One passage looks' : `${n} passages look`;
-    const shareWords = share === undefined ? '' : ` (${sharePercent(share)} of the post)`;
     const more = n > passages.length && passages.length > 0 ? ` The ${passages.length} most telling are quoted.` : '';
     return {
       kind: 'partly_generated',
-      // "Mixed" would read as "we cannot tell"; here the detector can tell which part looks generated.
-      headline: result.verdict === 'mixed' ? '🟠 Partly AI-generated' : undefined,
-      colour: result.verdict === 'mixed' ? PARTLY_GENERATED_COLOUR : undefined,
-      line: `Partly generated: ${what} AI-written${shareWords}; the rest reads as the author's own writing.${more}`,
+      line: `${what} AI-written; the rest reads as the author's own writing.${more}`,
       passages,
       passageCount: n,
       share: share === undefined ? undefined : sharePercent(share),
+    };
+  }
+  // Generated passages over most of the text, and the rest leaning AI too: the sentence model's
+  // spans missed a few sentences of a generated text, which is not "partly" written by the author.
+  if ((result.composition === 'ai' || result.composition === 'partly_ai') && result.verdict === 'likely_ai') {
+    return {
+      ...none,
+      kind: 'generated',
+      line:
+        result.composition === 'ai'
+          ? `Throughout: the generated-looking passages cover nearly all of the post${share === undefined ? '' : ` (about ${sharePercent(share)} of its words look generated)`}, not just a part of it.`
+          : `Mostly generated: about ${sharePercent(share ?? 0)} of its words look generated, and the rest does not read clearly as the author's own.`,
     };
   }
   if (result.composition === 'ai' && result.verdict !== 'likely_human') {
@@ -346,6 +363,13 @@ export function summarizeComposition(
       ...none,
       kind: 'generated',
       line: `Throughout: the generated-looking passages cover nearly all of the post${share === undefined ? '' : ` (about ${sharePercent(share)} of its words look generated)`}, not just a part of it.`,
+    };
+  }
+  if (result.verdict === 'mixed' && result.composition === 'partly_ai') {
+    return {
+      ...none,
+      kind: 'uncertain',
+      line: `Uncertain: some passages lean AI (about ${sharePercent(share ?? 0)} of the words), but the rest does not read clearly as the author's own either, so the detector cannot tell either way.`,
     };
   }
   if (result.verdict === 'mixed') {
@@ -464,6 +488,10 @@ export interface SentMessageView {
 
 export interface AuthorSummary {
   verdict: Verdict;
+  /** The answer's `origin` (`uncertain` when held back). */
+  origin: Origin;
+  /** A sentence under the headline when it needs one (AI-polished); undefined otherwise. */
+  originLine: string | undefined;
   /** True when `evidence_needed` held the verdict back. */
   heldBack: boolean;
   headline: string;
@@ -523,11 +551,14 @@ export function summarizeAuthorResult(
     link: sent[position]?.link,
   }));
   const warningCodes = [...new Set((response.warnings ?? []).filter((w) => typeof w === 'string' && w !== ''))];
+  const origin = heldBack ? 'uncertain' : originOfAnswer(response);
   return {
     verdict: response.verdict,
+    origin,
     heldBack,
-    headline: heldBack ? '🟡 Too little to judge yet' : `${VERDICT_EMOJI[response.verdict]} ${verdictLabel(response.verdict)}`,
-    colour: VERDICT_COLOURS[heldBack ? 'mixed' : response.verdict],
+    headline: heldBack ? '🟡 Too little to judge yet' : originHeadline(origin),
+    colour: ORIGIN_WORDS[origin].colour,
+    originLine: origin === 'ai_polished' ? AUTHOR_POLISHED_LINE : undefined,
     percent: formatPercent(response.ai_probability),
     bar: probabilityBar(response.ai_probability),
     basis: `over ${countPhrase(response.messages_used, 'message', 'messages')} and ${countPhrase(response.words_used, 'word', 'words')}`,

@@ -28,6 +28,7 @@ export function authorEmbed(summary: AuthorSummary, context: AuthorReplyContext)
     historyScopeLine(context.read, context.window) +
       (context.scanLimitHit ? ' The bot stopped after the newest 1,000 messages of the channel.' : ''),
   ];
+  if (summary.originLine) lines.push('', summary.originLine);
   if (summary.evidenceLine) lines.push('', `⏸️ ${summary.evidenceLine}`);
   if (summary.leftOutLine) lines.push('', summary.leftOutLine);
   if (summary.warningLines.length > 0) lines.push('', ...summary.warningLines.map((line) => `⚠️ ${line}`));

@@ -32,6 +32,7 @@ export function fileEmbed(outcome: FileOutcome): APIEmbed {
   const summary = summarizeResult(result, 200);
   const composition = summarizeComposition(result, { passageChars: 200 });
   const lines = [fileFacts(result), `${summary.bar} **${summary.percent}** probability that an AI wrote it`];
+  if (summary.originLine) lines.push('', summary.originLine);
   if (composition.line) lines.push('', composition.line);
   if (summary.warningLines.length > 0) lines.push('', ...summary.warningLines.map((line) => `⚠️ ${line}`));
   const fields: NonNullable<APIEmbed['fields']> = [
@@ -58,8 +59,8 @@ export function fileEmbed(outcome: FileOutcome): APIEmbed {
   }
   fields.push({ name: 'Request ID', value: `\`${summary.requestId}\``, inline: false });
   return {
-    title: fileTitle(result.file.name || outcome.file.name, composition.headline ?? summary.headline),
-    color: composition.colour ?? VERDICT_COLOURS[result.verdict],
+    title: fileTitle(result.file.name || outcome.file.name, summary.headline),
+    color: summary.colour,
     description: truncate(lines.join('\n'), DESCRIPTION_MAX),
     fields,
     footer: { text: `model ${summary.model} · a score is evidence, not proof` },

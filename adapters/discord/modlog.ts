@@ -6,7 +6,8 @@
 import { escapeMarkdown, Routes, type REST } from 'discord.js';
 import type { Logger } from 'pino';
 import type { Mode } from '../../src/contract.ts';
-import { TOO_SHORT_HEADLINE, VERDICT_EMOJI, formatPercent, verdictLabel } from '../chat/format.ts';
+import { TOO_SHORT_HEADLINE, formatPercent } from '../chat/format.ts';
+import { originHeadline, originOfAnswer } from '../chat/origin-words.ts';
 import type { DetectResponse } from '../../src/contract.ts';
 import { describeDiscordError } from './discord-errors.ts';
 
@@ -31,7 +32,7 @@ export function modLogLine(entry: ModLogEntry): string {
     // Below the evidence floor there is no verdict and no percentage to record.
     const outcome = r.warnings?.includes('too_little_evidence')
       ? TOO_SHORT_HEADLINE
-      : `${VERDICT_EMOJI[r.verdict]} ${verdictLabel(r.verdict)}, ${formatPercent(r.ai_probability)}`;
+      : `${originHeadline(originOfAnswer(r), r.generated_share)}, ${formatPercent(r.ai_probability)}`;
     return `${who}: ${outcome} · request \`${r.request_id}\``;
   }
   const id = entry.outcome.requestId ? ` · request \`${entry.outcome.requestId}\`` : '';

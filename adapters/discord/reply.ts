@@ -40,6 +40,7 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
   const summary = summarizeResult(result, 300);
   const composition = summarizeComposition(result);
   const lines = [summary.tooShortLine ?? `${summary.bar} **${summary.percent}** probability that an AI wrote it`];
+  if (summary.originLine) lines.push('', summary.originLine);
   if (composition.line) lines.push('', composition.line);
   const note = excludedNote(context.excluded);
   if (note) lines.push('', note);
@@ -81,8 +82,8 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
   fields.push({ name: 'Request ID', value: `\`${summary.requestId}\``, inline: false });
 
   return {
-    title: composition.headline ?? summary.headline,
-    color: composition.colour ?? VERDICT_COLOURS[result.verdict],
+    title: summary.headline,
+    color: summary.colour,
     description: truncate(lines.join('\n'), DESCRIPTION_MAX),
     fields,
     footer: { text: `model ${summary.model} · a score is evidence, not proof` },

@@ -41,7 +41,8 @@ export function buildAuthorResultMessage(summary: AuthorSummary, context: Author
         `*${summary.headline}*: recent messages of ${userRef(context.memberId)}\n` +
           (summary.heldBackLine
             ? escapeMrkdwn(summary.heldBackLine)
-            : `\`${summary.bar}\`  *${summary.percent}* probability that an AI wrote them, ${summary.basis}`),
+            : `\`${summary.bar}\`  *${summary.percent}* probability that an AI wrote them, ${summary.basis}`) +
+          (summary.originLine ? `\n${escapeMrkdwn(summary.originLine)}` : ''),
       ),
     },
     {

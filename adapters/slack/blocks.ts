@@ -152,7 +152,8 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
     type: 'section',
     block_id: 'verdict',
     text: mrkdwn(
-      `*${composition.headline ?? summary.headline}*\n${summary.tooShortLine ? escapeMrkdwn(summary.tooShortLine) : `\`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written`}` +
+      `*${summary.headline}*\n${summary.tooShortLine ? escapeMrkdwn(summary.tooShortLine) : `\`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written`}` +
+        (summary.originLine ? `\n${escapeMrkdwn(summary.originLine)}` : '') +
         (composition.line ? `\n${escapeMrkdwn(composition.line)}` : ''),
     ),
   });

@@ -31,8 +31,9 @@ function oneFile(outcome: FileOutcome, index: number): KnownBlock[] {
   const composition = summarizeComposition(result);
   const lines = [
     `${name}  ·  ${escapeMrkdwn(fileFacts(result))}`,
-    `*${composition.headline ?? summary.headline}*  \`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written`,
+    `*${summary.headline}*  \`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written`,
   ];
+  if (summary.originLine) lines.push(escapeMrkdwn(summary.originLine));
   if (composition.line) lines.push(escapeMrkdwn(composition.line));
   for (const warning of summary.warningLines) lines.push(`:warning: ${escapeMrkdwn(warning)}`);
   const blocks: KnownBlock[] = [

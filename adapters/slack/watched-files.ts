@@ -7,7 +7,8 @@
  */
 import type { webApi } from '@slack/bolt';
 import { downloadFile, selectDocuments } from '../chat/attachments.ts';
-import { formatPercent, modeLabel, VERDICT_EMOJI, verdictLabel } from '../chat/format.ts';
+import { formatPercent, modeLabel } from '../chat/format.ts';
+import { ORIGIN_WORDS, originLabel, originOfAnswer } from '../chat/origin-words.ts';
 import { checkWatchedFiles } from '../chat/watched-files.ts';
 import { escapeMrkdwn } from './blocks.ts';
 import { createNameResolver, slackErrorCode, teamScope, teamSettings, type SlackAppContext } from './checks.ts';
@@ -68,7 +69,8 @@ export function watchSlackFiles(
           .then((r) => r.permalink)
           .catch(() => undefined);
         const where = permalink ? `<${permalink.replace(/[<>|]/g, '')}|a message>` : 'a message';
-        const text = `📄 Watched channel: the file “${escapeMrkdwn(file.name)}” shared by ${escapeMrkdwn(name)} (${message.user}) in ${where} in <#${message.channel}> reads as ${VERDICT_EMOJI[result.verdict]} *${verdictLabel(result.verdict)}* (${formatPercent(result.ai_probability)}, ${modeLabel(result.mode)} mode) · request \`${result.request_id}\`. Nothing was done in the channel; a score is evidence, not proof.`;
+        const origin = originOfAnswer(result);
+        const text = `📄 Watched channel: the file “${escapeMrkdwn(file.name)}” shared by ${escapeMrkdwn(name)} (${message.user}) in ${where} in <#${message.channel}>: ${ORIGIN_WORDS[origin].emoji} *${originLabel(origin, null)}* (${formatPercent(result.ai_probability)}, ${modeLabel(result.mode)} mode) · request \`${result.request_id}\`. Nothing was done in the channel; a score is evidence, not proof.`;
         try {
           await client.chat.postMessage({ channel: audit, text, unfurl_links: false, unfurl_media: false });
         } catch (err) {

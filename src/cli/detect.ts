@@ -23,8 +23,9 @@ import {
   type DetectResponse,
   type Language,
   type Mode,
+  type Origin,
 } from '../client/index.ts';
-import { WARNING_MESSAGES, type WarningCode } from '../contract.ts';
+import { ORIGINS, WARNING_MESSAGES, type WarningCode } from '../contract.ts';
 
 export const EXIT = { ok: 0, badInput: 2, auth: 3, rateLimited: 4, server: 5, interrupted: 130 } as const;
 
@@ -195,11 +196,45 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const VERDICT_WORDS: Record<DetectResponse['verdict'], string> = {
-  likely_ai: 'likely AI-written',
-  mixed: 'mixed or uncertain',
-  likely_human: 'likely human-written',
+/**
+ * The headline (`origin`) in words: the same labels and sentences as the bots
+ * (adapters/chat/origin-words.ts, which this room may not import) and the web page;
+ * test/chat/origin-words.test.ts holds the three to each other.
+ */
+export const ORIGIN_WORDS: Readonly<Record<Origin, { label: string; sentence: string }>> = {
+  ai_written: { label: 'Reads as AI-written', sentence: 'This text was most likely written by an AI system.' },
+  ai_polished: {
+    label: "Reads as the author's own text, polished by an AI",
+    sentence: "It reads as a person's own writing that an AI system polished, edited or rewrote, rather than text an AI wrote.",
+  },
+  partly_ai: { label: 'Partly AI-written', sentence: "Some passages look generated; the rest reads as the author's own writing." },
+  human: { label: 'Likely human-written', sentence: 'This text was most likely written by a person.' },
+  uncertain: {
+    label: 'Mixed or uncertain',
+    sentence: 'The score falls between the thresholds, so the detector cannot tell either way.',
+  },
 };
+
+const FROM_VERDICT: Readonly<Record<DetectResponse['verdict'], Origin>> = {
+  likely_ai: 'ai_written',
+  mixed: 'uncertain',
+  likely_human: 'human',
+};
+
+/** The answer's headline; a server older than `origin` (or a value newer than this build) is read through its verdict. */
+export function originOfAnswer(result: Pick<DetectResponse, 'verdict' | 'composition'> & { origin?: unknown }): Origin {
+  if (typeof result.origin === 'string' && (ORIGINS as readonly string[]).includes(result.origin)) return result.origin as Origin;
+  if (result.composition === 'partly_ai') return 'partly_ai';
+  return FROM_VERDICT[result.verdict] ?? 'uncertain';
+}
+
+/** "Partly AI-written: about 55% of the words look generated"; the other headlines as they are. */
+export function originLabel(origin: Origin, share: number | null | undefined): string {
+  const { label } = ORIGIN_WORDS[origin];
+  if (origin === 'partly_ai' && typeof share === 'number')
+    return `${label}: about ${Math.min(99, Math.max(1, Math.round(share * 100)))}% of the words look generated`;
+  return label;
+}
 
 /** The contract's sentence for each warning code; a code newer than this build still gets a sentence naming it. */
 export function warningLine(code: string): string {
@@ -257,11 +292,16 @@ export function formatResult(result: DetectResponse | DetectFileResponse, colour
   // Below the evidence floor the engine gives no verdict, and a percentage next to "too short"
   // would still read as one (`--json` keeps every number).
   const tooShort = result.warnings.includes('too_little_evidence');
+  const origin = originOfAnswer(result);
   const lines = [
     ...('file' in result && result.file ? [fileLine(result.file)] : []),
     tooShort
       ? 'Too short to judge: under 40 words the detector cannot tell AI from human writing, so no score is shown.'
-      : `AI probability: ${paint(result.ai_probability, percent(result.ai_probability), colour)} — ${VERDICT_WORDS[result.verdict] ?? result.verdict} (confidence: ${result.confidence})`,
+      : `AI probability: ${paint(result.ai_probability, percent(result.ai_probability), colour)} — ${originLabel(origin, result.generated_share)} (confidence: ${result.confidence})`,
+    ...(tooShort ? [] : [ORIGIN_WORDS[origin].sentence]),
+    ...(!tooShort && result.verdict === 'likely_ai' && typeof result.polished_probability === 'number'
+      ? [`Polished by an AI rather than written by one: ${percent(result.polished_probability)} probability`]
+      : []),
     `mode: ${result.mode}   language: ${result.language}   model: ${result.model}`,
     `request_id: ${result.request_id}`,
   ];
@@ -295,7 +335,13 @@ const SPAN_QUOTE_CHARS = 120;
  */
 export function formatSpans(result: DetectResponse, colour: boolean): string[] {
   if (result.composition === null || result.composition === undefined) return [];
-  const lines = ['', `Composition: ${COMPOSITION_WORDS[result.composition] ?? result.composition}`];
+  // A partly_ai composition whose rest leans AI too is not headlined partly (src/detector/origin.ts):
+  // the spans missed a few sentences of a generated text, and the line must not contradict the headline.
+  const mostly = result.composition === 'partly_ai' && originOfAnswer(result) !== 'partly_ai';
+  const lines = [
+    '',
+    `Composition: ${mostly ? 'mostly generated: passages look generated and the rest does not read clearly as the author’s own' : (COMPOSITION_WORDS[result.composition] ?? result.composition)}`,
+  ];
   if (result.generated_share !== null) {
     lines.push(`Generated-looking share: ${Math.round(result.generated_share * 100)}% of the words`);
   }

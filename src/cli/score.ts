@@ -26,6 +26,7 @@ import {
   type GeneratedSpan,
   type Language,
   type Mode,
+  type Origin,
   type Segment,
 } from '../client/index.ts';
 import {
@@ -53,12 +54,13 @@ author's messages judged together, {"id": ..., "messages": ["...", "..."], "mode
 "mode": "...", "segments": true} (PDF, DOCX, text, Markdown or HTML, read by the service; a relative
 path is relative to the input file's folder, or the current one when reading standard input; not
 with --local); only "text", "messages" or "file" is required. Output:
-  {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings", "request_id"}
-      a text; with "segments": true also "segments" (UTF-16 offsets, as in the API),
+  {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings", "origin",
+   "polished_probability", "request_id"}
+      a text ("origin": the headline, human, ai_polished, ai_written, partly_ai or uncertain); with "segments": true also "segments" (UTF-16 offsets, as in the API),
       "generated_spans", "generated_share" and "composition"; for a "file" line also
       "file": {"name", "type", "pages", "characters"} (what the service read)
-  {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings",
-   "messages_used", "words_used", "evidence_needed", "messages", "request_id"}
+  {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings", "origin",
+   "polished_probability", "messages_used", "words_used", "evidence_needed", "messages", "request_id"}
       an author: the combined answer, and each message's own score in "messages"
 With --local there is no "request_id". A line that cannot be scored becomes
 {"id", "error": {"code", "message", ...}} (the message names the line number) and the run goes on.
@@ -423,6 +425,8 @@ interface TextAnswer {
   generated_spans: readonly GeneratedSpan[];
   generated_share: number | null;
   composition: Composition | null;
+  origin: Origin;
+  polished_probability: number | null;
 }
 
 function textLine(id: unknown, r: TextAnswer, segments: boolean, requestId?: string): OutputLine {
@@ -434,6 +438,8 @@ function textLine(id: unknown, r: TextAnswer, segments: boolean, requestId?: str
     verdict: r.verdict,
     confidence: r.confidence,
     warnings: r.warnings,
+    origin: r.origin,
+    polished_probability: r.polished_probability,
     ...(segments
       ? { segments: r.segments, generated_spans: r.generated_spans, generated_share: r.generated_share, composition: r.composition }
       : {}),
@@ -452,6 +458,8 @@ interface AuthorAnswer {
   words_used: number;
   evidence_needed: { messages: number; words: number } | null;
   messages: readonly AuthorMessageScore[];
+  origin: Origin;
+  polished_probability: number | null;
 }
 
 function authorLine(id: unknown, r: AuthorAnswer, requestId?: string): OutputLine {
@@ -463,6 +471,8 @@ function authorLine(id: unknown, r: AuthorAnswer, requestId?: string): OutputLin
     verdict: r.verdict,
     confidence: r.confidence,
     warnings: r.warnings,
+    origin: r.origin,
+    polished_probability: r.polished_probability,
     messages_used: r.messages_used,
     words_used: r.words_used,
     evidence_needed: r.evidence_needed,

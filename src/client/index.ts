@@ -39,6 +39,8 @@ export {
   fileRequestCost,
   LANGUAGES,
   MODES,
+  ORIGINS,
+  POLISHED_THRESHOLD,
   SKIP_REASONS,
   VERDICTS,
 } from '../contract.ts';

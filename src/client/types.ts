@@ -22,6 +22,7 @@ export type {
   KnownErrorCode,
   Language,
   Mode,
+  Origin,
   Segment,
   SkipReason,
   Verdict,

@@ -8,6 +8,7 @@ import { isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, round4, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize, type NormalizedText } from './normalize.ts';
+import { originOf } from './origin.ts';
 import type { Forest } from './gbdt.ts';
 import { contextForest, scoreSegments, type SegmentModel, type SegmentsResult } from './segments.ts';
 import {
@@ -168,7 +169,12 @@ export class TextDetector implements Detector {
       generated_spans: parts?.spans ?? [],
       generated_share: parts?.share ?? null,
       composition: parts?.composition ?? null,
+      // INTERIM (issue 31): det31's polished-vs-written model fills this at merge.
+      polished_probability: null,
+      // Read off the finished answer just below, by the one rule every route shares.
+      origin: 'uncertain',
     };
+    result.origin = originOf(result);
     return { result, words: f.words };
   }
 
@@ -269,7 +275,7 @@ export class TextDetector implements Detector {
       (p >= Math.max(band.aiThreshold, 0.9) || p <= 0.1)
     )
       confidence = 'high';
-    return {
+    const result: AuthorDetectionResult = {
       ai_probability: p,
       mode,
       language,
@@ -282,7 +288,13 @@ export class TextDetector implements Detector {
       messages: scores as AuthorMessageScore[],
       model: this.model,
       author_model: author.version,
+      // INTERIM (issue 31): det31's polished-vs-written model fills this at merge.
+      polished_probability: null,
+      // Read off the finished answer just below, by the one rule every route shares.
+      origin: 'uncertain',
     };
+    result.origin = originOf(result);
+    return result;
   }
 
   /**

@@ -9,6 +9,7 @@ import type {
   GeneratedSpan,
   Language,
   Mode,
+  Origin,
   SkipReason,
   Verdict,
   WarningCode,
@@ -20,12 +21,13 @@ export {
   EVIDENCE_FLOOR_WORDS,
   LANGUAGES,
   MODES,
+  ORIGINS,
   SKIP_REASONS,
   VERDICTS,
   WARNING_CODES,
   WARNING_MESSAGES,
 } from '../contract.ts';
-export type { AuthorMessageScore, Composition, Confidence, GeneratedSpan, Language, Mode, SkipReason, Verdict, WarningCode };
+export type { AuthorMessageScore, Composition, Confidence, GeneratedSpan, Language, Mode, Origin, SkipReason, Verdict, WarningCode };
 export type DetectionWarning = WarningCode | (string & {});
 
 export interface DetectOptions {
@@ -63,6 +65,13 @@ export interface DetectionResult {
   generated_share: number | null;
   /** With `segments`: what the document is made of; else null. */
   composition: Composition | null;
+  /**
+   * Given that the text reads as AI-touched, calibrated probability that it is a human's own text
+   * polished, edited or rewritten by an AI rather than written by one; null under the evidence floor.
+   */
+  polished_probability: number | null;
+  /** The headline answer (`originOf` in origin.ts): verdict, composition and polished_probability read together. */
+  origin: Origin;
 }
 
 export interface AuthorDetectOptions {
@@ -88,6 +97,13 @@ export interface AuthorDetectionResult {
   model: string;
   /** Version id of the author-level calibration (`models/author.json`) that combined the messages. */
   author_model?: string;
+  /**
+   * Given that the messages read as AI-touched, calibrated probability that they are the author's
+   * own text polished, edited or rewritten by an AI rather than written by one; null under the evidence floor.
+   */
+  polished_probability: number | null;
+  /** The headline answer (`originOf` in origin.ts); never `partly_ai`. */
+  origin: Origin;
 }
 
 export interface Detector {

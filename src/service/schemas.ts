@@ -12,6 +12,8 @@ import {
   FILE_TYPES,
   LANGUAGES,
   MODES,
+  ORIGINS,
+  POLISHED_THRESHOLD,
   SKIP_REASONS,
   VERDICTS,
 } from '../contract.ts';
@@ -84,6 +86,24 @@ export const generatedSpanSchema = {
   },
 } as const;
 
+/** The headline answer, one rule for every scoring route (src/detector/origin.ts). */
+function originSchema(partly: string) {
+  return {
+    type: 'string',
+    enum: [...ORIGINS],
+    description: `The headline answer, reading \`verdict\`, \`composition\` and \`polished_probability\` together: \`uncertain\` under the evidence floor (\`too_little_evidence\`) or with \`verdict: "mixed"\`; ${partly}; \`ai_polished\` (\`likely_ai\` and \`polished_probability\` ≥ ${POLISHED_THRESHOLD}: reads as the author's own text, polished by an AI); \`ai_written\` (\`likely_ai\` otherwise: reads as AI-written); \`human\` (\`likely_human\`). New values may be added.`,
+  } as const;
+}
+
+function polishedProbabilitySchema(reads: string, own: string) {
+  return {
+    type: ['number', 'null'],
+    minimum: 0,
+    maximum: 1,
+    description: `Given that ${reads} as AI-touched, calibrated probability that the ${own} a person's own writing polished, edited or rewritten by an AI rather than written by one; null under the evidence floor. Meaningful when \`verdict\` is \`likely_ai\`, which \`origin\` reads it for.`,
+  } as const;
+}
+
 export const detectResponseSchema = {
   type: 'object',
   additionalProperties: false,
@@ -100,6 +120,8 @@ export const detectResponseSchema = {
     'generated_spans',
     'generated_share',
     'composition',
+    'origin',
+    'polished_probability',
   ],
   properties: {
     ai_probability: {
@@ -147,6 +169,10 @@ export const detectResponseSchema = {
       description:
         'With `segments: true`: `human` or `ai` when the sentences agree, `partly_ai` when some runs look generated and others not, `uncertain` when the evidence says neither; else null. Unlike `verdict: "mixed"` (between the thresholds), `partly_ai` means partly generated.',
     },
+    origin: originSchema(
+      '`partly_ai` (with `segments: true`: a generated part beside a human one, the share in `generated_share`, whatever the verdict)',
+    ),
+    polished_probability: polishedProbabilitySchema('the text reads', 'text is'),
   },
 } as const;
 
@@ -281,6 +307,8 @@ export const detectAuthorResponseSchema = {
     'messages',
     'request_id',
     'model',
+    'origin',
+    'polished_probability',
   ],
   properties: {
     ai_probability: {
@@ -331,6 +359,8 @@ export const detectAuthorResponseSchema = {
       description: '`req_` + a time-sortable unique id; also in the `Request-Id` header.',
     },
     model: { type: 'string', description: "Version id of the engine's model." },
+    origin: originSchema('never `partly_ai` (that needs sentence scores)'),
+    polished_probability: polishedProbabilitySchema("the author's messages read", 'messages are'),
   },
 } as const;
 

@@ -117,6 +117,8 @@ const ANSWER: DetectAuthorResponse = {
   ],
   request_id: 'req_author',
   model: 'm1',
+  origin: 'ai_written',
+  polished_probability: null,
 };
 
 describe('summarizeAuthorResult', () => {
@@ -124,7 +126,8 @@ describe('summarizeAuthorResult', () => {
 
   it('gives the verdict over N messages and W words, the three most AI-like with links, and every reason left out', () => {
     const summary = summarizeAuthorResult(ANSWER, sent, new Map<LeftOutReason, number>([['command', 2]]));
-    expect(summary.headline).toBe('🔴 Likely AI-written');
+    expect(summary.headline).toBe('🔴 Reads as AI-written');
+    expect(summary.originLine).toBeUndefined();
     expect(summary.basis).toBe('over 3 messages and 612 words');
     expect(summary.heldBack).toBe(false);
     expect(summary.evidenceLine).toBeUndefined();
@@ -209,10 +212,7 @@ describe('summarizeComposition (issue 18)', () => {
       { text },
     );
     expect(summary.kind).toBe('partly_generated');
-    expect(summary.headline).toBe('🟠 Partly AI-generated');
-    expect(summary.line).toBe(
-      "Partly generated: One passage looks AI-written (42% of the post); the rest reads as the author's own writing.",
-    );
+    expect(summary.line).toBe("One passage looks AI-written; the rest reads as the author's own writing.");
     expect(summary.passages).toEqual([{ text: 'The integration of advanced methodologies facilitates robust outcomes.', percent: '95%' }]);
     expect(summary.share).toBe('42%');
   });
@@ -236,15 +236,13 @@ describe('summarizeComposition (issue 18)', () => {
       { ...base, verdict: 'likely_ai', composition: 'partly_ai', generated_spans: spans.reverse(), generated_share: 0.5 },
       { text: 'aaaaa     bbbbb     ccccc     ddddd' },
     );
-    expect(summary.headline).toBeUndefined();
     expect(summary.passages.map((p) => p.text)).toEqual(['aaaaa', 'bbbbb', 'ccccc']);
-    expect(summary.line).toMatch(/^Partly generated: 4 passages look AI-written \(50% of the post\).* The 3 most telling are quoted\.$/);
+    expect(summary.line).toMatch(/^4 passages look AI-written;.* The 3 most telling are quoted\.$/);
   });
 
   it('calls a mixed post without generated passages "uncertain", not partly generated', () => {
     const summary = summarizeComposition({ ...base, composition: 'uncertain' });
     expect(summary.kind).toBe('uncertain');
-    expect(summary.headline).toBeUndefined();
     expect(summary.line).toBe(
       'Uncertain: the score falls between the thresholds, so the detector cannot tell either way. No passage stands out as generated, so this is not a sign that part of the post was pasted in.',
     );

@@ -31,6 +31,8 @@ const result: DetectResponse = {
   generated_spans: [],
   generated_share: null,
   composition: null,
+  origin: 'human',
+  polished_probability: null,
 };
 
 describe('most AI-like sentences', () => {
@@ -81,6 +83,7 @@ describe('warnings', () => {
     ...result,
     confidence: 'low',
     verdict: 'mixed',
+    origin: 'uncertain',
     warnings: [],
     ...over,
   });

@@ -43,7 +43,9 @@ describe('textdetect "text"', () => {
     const r = await cli([SAMPLE_TEXT], { env });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^AI probability: \d+\.\d% — likely (AI-written|human-written)|mixed or uncertain/m);
+    expect(r.stdout).toMatch(
+      /^AI probability: \d+\.\d% — (Reads as AI-written|Reads as the author's own text, polished by an AI|Likely human-written|Mixed or uncertain) \(confidence: \w+\)$/m,
+    );
     expect(r.stdout).toMatch(/mode: general\s+language: en/);
     expect(r.stdout).toMatch(/request_id: req_[0-9A-Z]{26}/);
     expect(r.stdout).not.toMatch(/\u001b\[/);
@@ -90,6 +92,84 @@ describe('textdetect "text"', () => {
     expect(percent(0.8734)).toBe('87.3%');
   });
 
+  it('headlines the answer by its origin, with the share when partly AI-written and the polish probability when it has one', () => {
+    const base: DetectResponse = {
+      ai_probability: 0.97,
+      mode: 'general',
+      language: 'en',
+      verdict: 'likely_ai',
+      confidence: 'high',
+      request_id: 'req_01J00000000000000000000000',
+      model: 'm',
+      segments: [],
+      generated_spans: [],
+      generated_share: null,
+      composition: null,
+      origin: 'ai_polished',
+      polished_probability: 0.8234,
+      warnings: [],
+    };
+    const polished = formatResult(base, false).split('\n');
+    expect(polished.slice(0, 3)).toEqual([
+      "AI probability: 97.0% — Reads as the author's own text, polished by an AI (confidence: high)",
+      "It reads as a person's own writing that an AI system polished, edited or rewrote, rather than text an AI wrote.",
+      'Polished by an AI rather than written by one: 82.3% probability',
+    ]);
+    const written = formatResult({ ...base, origin: 'ai_written', polished_probability: 0.12 }, false).split('\n');
+    expect(written.slice(0, 3)).toEqual([
+      'AI probability: 97.0% — Reads as AI-written (confidence: high)',
+      'This text was most likely written by an AI system.',
+      'Polished by an AI rather than written by one: 12.0% probability',
+    ]);
+    const unknown = formatResult({ ...base, origin: 'ai_written', polished_probability: null }, false).split('\n');
+    expect(unknown[2]).toMatch(/^mode: /);
+    const partly = formatResult(
+      {
+        ...base,
+        verdict: 'mixed',
+        confidence: 'low',
+        ai_probability: 0.71,
+        composition: 'partly_ai',
+        generated_share: 0.554,
+        origin: 'partly_ai',
+      },
+      false,
+    );
+    expect(partly.split('\n').slice(0, 2)).toEqual([
+      'AI probability: 71.0% — Partly AI-written: about 55% of the words look generated (confidence: low)',
+      "Some passages look generated; the rest reads as the author's own writing.",
+    ]);
+    expect(partly).not.toMatch(/most likely written by an AI|Polished by an AI/);
+    // A partly_ai composition whose rest leans AI too keeps the plain AI headline, and says so.
+    const mostly = formatResult(
+      { ...base, composition: 'partly_ai', generated_share: 0.8, origin: 'ai_written', polished_probability: null },
+      false,
+    );
+    expect(mostly).toContain('— Reads as AI-written');
+    expect(mostly).toContain('Composition: mostly generated');
+    expect(mostly).not.toContain('partly');
+  });
+
+  it('prints "Partly AI-written" for a post followed by a generated paragraph, with --segments', async () => {
+    const post =
+      'ok so i finally tried that ramen place on 5th that everyone keeps talking about. honestly the broth was kinda salty for me but my friend loved it. ' +
+      'we waited like 40 min to get a table which was annoying, and parking was a nightmare. probably wont go back unless someone drags me there lol.';
+    const generated =
+      'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
+      'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
+      'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
+      'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
+    const r = await cli(['--segments', `${post}\n\n${generated}`], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /^AI probability: \d+\.\d% — Partly AI-written: about \d{1,2}% of the words look generated \(confidence: \w+\)$/m,
+    );
+    expect(r.stdout).toContain("Some passages look generated; the rest reads as the author's own writing.");
+    expect(r.stdout).not.toMatch(/most likely written by an AI/);
+    const json = await cli(['--json', '--segments', `${post}\n\n${generated}`], { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ origin: 'partly_ai', composition: 'partly_ai' });
+  });
+
   it('gives every warning code its sentence, and a code it does not know a sentence naming it', async () => {
     const short = await cli(['The meeting moved to Thursday.'], { env });
     expect(short.stdout).toContain(`warning: ${WARNING_MESSAGES.short_text}`);
@@ -108,6 +188,8 @@ describe('textdetect "text"', () => {
       generated_spans: [],
       generated_share: null,
       composition: null,
+      origin: 'uncertain',
+      polished_probability: null,
       warnings: [...WARNING_CODES, 'brand_new_code'],
     } as DetectResponse;
     const lines = formatResult(result, false)
@@ -198,6 +280,8 @@ describe('textdetect score', () => {
       'id',
       'language',
       'mode',
+      'origin',
+      'polished_probability',
       'request_id',
       'verdict',
       'warnings',
@@ -232,7 +316,18 @@ describe('textdetect score', () => {
     const l = await read(localOut);
     expect(l).toHaveLength(3);
     for (const [i, row] of l.entries()) {
-      expect(Object.keys(row).sort()).toEqual(['ai_probability', 'confidence', 'id', 'language', 'mode', 'verdict', 'warnings']);
+      expect(Object.keys(row).sort()).toEqual([
+        'ai_probability',
+        'confidence',
+        'id',
+        'language',
+        'mode',
+        'origin',
+        'polished_probability',
+        'verdict',
+        'warnings',
+      ]);
+      expect(row.origin).toBe(a[i]?.origin);
       expect(row.ai_probability).toBe(a[i]?.ai_probability);
       expect(row.verdict).toBe(a[i]?.verdict);
     }

@@ -51,7 +51,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const TEXT_KEYS = ['ai_probability', 'confidence', 'id', 'language', 'mode', 'verdict', 'warnings'];
+const TEXT_KEYS = ['ai_probability', 'confidence', 'id', 'language', 'mode', 'origin', 'polished_probability', 'verdict', 'warnings'];
 const SEGMENT_KEYS = ['composition', 'generated_share', 'generated_spans', 'segments'];
 const AUTHOR_KEYS = [
   'ai_probability',
@@ -62,6 +62,8 @@ const AUTHOR_KEYS = [
   'messages',
   'messages_used',
   'mode',
+  'origin',
+  'polished_probability',
   'verdict',
   'warnings',
   'words_used',
@@ -219,6 +221,8 @@ describe('textdetect --segments', () => {
       ],
       generated_share: 0.62,
       composition: 'partly_ai',
+      origin: 'partly_ai',
+      polished_probability: null,
     } satisfies DetectResponse;
     const lines = formatSpans(answer, false);
     expect(lines.slice(0, 4)).toEqual([

@@ -146,8 +146,10 @@ describe('/detect', () => {
     expectEphemeralDeferral(x);
 
     const embed = x.edit.body.embeds[0];
-    expect(embed.title).toMatch(/^(🔴 Likely AI-written|🟡 Mixed or uncertain|🟢 Likely human-written)$/);
-    expect([0xd93f0b, 0xfbca04, 0x2da44e]).toContain(embed.color);
+    expect(embed.title).toMatch(
+      /^(🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Mixed or uncertain|🟢 Likely human-written)$/,
+    );
+    expect([0xd93f0b, 0x8250df, 0xfbca04, 0x2da44e]).toContain(embed.color);
     expect(embed.description).toMatch(/\*\*\d{1,2}%\*\* probability that an AI wrote it/);
     expect(field(embed, 'Mode')).toBe('Academic');
     expect(field(embed, 'Language')).toBe('English (detected)');
@@ -185,6 +187,24 @@ describe('/detect', () => {
       expect(m, line).not.toBeNull();
       expect(ENGLISH_TEXT).toContain(m![2]);
     }
+  });
+
+  it('headlines a post followed by a generated paragraph as partly AI-written, with the share', async () => {
+    const post =
+      'ok so i finally tried that ramen place on 5th that everyone keeps talking about. honestly the broth was kinda salty for me but my friend loved it. ' +
+      'we waited like 40 min to get a table which was annoying, and parking was a nightmare. probably wont go back unless someone drags me there lol.';
+    const generated =
+      'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
+      'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
+      'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
+      'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
+    const x = await interact(chatInputDetect(place, moderator, { text: `${post}\n\n${generated}`, mode: 'general', segments: true }));
+    const embed = x.edit.body.embeds[0];
+    expect(embed.title).toMatch(/^🟠 Partly AI-written: about \d{1,2}% of the words look generated$/);
+    expect(embed.color).toBe(0xe8773a);
+    expect(embed.description).toContain("One passage looks AI-written; the rest reads as the author's own writing.");
+    expect(embed.description).not.toMatch(/most likely written by an AI/);
+    expect(embed.fields.find((f: { name: string }) => f.name.startsWith('Generated passages'))?.value).toContain('Ramen has become');
   });
 
   it('a re-check button runs the same text in the other mode; only for the person who ran it', async () => {

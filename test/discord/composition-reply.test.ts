@@ -31,6 +31,8 @@ const PARTLY: DetectResponse = {
   generated_spans: [{ start: TEXT.indexOf(GENERATED), end: TEXT.length, ai_probability: 0.96 }],
   generated_share: 0.6,
   composition: 'partly_ai',
+  origin: 'partly_ai',
+  polished_probability: null,
 };
 
 const context = { languageGiven: false, segments: true, source: { kind: 'text' as const } };
@@ -40,29 +42,50 @@ function field(embed: { fields?: { name: string; value: string }[] }, name: stri
 }
 
 describe('generated passages in the Discord result', () => {
-  it('calls a mixed but partly generated post "Partly AI-generated" and quotes the passage, markup escaped', () => {
+  it('calls a partly generated post "Partly AI-written" with its share and quotes the passage, markup escaped', () => {
     const embed = resultEmbed(PARTLY, context);
-    expect(embed.title).toBe('🟠 Partly AI-generated');
+    expect(embed.title).toBe('🟠 Partly AI-written: about 60% of the words look generated');
     expect(embed.color).toBe(PARTLY_GENERATED_COLOUR);
-    expect(embed.description).toContain(
-      "Partly generated: One passage looks AI-written (60% of the post); the rest reads as the author's own writing.",
-    );
+    expect(embed.description).toContain("One passage looks AI-written; the rest reads as the author's own writing.");
     expect(field(embed, 'Generated passages (60% of the post)')).toBe(
       `**96%** “${GENERATED.replace('**innovative**', '\\*\\*innovative\\*\\*')}”`,
     );
   });
 
   it('keeps the verdict for a mixed post with no generated passage and says it is only uncertain', () => {
-    const embed = resultEmbed({ ...PARTLY, generated_spans: [], generated_share: 0, composition: 'uncertain' }, context);
+    const embed = resultEmbed(
+      { ...PARTLY, generated_spans: [], generated_share: 0, composition: 'uncertain', origin: 'uncertain' },
+      context,
+    );
     expect(embed.title).toBe('🟡 Mixed or uncertain');
     expect(embed.color).toBe(VERDICT_COLOURS.mixed);
     expect(embed.description).toContain('Uncertain: the score falls between the thresholds');
     expect(embed.fields?.some((f) => f.name.startsWith('Generated passages'))).toBe(false);
   });
 
-  it('adds the passages under a likely-AI verdict without changing its title', () => {
+  it('says partly AI-written under a likely-AI verdict too, never "most likely written by an AI system" beside a share', () => {
     const embed = resultEmbed({ ...PARTLY, verdict: 'likely_ai', confidence: 'medium' }, context);
-    expect(embed.title).toBe('🔴 Likely AI-written');
+    expect(embed.title).toBe('🟠 Partly AI-written: about 60% of the words look generated');
+    expect(embed.description).not.toMatch(/most likely written by an AI/);
     expect(field(embed, 'Generated passages (60% of the post)')).toMatch(/^\*\*96%\*\* “In today’s/);
+  });
+
+  it('keeps "Reads as AI-written" when the rest of a mostly generated post does not read as the author\'s', () => {
+    const embed = resultEmbed({ ...PARTLY, verdict: 'likely_ai', confidence: 'medium', origin: 'ai_written' }, context);
+    expect(embed.title).toBe('🔴 Reads as AI-written');
+    expect(embed.color).toBe(VERDICT_COLOURS.likely_ai);
+    expect(embed.description).toContain('Mostly generated: about 60% of its words look generated');
+    expect(embed.description).not.toContain("the rest reads as the author's own");
+    expect(embed.fields?.some((f) => f.name.startsWith('Generated passages'))).toBe(false);
+  });
+
+  it('says "Reads as the author\'s own text, polished by an AI" when polished_probability says so', () => {
+    const embed = resultEmbed(
+      { ...PARTLY, verdict: 'likely_ai', confidence: 'high', composition: 'ai', origin: 'ai_polished', polished_probability: 0.82 },
+      context,
+    );
+    expect(embed.title).toBe("🟣 Reads as the author's own text, polished by an AI");
+    expect(embed.description).toContain("It reads as a person's own writing that an AI system polished, edited or rewrote");
+    expect(embed.description).not.toMatch(/most likely written by an AI/);
   });
 });

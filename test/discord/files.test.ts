@@ -113,12 +113,14 @@ describe('"Check for AI text" on a message with documents', () => {
     const embeds = edit.body.embeds as any[];
     expect(embeds).toHaveLength(4);
     // The message's own text first, as before.
-    expect(embeds[0].title).toMatch(/^(🔴 Likely AI-written|🟡 Mixed or uncertain|🟢 Likely human-written|🟠 Partly AI-generated)$/);
+    expect(embeds[0].title).toMatch(
+      /^(🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Mixed or uncertain|🟢 Likely human-written|🟠 Partly AI-written: about \d{1,2}% of the words look generated)$/,
+    );
     expect(field(embeds[0], 'Message')).toContain(`/channels/${place.guildId}/${place.channelId}/`);
 
     const [, first, second, third] = embeds;
     expect(first.title).toMatch(
-      /^📄 essay\.pdf: (🔴 Likely AI-written|🟡 Mixed or uncertain|🟢 Likely human-written|🟠 Partly AI-generated)$/,
+      /^📄 essay\.pdf: (🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Mixed or uncertain|🟢 Likely human-written|🟠 Partly AI-written: about \d{1,2}% of the words look generated)$/,
     );
     expect(first.description).toMatch(/^PDF, \d+ pages, [\d,]+ characters read\n.+\*\*\d{1,2}%\*\* probability that an AI wrote it/);
     expect(field(first, 'Request ID')).toMatch(/^`req_\w+`$/);

@@ -5,6 +5,7 @@
  * `/detect user:`, the button under a short message check, the window setting, and every way the
  * history can be unreadable.
  */
+import { originHeadline } from '../../adapters/chat/origin-words.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -286,8 +287,12 @@ describe('the user command "Check recent messages for AI"', () => {
     ranked.forEach((m, i) => {
       expect(top[i]).toContain(`[jump](https://discord.com/channels/${guildId}/${channelId}/${adaScorable[m.index]})`);
     });
-    if (answer.evidence_needed === null)
-      expect(embed.title).toMatch(/^(🔴 Likely AI-written|🟡 Mixed or uncertain|🟢 Likely human-written)$/);
+    if (answer.evidence_needed === null) {
+      expect(embed.title).toMatch(
+        /^(🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Mixed or uncertain|🟢 Likely human-written)$/,
+      );
+      expect(embed.title).toBe(originHeadline(answer.origin));
+    }
     expect(x.edit.body.allowed_mentions).toEqual({ parse: [] });
     // The mod log names who checked whom, never a text.
     const log = await fake.waitForRequest(

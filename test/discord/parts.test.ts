@@ -98,6 +98,8 @@ describe('resultEmbed', () => {
     generated_spans: [],
     generated_share: null,
     composition: null,
+    origin: 'ai_written',
+    polished_probability: null,
   };
 
   it('keeps the sentence field within Discord’s 1,024 characters, even for very long sentences', () => {

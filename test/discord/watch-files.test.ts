@@ -125,7 +125,7 @@ describe('watching and documents', () => {
     );
     expect(line.body.content).toMatch(
       new RegExp(
-        `^📄 Watched channel: the file “essay\\.pdf” shared by <@${poster.id}> in https://discord\\.com/channels/${place.guildId}/${place.channelId}/\\d+ reads as 🔴 Likely AI-written \\(\\d+%, General mode\\) · request \`req_\\w+\`\\. Nothing was done in the channel`,
+        `^📄 Watched channel: the file “essay\\.pdf” shared by <@${poster.id}> in https://discord\\.com/channels/${place.guildId}/${place.channelId}/\\d+: (🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI) \\(\\d+%, General mode\\) · request \`req_\\w+\`\\. Nothing was done in the channel`,
       ),
     );
     expect(line.body.allowed_mentions).toEqual({ parse: [] });

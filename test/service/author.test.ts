@@ -58,6 +58,8 @@ describe('POST /v1/detect/author', () => {
       'messages_used',
       'mode',
       'model',
+      'origin',
+      'polished_probability',
       'request_id',
       'verdict',
       'warnings',

@@ -30,6 +30,8 @@ describe('POST /v1/detect: success', () => {
       'language',
       'mode',
       'model',
+      'origin',
+      'polished_probability',
       'request_id',
       'segments',
       'verdict',

@@ -55,7 +55,7 @@ describe('slash command /detect', () => {
     expect(reply.args.response_type).toBe('ephemeral');
     expect(validateBlockKit(reply.args.blocks as unknown[])).toEqual([]);
     const text = blockText(reply);
-    expect(text).toMatch(/Likely AI-written|Mixed or uncertain|Likely human-written/);
+    expect(text).toMatch(/Reads as AI-written|Reads as the author's own text, polished by an AI|Mixed or uncertain|Likely human-written/);
     expect(text).toMatch(/\d{1,2}%/);
     expect(text).toContain('Mode: *academic*');
     expect(text).toContain('Language: *English*');
@@ -76,6 +76,28 @@ describe('slash command /detect', () => {
     expect(String(audit.args.text)).toContain(':mag: Grace (U0MOD) checked a pasted text (');
     expect(String(audit.args.text)).not.toContain('<@');
     expect(JSON.stringify(audit.args)).not.toContain('cafeteria');
+  });
+
+  it('headlines a post followed by a generated paragraph as partly AI-written, with the share', async () => {
+    const post =
+      'ok so i finally tried that ramen place on 5th that everyone keeps talking about. honestly the broth was kinda salty for me but my friend loved it. ' +
+      'we waited like 40 min to get a table which was annoying, and parking was a nightmare. probably wont go back unless someone drags me there lol.';
+    const generated =
+      'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
+      'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
+      'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
+      'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
+    const cmd = slashCommandBody(h, `general ${post}\n\n${generated}`);
+    await postToApp(h, cmd.body);
+    const reply = await h.slack.waitFor(responseFor(cmd.responseUrl));
+    expect(validateBlockKit(reply.args.blocks as unknown[])).toEqual([]);
+    const text = blockText(reply);
+    expect(text).toMatch(/\*🟠 Partly AI-written: about \d{1,2}% of the words look generated\*/);
+    expect(text).toContain("One passage looks AI-written; the rest reads as the author's own writing.");
+    expect(text).not.toMatch(/most likely written by an AI|Likely AI-written/);
+    expect(String(reply.args.text)).toMatch(
+      /^🟠 Partly AI-written: about \d{1,2}% of the words look generated; the whole text \d{1,2}% AI-like/,
+    );
   });
 
   it('answers /detect with no text, and /detect help, with usage and no detection', async () => {

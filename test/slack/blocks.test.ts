@@ -49,6 +49,8 @@ const TYPICAL: DetectResponse = {
   generated_spans: [],
   generated_share: null,
   composition: null,
+  origin: 'ai_written',
+  polished_probability: null,
 };
 
 describe('result message', () => {
@@ -74,7 +76,7 @@ describe('result message', () => {
     expect(lines[0]).toMatch(/^> “It is important to note .*” {2}\*99%\*$/);
     expect(lines[1]).toMatch(/^> “Furthermore, the results .*” {2}\*99%\*$/);
     expect(lines[2]).toMatch(/^> “In conclusion, these .*” {2}\*97%\*$/);
-    expect(message.text).toBe('🔴 Likely AI-written: 87% AI-like (academic, en). Request id: req_01JD3X5M9Q2W8E7R6T5Y4U3I2O');
+    expect(message.text).toBe('🔴 Reads as AI-written: 87% AI-like (academic, en). Request id: req_01JD3X5M9Q2W8E7R6T5Y4U3I2O');
   });
 
   it('warns about short texts and shows no highlights for a single sentence', () => {
@@ -150,7 +152,7 @@ describe('other messages', () => {
     });
     expect(validateBlockKit(audit.blocks)).toEqual([]);
     expect(audit.text).toBe(
-      ':mag: Grace &lt;H&gt; (U1) checked a pasted text (60 words) in <#C1>: 🔴 Likely AI-written (87%, general mode) · request id `req_01JD3X5M9Q2W8E7R6T5Y4U3I2O`',
+      ':mag: Grace &lt;H&gt; (U1) checked a pasted text (60 words) in <#C1>: 🔴 Reads as AI-written (87%, general mode) · request id `req_01JD3X5M9Q2W8E7R6T5Y4U3I2O`',
     );
     const failed = buildAuditMessage({
       userId: 'U1',

@@ -31,6 +31,8 @@ const PARTLY: DetectResponse = {
   generated_spans: [{ start: TEXT.indexOf(GENERATED), end: TEXT.indexOf(GENERATED) + GENERATED.length, ai_probability: 0.97 }],
   generated_share: 0.55,
   composition: 'partly_ai',
+  origin: 'partly_ai',
+  polished_probability: null,
 };
 
 function section(blocks: unknown[], id: string): string | undefined {
@@ -38,19 +40,21 @@ function section(blocks: unknown[], id: string): string | undefined {
 }
 
 describe('generated passages in the Slack result', () => {
-  it('calls a mixed but partly generated post "Partly AI-generated" and quotes the passage with its share', () => {
+  it('calls a partly generated post "Partly AI-written" with its share and quotes the passage', () => {
     const message = buildResultMessage({ result: PARTLY, checkId: 'c1', source: { kind: 'text', words: 50 }, text: TEXT });
     expect(validateBlockKit(message.blocks)).toEqual([]);
     const verdict = section(message.blocks, 'verdict')!;
-    expect(verdict.split('\n')[0]).toBe('*🟠 Partly AI-generated*');
-    expect(verdict).toContain(
-      "Partly generated: One passage looks AI-written (55% of the post); the rest reads as the author's own writing.",
+    expect(verdict.split('\n')[0]).toBe('*🟠 Partly AI-written: about 55% of the words look generated*');
+    expect(verdict).toContain("One passage looks AI-written; the rest reads as the author's own writing.");
+    expect(verdict).not.toMatch(/most likely written by an AI/);
+    expect(message.text).toBe(
+      '🟠 Partly AI-written: about 55% of the words look generated; the whole text 71% AI-like (general, en) (low confidence). Request id: req_partly',
     );
     expect(section(message.blocks, 'generated_passages')).toBe(`*Generated passages* (55% of the post)\n> “${GENERATED}”  *97%*`);
   });
 
   it('says "uncertain" for a mixed post where no passage looks generated, with no passages block', () => {
-    const uncertain: DetectResponse = { ...PARTLY, generated_spans: [], generated_share: 0, composition: 'uncertain' };
+    const uncertain: DetectResponse = { ...PARTLY, generated_spans: [], generated_share: 0, composition: 'uncertain', origin: 'uncertain' };
     const message = buildResultMessage({ result: uncertain, checkId: 'c2', source: { kind: 'text', words: 50 }, text: TEXT });
     const verdict = section(message.blocks, 'verdict')!;
     expect(verdict.split('\n')[0]).toBe('*🟡 Mixed or uncertain*');
@@ -58,6 +62,32 @@ describe('generated passages in the Slack result', () => {
       'Uncertain: the score falls between the thresholds, so the detector cannot tell either way. No passage stands out',
     );
     expect(section(message.blocks, 'generated_passages')).toBeUndefined();
+  });
+
+  it('keeps "Reads as AI-written" for a likely-AI post whose rest does not read as the author\'s, and says polished when it is', () => {
+    const written: DetectResponse = {
+      ...PARTLY,
+      verdict: 'likely_ai',
+      confidence: 'medium',
+      origin: 'ai_written',
+      polished_probability: 0.21,
+    };
+    const writtenVerdict = section(
+      buildResultMessage({ result: written, checkId: 'c4', source: { kind: 'text', words: 50 }, text: TEXT }).blocks,
+      'verdict',
+    )!;
+    expect(writtenVerdict.split('\n')[0]).toBe('*🔴 Reads as AI-written*');
+    expect(writtenVerdict).toContain('Mostly generated: about 55% of its words look generated');
+    expect(writtenVerdict).not.toContain('Partly');
+    const polished: DetectResponse = { ...written, composition: 'ai', origin: 'ai_polished', polished_probability: 0.77 };
+    const message = buildResultMessage({ result: polished, checkId: 'c5', source: { kind: 'text', words: 50 }, text: TEXT });
+    expect(validateBlockKit(message.blocks)).toEqual([]);
+    const polishedVerdict = section(message.blocks, 'verdict')!;
+    expect(polishedVerdict.split('\n')[0]).toBe("*🟣 Reads as the author's own text, polished by an AI*");
+    expect(polishedVerdict).toContain(
+      "It reads as a person's own writing that an AI system polished, edited or rewrote, rather than text an AI wrote.",
+    );
+    expect(message.text).toMatch(/^🟣 Reads as the author's own text, polished by an AI: 71% AI-like/);
   });
 
   it('escapes quoted passages so a checked text cannot become a mention or a link', () => {

@@ -259,7 +259,7 @@ describe('watching and documents', () => {
     const line = await watching.slack.waitFor((c) => c.method === 'chat.postMessage' && String(c.args.text).includes('essay.pdf'), 20_000);
     expect(line.args.channel).toBe('C0AUDIT');
     expect(String(line.args.text)).toMatch(
-      /^📄 Watched channel: the file “essay\.pdf” shared by Ada Lovelace \(U0AUTHOR\) in <https:\/\/test\.slack\.com\/archives\/C0GENERAL\/p\d+\|a message> in <#C0GENERAL> reads as 🔴 \*Likely AI-written\* \(\d+%, General mode\) · request `req_\w+`\. Nothing was done in the channel/,
+      /^📄 Watched channel: the file “essay\.pdf” shared by Ada Lovelace \(U0AUTHOR\) in <https:\/\/test\.slack\.com\/archives\/C0GENERAL\/p\d+\|a message> in <#C0GENERAL>: (🔴 \*Reads as AI-written\*|🟣 \*Reads as the author's own text, polished by an AI\*) \(\d+%, General mode\) · request `req_\w+`\. Nothing was done in the channel/,
     );
     expect(watching.slack.fileDownloads.map((d) => d.path)).toEqual([`/files-pri/T0TEST-${second.id}/download/essay.pdf`]);
     // Nothing in the watched channel itself.

@@ -143,6 +143,7 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
       return {
         probability: result.dataset.aiProbability,
         verdict: result.dataset.verdict,
+        origin: result.dataset.origin,
         figure: document.getElementById('probability')!.textContent,
         dash: document.getElementById('gauge-value')!.getAttribute('stroke-dasharray'),
         verdictLabel: document.getElementById('verdict')!.textContent,
@@ -157,8 +158,16 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(shown.figure).toBe(shownPercent(api.body.ai_probability));
     expect(shown.dash).toBe(`${(api.body.ai_probability * 100).toFixed(2)} 100`);
     expect(shown.verdict).toBe(api.body.verdict);
+    expect(shown.origin).toBe(api.body.origin);
     expect(shown.verdictLabel).toBe(
-      { likely_ai: 'Likely AI-generated', mixed: 'Unclear', likely_human: 'Likely human-written' }[api.body.verdict as string],
+      api.body.origin === 'partly_ai'
+        ? `Partly AI-written: about ${shownPercent(api.body.generated_share)} of the words look generated`
+        : {
+            ai_written: 'Reads as AI-written',
+            ai_polished: "Reads as the author's own text, polished by an AI",
+            human: 'Likely human-written',
+            uncertain: 'Unclear',
+          }[api.body.origin as string],
     );
     expect(shown.confidence).toBe(`${api.body.confidence[0].toUpperCase()}${api.body.confidence.slice(1)} confidence`);
     expect(shown.model).toBe(api.body.model);
@@ -280,6 +289,14 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(body.generated_spans[0]).toMatchObject({ start: generatedStart, end: PARTLY_GENERATED.length });
     for (const s of body.segments) if (s.end <= generatedStart) expect(s.ai_probability).toBeLessThan(0.5);
 
+    // The headline says partly AI-written with the share, never "most likely written by an AI system".
+    expect(body.origin).toBe('partly_ai');
+    expect(await page.getAttribute('#result', 'data-origin')).toBe('partly_ai');
+    expect(await page.textContent('#verdict')).toBe(
+      `Partly AI-written: about ${Math.round(body.generated_share * 100)}% of the words look generated`,
+    );
+    expect(await page.textContent('#verdict-sentence')).toBe("Some passages look generated; the rest reads as the author's own writing.");
+    expect(await page.textContent('#result-body')).not.toMatch(/most likely written by an AI/);
     // In words: partly generated, with the share, apart from the verdict.
     expect(await page.textContent('#composition-label')).toBe('Partly generated');
     expect(await page.textContent('#composition-sentence')).toBe(

@@ -19,14 +19,7 @@ import { TimeoutError } from '../../../src/client/errors.ts';
 import type { DetectAuthorResponse, Mode } from '../../../src/contract.ts';
 import { DEFAULT_AUTHOR_LIMITS, historyWindowOf, selectMessages, type HistoryWindow } from '../../chat/author.ts';
 import { ChatInputError, describeDetectError, errorCode } from '../../chat/errors.ts';
-import {
-  formatPercent,
-  nothingToScoreSentence,
-  queuedNotice,
-  summarizeAuthorResult,
-  VERDICT_EMOJI,
-  verdictLabel,
-} from '../../chat/format.ts';
+import { formatPercent, nothingToScoreSentence, queuedNotice, summarizeAuthorResult } from '../../chat/format.ts';
 import { answerProblem, deferAnswer, editAnswer, guildSettings, interactionFields, isTransient, type BotContext } from '../check.ts';
 import { parseAuthorCheckCustomId } from '../commands.ts';
 import { describeDiscordError } from '../discord-errors.ts';
@@ -282,7 +275,7 @@ async function runMemberCheck(ctx: BotContext, interaction: RepliableInteraction
     embeds: [authorEmbed(summary, { memberId: check.memberId, read: read.messages.length, window, scanLimitHit: read.scanLimitHit })],
     components: [],
   });
-  const outcome = `${summary.heldBack ? '🟡 too little to judge' : `${VERDICT_EMOJI[result.verdict]} ${verdictLabel(result.verdict)}, ${formatPercent(result.ai_probability)}`} over ${result.messages_used} messages · request \`${result.request_id}\``;
+  const outcome = `${summary.heldBack ? '🟡 too little to judge' : `${summary.headline}, ${formatPercent(result.ai_probability)}`} over ${result.messages_used} messages · request \`${result.request_id}\``;
   await recordMemberCheck(ctx, interaction, check.memberId, mode, outcome);
 }
 

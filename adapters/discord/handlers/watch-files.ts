@@ -7,7 +7,8 @@
 import type { APIMessage } from 'discord.js';
 import type { Logger } from 'pino';
 import { downloadFile, selectDocuments } from '../../chat/attachments.ts';
-import { formatPercent, modeLabel, VERDICT_EMOJI, verdictLabel } from '../../chat/format.ts';
+import { formatPercent, modeLabel } from '../../chat/format.ts';
+import { originHeadline, originOfAnswer } from '../../chat/origin-words.ts';
 import { checkWatchedFiles } from '../../chat/watched-files.ts';
 import type { Watcher } from '../../chat/watch/watcher.ts';
 import { guildSettings, type BotContext } from '../check.ts';
@@ -58,7 +59,7 @@ export function watchFiles(
       report: (file, result) =>
         ctx.modLog.post(
           modLog,
-          `📄 Watched channel: the file “${file.name.replace(/[`*_~|<>@#]/g, '')}” shared by <@${message.author.id}> in ${link} reads as ${VERDICT_EMOJI[result.verdict]} ${verdictLabel(result.verdict)} (${formatPercent(result.ai_probability)}, ${modeLabel(result.mode)} mode) · request \`${result.request_id}\`. Nothing was done in the channel; a score is evidence, not proof.`,
+          `📄 Watched channel: the file “${file.name.replace(/[`*_~|<>@#]/g, '')}” shared by <@${message.author.id}> in ${link}: ${originHeadline(originOfAnswer(result))} (${formatPercent(result.ai_probability)}, ${modeLabel(result.mode)} mode) · request \`${result.request_id}\`. Nothing was done in the channel; a score is evidence, not proof.`,
         ),
     });
     w.logger.info({ scope, channelId: place.channelId, documents: files.length, reported }, 'watched documents checked');

@@ -177,6 +177,8 @@ export default async function authorRoute(app: FastifyInstance, { config, engine
         messages: result.messages,
         request_id: request.id,
         model: result.model,
+        origin: result.origin,
+        polished_probability: result.polished_probability,
       };
     },
   );

@@ -65,5 +65,7 @@ export function detectAnswer(result: DetectionResult, segments: boolean, request
     generated_spans: segments ? result.generated_spans : [],
     generated_share: segments ? result.generated_share : null,
     composition: segments ? result.composition : null,
+    origin: result.origin,
+    polished_probability: result.polished_probability,
   };
 }

@@ -7,10 +7,11 @@ import {
   formatPercent,
   languageName,
   modeName,
+  originOf,
+  originWords,
   spanWords,
   TOO_SHORT,
   tooShortToJudge,
-  verdictWords,
   warningSentence,
 } from './wording.js';
 
@@ -24,11 +25,13 @@ export function renderResult(answer, submittedText) {
   const probability = answer.ai_probability;
   // Below the evidence floor: no verdict, no percentage, no sentence figures.
   const tooShort = tooShortToJudge(answer);
-  const verdict = tooShort ? TOO_SHORT : verdictWords(answer.verdict);
+  const verdict = tooShort ? TOO_SHORT : originWords(answer);
+  const origin = tooShort ? 'uncertain' : originOf(answer);
   const result = byId('result');
   result.dataset.state = 'done';
   result.dataset.aiProbability = String(probability);
   result.dataset.verdict = answer.verdict;
+  result.dataset.origin = origin;
   result.dataset.confidence = answer.confidence;
   result.dataset.requestId = answer.request_id;
 

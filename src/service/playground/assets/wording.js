@@ -26,6 +26,57 @@ export const VERDICTS = {
   },
 };
 
+/**
+ * The headline, from the answer's `origin` (issue 31): the same labels and sentences as the bots
+ * (adapters/chat/origin-words.ts) and the CLI; test/chat/origin-words.test.ts holds them together.
+ * `uncertain` keeps the page's "Unclear".
+ */
+export const ORIGINS = {
+  ai_written: {
+    label: 'Reads as AI-written',
+    sentence: 'This text was most likely written by an AI system.',
+  },
+  ai_polished: {
+    label: "Reads as the author's own text, polished by an AI",
+    sentence: "It reads as a person's own writing that an AI system polished, edited or rewrote, rather than text an AI wrote.",
+  },
+  partly_ai: {
+    label: 'Partly AI-written',
+    sentence: "Some passages look generated; the rest reads as the author's own writing.",
+  },
+  human: VERDICTS.likely_human,
+  uncertain: VERDICTS.mixed,
+};
+
+const FROM_VERDICT = { likely_ai: 'ai_written', mixed: 'uncertain', likely_human: 'human' };
+
+/**
+ * The answer's headline value: its `origin`, or for a server that sends none, what its verdict and
+ * composition said.
+ * @param {{ origin?: string, verdict: string, composition?: string | null }} answer
+ */
+export function originOf(answer) {
+  if (Object.hasOwn(ORIGINS, answer.origin ?? '')) return answer.origin;
+  if (answer.composition === 'partly_ai') return 'partly_ai';
+  return FROM_VERDICT[answer.verdict] ?? 'uncertain';
+}
+
+/**
+ * The headline in words: "Partly AI-written: about 55% of the words look generated" with the share.
+ * @param {{ origin?: string, verdict: string, composition?: string | null, generated_share?: number | null }} answer
+ */
+export function originWords(answer) {
+  const origin = originOf(answer);
+  const words = ORIGINS[origin];
+  if (origin === 'partly_ai' && typeof answer.generated_share === 'number') {
+    return {
+      label: `${words.label}: about ${formatPercent(answer.generated_share)} of the words look generated`,
+      sentence: words.sentence,
+    };
+  }
+  return words;
+}
+
 export const CONFIDENCE = {
   high: 'High confidence',
   medium: 'Medium confidence',
@@ -87,12 +138,21 @@ export function warningSentence(code) {
  * What the text is made of, from `composition`, `generated_share` and `generated_spans`: "partly
  * generated" (some passages look generated, the rest human) kept apart from "uncertain" (neither
  * can be said), which the verdict's "Unclear" does not tell.
- * @param {{ composition: string | null, generated_share: number | null, generated_spans: Array<{ confidence?: string }> }} answer
+ * @param {{ origin?: string, verdict: string, composition: string | null, generated_share: number | null, generated_spans: Array<{ confidence?: string }> }} answer
  * @returns {{ label: string, sentence: string } | undefined} undefined when the answer has no sentence scores
  */
-export function compositionWords({ composition, generated_share: share, generated_spans: spans }) {
+export function compositionWords(answer) {
+  const { composition, generated_share: share, generated_spans: spans } = answer;
   if (composition === null || composition === undefined) return undefined;
   const passages = spans.length === 1 ? 'one passage' : `${spans.length} passages`;
+  // Spans over part of the text and the rest leaning AI too: not headlined partly (the headline
+  // reads the verdict), so this box must not say the rest is the author's own either.
+  if (composition === 'partly_ai' && originOf(answer) !== 'partly_ai') {
+    return {
+      label: 'Mostly generated',
+      sentence: `About ${formatPercent(share ?? 0)} of the words look AI-generated (${passages}, outlined below), and the rest does not read clearly as the author's own writing.`,
+    };
+  }
   switch (composition) {
     case 'human':
       return { label: 'Reads as human writing', sentence: 'No passage of the text looks AI-generated.' };
