@@ -199,6 +199,28 @@ describe.each(implementations)('%s: reviews teach the watcher', (kind, open) => 
     }
   });
 
+  it('a clearing that moderators contradicted (as many confirmations of the member in the window) holds nothing back', async () => {
+    SCOPE = `discord:${kind}-contested-${Date.now()}`;
+    const store = open(`contested-${kind}`);
+    const run = await start(store);
+    try {
+      await store.watchChannel(SCOPE, 'C1', 0);
+      await store.setCards(SCOPE, 'C1', true);
+      const first = await run.post('C1', 'A1', text(93, 60));
+      await store.review(SCOPE, first!.flagId, 'false_positive', 'MOD1', Date.now(), { clearForMs: 30 * DAY_MS });
+      expect((await run.post('C1', 'A1', text(93, 60)))?.card).toBe('cleared');
+      const stronger = await run.post('C1', 'A1', text(99, 200));
+      expect(stronger?.card).toBe('posted');
+      await store.review(SCOPE, stronger!.flagId, 'confirmed', 'MOD2', Date.now(), { clearForMs: 30 * DAY_MS });
+      // One clearing, one confirmation: the same evidence as the cleared flag gets a card, naming the clearing.
+      expect((await run.post('C1', 'A1', text(93, 60)))?.card).toBe('posted');
+      expect(run.cards.at(-1)!.clearings?.map((c) => c.reviewerId)).toEqual(['MOD1']);
+    } finally {
+      await run.watcher.stop();
+      await store.close();
+    }
+  });
+
   it('with clearings off (0 days) keeps nothing and holds nothing back', async () => {
     SCOPE = `discord:${kind}-off-${Date.now()}`;
     const store = open(`off-${kind}`);

@@ -520,6 +520,14 @@ export abstract class SqlStore implements BotDatabase {
     return rows.map(clearingFrom);
   }
 
+  async confirmedSince(scope: string, authorId: string, since: number): Promise<number> {
+    const { rows } = await this.w(
+      "SELECT COUNT(*) AS n FROM ~watch_scores WHERE scope = ? AND author_id = ? AND outcome = 'confirmed' AND reviewed_at >= ?",
+      [scope, authorId, since],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
   async deleteClearings(scope: string): Promise<number> {
     await this.ready();
     const changes = await this.#w.transaction(async (tx) => {

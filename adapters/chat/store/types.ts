@@ -230,6 +230,8 @@ export interface WatchStore {
   ): Promise<ReviewResult | undefined>;
   /** The member's clearings still in force at `now`, oldest first. */
   clearingsOf(scope: string, authorId: string, now: number): Promise<Clearing[]>;
+  /** How many of the member's flags moderators confirmed at or after `since` (while their scores are kept). */
+  confirmedSince(scope: string, authorId: string, since: number): Promise<number>;
   /** Forgets what the scope's reviews taught: its clearings and suggestions (the scores and outcomes stay). Returns the clearings deleted. */
   deleteClearings(scope: string): Promise<number>;
   /** Reviewed flags of a scope (every scope when undefined) answered at or after `from`, oldest answer first. */

@@ -9,6 +9,11 @@
  *   is the same evidence, not stronger evidence), and
  * - a probability at least as high as the cleared one.
  *
+ * A clearing that moderators contradicted holds nothing back: when, within the window, they confirmed
+ * as many of the member's flags as they cleared, the answers disagree and the member is carded on the
+ * usual rules (a single mistaken "False positive" on a member who does post AI text, moderators'
+ * answers being wrong now and then, must not hide them for a month).
+ *
  * Such a card says that the member was cleared before, by whom and when, so the moderator weighs the
  * new evidence against their colleague's answer. A flag held back is recorded with the card state
  * `cleared` and counted in the report. Only ids, the date and the cleared judgment's probability and
@@ -31,12 +36,18 @@ export function strongerThan(
   return judgment.wordsUsed >= words && judgment.probability >= clearing.probability;
 }
 
-/** What to do with a flag about a member, given their clearings in force: `card` (with the clearings to name), or `hold`. */
+/**
+ * What to do with a flag about a member, given their clearings in force and how many of their flags
+ * moderators confirmed in the same window: `card` (naming the clearings), or `hold`.
+ */
 export function decideAfterClearings(
   judgment: Pick<Judgment, 'probability' | 'wordsUsed'>,
   clearings: readonly Clearing[],
+  confirmed = 0,
 ): { action: 'card' | 'hold'; clearings: Clearing[] } {
   if (clearings.length === 0) return { action: 'card', clearings: [] };
+  // Answers that disagree: as many confirmations as clearings, and the clearing does not stand.
+  if (confirmed >= clearings.length) return { action: 'card', clearings: [...clearings] };
   return { action: clearings.every((c) => strongerThan(judgment, c)) ? 'card' : 'hold', clearings: [...clearings] };
 }
 
@@ -58,7 +69,10 @@ export function clearingNote(
   const each = clearings.map(
     (c) => `by ${markup.person(c.reviewerId)} on ${markup.date(c.clearedAt)} (${formatPercent(c.probability)}, ${c.words} words)`,
   );
-  return `This member’s earlier flag was marked false positive ${each.join(' and ')}. This judgment is clearly stronger (${formatPercent(judgment.probability)}, ${judgment.wordsUsed} words), so it is shown again.`;
+  const why = clearings.every((c) => strongerThan(judgment, c))
+    ? `This judgment is clearly stronger (${formatPercent(judgment.probability)}, ${judgment.wordsUsed} words), so it is shown again.`
+    : 'Moderators also confirmed flags of this member since, so the clearing does not hold it back.';
+  return `This member’s earlier flag was marked false positive ${each.join(' and ')}. ${why}`;
 }
 
 /** The title of that line on a card. */

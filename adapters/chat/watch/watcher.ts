@@ -666,10 +666,7 @@ export class Watcher {
     const flagId = flagged ? randomBytes(9).toString('base64url') : undefined;
     const cards = watching.channel.cards;
     // A member a moderator cleared: no card (nor shadow flag) on evidence that is not clearly stronger.
-    const cleared =
-      flagged && this.settings.clearDays > 0
-        ? decideAfterClearings(judgment, await this.store.clearingsOf(item.scope, item.authorId, Date.now()))
-        : undefined;
+    const cleared = flagged && this.settings.clearDays > 0 ? await this.#afterClearings(item, judgment) : undefined;
     const held = cleared?.action === 'hold';
     const fresh = await this.store.recordScore(
       {
@@ -708,6 +705,14 @@ export class Watcher {
     }
     if (!cards) return;
     await this.#raiseCard(item, message, judgment, flagId, preset, log, 0, cleared?.clearings);
+  }
+
+  async #afterClearings(item: PendingItem, judgment: Judgment): Promise<ReturnType<typeof decideAfterClearings>> {
+    const now = Date.now();
+    const clearings = await this.store.clearingsOf(item.scope, item.authorId, now);
+    if (clearings.length === 0) return decideAfterClearings(judgment, clearings);
+    const confirmed = await this.store.confirmedSince(item.scope, item.authorId, now - this.settings.clearDays * DAY_MS);
+    return decideAfterClearings(judgment, clearings, confirmed);
   }
 
   async #raiseCard(
