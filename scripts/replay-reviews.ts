@@ -330,7 +330,7 @@ for (const [name, options] of runs) {
 }
 const off = results[0]![1];
 console.log(
-  `Learning off: ${off.falsePositiveCards} false-positive cards from ${off.falsePositiveMembers.size} members; a clearing stops repeats only, so at most ${off.falsePositiveCards - off.falsePositiveMembers.size} of them (${off.falsePositiveCards === 0 ? 0 : Math.round((100 * (off.falsePositiveCards - off.falsePositiveMembers.size)) / off.falsePositiveCards)}%) could be saved by clearings.`,
+  `Learning off: ${off.falsePositiveCards} false-positive cards from ${off.falsePositiveMembers.size} members; a clearing acts on a member's later cards only, so each member's first false-positive card stays.`,
 );
 for (const [name, r] of results.slice(1)) {
   const fpCut = off.falsePositiveCards === 0 ? 0 : 1 - r.falsePositiveCards / off.falsePositiveCards;
