@@ -170,6 +170,8 @@ interface Outcome3 {
   truePositiveCards: number;
   falsePositiveCards: number;
   confirmed: number;
+  /** Cards moderators answered False positive (the truth's false positives and the flipped answers). */
+  markedFalsePositive: number;
   answers: number;
   held: number;
   presetChanges: string[];
@@ -240,6 +242,7 @@ async function replay(
     truePositiveCards: 0,
     falsePositiveCards: 0,
     confirmed: 0,
+    markedFalsePositive: 0,
     answers: 0,
     held: 0,
     presetChanges: [],
@@ -276,6 +279,7 @@ async function replay(
           result.falsePositiveMembers.add(card.authorId);
         }
         if (outcome === 'confirmed') result.confirmed += 1;
+        else result.markedFalsePositive += 1;
         result.answers += 1;
         await store.review(SCOPE, card.flagId, outcome, 'moderator', simNow, { clearForMs: options.clearDays * DAY_MS });
         if (options.applySuggestions) {
@@ -325,7 +329,7 @@ for (const [name, options] of runs) {
   const r = await replay(posts, detector, { ...options, seed });
   results.push([name, r]);
   console.log(
-    `${name.padEnd(38)} cards ${String(r.cards).padStart(4)} · false-positive cards ${String(r.falsePositiveCards).padStart(3)} · AI-written cards ${String(r.truePositiveCards).padStart(3)} · confirmed ${String(r.confirmed).padStart(3)} · moderator answers ${String(r.answers).padStart(4)} · held back by clearings ${String(r.held).padStart(3)}${options.applySuggestions ? ` · suggestions ${r.suggestions}, applied: ${r.presetChanges.join(', ') || 'none'}` : ''} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+    `${name.padEnd(38)} cards ${String(r.cards).padStart(4)} · false-positive cards ${String(r.falsePositiveCards).padStart(3)} · AI-written cards ${String(r.truePositiveCards).padStart(3)} · confirmed ${String(r.confirmed).padStart(3)} · marked false positive ${String(r.markedFalsePositive).padStart(3)} · moderator answers ${String(r.answers).padStart(4)} · held back by clearings ${String(r.held).padStart(3)}${options.applySuggestions ? ` · suggestions ${r.suggestions}, applied: ${r.presetChanges.join(', ') || 'none'}` : ''} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
   );
 }
 const off = results[0]![1];
@@ -337,6 +341,6 @@ for (const [name, r] of results.slice(1)) {
   const kept = off.truePositiveCards === 0 ? 1 : r.truePositiveCards / off.truePositiveCards;
   const keptConfirmed = off.confirmed === 0 ? 1 : r.confirmed / off.confirmed;
   console.log(
-    `${name}: false-positive cards ${(100 * fpCut).toFixed(0)}% fewer (target ≥ 50%), AI-written cards kept ${(100 * kept).toFixed(0)}%, confirmed flags kept ${(100 * keptConfirmed).toFixed(0)}% (target ≥ 90%), moderator answers ${(100 * (1 - r.answers / off.answers)).toFixed(0)}% fewer`,
+    `${name}: false-positive cards ${(100 * fpCut).toFixed(0)}% fewer (target ≥ 50%; cards marked false positive ${off.markedFalsePositive === 0 ? 0 : (100 * (1 - r.markedFalsePositive / off.markedFalsePositive)).toFixed(0)}% fewer), AI-written cards kept ${(100 * kept).toFixed(0)}%, confirmed flags kept ${(100 * keptConfirmed).toFixed(0)}% (target ≥ 90%), moderator answers ${(100 * (1 - r.answers / off.answers)).toFixed(0)}% fewer`,
   );
 }
