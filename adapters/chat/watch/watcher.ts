@@ -21,17 +21,9 @@ import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
 import { authorKey, RecentMessages } from './recent.ts';
 import type { WatchStore } from '../store/types.ts';
+import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
 import { decideAfterClearings } from './clearings.ts';
-import {
-  DAY_MS,
-  itemKey,
-  type Clearing,
-  type Judgment,
-  type PendingItem,
-  type Preset,
-  type WatchConfig,
-  type WatchedChannel,
-} from './types.ts';
+import type { Clearing } from './types.ts';
 
 /**
  * Fewest words a single message needs to be scored on its own (`judge: message`): under 40 the
