@@ -277,7 +277,7 @@ describe('PostgreSQL watch migrations', () => {
       await Promise.all(stores.map((s) => s.ready()));
       expect(await stores[0]!.readWatchSchemaVersion()).toBe(WATCH_POSTGRES_SCHEMA_VERSION);
       const { rows } = await sql(empty.url, 'SELECT version FROM bot_watch_schema_migrations ORDER BY version');
-      expect(rows.map((r) => r.version)).toEqual([1, 2]);
+      expect(rows.map((r) => r.version)).toEqual(Array.from({ length: WATCH_POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1));
       const tables = await sql(empty.url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
       expect(tables.rows.map((r) => r.tablename).every((t: string) => t.startsWith('bot_'))).toBe(true);
     } finally {
@@ -292,16 +292,27 @@ describe('PostgreSQL watch migrations', () => {
     expect(await v1.readWatchSchemaVersion()).toBe(1);
     await v1.watchChannel('discord:5', 'C1', 1_000);
     await v1.enqueue(item('discord:5', 'waiting'));
-    await v1.recordScore(score('discord:5', 'scored'), Date.now() + DAY_MS);
+    // A score as version 1 kept it (later versions add columns this build's statements write).
+    await sql(
+      old.url,
+      `INSERT INTO bot_watch_scores (key, scope, channel_id, message_id, author_id, posted_at, probability, verdict, confidence, presets,
+         request_id, expires_at, flag_id, card, outcome, reviewer_id, reviewed_at)
+       VALUES ('${itemKey({ scope: 'discord:5', channelId: 'C1', messageId: 'scored' })}', 'discord:5', 'C1', 'scored', 'A1', ${Date.now()},
+         0.95, 'likely_ai', 'high', 6, 'req_1', ${Date.now() + DAY_MS}, 'f1', 'posted', 'false_positive', 'MOD', ${Date.now()})`,
+    );
     await v1.close();
 
     const current = new PostgresStore(old.url);
     try {
       await current.ready();
-      expect(await current.readWatchSchemaVersion()).toBe(2);
+      expect(await current.readWatchSchemaVersion()).toBe(WATCH_POSTGRES_SCHEMA_VERSION);
       expect((await current.getConfig('discord:5')).channels).toEqual([{ channelId: 'C1', since: 1_000, cards: false }]);
       expect(await current.isPending('discord:5', 'C1', 'waiting')).toBe(true);
       expect(await current.isScored('discord:5', 'C1', 'scored')).toBe(true);
+      // Reviewed before the preset was kept: exported and counted under "preset not recorded".
+      expect(await current.reviewedFlags('discord:5', 0)).toMatchObject([
+        { flagId: 'f1', presets: 6, preset: undefined, words: undefined },
+      ]);
       expect(await current.imports()).toEqual([]);
     } finally {
       await current.close();
@@ -316,7 +327,9 @@ describe('PostgreSQL watch migrations', () => {
     await sql(newer.url, 'INSERT INTO bot_watch_schema_migrations (version, applied_at) VALUES (99, 0)');
     const again = new PostgresStore(newer.url);
     await expect(again.getConfig('discord:1')).rejects.toThrow(
-      /^The watch database is at schema version 99, newer than this build knows \(2\); run the newer bot or point DATABASE_URL elsewhere\.$/,
+      new RegExp(
+        `^The watch database is at schema version 99, newer than this build knows \\(${WATCH_POSTGRES_SCHEMA_VERSION}\\); run the newer bot or point DATABASE_URL elsewhere\\.$`,
+      ),
     );
     await again.close();
   });

@@ -99,6 +99,9 @@ function expectCommandJson(body: any[], checkPermission: string | null): void {
     'preset:1',
     'retention:1',
     'report:1',
+    'precision:1',
+    'clearings:1',
+    'export-reviews:1',
     'delete-data:1',
   ]);
   const [, mode, modlog, role, history] = settings.options;

@@ -48,6 +48,19 @@ const WATCH_MIGRATIONS: readonly string[] = [
      PRIMARY KEY (scope, channel_id, hour))`,
   // 2: the one-time imports of what an earlier version kept elsewhere (index.ts).
   `CREATE TABLE bot_watch_imports (source TEXT PRIMARY KEY, imported_at BIGINT NOT NULL, scopes INTEGER NOT NULL, channels INTEGER NOT NULL)`,
+  // 3 (issue 33): what reviews teach: the preset and words behind each score, moderators' clearings
+  // of members, the scope's precision bound, and the last stricter preset suggested per channel.
+  `ALTER TABLE bot_watch_scores ADD COLUMN preset TEXT;
+   ALTER TABLE bot_watch_scores ADD COLUMN words INTEGER;
+   ALTER TABLE bot_watch_scope ADD COLUMN precision_bound DOUBLE PRECISION;
+   CREATE INDEX bot_watch_scores_reviewed ON bot_watch_scores (scope, reviewed_at) WHERE outcome IS NOT NULL;
+   CREATE TABLE bot_watch_clearings (scope TEXT NOT NULL, flag_id TEXT NOT NULL, author_id TEXT NOT NULL, channel_id TEXT NOT NULL,
+     reviewer_id TEXT NOT NULL, cleared_at BIGINT NOT NULL, probability DOUBLE PRECISION NOT NULL, words INTEGER NOT NULL,
+     expires_at BIGINT NOT NULL, PRIMARY KEY (scope, flag_id));
+   CREATE INDEX bot_watch_clearings_author ON bot_watch_clearings (scope, author_id);
+   CREATE INDEX bot_watch_clearings_expiry ON bot_watch_clearings (expires_at);
+   CREATE TABLE bot_watch_suggestions (scope TEXT NOT NULL, channel_id TEXT NOT NULL, preset TEXT NOT NULL, reviews INTEGER NOT NULL,
+     posted_at BIGINT NOT NULL, PRIMARY KEY (scope, channel_id))`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

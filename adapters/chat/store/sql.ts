@@ -5,7 +5,7 @@
  * `bot_` prefix (so the bots can share a database with other applications), SQLite into nothing.
  * Both dialects understand the rest (ON CONFLICT, RETURNING, CASE); the few differences follow `dialect`.
  */
-import type { Verdict } from '../../../src/contract.ts';
+import type { Confidence, Verdict } from '../../../src/contract.ts';
 import { PRESET_BITS } from '../watch/presets.ts';
 import {
   CARD_STATES,
@@ -19,6 +19,7 @@ import {
   type CardReservation,
   type CardState,
   type ChannelCounts,
+  type Clearing,
   type FlagRecord,
   type Outcome,
   type PendingItem,
@@ -68,11 +69,21 @@ export function migrationsAfter(migrations: readonly string[], from: number, tar
   return migrations.slice(from, target).map((sql, i) => ({ version: from + i + 1, sql }));
 }
 
-const WATCH_TABLES = ['channels', 'exempt', 'scope', 'pending', 'scores', 'author_cards', 'channel_hours'] as const;
+const WATCH_TABLES = [
+  'channels',
+  'exempt',
+  'scope',
+  'pending',
+  'scores',
+  'author_cards',
+  'channel_hours',
+  'clearings',
+  'suggestions',
+] as const;
 
 const INSERT_SCORE = `INSERT INTO ~watch_scores (key, scope, channel_id, message_id, thread_id, author_id, posted_at, probability, verdict,
-  confidence, presets, request_id, expires_at, flag_id, card, card_id, card_channel_id, outcome, reviewer_id, reviewed_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
+  confidence, presets, request_id, expires_at, flag_id, card, card_id, card_channel_id, outcome, reviewer_id, reviewed_at, preset, words)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
 
 // One statement: a message scored meanwhile by another instance is not queued again.
 const INSERT_PENDING = `INSERT INTO ~watch_pending (key, scope, channel_id, message_id, thread_id, author_id, posted_at, enqueued_at,
@@ -88,7 +99,8 @@ function scoreRow(s: LegacyScore): unknown[] {
   const { expiresAt, flagId, cardId, cardChannelId, outcome, reviewerId, reviewedAt } = s;
   const item = [itemKey(s), scope, channelId, messageId, threadId, authorId, postedAt];
   const score = [probability, verdict, confidence, presets, requestId, expiresAt];
-  return [...item, ...score, flagId, flagId ? (s.card ?? 'failed') : null, cardId, cardChannelId, outcome, reviewerId, reviewedAt];
+  const review = [outcome, reviewerId, reviewedAt];
+  return [...item, ...score, flagId, flagId ? (s.card ?? 'failed') : null, cardId, cardChannelId, ...review, s.preset, s.words];
 }
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
@@ -119,8 +131,22 @@ function flagFrom(row: Row): FlagRecord {
     outcome: str(row.outcome) as Outcome | undefined,
     reviewerId: str(row.reviewer_id),
     reviewedAt: num(row.reviewed_at),
+    confidence: str(row.confidence) as Confidence | undefined,
+    presets: Number(row.presets ?? 0),
+    preset: str(row.preset) as Preset | undefined,
+    words: num(row.words),
   };
 }
+
+const clearingFrom = (row: Row): Clearing => ({
+  flagId: String(row.flag_id),
+  authorId: String(row.author_id),
+  channelId: String(row.channel_id),
+  reviewerId: String(row.reviewer_id),
+  clearedAt: Number(row.cleared_at),
+  probability: Number(row.probability),
+  words: Number(row.words),
+});
 
 const channelFrom = (channelId: string, row: Row): WatchedChannel => ({
   channelId,
@@ -280,13 +306,14 @@ export abstract class SqlStore implements BotDatabase {
       scope,
     ]);
     const exempt = await this.w('SELECT id FROM ~watch_exempt WHERE scope = ?', [scope]);
-    const row = (await this.w('SELECT preset, retention_days FROM ~watch_scope WHERE scope = ?', [scope])).rows[0];
+    const row = (await this.w('SELECT preset, retention_days, precision_bound FROM ~watch_scope WHERE scope = ?', [scope])).rows[0];
     return {
       channels: channels.rows.map((r) => channelFrom(String(r.channel_id), r)),
       // Ordered here, not by the database, whose collation may differ.
       exemptIds: exempt.rows.map((r) => String(r.id)).sort(),
       preset: (str(row?.preset) as Preset | undefined) || undefined,
       retentionDays: num(row?.retention_days),
+      precisionBound: num(row?.precision_bound),
     };
   }
 
@@ -452,13 +479,92 @@ export abstract class SqlStore implements BotDatabase {
     return row ? flagFrom(row) : undefined;
   }
 
-  async review(scope: string, flagId: string, outcome: Outcome, reviewerId: string, at: number): Promise<ReviewResult | undefined> {
-    const changed = await this.w(
-      'UPDATE ~watch_scores SET outcome = ?, reviewer_id = ?, reviewed_at = ? WHERE scope = ? AND flag_id = ? AND outcome IS NULL',
-      [outcome, reviewerId, at, scope, flagId],
-    );
+  async review(
+    scope: string,
+    flagId: string,
+    outcome: Outcome,
+    reviewerId: string,
+    at: number,
+    options: { clearForMs?: number } = {},
+  ): Promise<ReviewResult | undefined> {
+    await this.ready();
+    const clearForMs = options.clearForMs ?? 0;
+    const applied = await this.#w.transaction(async (tx) => {
+      const changed = await tx.run(
+        'UPDATE ~watch_scores SET outcome = ?, reviewer_id = ?, reviewed_at = ? WHERE scope = ? AND flag_id = ? AND outcome IS NULL',
+        [outcome, reviewerId, at, scope, flagId],
+      );
+      // The clearing copies the flag's ids and scores in the same transaction: it outlives the score
+      // for the clearing window, whatever the scope's retention does to the score meanwhile.
+      if (changed.changes > 0 && outcome === 'false_positive' && clearForMs > 0) {
+        await tx.run(
+          `INSERT INTO ~watch_clearings (scope, flag_id, author_id, channel_id, reviewer_id, cleared_at, probability, words, expires_at)
+           SELECT scope, flag_id, author_id, channel_id, ?, ?, probability, COALESCE(words, 0), ? FROM ~watch_scores
+           WHERE scope = ? AND flag_id = ? ON CONFLICT DO NOTHING`,
+          [reviewerId, at, at + clearForMs, scope, flagId],
+        );
+      }
+      return changed.changes > 0;
+    });
     const flag = await this.getFlag(scope, flagId);
-    return flag ? { applied: changed.changes > 0, flag } : undefined;
+    return flag ? { applied, flag } : undefined;
+  }
+
+  // ---- what reviews teach (adapters/chat/watch/clearings.ts, precision.ts) ----
+
+  async clearingsOf(scope: string, authorId: string, now: number): Promise<Clearing[]> {
+    const { rows } = await this.w(
+      'SELECT * FROM ~watch_clearings WHERE scope = ? AND author_id = ? AND expires_at > ? ORDER BY cleared_at, flag_id',
+      [scope, authorId, now],
+    );
+    return rows.map(clearingFrom);
+  }
+
+  async confirmedSince(scope: string, authorId: string, since: number): Promise<number> {
+    const { rows } = await this.w(
+      "SELECT COUNT(*) AS n FROM ~watch_scores WHERE scope = ? AND author_id = ? AND outcome = 'confirmed' AND reviewed_at >= ?",
+      [scope, authorId, since],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async deleteClearings(scope: string): Promise<number> {
+    await this.ready();
+    const changes = await this.#w.transaction(async (tx) => {
+      const gone = await tx.run('DELETE FROM ~watch_clearings WHERE scope = ?', [scope]);
+      await tx.run('DELETE FROM ~watch_suggestions WHERE scope = ?', [scope]);
+      return gone.changes;
+    });
+    await this.deleted();
+    return changes;
+  }
+
+  async reviewedFlags(scope: string | undefined, from: number): Promise<FlagRecord[]> {
+    const where = scope === undefined ? '' : 'scope = ? AND ';
+    const { rows } = await this.w(
+      `SELECT * FROM ~watch_scores WHERE ${where}outcome IS NOT NULL AND reviewed_at >= ? ORDER BY reviewed_at, key`,
+      scope === undefined ? [from] : [scope, from],
+    );
+    return rows.map(flagFrom);
+  }
+
+  async setPrecisionBound(scope: string, bound: number | null): Promise<void> {
+    await this.w(
+      'INSERT INTO ~watch_scope (scope, precision_bound) VALUES (?, ?) ON CONFLICT (scope) DO UPDATE SET precision_bound = excluded.precision_bound',
+      [scope, bound],
+    );
+  }
+
+  async claimSuggestion(scope: string, channelId: string, preset: Preset, reviews: number, now: number): Promise<boolean> {
+    // One statement: of two moderators answering at once, one posts the suggestion. Again only for
+    // another preset, or after ten more reviews.
+    const { changes } = await this.w(
+      `INSERT INTO ~watch_suggestions (scope, channel_id, preset, reviews, posted_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (scope, channel_id) DO UPDATE SET preset = excluded.preset, reviews = excluded.reviews, posted_at = excluded.posted_at
+       WHERE ~watch_suggestions.preset <> excluded.preset OR excluded.reviews >= ~watch_suggestions.reviews + 10`,
+      [scope, channelId, preset, reviews, now],
+    );
+    return changes > 0;
   }
 
   /** The report of the last 7 and 30 days; a channel with nothing in the week shows empty counts there. */
@@ -475,7 +581,8 @@ export abstract class SqlStore implements BotDatabase {
     const gone = await this.w('DELETE FROM ~watch_scores WHERE expires_at <= ?', [now]);
     await this.w('DELETE FROM ~watch_author_cards WHERE until <= ?', [now]);
     await this.w('DELETE FROM ~watch_channel_hours WHERE hour < ?', [Math.floor(now / HOUR_MS) - 1]);
-    if (gone.changes > 0) await this.deleted();
+    const cleared = await this.w('DELETE FROM ~watch_clearings WHERE expires_at <= ?', [now]);
+    if (gone.changes + cleared.changes > 0) await this.deleted();
   }
 
   async deleteScope(scope: string): Promise<void> {

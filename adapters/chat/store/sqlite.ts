@@ -54,6 +54,19 @@ const WATCH_MIGRATIONS: readonly string[] = [
      PRIMARY KEY (scope, channel_id, hour));`,
   // 2: the one-time imports of what an earlier version kept elsewhere (index.ts).
   `CREATE TABLE watch_imports (source TEXT PRIMARY KEY, imported_at INTEGER NOT NULL, scopes INTEGER NOT NULL, channels INTEGER NOT NULL);`,
+  // 3 (issue 33): what reviews teach: the preset and words behind each score, moderators' clearings
+  // of members, the scope's precision bound, and the last stricter preset suggested per channel.
+  `ALTER TABLE watch_scores ADD COLUMN preset TEXT;
+   ALTER TABLE watch_scores ADD COLUMN words INTEGER;
+   ALTER TABLE watch_scope ADD COLUMN precision_bound REAL;
+   CREATE INDEX watch_scores_reviewed ON watch_scores (scope, reviewed_at) WHERE outcome IS NOT NULL;
+   CREATE TABLE watch_clearings (scope TEXT NOT NULL, flag_id TEXT NOT NULL, author_id TEXT NOT NULL, channel_id TEXT NOT NULL,
+     reviewer_id TEXT NOT NULL, cleared_at INTEGER NOT NULL, probability REAL NOT NULL, words INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+     PRIMARY KEY (scope, flag_id));
+   CREATE INDEX watch_clearings_author ON watch_clearings (scope, author_id);
+   CREATE INDEX watch_clearings_expiry ON watch_clearings (expires_at);
+   CREATE TABLE watch_suggestions (scope TEXT NOT NULL, channel_id TEXT NOT NULL, preset TEXT NOT NULL, reviews INTEGER NOT NULL,
+     posted_at INTEGER NOT NULL, PRIMARY KEY (scope, channel_id));`,
 ];
 
 /** The newest schema version of the bots' file this build knows. */

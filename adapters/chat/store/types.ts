@@ -10,6 +10,7 @@ import type { Mode } from '../../../src/contract.ts';
 import type {
   CardReservation,
   CardState,
+  Clearing,
   FlagRecord,
   Outcome,
   PendingItem,
@@ -214,8 +215,34 @@ export interface WatchStore {
   releaseCard(scope: string, channelId: string, authorId: string, now: number): Promise<void>;
   setCard(scope: string, flagId: string, state: CardState, card?: { cardId: string; cardChannelId: string }): Promise<void>;
   getFlag(scope: string, flagId: string): Promise<FlagRecord | undefined>;
-  /** Records a moderator's answer; the first answer stands. Undefined when the flag is no longer kept. */
-  review(scope: string, flagId: string, outcome: Outcome, reviewerId: string, at: number): Promise<ReviewResult | undefined>;
+  /**
+   * Records a moderator's answer; the first answer stands. Undefined when the flag is no longer kept.
+   * A "False positive" with `clearForMs` > 0 also keeps a clearing of the member (ids, date, the
+   * flag's probability and words) until `at + clearForMs` (adapters/chat/watch/clearings.ts).
+   */
+  review(
+    scope: string,
+    flagId: string,
+    outcome: Outcome,
+    reviewerId: string,
+    at: number,
+    options?: { clearForMs?: number },
+  ): Promise<ReviewResult | undefined>;
+  /** The member's clearings still in force at `now`, oldest first. */
+  clearingsOf(scope: string, authorId: string, now: number): Promise<Clearing[]>;
+  /** How many of the member's flags moderators confirmed at or after `since` (while their scores are kept). */
+  confirmedSince(scope: string, authorId: string, since: number): Promise<number>;
+  /** Forgets what the scope's reviews taught: its clearings and suggestions (the scores and outcomes stay). Returns the clearings deleted. */
+  deleteClearings(scope: string): Promise<number>;
+  /** Reviewed flags of a scope (every scope when undefined) answered at or after `from`, oldest answer first. */
+  reviewedFlags(scope: string | undefined, from: number): Promise<FlagRecord[]>;
+  /** The precision under which the report suggests a stricter preset; null: the default. */
+  setPrecisionBound(scope: string, bound: number | null): Promise<void>;
+  /**
+   * True when a suggestion of `preset` for the channel should be posted in the mod-log now: never
+   * posted, another preset than last time, or ten reviews more; records it when true.
+   */
+  claimSuggestion(scope: string, channelId: string, preset: Preset, reviews: number, now: number): Promise<boolean>;
   report(scope: string, now: number): Promise<ReportData>;
   /** Deletes records past their scope's retention. */
   sweep(now: number, defaultDays: number): Promise<void>;

@@ -23,6 +23,11 @@ export interface WatchSettings {
   concurrency: number;
   /** A message still unscored after this long (the key's budget was spent on a flood) is dropped rather than scored late. */
   maxPendingAgeMs: number;
+  /**
+   * After a moderator's "False positive", the member gets no new card in the scope for this many
+   * days unless a judgment is clearly stronger (clearings.ts); 0 turns clearings off.
+   */
+  clearDays: number;
 }
 
 export const DEFAULT_WATCH_SETTINGS: WatchSettings = {
@@ -34,6 +39,7 @@ export const DEFAULT_WATCH_SETTINGS: WatchSettings = {
   cardWindowMs: 60 * 60_000,
   concurrency: 4,
   maxPendingAgeMs: 24 * 3_600_000,
+  clearDays: 30,
 };
 
 /** A WATCH_* variable with a value the bots cannot use; its message names the variable. */
@@ -62,6 +68,7 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min
  * - `WATCH_CARD_WINDOW_MINUTES` (60): one card per member per this many minutes.
  * - `WATCH_CONCURRENCY` (4): watched messages scored at once (at most half of DETECT_QUEUE_CONCURRENCY is sensible).
  * - `WATCH_MAX_PENDING_HOURS` (24): unscored messages older than this are dropped.
+ * - `WATCH_CLEAR_DAYS` (30, 0–365): a member a moderator cleared gets no card on the same evidence for this long; 0 is off.
  */
 export function readWatchSettings(env: NodeJS.ProcessEnv = process.env): WatchSettings {
   const d = DEFAULT_WATCH_SETTINGS;
@@ -80,5 +87,6 @@ export function readWatchSettings(env: NodeJS.ProcessEnv = process.env): WatchSe
     cardWindowMs: wholeNumber(env, 'WATCH_CARD_WINDOW_MINUTES', d.cardWindowMs / 60_000, 1, 7 * 24 * 60) * 60_000,
     concurrency: wholeNumber(env, 'WATCH_CONCURRENCY', d.concurrency, 1, 64),
     maxPendingAgeMs: wholeNumber(env, 'WATCH_MAX_PENDING_HOURS', d.maxPendingAgeMs / 3_600_000, 1, 24 * 30) * 3_600_000,
+    clearDays: wholeNumber(env, 'WATCH_CLEAR_DAYS', d.clearDays, 0, MAX_RETENTION_DAYS),
   };
 }

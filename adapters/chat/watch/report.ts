@@ -5,10 +5,11 @@
  * passes its own markup for channels, bold and dates.
  */
 import type { WatchSettings } from './config.ts';
+import { type ChannelPrecision, precisionLines, type PrecisionMarkup } from './precision.ts';
 import { PRESET_DESCRIPTIONS } from './presets.ts';
 import { OUTCOMES, PRESETS, type ChannelCounts, type Preset, type ReportData, type WatchConfig } from './types.ts';
 
-export interface ReportMarkup {
+export interface ReportMarkup extends Partial<Pick<PrecisionMarkup, 'person' | 'presetCommand'>> {
   channel(id: string): string;
   bold(text: string): string;
   /** A date a reader understands (the platform's date markup where it has one). */
@@ -27,7 +28,7 @@ function periodLines(label: string, counts: ChannelCounts, preset: Preset, marku
   );
   const lines = [`${label}: ${number(counts.scored)} messages scored · would flag: ${presets.join(' · ')}`];
   const c = counts.cards;
-  const flags = c.shadow + c.posted + c.author_window + c.cap + c.failed;
+  const flags = c.shadow + c.posted + c.author_window + c.cap + c.cleared + c.failed;
   if (flags > 0) {
     const parts: string[] = [];
     if (c.shadow > 0) parts.push(`${number(c.shadow)} in shadow mode (no card)`);
@@ -37,6 +38,7 @@ function periodLines(label: string, counts: ChannelCounts, preset: Preset, marku
         `${number(c.author_window + c.cap)} held back (same member within the window ${number(c.author_window)}, hourly cap ${number(c.cap)})`,
       );
     }
+    if (c.cleared > 0) parts.push(`${number(c.cleared)} held back (member cleared by a moderator, evidence not clearly stronger)`);
     if (c.failed > 0) parts.push(`${number(c.failed)} without a card (no review channel, or the post failed)`);
     lines.push(`   Flags: ${number(flags)}: ${parts.join(', ')}`);
   }
@@ -61,7 +63,7 @@ export function judgingSentence(settings: Pick<WatchSettings, 'judge' | 'recentM
 export function reportLines(
   data: ReportData,
   config: WatchConfig,
-  options: { preset: Preset; retentionDays: number; markup: ReportMarkup },
+  options: { preset: Preset; retentionDays: number; markup: ReportMarkup; precision?: ChannelPrecision[] | undefined },
 ): string[] {
   const { markup, preset } = options;
   const lines = [
@@ -84,6 +86,17 @@ export function reportLines(
       continue;
     }
     lines.push(...periodLines('Last 7 days', counts.week, preset, markup), ...periodLines('Last 30 days', counts.month, preset, markup));
+    const precision = options.precision?.find((p) => p.channelId === id);
+    if (precision) {
+      lines.push(
+        ...precisionLines(precision, {
+          channel: markup.channel,
+          bold: markup.bold,
+          person: markup.person ?? ((member) => member),
+          presetCommand: markup.presetCommand ?? ((p) => `the preset command (${p})`),
+        }),
+      );
+    }
   }
   lines.push(
     '',

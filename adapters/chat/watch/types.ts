@@ -18,10 +18,11 @@ export type Outcome = (typeof OUTCOMES)[number];
 
 /**
  * What happened to a flag under the scope's preset: `shadow` (recorded, no card: the channel is in
- * shadow mode), `posted`, held back by the author window or the channel's hourly cap, or `failed`
- * (no review channel, or the platform refused the post).
+ * shadow mode), `posted`, held back by the author window or the channel's hourly cap, `cleared`
+ * (held back because a moderator marked the member's earlier flag a false positive, and this one is
+ * not clearly stronger: clearings.ts), or `failed` (no review channel, or the platform refused the post).
  */
-export const CARD_STATES = ['shadow', 'posted', 'author_window', 'cap', 'failed'] as const;
+export const CARD_STATES = ['shadow', 'posted', 'author_window', 'cap', 'cleared', 'failed'] as const;
 export type CardState = (typeof CARD_STATES)[number];
 
 export interface WatchedChannel {
@@ -40,6 +41,8 @@ export interface WatchConfig {
   preset: Preset | undefined;
   /** Unset: the bot's default (`WATCH_RETENTION_DAYS`). */
   retentionDays: number | undefined;
+  /** Precision under which the report suggests a stricter preset (precision.ts); unset: 0.8. */
+  precisionBound?: number | undefined;
 }
 
 /** A message waiting for its score. Only ids are persisted: the text is read again from the platform after a restart. */
@@ -78,6 +81,10 @@ export interface ScoreRecord {
   /** Set when the scope's preset at scoring time flagged it. */
   flagId?: string | undefined;
   card?: CardState | undefined;
+  /** The scope's preset when the message was scored (unset in records from before it was kept). */
+  preset?: Preset | undefined;
+  /** Words of evidence the judgment read (the author's recent messages together, or the one message). */
+  words?: number | undefined;
 }
 
 export interface FlagRecord {
@@ -98,6 +105,26 @@ export interface FlagRecord {
   outcome?: Outcome | undefined;
   reviewerId?: string | undefined;
   reviewedAt?: number | undefined;
+  confidence?: Confidence | undefined;
+  /** Bit per preset that would flag it (1 strict, 2 standard, 4 loose). */
+  presets: number;
+  /** The preset in force when it was scored; unset in records from before it was kept. */
+  preset?: Preset | undefined;
+  words?: number | undefined;
+}
+
+/**
+ * A moderator's "False positive" on a member's flag, kept for the clearing window (clearings.ts):
+ * ids, a date and the cleared judgment's scores, nothing else.
+ */
+export interface Clearing {
+  flagId: string;
+  authorId: string;
+  channelId: string;
+  reviewerId: string;
+  clearedAt: number;
+  probability: number;
+  words: number;
 }
 
 /** The answer of `reserveCard`: a card may be posted (its place in the hour), or why not. */
@@ -128,7 +155,7 @@ export function emptyCounts(): ChannelCounts {
   return {
     scored: 0,
     byPreset: { strict: 0, standard: 0, loose: 0 },
-    cards: { shadow: 0, posted: 0, author_window: 0, cap: 0, failed: 0 },
+    cards: { shadow: 0, posted: 0, author_window: 0, cap: 0, cleared: 0, failed: 0 },
     outcomes: { confirmed: 0, false_positive: 0, dismissed: 0 },
   };
 }

@@ -22,6 +22,8 @@ import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
 import { authorKey, RecentMessages } from './recent.ts';
 import type { WatchStore } from '../store/types.ts';
 import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
+import { decideAfterClearings } from './clearings.ts';
+import type { Clearing } from './types.ts';
 
 /**
  * Fewest words a single message needs to be scored on its own (`judge: message`): under 40 the
@@ -67,6 +69,8 @@ export interface ReviewCard {
   preset: Preset;
   /** Set on the card that took the channel's last place this hour: further flags get no card until `until`. */
   capReached?: { cap: number; until: number } | undefined;
+  /** The member's clearings in force this card is clearly stronger than (clearings.ts): the card names them. */
+  clearings?: Clearing[] | undefined;
 }
 
 export interface WatchPlatform {
@@ -653,6 +657,9 @@ export class Watcher {
     const flagged = (presets & PRESET_BITS[preset]) !== 0;
     const flagId = flagged ? randomBytes(9).toString('base64url') : undefined;
     const cards = watching.channel.cards;
+    // A member a moderator cleared: no card (nor shadow flag) on evidence that is not clearly stronger.
+    const cleared = flagged && this.settings.clearDays > 0 ? await this.#afterClearings(item, judgment) : undefined;
+    const held = cleared?.action === 'hold';
     const fresh = await this.store.recordScore(
       {
         scope: item.scope,
@@ -667,7 +674,9 @@ export class Watcher {
         presets,
         requestId: judgment.requestId,
         flagId,
-        card: flagged ? (cards ? 'failed' : 'shadow') : undefined,
+        card: flagged ? (held ? 'cleared' : cards ? 'failed' : 'shadow') : undefined,
+        preset,
+        words: judgment.wordsUsed,
       },
       item.postedAt + this.retentionDays(watching.config) * DAY_MS,
     );
@@ -682,8 +691,20 @@ export class Watcher {
     );
     if (!flagged || !flagId) return;
     this.counters.flagged += 1;
+    if (held) {
+      log.info({ flagId, clearings: cleared.clearings.length }, 'flag recorded without a card: a moderator cleared the member');
+      return;
+    }
     if (!cards) return;
-    await this.#raiseCard(item, message, judgment, flagId, preset, log);
+    await this.#raiseCard(item, message, judgment, flagId, preset, log, 0, cleared?.clearings);
+  }
+
+  async #afterClearings(item: PendingItem, judgment: Judgment): Promise<ReturnType<typeof decideAfterClearings>> {
+    const now = Date.now();
+    const clearings = await this.store.clearingsOf(item.scope, item.authorId, now);
+    if (clearings.length === 0) return decideAfterClearings(judgment, clearings);
+    const confirmed = await this.store.confirmedSince(item.scope, item.authorId, now - this.settings.clearDays * DAY_MS);
+    return decideAfterClearings(judgment, clearings, confirmed);
   }
 
   async #raiseCard(
@@ -694,6 +715,7 @@ export class Watcher {
     preset: Preset,
     log: Logger,
     attempt = 0,
+    clearings: Clearing[] = [],
   ): Promise<void> {
     const reviewChannel = await this.#platform.reviewChannel(item.scope);
     if (!reviewChannel) {
@@ -722,6 +744,7 @@ export class Watcher {
       judgment,
       preset,
       capReached: reservation.slot >= reservation.cap ? { cap: reservation.cap, until: reservation.hourEndsAt } : undefined,
+      clearings: clearings.length > 0 ? clearings : undefined,
     };
     try {
       const cardId = await this.#platform.postCard(reviewChannel, card);
@@ -736,7 +759,7 @@ export class Watcher {
       if (retryInMs === undefined || this.#shutdown.signal.aborted) return;
       const timer = setTimeout(() => {
         this.#cardRetries.delete(timer);
-        this.#raiseCard(item, message, judgment, flagId, preset, log, attempt + 1).catch((retryErr: unknown) => {
+        this.#raiseCard(item, message, judgment, flagId, preset, log, attempt + 1, clearings).catch((retryErr: unknown) => {
           log.warn({ flagId, err: (retryErr as Error).message }, 'could not try the review card again');
         });
       }, retryInMs);

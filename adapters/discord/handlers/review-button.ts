@@ -9,9 +9,15 @@ import { guildScope, guildSettings, interactionFields, type BotContext } from '.
 import { describeDiscordError } from '../discord-errors.ts';
 import { mayCheckMessages } from './settings-command.ts';
 import { OUTCOME_DONE, parseReviewCustomId, plainPerson, REVIEW_FIELD, reviewedEmbed } from '../watch/card.ts';
+import { parseApplyCustomId, suggestionPayload } from '../watch/suggestion.ts';
+import { presetApplied } from '../../chat/watch/learning.ts';
+import { suggestionToPost } from '../../chat/watch/precision.ts';
+import { DEFAULT_PRESET, PRESET_DESCRIPTIONS } from '../../chat/watch/presets.ts';
+import { DAY_MS } from '../../chat/watch/types.ts';
 
+/** A review card's buttons, and the Apply button under a stricter-preset suggestion. */
 export function isReviewButton(interaction: ButtonInteraction): boolean {
-  return parseReviewCustomId(interaction.customId) !== undefined;
+  return parseReviewCustomId(interaction.customId) !== undefined || parseApplyCustomId(interaction.customId) !== undefined;
 }
 
 function memberName(interaction: ButtonInteraction): string {
@@ -51,7 +57,40 @@ async function tellPrivately(ctx: BotContext, interaction: ButtonInteraction, co
   }
 }
 
+/** Apply under a suggestion: Manage Server only, as `/detect-settings preset`. */
+async function handleApplyButton(ctx: BotContext, interaction: ButtonInteraction): Promise<void> {
+  const preset = parseApplyCustomId(interaction.customId);
+  const store = ctx.watch?.store;
+  if (!preset || !interaction.guildId || !store) return;
+  const fields = { ...interactionFields(interaction), preset };
+  if (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild) !== true) {
+    ctx.logger.info({ ...fields, code: 'settings_forbidden' }, 'preset change refused');
+    await tellPrivately(ctx, interaction, 'Only members with Manage Server can change the flagging preset.');
+    return;
+  }
+  const scope = guildScope(interaction.guildId);
+  try {
+    await store.setPreset(scope, preset === DEFAULT_PRESET ? null : preset);
+  } catch (err) {
+    ctx.logger.error({ ...fields, err: (err as Error).message }, 'could not save the preset');
+    await tellPrivately(
+      ctx,
+      interaction,
+      'The preset could not be saved (the bot’s store is unavailable). Nothing was changed; try again in a minute.',
+    );
+    return;
+  }
+  ctx.watch?.watcher?.invalidate(scope);
+  ctx.logger.info(fields, 'watch preset changed from a suggestion');
+  await tellPrivately(
+    ctx,
+    interaction,
+    presetApplied(preset, PRESET_DESCRIPTIONS[preset], (text) => `**${text}**`),
+  );
+}
+
 export async function handleReviewButton(ctx: BotContext, interaction: ButtonInteraction): Promise<void> {
+  if (parseApplyCustomId(interaction.customId)) return handleApplyButton(ctx, interaction);
   const parsed = parseReviewCustomId(interaction.customId);
   if (!parsed || !interaction.guildId) return;
   const fields = { ...interactionFields(interaction), flagId: parsed.flagId, outcome: parsed.outcome };
@@ -72,7 +111,9 @@ export async function handleReviewButton(ctx: BotContext, interaction: ButtonInt
   const now = Date.now();
   let result: Awaited<ReturnType<typeof store.review>>;
   try {
-    result = await store.review(guildScope(interaction.guildId), parsed.flagId, parsed.outcome, interaction.user.id, now);
+    result = await store.review(guildScope(interaction.guildId), parsed.flagId, parsed.outcome, interaction.user.id, now, {
+      clearForMs: (ctx.watch?.settings.clearDays ?? 0) * DAY_MS,
+    });
   } catch (err) {
     ctx.logger.error({ ...fields, err: (err as Error).message }, 'could not record a review');
     await tellPrivately(
@@ -114,11 +155,27 @@ export async function handleReviewButton(ctx: BotContext, interaction: ButtonInt
   }
   if (result.applied) {
     ctx.logger.info(fields, 'flag reviewed');
+    await postSuggestion(ctx, interaction, flag.channelId, now);
   } else {
     await tellPrivately(
       ctx,
       interaction,
       `This flag was already answered: ${shown ?? `${OUTCOME_DONE[flag.outcome ?? parsed.outcome]} by ${plainPerson(name, reviewerId)}`}. Your answer was not recorded.`,
     );
+  }
+}
+
+/** The channel's precision, told to the mod-log when this answer took it under the bound. */
+async function postSuggestion(ctx: BotContext, interaction: ButtonInteraction, channelId: string, now: number): Promise<void> {
+  const store = ctx.watch?.store;
+  if (!store || !interaction.guildId) return;
+  try {
+    const scope = guildScope(interaction.guildId);
+    const suggestion = await suggestionToPost(store, scope, channelId, await store.getConfig(scope), now);
+    if (!suggestion) return;
+    await interaction.followUp({ ...suggestionPayload(suggestion), allowedMentions: { parse: [] } });
+    ctx.logger.info({ ...interactionFields(interaction), channelId, suggested: suggestion.to }, 'stricter preset suggested');
+  } catch (err) {
+    ctx.logger.warn({ ...interactionFields(interaction), err: describeDiscordError(err) }, 'could not suggest a stricter preset');
   }
 }

@@ -5,6 +5,10 @@
 import { type APIEmbed, type ChannelType, type ChatInputCommandInteraction, type GuildBasedChannel, PermissionFlagsBits } from 'discord.js';
 import { DEFAULT_PRESET, isPreset, PRESET_DESCRIPTIONS } from '../../chat/watch/presets.ts';
 import { reportLines } from '../../chat/watch/report.ts';
+import { reviewsJsonl } from '../../chat/watch/export.ts';
+import { clearingsForgotten, learningStatement, precisionBoundSet } from '../../chat/watch/learning.ts';
+import { readPrecision } from '../../chat/watch/precision.ts';
+import { DISCORD_PRECISION_MARKUP } from '../watch/suggestion.ts';
 import { judgingSentence } from '../../chat/watch/report.ts';
 import { editAnswer, guildScope, guildSettings, interactionFields, type BotContext } from '../check.ts';
 import { NEUTRAL_COLOUR } from '../reply.ts';
@@ -206,32 +210,58 @@ export async function handleWatchSettings(ctx: BotContext, interaction: ChatInpu
       return;
     }
     case WATCH_SUBCOMMANDS.report: {
-      const data = await store.report(scope, Date.now());
+      const now = Date.now();
+      const data = await store.report(scope, now);
       const lines = reportLines(data, config, {
         preset: config.preset ?? DEFAULT_PRESET,
         retentionDays,
-        markup: {
-          channel: (id) => `<#${id}>`,
-          bold: (text) => `**${text}**`,
-          date: (ms) => `<t:${Math.floor(ms / 1000)}:d>`,
-        },
+        precision: await readPrecision(store, scope, config, now),
+        markup: { ...DISCORD_PRECISION_MARKUP, date: (ms) => `<t:${Math.floor(ms / 1000)}:d>` },
       });
       if (watching.status === 'intent_missing') lines.push('', `⚠️ ${INTENT_MISSING_REPLY}`);
       const embed: APIEmbed = { color: NEUTRAL_COLOUR, description: truncateLines(lines, 4096) };
       await editAnswer(ctx, interaction, { embeds: [embed], allowedMentions: { parse: [] } });
       return;
     }
+    case WATCH_SUBCOMMANDS.precision: {
+      const bound = interaction.options.getNumber(WATCH_OPTIONS.bound);
+      await store.setPrecisionBound(scope, bound);
+      invalidate();
+      ctx.logger.info({ ...fields, bound }, 'precision bound changed');
+      await reply(precisionBoundSet(bound));
+      return;
+    }
+    case WATCH_SUBCOMMANDS.clearings: {
+      if (interaction.options.getBoolean(WATCH_OPTIONS.reset) !== true) {
+        await reply(`${learningStatement(watching.settings.clearDays)}\n\n\`/detect-settings clearings reset:True\` forgets them.`);
+        return;
+      }
+      const forgotten = await store.deleteClearings(scope);
+      ctx.logger.info({ ...fields, forgotten }, 'clearings reset');
+      await reply(clearingsForgotten(forgotten));
+      return;
+    }
+    case WATCH_SUBCOMMANDS.exportReviews: {
+      const flags = await store.reviewedFlags(scope, 0);
+      ctx.logger.info({ ...fields, flags: flags.length }, 'reviewed flags exported');
+      await editAnswer(ctx, interaction, {
+        content: `${flags.length} reviewed flag${flags.length === 1 ? '' : 's'} kept (ids, scores, verdicts, outcomes, presets and dates; never a text).`,
+        files: flags.length > 0 ? [{ attachment: Buffer.from(reviewsJsonl(flags)), name: 'reviewed-flags.jsonl' }] : [],
+        allowedMentions: { parse: [] },
+      });
+      return;
+    }
     case WATCH_SUBCOMMANDS.deleteData: {
       if (!interaction.options.getBoolean(WATCH_OPTIONS.confirm, true)) {
         await reply(
-          'Nothing was deleted. `/detect-settings delete-data confirm:True` deletes everything the bot keeps about this server: watched channels, exempt roles, preset, retention, messages waiting for a score, scores, ids and review outcomes, and the server’s other settings (mode, mod-log channel, checker role). Cards already posted stay in the mod-log channel.',
+          'Nothing was deleted. `/detect-settings delete-data confirm:True` deletes everything the bot keeps about this server: watched channels, exempt roles, preset, retention, messages waiting for a score, scores, ids and review outcomes, the members moderators cleared, and the server’s other settings (mode, mod-log channel, checker role). Cards already posted stay in the mod-log channel.',
         );
         return;
       }
       await watching.removeGuild(guildId, '/detect-settings delete-data');
       ctx.logger.info(fields, 'server data deleted on request');
       await reply(
-        'Deleted everything the bot kept about this server: watched channels, exempt roles, preset, retention, waiting messages, scores, ids, review outcomes and the server’s settings. Nothing is watched now; the commands keep working with the bot’s defaults. Cards already posted stay in the mod-log channel (their buttons no longer record anything).',
+        'Deleted everything the bot kept about this server: watched channels, exempt roles, preset, retention, waiting messages, scores, ids, review outcomes, clearings and the server’s settings. Nothing is watched now; the commands keep working with the bot’s defaults. Cards already posted stay in the mod-log channel (their buttons no longer record anything).',
       );
       return;
     }

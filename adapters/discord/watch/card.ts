@@ -6,6 +6,7 @@
 import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
 import { formatPercent, modeLabel, probabilityBar, truncate, VERDICT_COLOURS, VERDICT_EMOJI, verdictLabel } from '../../chat/format.ts';
 import type { ReviewCard } from '../../chat/watch/watcher.ts';
+import { CLEARING_TITLE, clearingNote } from '../../chat/watch/clearings.ts';
 import { OUTCOMES, type Outcome } from '../../chat/watch/types.ts';
 import { NEUTRAL_COLOUR } from '../reply.ts';
 import { messageLink } from '../message-text.ts';
@@ -70,6 +71,11 @@ export function cardEmbed(card: ReviewCard, guildId: string): APIEmbed {
       value: truncate(j.highlights.map(quote).join('\n'), 1024),
       inline: false,
     });
+  }
+  if (card.clearings && card.clearings.length > 0) {
+    // An embed never pings, so the moderators are named with mentions Discord shows as their names.
+    const note = clearingNote(card.clearings, j, { person: (id) => `<@${id}>`, date: (ms) => `<t:${Math.floor(ms / 1000)}:f>` });
+    fields.push({ name: `⚠️ ${CLEARING_TITLE}`, value: truncate(note, 1024), inline: false });
   }
   if (card.capReached) {
     fields.push({

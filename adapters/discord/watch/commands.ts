@@ -14,6 +14,9 @@ export const WATCH_SUBCOMMANDS = {
   retention: 'retention',
   report: 'report',
   deleteData: 'delete-data',
+  precision: 'precision',
+  clearings: 'clearings',
+  exportReviews: 'export-reviews',
 } as const;
 
 export const WATCH_OPTIONS = {
@@ -24,6 +27,8 @@ export const WATCH_OPTIONS = {
   preset: 'preset',
   days: 'days',
   confirm: 'confirm',
+  bound: 'bound',
+  reset: 'reset',
 } as const;
 
 /** Channels whose messages (and whose threads' messages) can be watched. */
@@ -97,6 +102,23 @@ export function addWatchSubcommands(builder: SlashCommandSubcommandsOnlyBuilder)
     )
     .addSubcommand((c) =>
       c.setName(WATCH_SUBCOMMANDS.report).setDescription('What watching flagged and what moderators answered (7 and 30 days)'),
+    )
+    .addSubcommand((c) =>
+      c
+        .setName(WATCH_SUBCOMMANDS.precision)
+        .setDescription('Confirmed share of reviewed flags under which a stricter preset is suggested; empty for 0.8')
+        .addNumberOption((o) => o.setName(WATCH_OPTIONS.bound).setDescription('Share, 0.01–1').setMinValue(0.01).setMaxValue(1)),
+    )
+    .addSubcommand((c) =>
+      c
+        .setName(WATCH_SUBCOMMANDS.clearings)
+        .setDescription('What “False positive” teaches the bot; reset forgets the members moderators cleared')
+        .addBooleanOption((o) => o.setName(WATCH_OPTIONS.reset).setDescription('True to forget every clearing of this server')),
+    )
+    .addSubcommand((c) =>
+      c
+        .setName(WATCH_SUBCOMMANDS.exportReviews)
+        .setDescription('Reviewed flags as a JSON Lines file: ids, scores and outcomes, never text'),
     )
     .addSubcommand((c) =>
       c

@@ -6,7 +6,10 @@
  */
 import type { App, BlockAction, ButtonAction, types as SlackTypes } from '@slack/bolt';
 import { createNameResolver, slackErrorCode, teamScope, teamSettings, type SlackAppContext } from '../checks.ts';
+import { DAY_MS } from '../../chat/watch/types.ts';
+import { suggestionToPost } from '../../chat/watch/precision.ts';
 import { OUTCOME_DONE, outcomeOfAction, plainPerson, REVIEW_ACTION_PREFIX, reviewedBlocks } from '../watch/card.ts';
+import { APPLY_PRESET_ACTION, registerApplyPresetAction, suggestionMessage } from '../watch/suggestion.ts';
 
 export function registerReviewAction(app: App, ctx: SlackAppContext): void {
   app.action<BlockAction<ButtonAction>>(new RegExp(`^${REVIEW_ACTION_PREFIX}`), async ({ ack, body, action, respond, client }) => {
@@ -39,7 +42,9 @@ export function registerReviewAction(app: App, ctx: SlackAppContext): void {
     const now = Date.now();
     let result: Awaited<ReturnType<typeof watching.store.review>>;
     try {
-      result = await watching.store.review(teamScope(teamId), flagId, outcome, userId, now);
+      result = await watching.store.review(teamScope(teamId), flagId, outcome, userId, now, {
+        clearForMs: watching.settings.clearDays * DAY_MS,
+      });
     } catch (err) {
       log.error({ err: (err as Error).message }, 'could not record a review');
       await tell('The answer could not be saved (the app’s store is unavailable). Nothing was recorded; try again in a minute.');
@@ -69,5 +74,17 @@ export function registerReviewAction(app: App, ctx: SlackAppContext): void {
       log.warn({ slack_error: slackErrorCode(err) }, 'could not edit the review card');
     }
     log.info('flag reviewed');
+    // The channel's precision, told to the audit channel when this answer took it under the bound.
+    try {
+      const scope = teamScope(teamId);
+      const suggestion = await suggestionToPost(watching.store, scope, flag.channelId, await watching.store.getConfig(scope), now);
+      if (suggestion) {
+        await respond({ response_type: 'in_channel', replace_original: false, ...suggestionMessage(suggestion) });
+        log.info({ channel: flag.channelId, suggested: suggestion.to, action: APPLY_PRESET_ACTION }, 'stricter preset suggested');
+      }
+    } catch (err) {
+      log.warn({ err: (err as Error).message, slack_error: slackErrorCode(err) }, 'could not suggest a stricter preset');
+    }
   });
+  registerApplyPresetAction(app, ctx);
 }

@@ -5,6 +5,7 @@
  */
 import type { types as SlackTypes } from '@slack/bolt';
 import { formatPercent, modeLabel, probabilityBar, VERDICT_EMOJI, verdictLabel } from '../../chat/format.ts';
+import { CLEARING_TITLE, clearingNote } from '../../chat/watch/clearings.ts';
 import { OUTCOMES, type Outcome } from '../../chat/watch/types.ts';
 import type { ReviewCard } from '../../chat/watch/watcher.ts';
 import { escapeAndFit, escapeMrkdwn, type SlackMessage } from '../blocks.ts';
@@ -46,6 +47,8 @@ export interface CardLinks {
   message: string | undefined;
   /** Permalinks of the highlighted messages, by message id. */
   highlights: Map<string, string>;
+  /** Names of the moderators who cleared the member before, by user id (shown in plain text). */
+  reviewerNames?: Map<string, string> | undefined;
 }
 
 export function buildCard(card: ReviewCard, links: CardLinks): SlackMessage {
@@ -82,6 +85,13 @@ export function buildCard(card: ReviewCard, links: CardLinks): SlackMessage {
       type: 'section',
       text: { type: 'mrkdwn', text: `*${j.basis === 'author' ? 'Most AI-like messages' : 'Most AI-like sentences'}*\n${lines.join('\n')}` },
     });
+  }
+  if (card.clearings && card.clearings.length > 0) {
+    const note = clearingNote(card.clearings, j, {
+      person: (id) => plainPerson(links.reviewerNames?.get(id), id),
+      date: (ms) => slackDate(ms),
+    });
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `⚠️ *${CLEARING_TITLE}:* ${note}` } });
   }
   if (card.capReached) {
     blocks.push({

@@ -218,9 +218,14 @@ export class SlackWatching implements SlackWatchingApi {
       const link = await this.#permalink(client, card.channelId, h.messageId);
       if (link) highlights.set(h.messageId, link);
     }
+    const reviewerNames = new Map<string, string>();
+    for (const clearing of card.clearings ?? []) {
+      const name = reviewerNames.has(clearing.reviewerId) ? undefined : await names.user?.(clearing.reviewerId);
+      if (name) reviewerNames.set(clearing.reviewerId, name);
+    }
     const message = buildCard(
       { ...card, authorName },
-      { message: await this.#permalink(client, card.channelId, card.messageId), highlights },
+      { message: await this.#permalink(client, card.channelId, card.messageId), highlights, reviewerNames },
     );
     const res = await client.chat.postMessage({
       channel: reviewChannel,

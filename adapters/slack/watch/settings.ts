@@ -8,19 +8,34 @@ import type { webApi } from '@slack/bolt';
 import { MAX_RETENTION_DAYS } from '../../chat/watch/config.ts';
 import { DEFAULT_PRESET, isPreset, PRESET_DESCRIPTIONS } from '../../chat/watch/presets.ts';
 import { judgingSentence, reportLines } from '../../chat/watch/report.ts';
+import { parsePrecisionBound, readPrecision } from '../../chat/watch/precision.ts';
+import { clearingsForgotten, learningStatement, precisionBoundSet, precisionBoundUsage } from '../../chat/watch/learning.ts';
 import { slackErrorCode, teamScope, type SlackAppContext } from '../checks.ts';
 import { isWorkspaceAdmin } from '../settings.ts';
 import { slackDate } from './card.ts';
+import { SLACK_PRECISION_MARKUP } from './suggestion.ts';
 
 type WebClient = webApi.WebClient;
 
-export const WATCH_SETTINGS = ['watch', 'unwatch', 'cards', 'exempt', 'preset', 'retention', 'report', 'delete-data'] as const;
+export const WATCH_SETTINGS = [
+  'watch',
+  'unwatch',
+  'cards',
+  'exempt',
+  'preset',
+  'retention',
+  'report',
+  'delete-data',
+  'precision',
+  'clearings',
+] as const;
 
 export const WATCH_USAGE = [
   '• `/detect-settings watch #channel`: watch a channel’s new messages for AI writing (starts in shadow mode: flags counted, no cards); `unwatch #channel` stops',
   '• `/detect-settings cards #channel on`: post a review card per flag in the audit channel (`cards #channel shadow` stops the cards)',
   '• `/detect-settings exempt @user-group`: its members are never scored (`exempt remove @user-group`); admins and the checkers group always are exempt',
   '• `/detect-settings preset strict|standard|loose`, `retention <days>|default`, `report`, `delete-data`',
+  '• `/detect-settings precision <share>|default`: the share of reviewed flags moderators should confirm before the report suggests a stricter preset (default 0.8); `clearings reset`: forget which members moderators cleared',
 ].join('\n');
 
 /** Lines for `/detect-settings` (show): watched channels, exempt groups, preset and retention; empty without watching. */
@@ -122,13 +137,14 @@ export async function handleWatchSetting(
       await answer('Only workspace admins and members of the checkers group can read the watching report.');
       return;
     }
-    const data = await store.report(scope, Date.now());
+    const now = Date.now();
+    const data = await store.report(scope, now);
     const lines = reportLines(data, config, {
       preset: config.preset ?? DEFAULT_PRESET,
       retentionDays,
+      precision: await readPrecision(store, scope, config, now),
       markup: {
-        channel: (id) => `<#${id}>`,
-        bold: (text) => `*${text}*`,
+        ...SLACK_PRECISION_MARKUP,
         date: (ms) => `<!date^${Math.floor(ms / 1000)}^{date_short}|${new Date(ms).toISOString().slice(0, 10)}>`,
       },
     });
@@ -263,16 +279,39 @@ export async function handleWatchSetting(
       );
       return;
     }
+    case 'precision': {
+      const raw = args[0]?.toLowerCase() ?? '';
+      const bound = raw === 'default' ? null : parsePrecisionBound(raw);
+      if (bound === undefined) {
+        await answer(precisionBoundUsage('`/detect-settings precision <share>`'));
+        return;
+      }
+      await store.setPrecisionBound(scope, bound);
+      invalidate();
+      log.info({ bound }, 'precision bound changed');
+      await answer(precisionBoundSet(bound));
+      return;
+    }
+    case 'clearings': {
+      if (args[0]?.toLowerCase() !== 'reset') {
+        await answer(`${learningStatement(watching.settings.clearDays)}\n\n\`/detect-settings clearings reset\` forgets them.`);
+        return;
+      }
+      const forgotten = await store.deleteClearings(scope);
+      log.info({ forgotten }, 'clearings reset');
+      await answer(clearingsForgotten(forgotten));
+      return;
+    }
     case 'delete-data': {
       if (args[0]?.toLowerCase() !== 'confirm') {
         await answer(
-          'Nothing was deleted. `/detect-settings delete-data confirm` deletes everything the app keeps about this workspace: watched channels, exempt groups, preset, retention, messages waiting for a score, scores, ids and review outcomes, the texts kept behind the result buttons of its checks (their buttons stop working), and the workspace’s other settings (mode, audit channel, checkers). Cards already posted stay in the audit channel.',
+          'Nothing was deleted. `/detect-settings delete-data confirm` deletes everything the app keeps about this workspace: watched channels, exempt groups, preset, retention, messages waiting for a score, scores, ids and review outcomes, the members moderators cleared, the texts kept behind the result buttons of its checks (their buttons stop working), and the workspace’s other settings (mode, audit channel, checkers). Cards already posted stay in the audit channel.',
         );
         return;
       }
       await watching.removeTeam(teamId, '/detect-settings delete-data');
       await answer(
-        'Deleted everything the app kept about this workspace: watched channels, exempt groups, preset, retention, waiting messages, scores, ids, review outcomes, the texts kept behind the result buttons of its checks, and the workspace’s settings. Nothing is watched now; the commands keep working with the app’s defaults. Cards already posted stay in the audit channel (their buttons no longer record anything).',
+        'Deleted everything the app kept about this workspace: watched channels, exempt groups, preset, retention, waiting messages, scores, ids, review outcomes, clearings, the texts kept behind the result buttons of its checks, and the workspace’s settings. Nothing is watched now; the commands keep working with the app’s defaults. Cards already posted stay in the audit channel (their buttons no longer record anything).',
       );
       return;
     }
