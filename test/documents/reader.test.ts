@@ -86,7 +86,7 @@ describe('extracting text', () => {
   });
 });
 
-describe('DocumentReader (worker threads)', () => {
+describe('DocumentReader (reader processes)', () => {
   const readers: DocumentReader[] = [];
   afterAll(async () => {
     await Promise.all(readers.map((reader) => reader.close()));

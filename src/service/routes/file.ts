@@ -28,6 +28,7 @@ type FileConfig = Pick<
   | 'maxFilePages'
   | 'maxFileUnpackedBytes'
   | 'fileWorkers'
+  | 'fileWorkerMemoryMb'
   | 'fileTimeoutMs'
   | 'fileWorkersAtStart'
   | 'workers'
@@ -151,6 +152,7 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
     timeoutMs: config.fileTimeoutMs,
     maxPages: config.maxFilePages,
     maxUnpackedBytes: config.maxFileUnpackedBytes,
+    maxMemoryMb: config.fileWorkerMemoryMb,
     nice: FILE_THREAD_NICE,
   });
   // The file lane's engine, started on the first file (or with the service, see fileWorkersAtStart).
