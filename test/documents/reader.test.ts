@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { extractDocument } from '../../src/documents/extract.ts';
 import { DocumentError, DocumentReader } from '../../src/documents/index.ts';
-import { buildDocx, buildDocxBomb, buildPdf, buildZip, inOrderShare, paragraphs } from '../helpers/documents.ts';
+import { buildDocx, buildDocxBomb, buildPdf, buildZip, inOrderShare, paragraphs, unzipEntries } from '../helpers/documents.ts';
 
 const LIMITS = { maxPages: 50, maxUnpackedBytes: 16 * 1024 * 1024 };
 
@@ -83,6 +83,30 @@ describe('extracting text', () => {
     // A normal document well under the limit is read.
     const ok = await extractDocument(buildDocx({ paragraphs: paragraphs(300, 100) }), LIMITS);
     expect(ok.type).toBe('docx');
+  });
+});
+
+describe('zip bombs in parts of any name (issue 32 item 14)', () => {
+  it('a document part named .bin and a styles part named .dat that lie about their sizes are refused by what they inflate to', async () => {
+    const bombs = [
+      buildDocxBomb(64, true, { documentName: 'word/document.bin' }),
+      buildDocxBomb(64, true, { stylesName: 'styles.dat' }),
+      buildDocxBomb(64, true, { documentName: 'word/media/image1.png' }),
+    ];
+    for (const bomb of bombs) {
+      const err = await failure(extractDocument(bomb, LIMITS));
+      expect(err.code).toBe('file_unreadable');
+      expect(err.message).toContain('unpacks to more than 16 MB');
+    }
+    // An honest document whose main part is named .bin is read.
+    const renamed = unzipEntries(buildDocx({ paragraphs: ['A document whose main part has an unusual name.'] })).map((entry) =>
+      entry.name === 'word/document.xml'
+        ? { ...entry, name: 'word/document.bin' }
+        : entry.name === '_rels/.rels'
+          ? { ...entry, data: Buffer.from(entry.data.toString().replace('word/document.xml', 'word/document.bin')) }
+          : entry,
+    );
+    expect((await extractDocument(buildZip(renamed), LIMITS)).text).toBe('A document whose main part has an unusual name.');
   });
 });
 

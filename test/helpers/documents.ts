@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { crc32, deflateRawSync, deflateSync } from 'node:zlib';
+import { crc32, deflateRawSync, deflateSync, inflateRawSync } from 'node:zlib';
 
 // ---------------------------------------------------------------- prose
 
@@ -309,7 +309,7 @@ export function buildDocx(options: DocxOptions): Buffer {
  * XML from a few hundred KB. With `lie`, the headers declare a small size instead, so only a reader
  * that counts while inflating notices.
  */
-export function buildDocxBomb(unpackedMb: number, lie = false): Buffer {
+export function buildDocxBomb(unpackedMb: number, lie = false, place: { documentName?: string; stylesName?: string } = {}): Buffer {
   const head = Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document ${W}><w:body>`);
   const tail = Buffer.from('</w:body></w:document>');
   const filler = Buffer.alloc(1024 * 1024, '<w:p><w:r><w:t>a</w:t></w:r></w:p>');
@@ -325,11 +325,38 @@ export function buildDocxBomb(unpackedMb: number, lie = false): Buffer {
     deflateRawSync(tail),
   ]);
   const size = head.length + repeats * 16 * filler.length + tail.length;
+  const bomb = { data: Buffer.alloc(0), deflated, declaredSize: lie ? 4096 : size, crc: 0 };
+  if (place.stylesName) {
+    // A real document whose styles part (any name its relationships give) is the bomb.
+    const docx = buildDocx({ paragraphs: ['A short document whose styles part is not what it claims to be.'] });
+    const rels = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rIdStyles" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="${place.stylesName}"/></Relationships>`;
+    return buildZip([
+      ...unzipEntries(docx).filter((entry) => entry.name !== 'word/_rels/document.xml.rels'),
+      { name: 'word/_rels/document.xml.rels', data: Buffer.from(rels) },
+      { name: `word/${place.stylesName}`, ...bomb },
+    ]);
+  }
+  const documentName = place.documentName ?? 'word/document.xml';
   return buildZip([
     { name: '[Content_Types].xml', data: Buffer.from(CONTENT_TYPES) },
-    { name: '_rels/.rels', data: Buffer.from(PACKAGE_RELS) },
-    { name: 'word/document.xml', data: Buffer.alloc(0), deflated, declaredSize: lie ? 4096 : size, crc: 0 },
+    { name: '_rels/.rels', data: Buffer.from(PACKAGE_RELS.replace('word/document.xml', documentName)) },
+    { name: documentName, ...bomb },
   ]);
+}
+
+/** The entries of a zip made by buildZip (stored uncompressed sizes, no data descriptors). */
+export function unzipEntries(zip: Buffer): ZipEntry[] {
+  const entries: ZipEntry[] = [];
+  let at = 0;
+  while (zip.readUInt32LE(at) === 0x04034b50) {
+    const compressedSize = zip.readUInt32LE(at + 18);
+    const nameLength = zip.readUInt16LE(at + 26);
+    const name = zip.subarray(at + 30, at + 30 + nameLength).toString('utf8');
+    const start = at + 30 + nameLength;
+    entries.push({ name, data: inflateRawSync(zip.subarray(start, start + compressedSize)) });
+    at = start + compressedSize;
+  }
+  return entries;
 }
 
 /**
