@@ -5,6 +5,7 @@
  * milliseconds.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPdfBomb } from '../helpers/documents.ts';
 import { type Answer, expectEnvelope, startTestService, type TestService } from './helpers.ts';
@@ -112,4 +113,40 @@ describe.runIf(onLinux)('PDF decompression bombs (item 13)', () => {
     expect(peak, `peak ${Math.round(peak)} MB, before ${Math.round(before)} MB`).toBeLessThan(before + 2 * 256);
     expect(after, `after ${Math.round(after)} MB, before ${Math.round(before)} MB`).toBeLessThan(before + 50);
   }, 300_000);
+});
+
+describe('a form of many tiny parts (item 15)', () => {
+  let service: TestService;
+  let key: string;
+  beforeAll(async () => {
+    service = await startTestService();
+    key = await service.newKey();
+  }, 60_000);
+  afterAll(async () => service?.stop());
+
+  it('is answered 400 at the part limit and the rest of it is not parsed: the answer closes the connection', async () => {
+    const boundary = 'b';
+    const file = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nA short note to check.\r\n`;
+    // 0.9 MB of empty parts after the file (116,000 of them in the issue's 1 MB), sent at once.
+    const body = Buffer.from(`${file}${`--${boundary}\r\n\r\n\r\n`.repeat(100_000)}--${boundary}--\r\n`);
+    const socket = connect(service.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (data) => {
+      received += data.toString('utf8');
+    });
+    socket.on('error', () => {
+      // The server closing while the body is still being sent: what is expected.
+    });
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(
+      `POST /v1/detect/file HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    socket.write(body);
+    await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 400/);
+    expect(received).toMatch(/more fields than file/);
+    // Closed by the server as it answered: the parts after the limit were never parsed (a
+    // keep-alive answer would mean the whole body was read first).
+    expect(received).toMatch(/\r\nconnection: close\r\n/i);
+  }, 60_000);
 });

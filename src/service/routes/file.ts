@@ -111,18 +111,31 @@ async function readForm(request: FastifyRequest, maxFileBytes: number): Promise<
       }
     }
   } catch (err) {
-    if (err instanceof ApiError) throw err;
+    // The rest of a refused form is not parsed: busboy would otherwise go on reading it part by part
+    // on the event loop (a megabyte of empty parts kept every caller waiting), and the connection
+    // closes once the answer is sent instead of draining it.
+    request.raw.unpipe();
+    const close = request.raw.complete ? {} : { headers: { Connection: 'close' } };
+    if (err instanceof ApiError) {
+      if (!request.raw.complete) err.options.headers = { ...err.options.headers, Connection: 'close' };
+      throw err;
+    }
     switch ((err as { code?: string }).code) {
       case 'FST_REQ_FILE_TOO_LARGE':
         throw tooLarge(maxFileBytes);
       case 'FST_FILES_LIMIT':
-        throw invalid('Send one file per request, in the field "file".', 'file');
+        throw new ApiError(400, 'invalid_request', 'Send one file per request, in the field "file".', { param: 'file', ...close });
       case 'FST_PARTS_LIMIT':
       case 'FST_FIELDS_LIMIT':
       case 'FST_PROTO_VIOLATION':
-        throw invalid('The form has more fields than file, mode, language and segments.');
+        throw new ApiError(400, 'invalid_request', 'The form has more fields than file, mode, language and segments.', close);
       default:
-        throw invalid('The multipart/form-data body is malformed or was cut short; send the form again.');
+        throw new ApiError(
+          400,
+          'invalid_request',
+          'The multipart/form-data body is malformed or was cut short; send the form again.',
+          close,
+        );
     }
   }
   if (!file) throw invalid('The form has no file: send the document in the field "file" (multipart/form-data).', 'file');
