@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPdfBomb } from '../helpers/documents.ts';
+import { buildPdf, buildPdfBomb, paragraphs } from '../helpers/documents.ts';
 import { type Answer, expectEnvelope, startTestService, type TestService } from './helpers.ts';
 
 async function upload(
@@ -149,4 +149,90 @@ describe('a form of many tiny parts (item 15)', () => {
     // keep-alive answer would mean the whole body was read first).
     expect(received).toMatch(/\r\nconnection: close\r\n/i);
   }, 60_000);
+});
+
+/** Waits (without a time bound of its own) until `ready()` holds, looking every 20 ms. */
+async function until(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** A PDF of about 700 pages: seconds of reading for one reader. */
+function slowPdf(): Buffer {
+  const text = paragraphs(250_000, 110);
+  return buildPdf({ paragraphs: [...text, ...text], linesPerPage: 60 });
+}
+
+describe('the readers are shared between keys, and waits are bounded (items 17 and 20)', () => {
+  const slow = slowPdf();
+  const note = 'A short note from another caller, which should not wait behind the first caller’s second file.';
+
+  it('another key’s file goes before the first key’s second file', async () => {
+    const service = await startTestService({ fileWorkers: 1, fileTimeoutMs: 120_000, maxFilePages: 5000, maxFileBytes: 8 * 1024 * 1024 });
+    try {
+      const [a, b] = [await service.newKey(), await service.newKey()];
+      const order: string[] = [];
+      const first = upload(service, a, slow, 'first.pdf').then((answer) => {
+        order.push('A1');
+        return answer;
+      });
+      await until(() => (service.app.fileQueue?.reading ?? 0) === 1);
+      const second = upload(service, a, slow, 'second.pdf').then((answer) => {
+        order.push('A2');
+        return answer;
+      });
+      await until(() => (service.app.fileQueue?.waiting ?? 0) >= 1);
+      const other = await upload(service, b, note, 'note.txt');
+      order.push('B');
+      expect(other.status).toBe(200);
+      // Read, then refused as too long to score (413 text_too_long): what matters is the order.
+      expect((await first).status).toBe(413);
+      expect((await second).status).toBe(413);
+      expect(order).toEqual(['A1', 'B', 'A2']);
+    } finally {
+      await service.stop();
+    }
+  }, 120_000);
+
+  it('a file that would wait longer than the reading time limit gets 503 and Retry-After at once; on shutdown, waiting files get 503', async () => {
+    const service = await startTestService({ fileWorkers: 1, fileTimeoutMs: 3000, maxFilePages: 5000, maxFileBytes: 8 * 1024 * 1024 });
+    const queue = () => service.app.fileQueue as NonNullable<TestService['app']['fileQueue']>;
+    try {
+      const [a, b, c] = [await service.newKey(), await service.newKey(), await service.newKey()];
+      // One slow file read first: the readers now know files take seconds here.
+      expect([413, 422]).toContain((await upload(service, a, slow, 'slow.pdf')).status);
+      const order: string[] = [];
+      const running = upload(service, a, slow, 'slow.pdf').then((answer) => {
+        order.push('A');
+        return answer;
+      });
+      await until(() => queue().reading === 1);
+      const waiting = upload(service, b, note, 'note.txt').then((answer) => {
+        order.push('B');
+        return answer;
+      });
+      await until(() => queue().waiting === 1);
+      // Two files before it, each taking about the limit: refused now, not after waiting.
+      const refused = await upload(service, c, note, 'note.txt');
+      order.push('C');
+      expectEnvelope(refused, 503, 'not_ready');
+      expect(refused.body.error.message).toMatch(/readers are busy/);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(order).toEqual(['C']);
+      await running;
+      await waiting;
+      // Shutdown while a file is read and another waits: the waiting one is answered 503 at once.
+      const reading = upload(service, a, slow, 'slow.pdf');
+      await until(() => queue().reading === 1);
+      const queued = upload(service, b, note, 'note.txt');
+      await until(() => queue().waiting === 1);
+      const closing = service.close();
+      const shutOut = await queued;
+      expectEnvelope(shutOut, 503, 'not_ready');
+      expect(shutOut.body.error.message).toMatch(/shutting down/);
+      expect([413, 422]).toContain((await reading).status);
+      await closing;
+    } finally {
+      await service.stop();
+    }
+  }, 120_000);
 });

@@ -16,6 +16,7 @@ import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
 import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
 import type { ResolvedConfig } from '../config.ts';
 import { createEngineHost, type EngineHost } from '../engine.ts';
+import { FileQueue } from '../file-queue.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import { detectFileResponseSchema } from '../schemas.ts';
@@ -38,6 +39,8 @@ type FileConfig = Pick<
 export interface FileRouteOptions {
   config: FileConfig;
   engine: EngineHost;
+  /** Told the queue in front of the readers once it exists (for the queue-depth metric and tests). */
+  onQueue?: (queue: FileQueue) => void;
 }
 
 /** Files one key may have being read (or waiting for a reader) at once. */
@@ -159,7 +162,7 @@ function detectOptions(fields: FormInput['fields']): DetectOptions & { segments:
   return options;
 }
 
-export default async function fileRoute(app: FastifyInstance, { config, engine }: FileRouteOptions): Promise<void> {
+export default async function fileRoute(app: FastifyInstance, { config, engine, onQueue }: FileRouteOptions): Promise<void> {
   const reader = new DocumentReader({
     workers: config.fileWorkers,
     timeoutMs: config.fileTimeoutMs,
@@ -168,6 +171,8 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
     maxMemoryMb: config.fileWorkerMemoryMb,
     nice: FILE_THREAD_NICE,
   });
+  const queue = new FileQueue(reader, config.fileTimeoutMs);
+  onQueue?.(queue);
   // The file lane's engine, started on the first file (or with the service, see fileWorkersAtStart).
   let lane: EngineHost | undefined;
   const laneEngine = (): EngineHost => {
@@ -204,6 +209,11 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       laneEngine();
     });
   }
+  // Before the server stops taking requests and waits for those in flight: files still waiting for
+  // a reader are answered 503 now rather than cut off at the shutdown deadline.
+  app.addHook('preClose', async () => {
+    queue.close();
+  });
   app.addHook('onClose', async () => {
     await Promise.all([reader.close(), lane?.close()]);
   });
@@ -264,7 +274,7 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       inFlight.set(owner, mine + 1);
       let document: ExtractedDocument;
       try {
-        document = await reader.read(form.bytes);
+        document = await queue.read(owner, form.bytes);
       } catch (err) {
         if (err instanceof DocumentError) {
           request.ctx.fileType = err.type;
