@@ -6,8 +6,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPdf, buildPdfBomb, paragraphs } from '../helpers/documents.ts';
+import { createLogger } from '../../src/service/index.ts';
 import { type Answer, expectEnvelope, startTestService, type TestService } from './helpers.ts';
 
 async function upload(
@@ -235,4 +237,38 @@ describe('the readers are shared between keys, and waits are bounded (items 17 a
       await service.stop();
     }
   }, 120_000);
+});
+
+describe('logs at trace level (item 18)', () => {
+  it('hold no API key or bearer credential, whatever the route and outcome', async () => {
+    const chunks: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    const service = await startTestService({ logger: createLogger('trace', sink) });
+    try {
+      const key = await service.newKey();
+      const unknown = `sk_test_${'Q'.repeat(32)}`;
+      expect((await upload(service, key, 'A short note read at trace level, with its key in the header.', 'note.txt')).status).toBe(200);
+      expectEnvelope(await upload(service, unknown, 'A note sent with a key nobody issued.', 'note.txt'), 401, 'invalid_api_key');
+      const answer = await fetch(`${service.url}/v1/detect`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'A short text scored at trace level.' }),
+      });
+      expect(answer.status).toBe(200);
+    } finally {
+      await service.stop();
+    }
+    const logs = chunks.join('');
+    // Trace level did write the lines that used to carry the header.
+    expect(logs).toMatch(/busboy/);
+    const key = /sk_test_[A-Za-z0-9]{32}/.exec(logs);
+    expect(key?.[0]).toBeUndefined();
+    expect(logs).not.toContain('Q'.repeat(32));
+    expect(logs).not.toMatch(/Bearer (?!\[redacted\])/i);
+  }, 60_000);
 });
