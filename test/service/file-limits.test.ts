@@ -272,3 +272,64 @@ describe('logs at trace level (item 18)', () => {
     expect(logs).not.toMatch(/Bearer (?!\[redacted\])/i);
   }, 60_000);
 });
+
+describe('names, small refusals and messages (items 19 and 22)', () => {
+  let service: TestService;
+  let key: string;
+  beforeAll(async () => {
+    service = await startTestService({ maxFilePages: 200 });
+    key = await service.newKey();
+  }, 60_000);
+  afterAll(async () => service?.stop());
+  const prose = 'The committee met on Tuesday to talk about the budget for the coming year and the repairs.';
+
+  it('file.name is cut on whole characters and loses bidi controls and line separators', async () => {
+    const long = await upload(service, key, prose, `${'😀'.repeat(300)}.txt`);
+    expect(long.status).toBe(200);
+    const name = long.body.file.name as string;
+    expect(Array.from(name)).toHaveLength(255);
+    expect(name).not.toMatch(/\p{Cs}/u);
+    expect(name).toBe('😀'.repeat(255));
+    const spoofed = await upload(service, key, prose, 'invoice\u202Efdp.exe\u2028second line\u2066.txt');
+    expect(spoofed.body.file.name).toBe('invoicefdp.exesecond line.txt');
+  });
+
+  it('a PDF whose only text repeats on every page is not called images; /Count -5 is damaged', async () => {
+    const repeated = await upload(service, key, buildPdf({ pages: 100, header: 'Quarterly report of the regional office' }), 'r.pdf');
+    expectEnvelope(repeated, 422, 'no_text_in_file');
+    expect(repeated.body.error.message).toMatch(/only text is what repeats/);
+    expect(repeated.body.error.message).not.toMatch(/images/);
+    const pdf = buildPdf({ paragraphs: [prose] })
+      .toString('latin1')
+      .replace('/Count 1', '/Count -5');
+    const negative = await upload(service, key, Buffer.from(pdf, 'latin1'), 'n.pdf');
+    expectEnvelope(negative, 422, 'file_unreadable');
+    expect(negative.body.error.message).not.toMatch(/-5 pages/);
+  });
+
+  it('a NUL byte after the first 4 KB makes the file binary, not text', async () => {
+    const bytes = Buffer.from(`${prose}\n`.repeat(100));
+    bytes[6000] = 0;
+    expectEnvelope(await upload(service, key, bytes, 'notes.txt'), 415, 'unsupported_file_type');
+  });
+
+  it('a field sent twice is refused naming it; the 404 names the file route', async () => {
+    const twice = await upload(service, key, prose, 'notes.txt', { mode: 'academic' });
+    expect(twice.status).toBe(200);
+    const form = new FormData();
+    form.append('mode', 'academic');
+    form.append('mode', 'legal');
+    form.append('file', new Blob([prose]), 'notes.txt');
+    const response = await fetch(`${service.url}/v1/detect/file`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+    const answer: Answer = { status: response.status, headers: response.headers, body: await response.json() };
+    expectEnvelope(answer, 400, 'invalid_request');
+    expect(answer.body.error.param).toBe('mode');
+    expect(answer.body.error.message).toMatch(/"mode" was sent twice/);
+    const missing = await fetch(`${service.url}/v1/detect/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toContain('POST /v1/detect/file');
+  });
+});

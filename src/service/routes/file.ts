@@ -78,13 +78,17 @@ function formatMb(bytes: number): string {
   return mb >= 1 ? `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB` : `${Math.round(bytes / 1024)} KB`;
 }
 
-/** The name as echoed back: its last path part, without control characters, at most 255 characters. */
-function cleanName(raw: string | undefined): string {
+/**
+ * Characters a name shown back must not carry: controls, bidirectional overrides and isolates (which
+ * can make "gpj.exe" read as "exe.jpg"), line and paragraph separators (which break a log or a chat
+ * line), and lone surrogates.
+ */
+const UNSAFE_IN_NAME = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+/** The name as echoed back: its last path part, without unsafe characters, at most 255 code points (never half a character). */
+export function cleanName(raw: string | undefined): string {
   const base = (raw ?? '').split(/[/\\]/).pop() ?? '';
-  const clean = base
-    .replace(/\p{Cc}/gu, '')
-    .trim()
-    .slice(0, 255);
+  const clean = Array.from(base.replace(UNSAFE_IN_NAME, '').trim()).slice(0, 255).join('').trim();
   return clean || 'file';
 }
 
@@ -110,6 +114,7 @@ async function readForm(request: FastifyRequest, maxFileBytes: number): Promise<
             part.fieldname.slice(0, 100),
           );
         }
+        if (fields[name] !== undefined) throw invalid(`The field "${name}" was sent twice; send it once.`, name);
         fields[name] = String(part.value);
       }
     }
