@@ -333,3 +333,60 @@ describe('names, small refusals and messages (items 19 and 22)', () => {
     expect(((await missing.json()) as { error: { message: string } }).error.message).toContain('POST /v1/detect/file');
   });
 });
+
+describe('Expect: 100-continue (item 21)', () => {
+  let service: TestService;
+  let key: string;
+  beforeAll(async () => {
+    service = await startTestService();
+    key = await service.newKey();
+  }, 60_000);
+  afterAll(async () => service?.stop());
+
+  /** Sends the head only, then the body once a 100 arrives; resolves with every status line received. */
+  async function expectContinue(head: string, body: Buffer): Promise<string[]> {
+    const socket = connect(service.port, '127.0.0.1');
+    let received = '';
+    return await new Promise<string[]>((resolve) => {
+      let sentBody = false;
+      const statuses = (): string[] => [...received.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((match) => match[1] as string);
+      socket.on('data', (data) => {
+        received += data.toString('utf8');
+        const seen = statuses();
+        if (seen[0] === '100' && !sentBody) {
+          sentBody = true;
+          socket.write(body);
+        }
+        if (seen.some((status) => status !== '100') && /\r\n\r\n\{[\s\S]*\}$/.test(received)) {
+          socket.destroy();
+          resolve(statuses());
+        }
+      });
+      socket.on('error', () => resolve(statuses()));
+      socket.on('close', () => resolve(statuses()));
+      socket.write(head);
+    });
+  }
+
+  const form = (text: string): { type: string; body: Buffer } => {
+    const body = Buffer.from(
+      `--b\r\nContent-Disposition: form-data; name="file"; filename="note.txt"\r\nContent-Type: text/plain\r\n\r\n${text}\r\n--b--\r\n`,
+    );
+    return { type: 'multipart/form-data; boundary=b', body };
+  };
+  const headFor = (path: string, auth: string, type: string, length: number): string =>
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${auth}\r\nContent-Type: ${type}\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`;
+
+  it('is answered 401 or 413 without a 100 when the request will be refused, and 100 then 200 when it is read', async () => {
+    const note = form('A short note sent after the server said to continue, as curl does with larger uploads.');
+    const badKey = `sk_test_${'Z'.repeat(32)}`;
+    expect(await expectContinue(headFor('/v1/detect/file', badKey, note.type, note.body.length), note.body)).toEqual(['401']);
+    expect(await expectContinue(headFor('/v1/detect/file', key, note.type, 20 * 1024 * 1024), note.body)).toEqual(['413']);
+    const json = Buffer.from(JSON.stringify({ text: 'x'.repeat(10) }));
+    expect(await expectContinue(headFor('/v1/detect', badKey, 'application/json', json.length), json)).toEqual(['401']);
+    expect(await expectContinue(headFor('/v1/detect', key, 'application/json', 50 * 1024 * 1024), json)).toEqual(['413']);
+    expect(await expectContinue(headFor('/v1/detect/file', key, note.type, note.body.length), note.body)).toEqual(['100', '200']);
+    const text = Buffer.from(JSON.stringify({ text: 'A short text, sent once the server said to continue.' }));
+    expect(await expectContinue(headFor('/v1/detect', key, 'application/json', text.length), text)).toEqual(['100', '200']);
+  }, 60_000);
+});
