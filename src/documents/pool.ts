@@ -76,6 +76,8 @@ interface Slot {
 const WATCH_MS = 20;
 /** Growth a reader may keep after a file (KB) before it is replaced: pdf.js's caches, a larger heap. */
 const KEEP_KB = 48 * 1024;
+/** Pause before starting again a reader that exited before it was ready. */
+const RESPAWN_PAUSE_MS = 1000;
 /** Recent read times kept for `typicalReadMs`. */
 const RECENT = 8;
 
@@ -225,7 +227,10 @@ export class DocumentReader {
           ),
         );
       }
-      if (!this.closed) this.spawn(slot);
+      if (this.closed) return;
+      // A reader that dies before it is ready (a broken install) is retried after a pause, not in a loop.
+      if (this.started.has(child)) this.spawn(slot);
+      else setTimeout(() => !this.closed && !slot.child && this.spawn(slot), RESPAWN_PAUSE_MS).unref();
     });
     slot.child = child;
   }
