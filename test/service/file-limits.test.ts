@@ -4,8 +4,12 @@
  * memory (the service's and its readers' resident sizes from /proc), order and counts; never
  * milliseconds.
  */
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPdf, buildPdfBomb, paragraphs } from '../helpers/documents.ts';
@@ -399,4 +403,61 @@ describe('Expect: 100-continue (item 21)', () => {
     const text = Buffer.from(JSON.stringify({ text: 'A short text, sent once the server said to continue.' }));
     expect(await expectContinue(headFor('/v1/detect', key, 'application/json', text.length), text)).toEqual(['100', '200']);
   }, 60_000);
+});
+
+describe('SIGTERM with a file waiting for a reader (item 20), npm start as a real process', () => {
+  it('answers the waiting file 503 at once and exits 0', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'textdetect-sigterm-'));
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      API_KEYS_FILE: join(dir, 'api-keys.json'),
+      FILE_WORKERS: '1',
+      FILE_TIMEOUT_MS: '120000',
+      MAX_FILE_PAGES: '5000',
+      MAX_FILE_BYTES: String(16 * 1024 * 1024),
+      SHUTDOWN_TIMEOUT_MS: '60000',
+      PLAYGROUND: '0',
+    };
+    delete env.REDIS_URL;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let stdout = '';
+      let stderr = '';
+      child.stderr?.on('data', (data) => {
+        stderr += data;
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout?.on('data', (data) => {
+          stdout += data;
+          const match = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
+          if (match) resolve(match[1] as string);
+        });
+        child.on('exit', (code) => reject(new Error(`the service exited with ${code}: ${stderr}`)));
+      });
+      const key = /(sk_test_[0-9A-Za-z]{32})/.exec(stderr)?.[1] as string;
+      const target = { url } as TestService;
+      const text = paragraphs(250_000, 110);
+      // About 1,400 pages: many seconds of reading, so it is still being read when SIGTERM comes.
+      const slowest = buildPdf({ paragraphs: [...text, ...text, ...text, ...text], linesPerPage: 60 });
+      const reading = upload(target, key, slowest, 'long.pdf');
+      // The note follows two seconds later (the PDF is uploaded and being read by then) and waits
+      // behind it for the only reader; SIGTERM comes a second after that.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const waiting = upload(target, key, 'A short note that waits for the only reader.', 'note.txt');
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      child.kill('SIGTERM');
+      const refused = await waiting;
+      expectEnvelope(refused, 503, 'not_ready');
+      expect(refused.body.error.message).toMatch(/so this file was not read/);
+      await reading.catch(() => undefined);
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
