@@ -105,6 +105,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     engine,
     counters,
     waiting: () => app.scoringQueue.waiting,
+    files: () => ({ waiting: fileQueue?.waiting ?? 0, reading: fileQueue?.reading ?? 0 }),
   });
   if (config.playground) await app.register(playground, { config });
 

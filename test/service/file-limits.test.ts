@@ -200,7 +200,13 @@ describe('the readers are shared between keys, and waits are bounded (items 17 a
   }, 120_000);
 
   it('a file that would wait longer than the reading time limit gets 503 and Retry-After at once; on shutdown, waiting files get 503', async () => {
-    const service = await startTestService({ fileWorkers: 1, fileTimeoutMs: 3000, maxFilePages: 5000, maxFileBytes: 8 * 1024 * 1024 });
+    const service = await startTestService({
+      fileWorkers: 1,
+      fileTimeoutMs: 3000,
+      maxFilePages: 5000,
+      maxFileBytes: 8 * 1024 * 1024,
+      metrics: true,
+    });
     const queue = () => service.app.fileQueue as NonNullable<TestService['app']['fileQueue']>;
     try {
       const [a, b, c, d] = [await service.newKey(), await service.newKey(), await service.newKey(), await service.newKey()];
@@ -241,6 +247,10 @@ describe('the readers are shared between keys, and waits are bounded (items 17 a
       await until(() => queue().reading === 1);
       const queued = upload(service, b, note, 'note.txt');
       await until(() => queue().waiting === 1);
+      // What an operator sees meanwhile.
+      const metrics = await (await fetch(`${service.url}/metrics`)).text();
+      expect(metrics).toMatch(/^textdetect_file_queue_depth\{state="waiting",service="textdetect"\} 1$/m);
+      expect(metrics).toMatch(/^textdetect_file_queue_depth\{state="reading",service="textdetect"\} 1$/m);
       const closing = service.close();
       const shutOut = await queued;
       expectEnvelope(shutOut, 503, 'not_ready');
