@@ -102,14 +102,20 @@ export class DocumentReader {
   private readonly recent: number[] = [];
   private nextId = 1;
   private closed = false;
+  private startedReaders = false;
 
+  /** The reader processes start with the first file or `ready()`, not before: a service that reads no file runs none. */
   constructor(options: DocumentReaderOptions) {
     this.options = { ...options, workers: Math.max(1, Math.floor(options.workers)) };
     for (let i = 0; i < this.options.workers; i++) {
-      const slot: Slot = { child: undefined, ready: Promise.resolve(), job: undefined, baselineKb: 0, reads: 0 };
-      this.slots.push(slot);
-      this.spawn(slot);
+      this.slots.push({ child: undefined, ready: Promise.resolve(), job: undefined, baselineKb: 0, reads: 0 });
     }
+  }
+
+  private start(): void {
+    if (this.startedReaders || this.closed) return;
+    this.startedReaders = true;
+    for (const slot of this.slots) this.spawn(slot);
   }
 
   /** Files waiting for a reader. */
@@ -141,14 +147,16 @@ export class DocumentReader {
     return this.recent.reduce((sum, ms) => sum + ms, 0) / this.recent.length;
   }
 
-  /** Resolves once every reader has started (and warmed up). */
+  /** Starts the readers if they are not running yet; resolves once every one has started (and warmed up). */
   async ready(): Promise<void> {
+    this.start();
     await Promise.all(this.slots.map((slot) => slot.ready));
   }
 
   /** Reads one file. The bytes are copied to the reader process; the caller's buffer can be dropped. */
   read(bytes: Uint8Array): Promise<ExtractedDocument> {
     if (this.closed) return Promise.reject(new Error('the document reader is closed'));
+    this.start();
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, bytes, resolve, reject });
       this.pump();
