@@ -6,16 +6,20 @@
  *     of the same text: p50/p90 of the whole answer (upload, extraction, scoring);
  *   - other callers' POST /v1/detect latency (p50/p99) alone, then while 4 such PDFs are being
  *     processed at all times;
- *   - DOCX zip bombs (honest sizes, and sizes that lie): time to the refusal and the service
- *     process's RSS growth (sampled from /proc every 2 ms while the request runs);
+ *   - DOCX zip bombs (honest sizes, and sizes that lie): time to the refusal and the RSS growth of
+ *     the service and its document readers together (sampled from /proc every 2 ms while the
+ *     request runs);
+ *   - PDF decompression bombs (a content stream inflating to 512 MB and 1 GB, one in a font): the
+ *     answer, the peak RSS of the service and its readers, and that RSS after the run against before;
  *   - reading order: the share of the source's words found in order in the extracted text.
  *
  *   npm run bench:files -- --runs 15 --load-seconds 8
+ *   npm run bench:files -- --bombs       the bombs alone
  *
  * Prints the machine's load average with the figures: on a shared machine they are noisy.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -23,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fileRequestCost } from '../src/contract.ts';
 import { extractDocument } from '../src/documents/extract.ts';
-import { buildDocx, buildDocxBomb, buildPdf, inOrderShare, paragraphs } from '../test/helpers/documents.ts';
+import { buildDocx, buildDocxBomb, buildPdf, buildPdfBomb, inOrderShare, paragraphs } from '../test/helpers/documents.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
@@ -31,6 +35,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '15' },
     'load-seconds': { type: 'string', default: '8' },
     words: { type: 'string', default: '8000' },
+    bombs: { type: 'boolean', default: false },
   },
 });
 const RUNS = Number(args.runs);
@@ -82,9 +87,23 @@ async function startService(keysFile: string): Promise<{ url: string; pid: numbe
   };
 }
 
+/** Resident bytes of a process and of every process under it (the service's document readers). */
 function rssBytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+  let bytes = 0;
+  const pending = [pid];
+  while (pending.length) {
+    const next = pending.pop() as number;
+    try {
+      bytes += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${next}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+      for (const task of readdirSync(`/proc/${next}/task`)) {
+        const children = readFileSync(`/proc/${next}/task/${task}/children`, 'utf8').trim();
+        if (children) pending.push(...children.split(/\s+/).map(Number));
+      }
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return bytes;
 }
 
 async function main(): Promise<void> {
@@ -159,54 +178,56 @@ async function main(): Promise<void> {
       await detect();
     }
 
-    for (const [name, bytes] of [
-      ['20-page PDF', pdf],
-      ['DOCX, same text', docx],
-    ] as const) {
-      const times: number[] = [];
-      let cost = 0;
-      for (let i = 0; i < RUNS; i++) {
-        const answer = await upload(bytes, name.startsWith('DOCX') ? 'report.docx' : 'report.pdf');
-        if (answer.status !== 200) throw new Error(`${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
-        cost = fileRequestCost(answer.body.file.characters);
-        times.push(answer.ms);
+    if (!args.bombs) {
+      for (const [name, bytes] of [
+        ['20-page PDF', pdf],
+        ['DOCX, same text', docx],
+      ] as const) {
+        const times: number[] = [];
+        let cost = 0;
+        for (let i = 0; i < RUNS; i++) {
+          const answer = await upload(bytes, name.startsWith('DOCX') ? 'report.docx' : 'report.pdf');
+          if (answer.status !== 200) throw new Error(`${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
+          cost = fileRequestCost(answer.body.file.characters);
+          times.push(answer.ms);
+        }
+        console.log(
+          `${name}: p50 ${ms(quantile(times, 0.5))}, p90 ${ms(quantile(times, 0.9))}, max ${ms(Math.max(...times))} over ${RUNS} sequential answers (target p50 < 1000 ms); costs ${cost} units; load ${load()}`,
+        );
       }
+
+      // Other callers alone, then while 4 PDFs are in the service at all times.
+      const detectFor = async (seconds: number): Promise<number[]> => {
+        const times: number[] = [];
+        const end = performance.now() + seconds * 1000;
+        while (performance.now() < end) {
+          times.push(await detect());
+          // About 20 calls a second: another caller's steady traffic, not a flood.
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return times;
+      };
+      const alone = await detectFor(LOAD_SECONDS / 2);
+      let stop = false;
+      let filesDone = 0;
+      const fileLatencies: number[] = [];
+      const fileLoop = async (_: unknown, caller: number) => {
+        while (!stop) {
+          const answer = await upload(pdf, 'report.pdf', fileKeys[caller]);
+          if (answer.status !== 200) throw new Error(`under load: ${answer.status} ${JSON.stringify(answer.body)}`);
+          fileLatencies.push(answer.ms);
+          filesDone++;
+        }
+      };
+      const loops = Array.from({ length: 4 }, fileLoop);
+      await new Promise((r) => setTimeout(r, 300));
+      const loaded = await detectFor(LOAD_SECONDS);
+      stop = true;
+      await Promise.all(loops);
       console.log(
-        `${name}: p50 ${ms(quantile(times, 0.5))}, p90 ${ms(quantile(times, 0.9))}, max ${ms(Math.max(...times))} over ${RUNS} sequential answers (target p50 < 1000 ms); costs ${cost} units; load ${load()}`,
+        `other callers' /v1/detect (60 words, ~20/s): alone p50 ${ms(quantile(alone, 0.5))} p99 ${ms(quantile(alone, 0.99))} (${alone.length} calls); while 4 PDFs are processed: p50 ${ms(quantile(loaded, 0.5))} p99 ${ms(quantile(loaded, 0.99))} max ${ms(Math.max(...loaded))} (${loaded.length} calls; target p99 < 50 ms); the PDFs meanwhile: ${filesDone} answered, p50 ${ms(quantile(fileLatencies, 0.5))}; load ${load()}`,
       );
     }
-
-    // Other callers alone, then while 4 PDFs are in the service at all times.
-    const detectFor = async (seconds: number): Promise<number[]> => {
-      const times: number[] = [];
-      const end = performance.now() + seconds * 1000;
-      while (performance.now() < end) {
-        times.push(await detect());
-        // About 20 calls a second: another caller's steady traffic, not a flood.
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      return times;
-    };
-    const alone = await detectFor(LOAD_SECONDS / 2);
-    let stop = false;
-    let filesDone = 0;
-    const fileLatencies: number[] = [];
-    const fileLoop = async (_: unknown, caller: number) => {
-      while (!stop) {
-        const answer = await upload(pdf, 'report.pdf', fileKeys[caller]);
-        if (answer.status !== 200) throw new Error(`under load: ${answer.status} ${JSON.stringify(answer.body)}`);
-        fileLatencies.push(answer.ms);
-        filesDone++;
-      }
-    };
-    const loops = Array.from({ length: 4 }, fileLoop);
-    await new Promise((r) => setTimeout(r, 300));
-    const loaded = await detectFor(LOAD_SECONDS);
-    stop = true;
-    await Promise.all(loops);
-    console.log(
-      `other callers' /v1/detect (60 words, ~20/s): alone p50 ${ms(quantile(alone, 0.5))} p99 ${ms(quantile(alone, 0.99))} (${alone.length} calls); while 4 PDFs are processed: p50 ${ms(quantile(loaded, 0.5))} p99 ${ms(quantile(loaded, 0.99))} max ${ms(Math.max(...loaded))} (${loaded.length} calls; target p99 < 50 ms); the PDFs meanwhile: ${filesDone} answered, p50 ${ms(quantile(fileLatencies, 0.5))}; load ${load()}`,
-    );
 
     for (const [label, bomb] of [
       ['zip bomb, 256 MB of XML declared', buildDocxBomb(256)],
@@ -231,9 +252,36 @@ async function main(): Promise<void> {
         code = `${answer.status} ${answer.body.error?.code}`;
       }
       console.log(
-        `${label} (${(bomb.length / 1024).toFixed(0)} KB file): ${code}, answered in p50 ${ms(quantile(times, 0.5))} max ${ms(Math.max(...times))} over 5 (target < 200 ms); service RSS growth at most +${(growth / 1048576).toFixed(1)} MB (target < 50 MB); load ${load()}`,
+        `${label} (${(bomb.length / 1024).toFixed(0)} KB file): ${code}, answered in p50 ${ms(quantile(times, 0.5))} max ${ms(Math.max(...times))} over 5 (target < 200 ms); service and readers' RSS growth at most +${(growth / 1048576).toFixed(1)} MB (target < 50 MB); load ${load()}`,
       );
     }
+
+    // PDF bombs: pdf.js inflates streams into buffers outside the JavaScript heap; the reader process
+    // is killed past FILE_WORKER_MEMORY_MB and replaced, and its memory goes back to the system.
+    await new Promise((r) => setTimeout(r, 1000));
+    const start = rssBytes(service.pid);
+    let peak = start;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssBytes(service.pid));
+    }, 2);
+    for (const [label, bomb] of [
+      ['PDF bomb, a content stream inflating to 512 MB', buildPdfBomb(512)],
+      ['PDF bomb, a content stream inflating to 1 GB', buildPdfBomb(1024)],
+      ['PDF bomb, a font inflating to 512 MB', buildPdfBomb(512, { inFont: true })],
+    ] as const) {
+      const answers = await Promise.all([upload(bomb, 'bomb.pdf'), upload(bomb, 'bomb.pdf')]);
+      console.log(
+        `${label} (${(bomb.length / 1024).toFixed(0)} KB file), two at once: ${answers.map((a) => `${a.status} ${a.body.error?.code ?? ''} in ${ms(a.ms)}`).join(', ')}; load ${load()}`,
+      );
+    }
+    clearInterval(sampler);
+    // The reader replaced after the last bomb has started and read a file, as before the run.
+    await upload(pdf, 'report.pdf');
+    await new Promise((r) => setTimeout(r, 1000));
+    const end = rssBytes(service.pid);
+    console.log(
+      `PDF bombs: service and readers' RSS ${(start / 1048576).toFixed(0)} MB before, peak ${(peak / 1048576).toFixed(0)} MB (limit ${process.env.FILE_WORKER_MEMORY_MB ?? 512} MB per reader), ${(end / 1048576).toFixed(0)} MB after (target: within 50 MB of before)`,
+    );
   } finally {
     await service.stop();
     await rm(dir, { recursive: true, force: true });

@@ -2,9 +2,12 @@
  * The prose of a DOCX: mammoth turns the Word XML into HTML (paragraphs, tables, footnotes), whose
  * text is read like HTML's. Before mammoth (whose zip reader inflates whatever it is asked for), the
  * zip is checked with yauzl: the unpacked sizes its central directory declares must stay under the
- * limit, so a zip bomb is refused before a byte is inflated; then the parts mammoth reads are
- * inflated once with yauzl's size check, which stops the moment a part unpacks to more than it
- * declared, so a zip that lies about its sizes cannot use more memory than the limit either.
+ * limit, so a zip bomb is refused before a byte is inflated; then every part is inflated once, as a
+ * stream whose bytes are dropped, with yauzl's size check, which stops the moment a part unpacks to
+ * more than it declared, so a zip that lies about its sizes cannot use more memory than the limit
+ * either. Every part, whatever its name: the package's relationships choose which parts mammoth
+ * reads (a document part may be called document.bin, a styles part styles.dat), so a name says
+ * nothing about what will be inflated.
  */
 import mammoth from 'mammoth';
 import yauzl from 'yauzl';
@@ -13,8 +16,6 @@ import { DocumentError, type ExtractedDocument, type ExtractLimits } from './typ
 
 /** More parts than any real document has; beyond it the zip is refused unread. */
 const MAX_ENTRIES = 10_000;
-/** Parts mammoth reads (XML and relationships); images and other media are never inflated. */
-const READ_PART = /\.(xml|rels)$/i;
 
 export async function extractDocx(bytes: Uint8Array, limits: ExtractLimits): Promise<ExtractedDocument> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -75,9 +76,10 @@ async function checkZip(buffer: Buffer, maxUnpackedBytes: number): Promise<void>
       if (declared > maxUnpackedBytes) throw tooBig(declared);
       entries.push(entry);
     }
-    // Pass 2: inflate what mammoth will read; yauzl errors as soon as a part outgrows its declared size.
+    // Pass 2: inflate every part (what mammoth reads is chosen by the relationships, not by names);
+    // yauzl errors as soon as a part outgrows its declared size.
     for (const entry of entries) {
-      if (!READ_PART.test(entry.fileName) || entry.fileName.endsWith('/')) continue;
+      if (entry.fileName.endsWith('/') && entry.uncompressedSize === 0) continue;
       const stream = await zip.openReadStreamPromise(entry);
       try {
         for await (const _chunk of stream) {

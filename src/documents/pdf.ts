@@ -34,6 +34,14 @@ export async function extractPdf(bytes: Uint8Array, limits: ExtractLimits): Prom
   }
   try {
     const pages = pdf.numPages;
+    // pdf.js takes the page tree's /Count as written; a count below one is a damaged file.
+    if (!Number.isInteger(pages) || pages < 1) {
+      throw new DocumentError(
+        'file_unreadable',
+        `The PDF is damaged: its page tree gives ${pages} as its number of pages. Open and save it again, or export it anew.`,
+        { type: 'pdf', pages: null },
+      );
+    }
     if (pages > limits.maxPages) {
       throw new DocumentError(
         'too_many_pages',
@@ -49,6 +57,14 @@ export async function extractPdf(bytes: Uint8Array, limits: ExtractLimits): Prom
       page.cleanup();
     }
     const text = joinPages(dropFurniture(perPage));
+    if (!/\p{L}/u.test(text) && perPage.some((lines) => lines.some((line) => /\p{L}/u.test(line.text)))) {
+      // There is text, but only what repeats on the pages' edges: the pages are not images.
+      throw new DocumentError(
+        'no_text_in_file',
+        `The PDF's only text is what repeats at the top or bottom of ${pages === 1 ? 'its page' : `its ${pages} pages`} (a running header, footer or page number), which is not prose to check. Send a document with body text, or paste its text.`,
+        { type: 'pdf', pages },
+      );
+    }
     if (!/\p{L}/u.test(text)) {
       throw new DocumentError(
         'no_text_in_file',

@@ -1,20 +1,32 @@
 /**
- * Reads documents in worker threads, off the service's event loop, one file per worker at a time.
- * Each file has a time limit: a worker still reading when it runs out is terminated (pdf.js cannot be
- * interrupted any other way) and replaced, and the caller gets `file_unreadable`. A worker that dies
- * (out of memory on a hostile file) fails only its own file. Files wait in a queue, in arrival order,
- * while every worker is busy.
+ * Reads documents in child processes, off the service's event loop, one file per process at a time.
+ *
+ * Processes, not worker threads: pdf.js inflates a PDF's streams into buffers outside the JavaScript
+ * heap, which a thread's heap limit does not cover, and memory a terminated thread used stays with
+ * the service (the allocator keeps it): a few decompression bombs took the service from 0.5 to 6.8 GB.
+ * A process's whole memory goes back to the system when it exits. So each reader's resident memory
+ * (heap, buffers, everything) is watched while it reads: past `maxMemoryMb` it is killed and the
+ * caller gets `file_unreadable`; a reader left holding more than it started with after a file, or
+ * that has read `recycleAfter` files, is replaced once it is idle. The service's own memory never
+ * holds what a file inflates to.
+ *
+ * Each file has a time limit: a reader still reading when it runs out is killed (pdf.js cannot be
+ * interrupted any other way) and replaced. Files wait in a queue, in arrival order, while every
+ * reader is busy (the service puts its per-key fair queue in front, see src/service/file-queue.ts).
  */
-import { Worker } from 'node:worker_threads';
+import { type ChildProcess, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { FileErrorCode, FileType } from '../contract.ts';
 import { DocumentError, type ExtractedDocument, type ExtractLimits } from './types.ts';
 
-/** See detect-worker.mjs in src/service: from sources the worker starts through a loader shim. */
+/** From sources the reader starts through a loader shim (see worker.mjs); the build starts worker.js. */
 const WORKER_URL = import.meta.url.endsWith('.ts') ? new URL('./worker.mjs', import.meta.url) : new URL('./worker.js', import.meta.url);
 
 export interface ExtractJob {
   id: number;
-  bytes: ArrayBuffer;
+  bytes: Uint8Array;
 }
 
 export type ExtractReply =
@@ -26,48 +38,87 @@ export type ExtractReply =
     };
 
 export interface DocumentReaderOptions extends ExtractLimits {
-  /** Worker threads reading files at once (at least 1). */
+  /** Reader processes reading files at once (at least 1). */
   workers: number;
-  /** Most ms one file may take to read, from the moment a worker takes it. */
+  /** Most ms one file may take to read, from the moment a reader takes it. */
   timeoutMs: number;
-  /** Heap ceiling of each worker in MB (V8 old generation); a file needing more kills only its worker. */
+  /** Heap ceiling of each reader in MB (V8 old generation). Default 256. */
   maxHeapMb?: number;
-  /** Niceness of the worker threads (Linux), so reading files yields the CPUs to short calls. Default 0. */
+  /**
+   * Most resident memory of one reader process in MB, everything included (heap, the buffers pdf.js
+   * inflates streams into, code). A file taking it past this is refused and the process killed.
+   * Default 512.
+   */
+  maxMemoryMb?: number;
+  /** Files a reader reads before it is replaced (memory fragmentation cannot build up). Default 200. */
+  recycleAfter?: number;
+  /** Niceness of the reader processes (Linux, macOS), so reading files yields the CPUs to short calls. Default 0. */
   nice?: number;
 }
 
 interface Queued {
   id: number;
-  bytes: ArrayBuffer;
+  bytes: Uint8Array;
   resolve(document: ExtractedDocument): void;
   reject(error: Error): void;
 }
 
 interface Slot {
-  worker: Worker | undefined;
+  child: ChildProcess | undefined;
   ready: Promise<void>;
-  job: (Queued & { timer: NodeJS.Timeout }) | undefined;
+  job: (Queued & { timer: NodeJS.Timeout; watch: NodeJS.Timeout | undefined; started: number }) | undefined;
+  /** Resident KB of the reader once warmed up: what it may go back to after a file. */
+  baselineKb: number;
+  reads: number;
+}
+
+/** How often a reading process's memory is looked at. */
+const WATCH_MS = 20;
+/** Growth a reader may keep after a file (KB) before it is replaced: pdf.js's caches, a larger heap. */
+const KEEP_KB = 48 * 1024;
+/** Pause before starting again a reader that exited before it was ready. */
+const RESPAWN_PAUSE_MS = 1000;
+/** Recent read times kept for `typicalReadMs`. */
+const RECENT = 8;
+
+/** Resident memory of a process in KB from /proc (Linux), undefined elsewhere or once it is gone. */
+export function residentKb(pid: number | undefined): number | undefined {
+  if (pid === undefined || process.platform !== 'linux') return undefined;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'latin1');
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export class DocumentReader {
   private readonly options: DocumentReaderOptions;
   private readonly slots: Slot[] = [];
   private readonly queue: Queued[] = [];
-  /** Workers that finished starting and take files. */
-  private readonly started = new WeakSet<Worker>();
+  /** Readers that finished starting and take files. */
+  private readonly started = new WeakSet<ChildProcess>();
+  private readonly recent: number[] = [];
   private nextId = 1;
   private closed = false;
+  private startedReaders = false;
 
+  /** The reader processes start with the first file or `ready()`, not before: a service that reads no file runs none. */
   constructor(options: DocumentReaderOptions) {
     this.options = { ...options, workers: Math.max(1, Math.floor(options.workers)) };
     for (let i = 0; i < this.options.workers; i++) {
-      const slot: Slot = { worker: undefined, ready: Promise.resolve(), job: undefined };
-      this.slots.push(slot);
-      this.spawn(slot);
+      this.slots.push({ child: undefined, ready: Promise.resolve(), job: undefined, baselineKb: 0, reads: 0 });
     }
   }
 
-  /** Files waiting for a worker. */
+  private start(): void {
+    if (this.startedReaders || this.closed) return;
+    this.startedReaders = true;
+    for (const slot of this.slots) this.spawn(slot);
+  }
+
+  /** Files waiting for a reader. */
   get queued(): number {
     return this.queue.length;
   }
@@ -77,21 +128,37 @@ export class DocumentReader {
     return this.slots.filter((slot) => slot.job).length;
   }
 
-  /** Resolves once every worker has started (and warmed up). */
-  async ready(): Promise<void> {
-    await Promise.all(this.slots.map((slot) => slot.ready));
+  /** Reader processes (at least 1). */
+  get workers(): number {
+    return this.options.workers;
+  }
+
+  /** Process ids of the readers now running (to measure their memory). */
+  get pids(): number[] {
+    return this.slots.flatMap((slot) => (slot.child?.pid === undefined ? [] : [slot.child.pid]));
   }
 
   /**
-   * Reads one file. The bytes are copied once into a buffer that is then moved (not copied) to the
-   * worker, so the caller's buffer can be dropped at once.
+   * How long a file typically takes to read here: the mean of the last few reads (a file given up
+   * on counts its whole time limit), or undefined before any file was read.
    */
+  get typicalReadMs(): number | undefined {
+    if (this.recent.length === 0) return undefined;
+    return this.recent.reduce((sum, ms) => sum + ms, 0) / this.recent.length;
+  }
+
+  /** Starts the readers if they are not running yet; resolves once every one has started (and warmed up). */
+  async ready(): Promise<void> {
+    this.start();
+    await Promise.all(this.slots.map((slot) => slot.ready));
+  }
+
+  /** Reads one file. The bytes are copied to the reader process; the caller's buffer can be dropped. */
   read(bytes: Uint8Array): Promise<ExtractedDocument> {
     if (this.closed) return Promise.reject(new Error('the document reader is closed'));
-    const copy = new Uint8Array(bytes.byteLength);
-    copy.set(bytes);
+    this.start();
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, bytes: copy.buffer, resolve, reject });
+      this.queue.push({ id: this.nextId++, bytes, resolve, reject });
       this.pump();
     });
   }
@@ -103,96 +170,170 @@ export class DocumentReader {
     await Promise.all(
       this.slots.map(async (slot) => {
         if (slot.job) {
-          clearTimeout(slot.job.timer);
+          this.clearJob(slot.job);
           slot.job.reject(closing);
           slot.job = undefined;
         }
-        const worker = slot.worker;
-        slot.worker = undefined;
-        await worker?.terminate();
+        const child = slot.child;
+        slot.child = undefined;
+        if (child) await stop(child);
       }),
     );
   }
 
   private spawn(slot: Slot): void {
-    const worker = new Worker(WORKER_URL, {
-      workerData: {
-        limits: { maxPages: this.options.maxPages, maxUnpackedBytes: this.options.maxUnpackedBytes },
-        nice: this.options.nice ?? 0,
-      },
-      resourceLimits: { maxOldGenerationSizeMb: this.options.maxHeapMb ?? 256 },
+    const heapMb = this.options.maxHeapMb ?? 256;
+    const child = fork(fileURLToPath(WORKER_URL), [], {
+      // Not the parent's flags (a test runner's loaders, an inspector port): the shim registers what it needs.
+      execArgv: [`--max-old-space-size=${heapMb}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      // A reader needs no secret of the service's; it gets none (PATH and TMPDIR only, for the loader's cache).
+      env: { PATH: process.env.PATH ?? '', TMPDIR: process.env.TMPDIR ?? '', TEXTDETECT_READER_LIMITS: JSON.stringify(this.limits()) },
     });
+    if (this.options.nice && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, this.options.nice);
+      } catch {
+        // Not allowed here: the reader runs at normal priority.
+      }
+    }
+    slot.reads = 0;
+    slot.baselineKb = 0;
     slot.ready = new Promise<void>((resolve) => {
       const onFirst = (message: { ready?: boolean }): void => {
-        if (!message.ready) return;
-        worker.off('message', onFirst);
-        if (slot.worker !== worker) {
+        if (!message?.ready) return;
+        child.off('message', onFirst);
+        if (slot.child !== child) {
           resolve();
           return;
         }
-        worker.on('message', (reply: ExtractReply) => this.finish(slot, worker, reply));
-        this.started.add(worker);
+        slot.baselineKb = residentKb(child.pid) ?? 0;
+        child.on('message', (reply: ExtractReply) => this.finish(slot, child, reply));
+        this.started.add(child);
         resolve();
         this.pump();
       };
-      worker.on('message', onFirst);
-      worker.once('exit', () => resolve());
+      child.on('message', onFirst);
+      child.once('exit', () => resolve());
     });
-    worker.on('error', () => {
+    child.on('error', () => {
       // Reported through 'exit', which follows.
     });
-    worker.on('exit', (code) => {
-      if (slot.worker !== worker) return;
-      slot.worker = undefined;
+    child.on('exit', (code, signal) => {
+      if (slot.child !== child) return;
+      slot.child = undefined;
       const job = slot.job;
       slot.job = undefined;
       if (job) {
-        clearTimeout(job.timer);
+        this.clearJob(job);
+        this.record(Date.now() - job.started);
         job.reject(
           new DocumentError(
             'file_unreadable',
-            `The file could not be read: reading it needed more memory than this server allows (worker exit ${code}); it may be damaged or built to exhaust readers.`,
+            `The file could not be read: reading it needed more memory than this server allows (reader exit ${code ?? signal}); it may be damaged or built to exhaust readers.`,
           ),
         );
       }
-      if (!this.closed) this.spawn(slot);
+      if (this.closed) return;
+      // A reader that dies before it is ready (a broken install) is retried after a pause, not in a loop.
+      if (this.started.has(child)) this.spawn(slot);
+      else setTimeout(() => !this.closed && !slot.child && this.spawn(slot), RESPAWN_PAUSE_MS).unref();
     });
-    slot.worker = worker;
+    slot.child = child;
+  }
+
+  private limits(): ExtractLimits {
+    return { maxPages: this.options.maxPages, maxUnpackedBytes: this.options.maxUnpackedBytes };
   }
 
   private pump(): void {
     for (const slot of this.slots) {
       if (this.queue.length === 0) return;
-      if (slot.job || !slot.worker || !this.started.has(slot.worker)) continue;
+      if (slot.job || !slot.child || !this.started.has(slot.child)) continue;
       const job = this.queue.shift() as Queued;
-      const worker = slot.worker;
+      const child = slot.child;
       const timer = setTimeout(() => {
         if (slot.job?.id !== job.id) return;
-        slot.job = undefined;
-        job.reject(
+        this.giveUp(
+          slot,
+          child,
           new DocumentError(
             'file_unreadable',
             `The file took longer than ${Math.round(this.options.timeoutMs / 100) / 10} s to read, the limit on this server; it is damaged or too complex. Send a simpler export of it.`,
           ),
         );
-        // Terminating is the only way to stop pdf.js mid-file. The slot gets a fresh worker at once,
-        // so files queued behind this one do not land on the dying one.
-        slot.worker = undefined;
-        void worker.terminate();
-        if (!this.closed) this.spawn(slot);
       }, this.options.timeoutMs);
-      slot.job = { ...job, timer };
-      worker.postMessage({ id: job.id, bytes: job.bytes } satisfies ExtractJob, [job.bytes]);
+      const maxKb = (this.options.maxMemoryMb ?? 512) * 1024;
+      const watch =
+        process.platform === 'linux'
+          ? setInterval(() => {
+              const kb = residentKb(child.pid);
+              if (kb === undefined || kb <= maxKb || slot.job?.id !== job.id) return;
+              this.giveUp(
+                slot,
+                child,
+                new DocumentError(
+                  'file_unreadable',
+                  `The file could not be read: reading it needed more than ${this.options.maxMemoryMb ?? 512} MB of memory, the limit on this server (it unpacks to far more than it weighs, as a decompression bomb does); it was not read to the end. Send a simpler export of it.`,
+                ),
+              );
+            }, WATCH_MS)
+          : undefined;
+      slot.job = { ...job, timer, watch, started: Date.now() };
+      child.send({ id: job.id, bytes: job.bytes } satisfies ExtractJob);
     }
   }
 
-  private finish(slot: Slot, worker: Worker, reply: ExtractReply): void {
+  /** Fails the slot's file and kills its reader (the only way to stop pdf.js mid-file); a fresh one takes the slot at once. */
+  private giveUp(slot: Slot, child: ChildProcess, error: DocumentError): void {
     const job = slot.job;
-    if (slot.worker !== worker || !job || job.id !== reply.id) return;
-    clearTimeout(job.timer);
+    if (!job || slot.child !== child) return;
+    this.clearJob(job);
     slot.job = undefined;
+    this.record(Date.now() - job.started);
+    job.reject(error);
+    slot.child = undefined;
+    child.kill('SIGKILL');
+    if (!this.closed) this.spawn(slot);
+  }
+
+  private clearJob(job: NonNullable<Slot['job']>): void {
+    clearTimeout(job.timer);
+    if (job.watch) clearInterval(job.watch);
+  }
+
+  private record(ms: number): void {
+    this.recent.push(Math.min(ms, this.options.timeoutMs));
+    if (this.recent.length > RECENT) this.recent.shift();
+  }
+
+  private finish(slot: Slot, child: ChildProcess, reply: ExtractReply): void {
+    const job = slot.job;
+    if (slot.child !== child || !job || job.id !== reply.id) return;
+    this.clearJob(job);
+    slot.job = undefined;
+    this.record(Date.now() - job.started);
+    slot.reads++;
+    // A reader that kept memory from this file (a large inflated stream the allocator holds on to),
+    // or has read many files, is replaced now, while idle, so the memory goes back to the system.
+    const kb = residentKb(child.pid);
+    if (slot.reads >= (this.options.recycleAfter ?? 200) || (kb !== undefined && slot.baselineKb > 0 && kb > slot.baselineKb + KEEP_KB)) {
+      slot.child = undefined;
+      void stop(child);
+      if (!this.closed) this.spawn(slot);
+    }
     if (reply.document) job.resolve(reply.document);
     else job.reject(new DocumentError(reply.error.code, reply.error.message, { type: reply.error.type, pages: reply.error.pages ?? null }));
     this.pump();
   }
+}
+
+/** Ends a reader and resolves once it is gone. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
 }

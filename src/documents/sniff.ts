@@ -23,8 +23,9 @@ export async function sniffType(bytes: Uint8Array): Promise<FileType> {
     );
   }
   const head = bytes.subarray(0, 4096);
-  // Text is valid UTF-8 without NUL bytes; anything else unknown is some binary format.
-  if (head.includes(0) || !isUtf8(bytes)) {
+  // Text is valid UTF-8 without NUL bytes anywhere (not only in its first 4 KB: a binary file may
+  // open with a text header); anything else unknown is some binary format.
+  if (bytes.includes(0) || !isUtf8(bytes)) {
     throw new DocumentError(
       'unsupported_file_type',
       `The file is neither a ${SUPPORTED} file nor UTF-8 text (its kind could not be recognised); send one of those.`,

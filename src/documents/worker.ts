@@ -1,18 +1,16 @@
 /**
- * Body of a document-reading worker thread: reads one file at a time and posts back its text or why
- * it cannot. The bytes arrive transferred (never copied through the main thread's heap) and are
- * dropped when the job ends; nothing is written anywhere.
+ * Body of a document-reading process (see pool.ts): reads one file at a time and sends back its text
+ * or why it cannot. The bytes arrive over the IPC channel and are dropped when the job ends; nothing
+ * is written anywhere. It ends with its parent (the channel closing).
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { lowerThreadPriority } from '../thread-priority.ts';
 import { extractDocument } from './extract.ts';
 import type { ExtractJob, ExtractReply } from './pool.ts';
 import { DocumentError, type ExtractLimits } from './types.ts';
 
-const port = parentPort;
-if (!port) throw new Error('the document worker must run in a worker thread');
-const { limits, nice } = workerData as { limits: ExtractLimits; nice?: number };
-if (nice) lowerThreadPriority(nice);
+const send = process.send?.bind(process);
+if (!send) throw new Error('the document reader must run as a child process with an IPC channel');
+const limits = JSON.parse(process.env.TEXTDETECT_READER_LIMITS ?? '{}') as ExtractLimits;
+process.on('disconnect', () => process.exit(0));
 
 // pdf.js compiles a large module on first use (over a second on a busy machine): one tiny PDF read
 // at start keeps that off the first caller's clock.
@@ -34,10 +32,10 @@ try {
   // A failed warm-up only means the first real file pays the start-up cost.
 }
 
-port.on('message', async (job: ExtractJob) => {
+process.on('message', async (job: ExtractJob) => {
   let reply: ExtractReply;
   try {
-    reply = { id: job.id, document: await extractDocument(new Uint8Array(job.bytes), limits) };
+    reply = { id: job.id, document: await extractDocument(job.bytes, limits) };
   } catch (err) {
     reply =
       err instanceof DocumentError
@@ -47,6 +45,6 @@ port.on('message', async (job: ExtractJob) => {
             error: { code: 'file_unreadable', message: 'The file could not be read: it is damaged or in an unexpected form.' },
           };
   }
-  port.postMessage(reply);
+  send(reply);
 });
-port.postMessage({ ready: true });
+send({ ready: true });

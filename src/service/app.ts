@@ -9,6 +9,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ResolvedConfig } from './config.ts';
 import type { EngineHost } from './engine.ts';
+import type { FileQueue } from './file-queue.ts';
 import { newRequestId } from './ids.ts';
 import type { KeyStore } from './keys.ts';
 import { metricsPlugin } from './metrics.ts';
@@ -21,6 +22,13 @@ import authorRoute from './routes/author.ts';
 import detectRoute from './routes/detect.ts';
 import fileRoute from './routes/file.ts';
 import probes from './routes/probes.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The queue in front of the document readers (POST /v1/detect/file). */
+    readonly fileQueue: FileQueue | undefined;
+  }
+}
 
 export interface AppDependencies {
   config: ResolvedConfig;
@@ -78,7 +86,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(detectRoute, { config, engine });
   await app.register(authorRoute, { config, engine });
-  await app.register(fileRoute, { config, engine });
+  let fileQueue: FileQueue | undefined;
+  app.decorate('fileQueue', {
+    getter: () => fileQueue,
+  });
+  await app.register(fileRoute, {
+    config,
+    engine,
+    onQueue: (queue) => {
+      fileQueue = queue;
+    },
+  });
   await app.register(probes, { config, engine, keys, counters, isClosing });
   await app.register(metricsPlugin, {
     enabled: config.metrics,
@@ -87,6 +105,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     engine,
     counters,
     waiting: () => app.scoringQueue.waiting,
+    files: () => ({ waiting: fileQueue?.waiting ?? 0, reading: fileQueue?.reading ?? 0 }),
   });
   if (config.playground) await app.register(playground, { config });
 

@@ -110,8 +110,14 @@ export interface ServiceConfig {
    * `MAX_FILE_UNPACKED_BYTES`; default 64 MB (67108864).
    */
   maxFileUnpackedBytes: number;
-  /** Worker threads reading files (PDF, DOCX…) off the event loop. Env `FILE_WORKERS`; default 1. */
+  /** Reader processes reading files (PDF, DOCX…) off the event loop. Env `FILE_WORKERS`; default 1. */
   fileWorkers: number;
+  /**
+   * Most resident memory of one reader process in MB, everything included (a PDF's inflated streams
+   * too); a file needing more gets 422 `file_unreadable` and the reader is replaced. Env
+   * `FILE_WORKER_MEMORY_MB`; default 512.
+   */
+  fileWorkerMemoryMb: number;
   /** Most ms reading one file may take once a worker has it; slower gets 422 `file_unreadable`. Env `FILE_TIMEOUT_MS`; default 10000. */
   fileTimeoutMs: number;
   /**
@@ -164,6 +170,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServiceConf
     maxFilePages: 100,
     maxFileUnpackedBytes: 64 * 1024 * 1024,
     fileWorkers: 1,
+    fileWorkerMemoryMb: 512,
     fileTimeoutMs: 10_000,
     fileWorkersAtStart: false,
   };
@@ -298,6 +305,7 @@ export function loadConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Service
   config.maxFileUnpackedBytes = integer(env, 'MAX_FILE_UNPACKED_BYTES', 1024 * 1024, 4 * 1024 * 1024 * 1024) ?? config.maxFileUnpackedBytes;
   config.fileWorkers = integer(env, 'FILE_WORKERS', 1, 64) ?? config.fileWorkers;
   config.fileTimeoutMs = integer(env, 'FILE_TIMEOUT_MS', 100, 600_000) ?? config.fileTimeoutMs;
+  config.fileWorkerMemoryMb = integer(env, 'FILE_WORKER_MEMORY_MB', 128, 65_536) ?? config.fileWorkerMemoryMb;
   config.fileWorkersAtStart = true;
   return config;
 }
@@ -326,7 +334,14 @@ export function resolveConfig(config: ServiceConfig): ResolvedConfig {
       throw new ConfigError(`${name} must be a positive integer, got ${String(config[name])}.`);
     }
   }
-  for (const name of ['maxFileBytes', 'maxFilePages', 'maxFileUnpackedBytes', 'fileWorkers', 'fileTimeoutMs'] as const) {
+  for (const name of [
+    'maxFileBytes',
+    'maxFilePages',
+    'maxFileUnpackedBytes',
+    'fileWorkers',
+    'fileWorkerMemoryMb',
+    'fileTimeoutMs',
+  ] as const) {
     if (!Number.isSafeInteger(config[name]) || config[name] < 1) {
       throw new ConfigError(`${name} must be a positive integer, got ${String(config[name])}.`);
     }

@@ -51,7 +51,8 @@ export const GENERIC: Record<number, { code: string; message: string }> = {
   400: { code: 'invalid_request', message: 'The request is malformed.' },
   404: {
     code: 'not_found',
-    message: 'There is no such endpoint; the API is POST /v1/detect and POST /v1/detect/author (see GET /v1/openapi.json).',
+    message:
+      'There is no such endpoint; the API is POST /v1/detect, POST /v1/detect/file and POST /v1/detect/author (see GET /v1/openapi.json).',
   },
   405: { code: 'method_not_allowed', message: 'This endpoint does not accept that HTTP method.' },
   408: { code: 'request_timeout', message: 'The request body did not arrive in time; send it again.' },

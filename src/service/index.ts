@@ -43,17 +43,48 @@ export interface StartOptions {
   sandboxKey?: { name: string } | undefined;
 }
 
-export function createLogger(level: ServiceConfig['logLevel']): Logger {
-  return pino({
+/**
+ * Secrets as they look in any log line, at any depth, whoever wrote the line (a library's trace
+ * line carried the Authorization header): API keys, bearer credentials, Slack tokens.
+ */
+const SECRETS: Array<[RegExp, string]> = [
+  [/\b(sk_(?:test|live)_)[A-Za-z0-9]{8,}/g, '$1[redacted]'],
+  [/\b(Bearer|Basic)\s+[^\s"\\]+/gi, '$1 [redacted]'],
+  [/\b(xox[abpors]|xapp)-[A-Za-z0-9-]+/g, '$1-[redacted]'],
+];
+
+/** A log line with every secret in it replaced (see SECRETS). */
+export function redactSecrets(line: string): string {
+  let out = line;
+  for (const [pattern, replacement] of SECRETS) out = out.replace(pattern, replacement);
+  return out;
+}
+
+/** The service's logger: JSON lines to `destination` (default stdout), secrets never written. */
+export function createLogger(level: ServiceConfig['logLevel'], destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: { service: 'textdetect' },
     // Belt and braces: the service never logs requests wholesale, but if anyone adds `req` to a
     // log line, the key must not follow it.
     redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'text', 'body.text', 'messages', 'body.messages'],
+      paths: [
+        'req.headers.authorization',
+        'headers.authorization',
+        '*.headers.authorization',
+        'authorization',
+        'text',
+        'body.text',
+        'messages',
+        'body.messages',
+      ],
       censor: '[redacted]',
     },
-  });
+    // And whatever shape a line has (busboy's options at trace level hold the request's headers),
+    // a key, token or bearer credential in it is replaced before it is written.
+    hooks: { streamWrite: redactSecrets },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**

@@ -27,6 +27,8 @@ export interface MetricsOptions {
   counters: RedisCounters | undefined;
   /** Calls waiting in front of the engine (the fair queue), counted in the queue depth too. */
   waiting?: () => number;
+  /** Files waiting for a document reader, and files being read. */
+  files?: () => { waiting: number; reading: number };
 }
 
 declare module 'fastify' {
@@ -52,6 +54,17 @@ function createMetrics(options: MetricsOptions): Registry {
     collect() {
       const current = counters ? counters.health() : 'disabled';
       for (const state of REDIS_STATES) this.set({ state }, state === current ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'textdetect_file_queue_depth',
+    help: 'POST /v1/detect/file: files waiting for a document reader (state="waiting") and files being read (state="reading").',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const files = options.files?.() ?? { waiting: 0, reading: 0 };
+      this.set({ state: 'waiting' }, files.waiting);
+      this.set({ state: 'reading' }, files.reading);
     },
   });
   new Gauge({

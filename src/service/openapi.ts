@@ -207,7 +207,10 @@ export function buildOpenApiDocument(
               RETRY_HEADERS,
             ),
             '500': INTERNAL_ERROR,
-            '503': ENGINE_NOT_READY,
+            '503': errorResponse(
+              '`not_ready`: the engine is loading, the server is shutting down, or the document readers are so busy that this file would wait longer than the reading time limit; retry after `Retry-After` seconds.',
+              { 'Retry-After': { schema: { type: 'integer' } } },
+            ),
           },
         },
       },

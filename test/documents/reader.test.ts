@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { extractDocument } from '../../src/documents/extract.ts';
 import { DocumentError, DocumentReader } from '../../src/documents/index.ts';
-import { buildDocx, buildDocxBomb, buildPdf, buildZip, inOrderShare, paragraphs } from '../helpers/documents.ts';
+import { buildDocx, buildDocxBomb, buildPdf, buildZip, inOrderShare, paragraphs, unzipEntries } from '../helpers/documents.ts';
 
 const LIMITS = { maxPages: 50, maxUnpackedBytes: 16 * 1024 * 1024 };
 
@@ -86,7 +86,101 @@ describe('extracting text', () => {
   });
 });
 
-describe('DocumentReader (worker threads)', () => {
+/**
+ * How the time to read a file grows with its size: the time to read a file of size 4n over the time
+ * to read a file of size n four times (the same bytes in all), each the best of five, the two taken
+ * in turn so a busy moment of the machine does not fall on one only. About 1 when reading is linear,
+ * 4 or more when quadratic; measured in the test itself, so it does not depend on the machine's
+ * speed. The bound (3) leaves room for the garbage collector and a loaded machine.
+ */
+async function growth(make: (n: number) => string, n: number): Promise<{ ratio: number; text: string }> {
+  const small = Buffer.from(make(n));
+  const large = Buffer.from(make(4 * n));
+  const time = async (bytes: Buffer, times: number): Promise<{ ms: number; text: string }> => {
+    const start = performance.now();
+    let text = '';
+    for (let i = 0; i < times; i++) text = (await extractDocument(bytes, LIMITS)).text;
+    return { ms: performance.now() - start, text };
+  };
+  const times = large.length / small.length;
+  // Warm-up at both sizes (the JIT, the first large strings).
+  await time(small, 1);
+  let text = (await time(large, 1)).text;
+  let [a, b] = [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY];
+  for (let round = 0; round < 5; round++) {
+    a = Math.min(a, (await time(small, Math.round(times))).ms);
+    const measured = await time(large, 1);
+    b = Math.min(b, measured.ms);
+    text = measured.text;
+  }
+  return { ratio: b / Math.max(a, 0.001), text };
+}
+
+describe('reading time grows linearly with the file (issue 32 item 16)', () => {
+  // A few lines of Markdown first, so the files are told as Markdown.
+  const md = '# Notes\n\n- a [link](https://example.com)\n- **bold** point\n\n';
+  it('plain text with a long run of spaces before a word', async () => {
+    const { ratio, text } = await growth((n) => `word ${' '.repeat(n)}x\nA second line of the note.   `, 2_000_000);
+    expect(ratio, `time grew ${ratio.toFixed(2)} times as fast as the size`).toBeLessThan(3);
+    expect(text.endsWith('A second line of the note.')).toBe(true);
+  }, 120_000);
+  it('HTML with deeply nested <div> elements', async () => {
+    const { ratio, text } = await growth((n) => `<!DOCTYPE html><html><body>${'<div>'.repeat(n)}Deep text.</body></html>`, 200_000);
+    expect(ratio, `time grew ${ratio.toFixed(2)} times as fast as the size`).toBeLessThan(3);
+    expect(text).toBe('Deep text.');
+  }, 120_000);
+  it('Markdown with deeply nested quotes', async () => {
+    const { ratio, text } = await growth((n) => `${md}${'> '.repeat(n)}A deeply quoted line.\n`, 1_000_000);
+    expect(ratio, `time grew ${ratio.toFixed(2)} times as fast as the size`).toBeLessThan(3);
+    expect(text).toContain('A deeply quoted line.');
+  }, 120_000);
+  it('Markdown with deeply nested lists, on one line and as a staircase of 3,000 levels', async () => {
+    const { ratio, text } = await growth((n) => `${md}${'- '.repeat(n)}A deeply listed item.\n`, 1_000_000);
+    expect(ratio, `time grew ${ratio.toFixed(2)} times as fast as the size`).toBeLessThan(3);
+    expect(text).toContain('A deeply listed item.');
+    // A staircase n levels deep is n² bytes; read it at 3,000 levels and check every item is there.
+    const staircase = md + Array.from({ length: 3000 }, (_, i) => `${'  '.repeat(i)}- item ${i}`).join('\n');
+    const document = await extractDocument(Buffer.from(staircase), LIMITS);
+    expect(document.text).toContain('item 0');
+    expect(document.text).toContain('item 2999');
+  }, 120_000);
+  it('a Markdown table as wide as it is long', async () => {
+    const { ratio, text } = await growth((n) => `${md}|${' cell |'.repeat(n)}\n|${'---|'.repeat(n)}\n${'| row |\n'.repeat(n)}`, 20_000);
+    expect(ratio, `time grew ${ratio.toFixed(2)} times as fast as the size`).toBeLessThan(3);
+    expect(text).toContain('cell');
+    expect(text).toContain('row');
+    // An ordinary table is still read as cells.
+    const table = await extractDocument(Buffer.from(`${md}| Ward | Turnout |\n|---|---|\n| North | Fifty |\n`), LIMITS);
+    expect(table.text).toMatch(/Ward\s+Turnout/);
+    expect(table.text).not.toContain('|');
+  }, 120_000);
+});
+
+describe('zip bombs in parts of any name (issue 32 item 14)', () => {
+  it('a document part named .bin and a styles part named .dat that lie about their sizes are refused by what they inflate to', async () => {
+    const bombs = [
+      buildDocxBomb(64, true, { documentName: 'word/document.bin' }),
+      buildDocxBomb(64, true, { stylesName: 'styles.dat' }),
+      buildDocxBomb(64, true, { documentName: 'word/media/image1.png' }),
+    ];
+    for (const bomb of bombs) {
+      const err = await failure(extractDocument(bomb, LIMITS));
+      expect(err.code).toBe('file_unreadable');
+      expect(err.message).toContain('unpacks to more than 16 MB');
+    }
+    // An honest document whose main part is named .bin is read.
+    const renamed = unzipEntries(buildDocx({ paragraphs: ['A document whose main part has an unusual name.'] })).map((entry) =>
+      entry.name === 'word/document.xml'
+        ? { ...entry, name: 'word/document.bin' }
+        : entry.name === '_rels/.rels'
+          ? { ...entry, data: Buffer.from(entry.data.toString().replace('word/document.xml', 'word/document.bin')) }
+          : entry,
+    );
+    expect((await extractDocument(buildZip(renamed), LIMITS)).text).toBe('A document whose main part has an unusual name.');
+  });
+});
+
+describe('DocumentReader (reader processes)', () => {
   const readers: DocumentReader[] = [];
   afterAll(async () => {
     await Promise.all(readers.map((reader) => reader.close()));

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { crc32, deflateRawSync } from 'node:zlib';
+import { crc32, deflateRawSync, deflateSync, inflateRawSync } from 'node:zlib';
 
 // ---------------------------------------------------------------- prose
 
@@ -309,7 +309,7 @@ export function buildDocx(options: DocxOptions): Buffer {
  * XML from a few hundred KB. With `lie`, the headers declare a small size instead, so only a reader
  * that counts while inflating notices.
  */
-export function buildDocxBomb(unpackedMb: number, lie = false): Buffer {
+export function buildDocxBomb(unpackedMb: number, lie = false, place: { documentName?: string; stylesName?: string } = {}): Buffer {
   const head = Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document ${W}><w:body>`);
   const tail = Buffer.from('</w:body></w:document>');
   const filler = Buffer.alloc(1024 * 1024, '<w:p><w:r><w:t>a</w:t></w:r></w:p>');
@@ -325,9 +325,93 @@ export function buildDocxBomb(unpackedMb: number, lie = false): Buffer {
     deflateRawSync(tail),
   ]);
   const size = head.length + repeats * 16 * filler.length + tail.length;
+  const bomb = { data: Buffer.alloc(0), deflated, declaredSize: lie ? 4096 : size, crc: 0 };
+  if (place.stylesName) {
+    // A real document whose styles part (any name its relationships give) is the bomb.
+    const docx = buildDocx({ paragraphs: ['A short document whose styles part is not what it claims to be.'] });
+    const rels = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rIdStyles" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="${place.stylesName}"/></Relationships>`;
+    return buildZip([
+      ...unzipEntries(docx).filter((entry) => entry.name !== 'word/_rels/document.xml.rels'),
+      { name: 'word/_rels/document.xml.rels', data: Buffer.from(rels) },
+      { name: `word/${place.stylesName}`, ...bomb },
+    ]);
+  }
+  const documentName = place.documentName ?? 'word/document.xml';
   return buildZip([
     { name: '[Content_Types].xml', data: Buffer.from(CONTENT_TYPES) },
-    { name: '_rels/.rels', data: Buffer.from(PACKAGE_RELS) },
-    { name: 'word/document.xml', data: Buffer.alloc(0), deflated, declaredSize: lie ? 4096 : size, crc: 0 },
+    { name: '_rels/.rels', data: Buffer.from(PACKAGE_RELS.replace('word/document.xml', documentName)) },
+    { name: documentName, ...bomb },
   ]);
+}
+
+/** The entries of a zip made by buildZip (stored uncompressed sizes, no data descriptors). */
+export function unzipEntries(zip: Buffer): ZipEntry[] {
+  const entries: ZipEntry[] = [];
+  let at = 0;
+  while (zip.readUInt32LE(at) === 0x04034b50) {
+    const compressedSize = zip.readUInt32LE(at + 18);
+    const nameLength = zip.readUInt16LE(at + 26);
+    const name = zip.subarray(at + 30, at + 30 + nameLength).toString('utf8');
+    const start = at + 30 + nameLength;
+    entries.push({ name, data: inflateRawSync(zip.subarray(start, start + compressedSize)) });
+    at = start + compressedSize;
+  }
+  return entries;
+}
+
+/**
+ * A PDF decompression bomb: one page whose content stream (FlateDecode) inflates to `unpackedMb` MB
+ * of spaces from a few hundred KB, so a reader that inflates it whole holds that much memory outside
+ * the JavaScript heap. The stream is built by repeating one sync-flushed deflate block, as the DOCX
+ * bomb is. With `inFont`, the bomb is an embedded font program instead of the page's content.
+ */
+export function buildPdfBomb(unpackedMb: number, options: { inFont?: boolean } = {}): Buffer {
+  const SYNC_FLUSH = 2;
+  const block = deflateSync(Buffer.alloc(16 * 1024 * 1024, 0x20), { finishFlush: SYNC_FLUSH });
+  // zlib's header from the first block, then the raw body of a repeatable block.
+  const raw = deflateRawSync(Buffer.alloc(16 * 1024 * 1024, 0x20), { finishFlush: SYNC_FLUSH });
+  const repeats = Math.max(1, Math.ceil(unpackedMb / 16));
+  const bomb = Buffer.concat([block.subarray(0, 2), ...Array<Buffer>(repeats).fill(raw), deflateRawSync(Buffer.from('BT ET\n'))]);
+  const objects: Buffer[] = [];
+  const add = (body: string | Buffer): number => {
+    objects.push(typeof body === 'string' ? Buffer.from(body, 'latin1') : body);
+    return objects.length;
+  };
+  const stream = (dict: string, data: Buffer): Buffer =>
+    Buffer.concat([Buffer.from(`<< ${dict} /Length ${data.length} >>\nstream\n`, 'latin1'), data, Buffer.from('\nendstream', 'latin1')]);
+  add('<< /Type /Catalog /Pages 2 0 R >>');
+  add('<< /Type /Pages /Kids [3 0 R] /Count 1 >>');
+  add('PAGE');
+  const text = Buffer.from('BT /F1 12 Tf 72 700 Td (The bomb is in this page.) Tj ET\n', 'latin1');
+  let font: number;
+  let contents: number;
+  if (options.inFont) {
+    const program = add(stream('/Filter /FlateDecode /Length1 1000', bomb));
+    const descriptor = add(
+      `<< /Type /FontDescriptor /FontName /Bomb /Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 ${program} 0 R >>`,
+    );
+    font = add(`<< /Type /Font /Subtype /TrueType /BaseFont /Bomb /FirstChar 32 /LastChar 126 /FontDescriptor ${descriptor} 0 R >>`);
+    contents = add(stream('', text));
+  } else {
+    font = add('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
+    contents = add(stream('/Filter /FlateDecode', bomb));
+  }
+  objects[2] = Buffer.from(
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >> >> /Contents ${contents} 0 R >>`,
+    'latin1',
+  );
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n', 'latin1')];
+  let offset = parts[0]!.length;
+  const offsets: number[] = [];
+  objects.forEach((body, i) => {
+    offsets.push(offset);
+    const chunk = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`, 'latin1'), body, Buffer.from('\nendobj\n', 'latin1')]);
+    parts.push(chunk);
+    offset += chunk.length;
+  });
+  let xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const at of offsets) xref += `${String(at).padStart(10, '0')} 00000 n \n`;
+  xref += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${offset}\n%%EOF\n`;
+  parts.push(Buffer.from(xref, 'latin1'));
+  return Buffer.concat(parts);
 }

@@ -238,6 +238,10 @@ async function envelopePlugin(app: FastifyInstance, options: EnvelopeOptions): P
   // Node answers an Expect it does not know with a bare 417 unless someone listens; route such
   // requests through fastify so the onRequest hook answers in the envelope.
   app.server.on('checkExpectation', (req, res) => app.routing(req, res));
+  // Node answers `Expect: 100-continue` with 100 before anything looks at the request; routed here
+  // instead, the 100 is sent by the gate's preParsing hook, once nothing will refuse the request
+  // unread (a bad key, a file announced too large), so a refused caller never sends its body.
+  app.server.on('checkContinue', (req, res) => app.routing(req, res));
   // Without a listener Node closes a CONNECT's connection without a word. This is not a proxy.
   app.server.on('connect', (req: { method?: string; url?: string }, socket: Socket) => {
     answerOnSocket(
@@ -376,6 +380,28 @@ async function gatePlugin(app: FastifyInstance): Promise<void> {
         { param: 'Content-Encoding', headers: { 'Accept-Encoding': 'identity' } },
       );
     }
+  });
+  continueWhenRead(app);
+}
+
+/** The 100 Continue a client that sent `Expect: 100-continue` waits for, once its request will be read. */
+function continueWhenRead(app: FastifyInstance): void {
+  app.addHook('preParsing', async (request, reply, payload) => {
+    if (
+      String(request.headers.expect ?? '')
+        .trim()
+        .toLowerCase() !== '100-continue' ||
+      reply.raw.headersSent
+    )
+      return payload;
+    const length = Number(request.headers['content-length']);
+    const multipart = String(request.headers['content-type'] ?? '')
+      .toLowerCase()
+      .startsWith('multipart/');
+    // A JSON body announced over the limit is refused by the parser before a byte is read: no 100.
+    if (!multipart && Number.isFinite(length) && length > request.routeOptions.bodyLimit) return payload;
+    reply.raw.writeContinue();
+    return payload;
   });
 }
 

@@ -16,6 +16,7 @@ import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
 import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
 import type { ResolvedConfig } from '../config.ts';
 import { createEngineHost, type EngineHost } from '../engine.ts';
+import { FileQueue } from '../file-queue.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import { detectFileResponseSchema } from '../schemas.ts';
@@ -28,6 +29,7 @@ type FileConfig = Pick<
   | 'maxFilePages'
   | 'maxFileUnpackedBytes'
   | 'fileWorkers'
+  | 'fileWorkerMemoryMb'
   | 'fileTimeoutMs'
   | 'fileWorkersAtStart'
   | 'workers'
@@ -37,6 +39,8 @@ type FileConfig = Pick<
 export interface FileRouteOptions {
   config: FileConfig;
   engine: EngineHost;
+  /** Told the queue in front of the readers once it exists (for the queue-depth metric and tests). */
+  onQueue?: (queue: FileQueue) => void;
 }
 
 /** Files one key may have being read (or waiting for a reader) at once. */
@@ -74,13 +78,17 @@ function formatMb(bytes: number): string {
   return mb >= 1 ? `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB` : `${Math.round(bytes / 1024)} KB`;
 }
 
-/** The name as echoed back: its last path part, without control characters, at most 255 characters. */
-function cleanName(raw: string | undefined): string {
+/**
+ * Characters a name shown back must not carry: controls, bidirectional overrides and isolates (which
+ * can make "gpj.exe" read as "exe.jpg"), line and paragraph separators (which break a log or a chat
+ * line), and lone surrogates.
+ */
+const UNSAFE_IN_NAME = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+/** The name as echoed back: its last path part, without unsafe characters, at most 255 code points (never half a character). */
+export function cleanName(raw: string | undefined): string {
   const base = (raw ?? '').split(/[/\\]/).pop() ?? '';
-  const clean = base
-    .replace(/\p{Cc}/gu, '')
-    .trim()
-    .slice(0, 255);
+  const clean = Array.from(base.replace(UNSAFE_IN_NAME, '').trim()).slice(0, 255).join('').trim();
   return clean || 'file';
 }
 
@@ -106,22 +114,36 @@ async function readForm(request: FastifyRequest, maxFileBytes: number): Promise<
             part.fieldname.slice(0, 100),
           );
         }
+        if (fields[name] !== undefined) throw invalid(`The field "${name}" was sent twice; send it once.`, name);
         fields[name] = String(part.value);
       }
     }
   } catch (err) {
-    if (err instanceof ApiError) throw err;
+    // The rest of a refused form is not parsed: busboy would otherwise go on reading it part by part
+    // on the event loop (a megabyte of empty parts kept every caller waiting), and the connection
+    // closes once the answer is sent instead of draining it.
+    request.raw.unpipe();
+    const close = request.raw.complete ? {} : { headers: { Connection: 'close' } };
+    if (err instanceof ApiError) {
+      if (!request.raw.complete) err.options.headers = { ...err.options.headers, Connection: 'close' };
+      throw err;
+    }
     switch ((err as { code?: string }).code) {
       case 'FST_REQ_FILE_TOO_LARGE':
         throw tooLarge(maxFileBytes);
       case 'FST_FILES_LIMIT':
-        throw invalid('Send one file per request, in the field "file".', 'file');
+        throw new ApiError(400, 'invalid_request', 'Send one file per request, in the field "file".', { param: 'file', ...close });
       case 'FST_PARTS_LIMIT':
       case 'FST_FIELDS_LIMIT':
       case 'FST_PROTO_VIOLATION':
-        throw invalid('The form has more fields than file, mode, language and segments.');
+        throw new ApiError(400, 'invalid_request', 'The form has more fields than file, mode, language and segments.', close);
       default:
-        throw invalid('The multipart/form-data body is malformed or was cut short; send the form again.');
+        throw new ApiError(
+          400,
+          'invalid_request',
+          'The multipart/form-data body is malformed or was cut short; send the form again.',
+          close,
+        );
     }
   }
   if (!file) throw invalid('The form has no file: send the document in the field "file" (multipart/form-data).', 'file');
@@ -145,14 +167,17 @@ function detectOptions(fields: FormInput['fields']): DetectOptions & { segments:
   return options;
 }
 
-export default async function fileRoute(app: FastifyInstance, { config, engine }: FileRouteOptions): Promise<void> {
+export default async function fileRoute(app: FastifyInstance, { config, engine, onQueue }: FileRouteOptions): Promise<void> {
   const reader = new DocumentReader({
     workers: config.fileWorkers,
     timeoutMs: config.fileTimeoutMs,
     maxPages: config.maxFilePages,
     maxUnpackedBytes: config.maxFileUnpackedBytes,
+    maxMemoryMb: config.fileWorkerMemoryMb,
     nice: FILE_THREAD_NICE,
   });
+  const queue = new FileQueue(reader, config.fileTimeoutMs);
+  onQueue?.(queue);
   // The file lane's engine, started on the first file (or with the service, see fileWorkersAtStart).
   let lane: EngineHost | undefined;
   const laneEngine = (): EngineHost => {
@@ -189,6 +214,11 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       laneEngine();
     });
   }
+  // Before the server stops taking requests and waits for those in flight: files still waiting for
+  // a reader are answered 503 now rather than cut off at the shutdown deadline.
+  app.addHook('preClose', async () => {
+    queue.close();
+  });
   app.addHook('onClose', async () => {
     await Promise.all([reader.close(), lane?.close()]);
   });
@@ -249,7 +279,7 @@ export default async function fileRoute(app: FastifyInstance, { config, engine }
       inFlight.set(owner, mine + 1);
       let document: ExtractedDocument;
       try {
-        document = await reader.read(form.bytes);
+        document = await queue.read(owner, form.bytes);
       } catch (err) {
         if (err instanceof DocumentError) {
           request.ctx.fileType = err.type;
