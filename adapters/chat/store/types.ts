@@ -214,6 +214,8 @@ export interface WatchStore {
   releaseCard(scope: string, channelId: string, authorId: string, now: number): Promise<void>;
   setCard(scope: string, flagId: string, state: CardState, card?: { cardId: string; cardChannelId: string }): Promise<void>;
   getFlag(scope: string, flagId: string): Promise<FlagRecord | undefined>;
+  /** The flag of a scored message, if its score flagged it (a re-score after a crash finds its card to post). */
+  flagOfMessage(scope: string, channelId: string, messageId: string): Promise<FlagRecord | undefined>;
   /** Records a moderator's answer; the first answer stands. Undefined when the flag is no longer kept. */
   review(scope: string, flagId: string, outcome: Outcome, reviewerId: string, at: number): Promise<ReviewResult | undefined>;
   report(scope: string, now: number): Promise<ReportData>;

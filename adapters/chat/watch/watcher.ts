@@ -193,7 +193,14 @@ export class Watcher {
   readonly #backlog: PendingItem[] = [];
   #backlogTimer: NodeJS.Timeout | undefined;
   #backlogAttempt = 0;
-  readonly #cardRetries = new Set<NodeJS.Timeout>();
+  /**
+   * Cards the platform refused, by message: the message stays queued (released until the next try),
+   * so a restart meanwhile scores it again and posts the card then (see #record).
+   */
+  readonly #cardRetries = new Map<
+    string,
+    { message: CachedMessage; judgment: Judgment; flagId: string; preset: Preset; attempt: number; recovered: boolean }
+  >();
   #renewer: NodeJS.Timeout | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
@@ -254,9 +261,7 @@ export class Watcher {
     this.#shutdown.abort(new Error('the watcher is stopping'));
     clearInterval(this.#renewer);
     clearInterval(this.#sweeper);
-    for (const timer of this.#cardRetries) clearTimeout(timer);
     clearTimeout(this.#backlogTimer);
-    this.#cardRetries.clear();
     this.#wake?.();
     await this.#loop;
     await Promise.allSettled([...this.#inflight.values()]);
@@ -351,6 +356,7 @@ export class Watcher {
   async deleted(scope: string, channelId: string, messageId: string): Promise<boolean> {
     const key = itemKey({ scope, channelId, messageId });
     this.#texts.delete(key);
+    this.#cardRetries.delete(key);
     this.#recent.removeMessage(scope, channelId, messageId);
     if (this.#inflight.has(key)) {
       this.#deletedWhileScoring.add(key);
@@ -536,6 +542,15 @@ export class Watcher {
         await this.#finish(key);
         return;
       }
+      const refused = this.#cardRetries.get(key);
+      if (refused) {
+        // Scored and recorded before: only its card is tried again.
+        const { message, judgment, flagId, preset, attempt, recovered } = refused;
+        const retryInMs = await this.#raiseCard(item, message, judgment, flagId, preset, log, attempt, recovered);
+        if (retryInMs !== undefined) await this.store.release(key, Date.now() + retryInMs);
+        else await this.#finish(key);
+        return;
+      }
       let message = this.#texts.get(key);
       if (!message) {
         message = await this.#platform.fetchMessage(item);
@@ -556,7 +571,11 @@ export class Watcher {
         this.counters.gone += 1;
         log.info('watched message was deleted while it was scored; not recorded');
       } else {
-        await this.#record(item, message, judgment, watching, log);
+        const retryInMs = await this.#record(item, message, judgment, watching, log);
+        if (retryInMs !== undefined) {
+          await this.store.release(key, Date.now() + retryInMs);
+          return;
+        }
       }
       await this.#finish(key);
     } catch (err) {
@@ -585,6 +604,7 @@ export class Watcher {
 
   async #finish(key: string): Promise<void> {
     this.#attempts.delete(key);
+    this.#cardRetries.delete(key);
     this.#deletedWhileScoring.delete(key);
     this.#texts.delete(key);
     await this.store.complete(key);
@@ -647,7 +667,17 @@ export class Watcher {
     };
   }
 
-  async #record(item: PendingItem, message: CachedMessage, judgment: Judgment, watching: Watching, log: Logger): Promise<void> {
+  /**
+   * Records the score and raises the flag's card; returns when to try a refused card again
+   * (undefined when there is nothing more to do).
+   */
+  async #record(
+    item: PendingItem,
+    message: CachedMessage,
+    judgment: Judgment,
+    watching: Watching,
+    log: Logger,
+  ): Promise<number | undefined> {
     const preset = watching.config.preset ?? DEFAULT_PRESET;
     const presets = presetMask(judgment);
     const flagged = (presets & PRESET_BITS[preset]) !== 0;
@@ -672,18 +702,26 @@ export class Watcher {
       item.postedAt + this.retentionDays(watching.config) * DAY_MS,
     );
     if (!fresh) {
+      // A flag recorded by a process that stopped (a crash, a kill) before its card was posted keeps
+      // card 'failed' without a card id, and its message stays queued: scored again now, the card
+      // is posted this once. The queue's lease makes this instance the only one doing it.
+      const earlier = cards ? await this.store.flagOfMessage(item.scope, item.channelId, item.messageId) : undefined;
+      if (earlier && earlier.card === 'failed' && earlier.cardId === undefined && earlier.outcome === undefined) {
+        log.info({ flagId: earlier.flagId }, 'watched message was flagged before its card was posted; posting the card now');
+        return this.#raiseCard(item, message, judgment, earlier.flagId, preset, log, 0, true);
+      }
       log.info('watched message was scored before; this score is not recorded again');
-      return;
+      return undefined;
     }
     this.counters.scored += 1;
     log.info(
       { requestId: judgment.requestId, verdict: judgment.verdict, flagged, shadow: flagged && !cards, preset },
       'watched message scored',
     );
-    if (!flagged || !flagId) return;
+    if (!flagged || !flagId) return undefined;
     this.counters.flagged += 1;
-    if (!cards) return;
-    await this.#raiseCard(item, message, judgment, flagId, preset, log);
+    if (!cards) return undefined;
+    return this.#raiseCard(item, message, judgment, flagId, preset, log);
   }
 
   async #raiseCard(
@@ -694,21 +732,26 @@ export class Watcher {
     preset: Preset,
     log: Logger,
     attempt = 0,
-  ): Promise<void> {
+    recovered = false,
+  ): Promise<number | undefined> {
     const reviewChannel = await this.#platform.reviewChannel(item.scope);
     if (!reviewChannel) {
       log.warn({ flagId }, 'flag has no card: no review (mod-log) channel is set');
-      return;
+      return undefined;
     }
     const reservedAt = Date.now();
-    const reservation = await this.store.reserveCard(item.scope, item.channelId, item.authorId, reservedAt, {
-      windowMs: this.settings.cardWindowMs,
-      cap: this.settings.cardsPerChannelHour,
-    });
-    if (!reservation.ok) {
+    // A recovered card's place was taken by the process that stopped before posting it: taking
+    // another would hold the card back behind its own author window.
+    const reservation = recovered
+      ? undefined
+      : await this.store.reserveCard(item.scope, item.channelId, item.authorId, reservedAt, {
+          windowMs: this.settings.cardWindowMs,
+          cap: this.settings.cardsPerChannelHour,
+        });
+    if (reservation && !reservation.ok) {
       await this.store.setCard(item.scope, flagId, reservation.reason);
       log.info({ flagId, reason: reservation.reason }, 'flag recorded without a card');
-      return;
+      return undefined;
     }
     const card: ReviewCard = {
       flagId,
@@ -721,27 +764,23 @@ export class Watcher {
       postedAt: item.postedAt,
       judgment,
       preset,
-      capReached: reservation.slot >= reservation.cap ? { cap: reservation.cap, until: reservation.hourEndsAt } : undefined,
+      capReached: reservation && reservation.slot >= reservation.cap ? { cap: reservation.cap, until: reservation.hourEndsAt } : undefined,
     };
+    let cardId: string;
     try {
-      const cardId = await this.#platform.postCard(reviewChannel, card);
-      await this.store.setCard(item.scope, flagId, 'posted', { cardId, cardChannelId: reviewChannel });
-      this.counters.cards += 1;
-      log.info({ flagId, cardId }, 'review card posted');
+      cardId = await this.#platform.postCard(reviewChannel, card);
     } catch (err) {
       // The place was for a card moderators see: the member's window and the channel's hour get it back.
-      await this.store.releaseCard(item.scope, item.channelId, item.authorId, reservedAt).catch(() => undefined);
+      if (reservation) await this.store.releaseCard(item.scope, item.channelId, item.authorId, reservedAt).catch(() => undefined);
       const retryInMs = this.#cardRetryDelaysMs[attempt];
       log.warn({ flagId, err: (err as Error).message, retryInMs }, 'could not post the review card; the flag is recorded');
-      if (retryInMs === undefined || this.#shutdown.signal.aborted) return;
-      const timer = setTimeout(() => {
-        this.#cardRetries.delete(timer);
-        this.#raiseCard(item, message, judgment, flagId, preset, log, attempt + 1).catch((retryErr: unknown) => {
-          log.warn({ flagId, err: (retryErr as Error).message }, 'could not try the review card again');
-        });
-      }, retryInMs);
-      timer.unref();
-      this.#cardRetries.add(timer);
+      if (retryInMs === undefined) return undefined;
+      this.#cardRetries.set(itemKey(item), { message, judgment, flagId, preset, attempt: attempt + 1, recovered });
+      return retryInMs;
     }
+    await this.store.setCard(item.scope, flagId, 'posted', { cardId, cardChannelId: reviewChannel });
+    this.counters.cards += 1;
+    log.info({ flagId, cardId }, 'review card posted');
+    return undefined;
   }
 }
