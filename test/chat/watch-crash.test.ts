@@ -3,70 +3,21 @@
  * card='failed' and the re-score posted nothing): the real watcher in a child process on a real
  * SQLite store, SIGKILLed while its card post hangs; the next process posts the card, once.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../adapters/chat/store/index.ts';
+import { killWatchers, runWatcher } from './watcher-run.ts';
 
 let dir: string;
-const runs: Run[] = [];
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'watch-crash-'));
 });
 afterAll(async () => {
-  // A failed case must not leave its watcher processes behind.
-  await Promise.all(runs.map((run) => run.kill('SIGKILL')));
+  await killWatchers();
   await rm(dir, { recursive: true, force: true });
 });
-
-interface Run {
-  lines: string[];
-  /** Resolves once a printed line satisfies `match`. */
-  waitFor(match: (line: string) => boolean): Promise<string>;
-  kill(signal: NodeJS.Signals): Promise<void>;
-}
-
-function runWatcher(env: Record<string, string>): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/chat/watcher-process.ts'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines: string[] = [];
-  let buffered = '';
-  const waiters = new Set<() => void>();
-  child.stdout.on('data', (d: Buffer) => {
-    buffered += d.toString();
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-    for (const wake of waiters) wake();
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const run: Run = {
-    lines,
-    waitFor: (match) =>
-      new Promise((resolve, reject) => {
-        const check = (): void => {
-          const found = lines.find(match);
-          if (found === undefined) return;
-          waiters.delete(check);
-          resolve(found);
-        };
-        waiters.add(check);
-        setTimeout(() => reject(new Error(`no such line within 20 s; the watcher printed: ${lines.join(' | ')}`)), 20_000).unref();
-        void exited.then(() => setTimeout(() => reject(new Error(`the watcher process ended; it printed: ${lines.join(' | ')}`)), 100));
-        check();
-      }),
-    async kill(signal) {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
-  };
-  runs.push(run);
-  return run;
-}
 
 describe('a watcher killed between recording a flag and posting its card', () => {
   it('leaves the flag without a card, and the next start posts that card once', async () => {

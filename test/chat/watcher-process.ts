@@ -3,16 +3,18 @@
  * (SIGKILL, SIGTERM) at a chosen moment. Told by the environment: WATCH_DIR (the store's folder),
  * WATCH_OFFER (message ids to offer, comma-separated), WATCH_HANG_CARDS=1 (a card post never
  * returns, so the process can be killed between recording a flag and posting its card),
- * WATCH_LEASE_MS. It prints one line per event: `ready`, `posting <flagId>`, `card <flagId>`.
+ * WATCH_LEASE_MS, WATCH_DATABASE_URL (PostgreSQL instead of SQLite; WATCH_DIR then holds the spool).
+ * It prints one line per event: `ready`, `posting <flagId>`, `card <flagId>`, and for each line
+ * `offer <id>` read on stdin, `offered <id> <result>`.
  */
+import { createInterface } from 'node:readline';
 import pino from 'pino';
-import { SqliteStore } from '../../adapters/chat/store/index.ts';
+import { PostgresStore, SqliteStore } from '../../adapters/chat/store/index.ts';
+import { WatchSpool } from '../../adapters/chat/watch/spool.ts';
 import type { WatchDetector } from '../../adapters/chat/watch/detector.ts';
 import type { DetectAuthorResponse } from '../../src/contract.ts';
 import { testWatcher } from './test-watcher.ts';
-
-export const WATCHED_TEXT = (id: string): string =>
-  `Message ${id}: in conclusion, it is important to note that effective communication fosters collaboration, and leveraging synergies ensures sustainable growth for all stakeholders involved.`;
+import { WATCHED_TEXT } from './watcher-run.ts';
 
 const detector: WatchDetector = {
   detect: () => Promise.reject(new Error('not used')),
@@ -26,8 +28,18 @@ const detector: WatchDetector = {
 };
 
 async function main(): Promise<void> {
-  const store = new SqliteStore(process.env.WATCH_DIR!);
+  const databaseUrl = process.env.WATCH_DATABASE_URL;
+  const store = databaseUrl ? new PostgresStore(databaseUrl) : new SqliteStore(process.env.WATCH_DIR!);
   const hang = process.env.WATCH_HANG_CARDS === '1';
+  const offer = (id: string) =>
+    watcher.offer({
+      scope: 'discord:1',
+      channelId: 'C1',
+      messageId: id,
+      authorId: `A-${id}`,
+      postedAt: Date.now(),
+      text: WATCHED_TEXT(id),
+    });
   const say = (line: string): void => void process.stdout.write(`${line}\n`);
   const watcher = testWatcher({
     store,
@@ -35,6 +47,7 @@ async function main(): Promise<void> {
     logger: pino({ level: process.env.WATCH_LOG_LEVEL ?? 'silent' }),
     leaseMs: Number(process.env.WATCH_LEASE_MS ?? 60_000),
     idlePollMs: 20,
+    spool: new WatchSpool(process.env.WATCH_DIR!),
     platform: {
       reviewChannel: async () => 'MOD',
       fetchMessage: async (item) => ({ text: WATCHED_TEXT(item.messageId) }),
@@ -48,17 +61,16 @@ async function main(): Promise<void> {
   });
   await store.ready();
   watcher.start();
-  for (const id of (process.env.WATCH_OFFER ?? '').split(',').filter(Boolean)) {
-    await watcher.offer({
-      scope: 'discord:1',
-      channelId: 'C1',
-      messageId: id,
-      authorId: `A-${id}`,
-      postedAt: Date.now(),
-      text: WATCHED_TEXT(id),
-    });
-  }
+  for (const id of (process.env.WATCH_OFFER ?? '').split(',').filter(Boolean)) await offer(id);
   say('ready');
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    const id = /^offer (\S+)$/.exec(line.trim())?.[1];
+    if (!id) return;
+    offer(id).then(
+      (result) => say(`offered ${id} ${result}`),
+      (err: Error) => say(`offered ${id} error ${err.message}`),
+    );
+  });
   process.once('SIGTERM', () => {
     void watcher
       .stop()

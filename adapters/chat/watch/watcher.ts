@@ -20,6 +20,7 @@ import type { WatchSettings } from './config.ts';
 import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
 import { authorKey, RecentMessages } from './recent.ts';
+import type { WatchSpool } from './spool.ts';
 import type { WatchStore } from '../store/types.ts';
 import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
 
@@ -127,6 +128,11 @@ export interface WatcherOptions {
   maxCachedTexts?: number | undefined;
   /** After a card post the platform refused, the waits before each new try (default 10 s, 1 min, 5 min). */
   cardRetryDelaysMs?: number[] | undefined;
+  /**
+   * Where messages the store could not queue are kept on disk until it can (spool.ts); without it
+   * they are kept in memory only, and lost if the process stops first.
+   */
+  spool?: WatchSpool | undefined;
 }
 
 interface CachedMessage {
@@ -189,8 +195,9 @@ export class Watcher {
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
   readonly #cardRetryDelaysMs: number[];
-  /** Messages the store could not queue (the database unreachable), queued again as soon as it answers. */
+  /** Messages the store could not queue (the database unreachable), queued again as soon as it answers; also in the spool. */
   readonly #backlog: PendingItem[] = [];
+  readonly #spool: WatchSpool | undefined;
   #backlogTimer: NodeJS.Timeout | undefined;
   #backlogAttempt = 0;
   /**
@@ -215,6 +222,7 @@ export class Watcher {
     this.#idlePollMs = options.idlePollMs ?? 1_000;
     this.#maxCachedTexts = options.maxCachedTexts ?? 20_000;
     this.#cardRetryDelaysMs = options.cardRetryDelaysMs ?? [10_000, 60_000, 300_000];
+    this.#spool = options.spool;
     this.#recent = new RecentMessages({ maxPerAuthor: this.settings.recentMessages, windowMs: this.settings.recentWindowMs });
   }
 
@@ -231,6 +239,7 @@ export class Watcher {
   /** Starts scoring queued messages (those left by a previous run included). */
   start(): void {
     if (this.#loop) return;
+    this.#replaySpool();
     this.#loop = this.#run();
     this.#renewer = setInterval(
       () => {
@@ -265,6 +274,32 @@ export class Watcher {
     this.#wake?.();
     await this.#loop;
     await Promise.allSettled([...this.#inflight.values()]);
+    if (this.#backlog.length > 0) {
+      if (this.#spool) {
+        this.#logger.warn(
+          { kept: this.#backlog.length, spool: this.#spool.path },
+          'watched messages the database could not queue are kept in the spool; the next start queues them',
+        );
+      } else {
+        this.#logger.error({ lost: this.#backlog.length }, 'watched messages the database could not queue are lost (no spool)');
+      }
+    }
+  }
+
+  /** Messages a previous run kept in the spool go back to the queue (the store may refuse them still: they wait in the backlog). */
+  #replaySpool(): void {
+    let spooled: PendingItem[];
+    try {
+      spooled = this.#spool?.read() ?? [];
+    } catch (err) {
+      this.#logger.error({ err: (err as Error).message, spool: this.#spool?.path }, 'could not read the watch spool');
+      return;
+    }
+    if (spooled.length === 0) return;
+    const known = new Set(this.#backlog.map(itemKey));
+    for (const item of spooled) if (!known.has(itemKey(item))) this.#backlog.push(item);
+    this.#logger.info({ spooled: spooled.length }, 'queueing the watched messages kept in the spool');
+    this.#scheduleBacklog(0);
   }
 
   /** The scope's watched channel, or undefined; cached for a few seconds. */
@@ -368,6 +403,11 @@ export class Watcher {
   /** Deletes everything of a scope (bot removed, or `delete-data`). */
   async deleteScope(scope: string): Promise<void> {
     await this.store.deleteScope(scope);
+    const kept = this.#backlog.filter((item) => item.scope !== scope);
+    if (kept.length < this.#backlog.length) {
+      this.#backlog.splice(0, this.#backlog.length, ...kept);
+      this.#rewriteSpool();
+    }
     for (const key of this.#texts.keys()) if (key.startsWith(`${scope}|`)) this.#texts.delete(key);
     this.#recent.deleteScope(scope);
     this.invalidate(scope);
@@ -418,9 +458,21 @@ export class Watcher {
     } catch (err) {
       if (this.#backlog.length >= this.#maxCachedTexts) throw err;
       this.#backlog.push(item);
+      let spooled = false;
+      try {
+        this.#spool?.add(item);
+        spooled = this.#spool !== undefined;
+      } catch (spoolErr) {
+        this.#logger.error(
+          { err: (spoolErr as Error).message },
+          'could not write a watched message to the spool; it is kept in memory only',
+        );
+      }
       this.#logger.warn(
-        { err: (err as Error).message, buffered: this.#backlog.length },
-        'could not queue a watched message; kept in memory until the store answers',
+        { err: (err as Error).message, buffered: this.#backlog.length, spooled },
+        spooled
+          ? 'could not queue a watched message; kept in the spool until the store answers'
+          : 'could not queue a watched message; kept in memory until the store answers',
       );
       this.#scheduleBacklog();
       return 'buffered';
@@ -436,10 +488,11 @@ export class Watcher {
   }
 
   /** Queues the buffered messages, oldest first; while the store still refuses, tries again after 1 s doubling to 30 s. */
-  #scheduleBacklog(): void {
+  #scheduleBacklog(delayMs?: number): void {
     if (this.#backlogTimer || this.#shutdown.signal.aborted) return;
-    const delay = Math.min(30_000, 1_000 * 2 ** Math.min(this.#backlogAttempt, 5));
+    const delay = delayMs ?? Math.min(30_000, 1_000 * 2 ** Math.min(this.#backlogAttempt, 5));
     this.#backlogTimer = setTimeout(async () => {
+      const before = this.#backlog.length;
       try {
         while (this.#backlog.length > 0) {
           await this.store.enqueue(this.#backlog[0]!);
@@ -451,10 +504,20 @@ export class Watcher {
         this.#backlogAttempt += 1;
       } finally {
         this.#backlogTimer = undefined;
+        // Only once they are in the store do they leave the spool.
+        if (this.#backlog.length < before) this.#rewriteSpool();
         if (this.#backlog.length > 0) this.#scheduleBacklog();
       }
     }, delay);
     this.#backlogTimer.unref();
+  }
+
+  #rewriteSpool(): void {
+    try {
+      this.#spool?.replace(this.#backlog);
+    } catch (err) {
+      this.#logger.error({ err: (err as Error).message, spool: this.#spool?.path }, 'could not rewrite the watch spool');
+    }
   }
 
   #recentOf(message: Pick<IncomingMessage, 'messageId' | 'threadId' | 'postedAt' | 'text'>) {

@@ -1,0 +1,73 @@
+/**
+ * Watched messages that arrive while PostgreSQL is down, and a process stopped before it is back
+ * (issue 32: the 40 messages received meanwhile were kept in memory only and lost at the stop).
+ * A PostgreSQL cluster of the test's own, really stopped (`pg_ctl stop -m immediate`) and started;
+ * the real watcher in a child process, stopped with a real SIGTERM and a real SIGKILL during the
+ * outage. The messages it could not queue are in its spool (ids only) and scored after the restart.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../adapters/chat/store/index.ts';
+import { WATCH_SPOOL_FILE } from '../../adapters/chat/watch/spool.ts';
+import { startPostgresCluster, type PostgresCluster } from '../helpers/pg-cluster.ts';
+import { killWatchers, runWatcher, WATCHED_TEXT } from './watcher-run.ts';
+
+let dir: string;
+let pg: PostgresCluster;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'watch-spool-'));
+  pg = await startPostgresCluster();
+  const store = new PostgresStore(pg.url);
+  await store.ready();
+  await store.watchChannel('discord:1', 'C1', 0);
+  await store.close();
+}, 60_000);
+afterAll(async () => {
+  await killWatchers();
+  await pg?.destroy();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe.each([['SIGTERM'], ['SIGKILL']] as const)('PostgreSQL down, the watcher stopped with %s before it is back', (signal) => {
+  it('keeps the messages it could not queue in the spool (ids only) and scores every one after the restart', async () => {
+    const spoolDir = join(dir, signal);
+    const env = { WATCH_DIR: spoolDir, WATCH_DATABASE_URL: pg.url, WATCH_LEASE_MS: '500' };
+    const ids = (from: number) => Array.from({ length: 10 }, (_, i) => `${signal}-${from + i}`);
+    const first = runWatcher(env);
+    await first.waitFor((l) => l === 'ready');
+    for (const id of ids(0)) first.send(`offer ${id}`);
+    for (const id of ids(0)) await first.waitFor((l) => l === `offered ${id} queued`);
+
+    await pg.stop('immediate');
+    for (const id of ids(10)) first.send(`offer ${id}`);
+    for (const id of ids(10)) await first.waitFor((l) => l === `offered ${id} buffered`);
+    await first.kill(signal);
+
+    const spool = await readFile(join(spoolDir, WATCH_SPOOL_FILE), 'utf8');
+    expect(spool.trim().split('\n')).toHaveLength(10);
+    // Ids only: no line carries the message's words.
+    expect(spool).not.toContain(WATCHED_TEXT('x').slice(20, 60));
+
+    await pg.start();
+    const second = runWatcher(env);
+    await second.waitFor((l) => l === 'ready');
+    const store = new PostgresStore(pg.url);
+    try {
+      const all = [...ids(0), ...ids(10)];
+      const deadline = Date.now() + 30_000;
+      let unscored = all;
+      while (unscored.length > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        const scored = await Promise.all(unscored.map((id) => store.isScored('discord:1', 'C1', id)));
+        unscored = unscored.filter((_, i) => !scored[i]);
+      }
+      expect(unscored).toEqual([]);
+      await expect(readFile(join(spoolDir, WATCH_SPOOL_FILE), 'utf8')).rejects.toThrow(/ENOENT/);
+    } finally {
+      await second.kill('SIGTERM');
+      await store.close();
+    }
+  }, 90_000);
+});
