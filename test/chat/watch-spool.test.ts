@@ -71,3 +71,52 @@ describe.each([['SIGTERM'], ['SIGKILL']] as const)('PostgreSQL down, the watcher
     }
   }, 90_000);
 });
+
+describe('PostgreSQL down between posting a card and recording it, the watcher stopped before it is back', () => {
+  it('keeps the posted card in the spool and records it after the restart, without posting it again', async () => {
+    const spoolDir = join(dir, 'card');
+    const env = { WATCH_DIR: spoolDir, WATCH_DATABASE_URL: pg.url, WATCH_LEASE_MS: '500' };
+    const setup = new PostgresStore(pg.url);
+    try {
+      await setup.setCards('discord:1', 'C1', true);
+    } finally {
+      await setup.close();
+    }
+    const first = runWatcher({ ...env, WATCH_HOLD_CARDS: '1' });
+    await first.waitFor((l) => l === 'ready');
+    first.send('offer card-1');
+    const flagId = (await first.waitFor((l) => l.startsWith('posting '))).slice('posting '.length);
+    await pg.stop('immediate');
+    first.send('release');
+    await first.waitFor((l) => l === `card ${flagId}`);
+    // The card is out; the store could not hear of it.
+    const deadline = Date.now() + 10_000;
+    let spool = '';
+    while (!spool.includes(flagId) && Date.now() < deadline) {
+      spool = await readFile(join(spoolDir, WATCH_SPOOL_FILE), 'utf8').catch(() => '');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(spool).toContain(`"flagId":"${flagId}"`);
+    await first.kill('SIGTERM');
+
+    await pg.start();
+    const second = runWatcher(env);
+    await second.waitFor((l) => l === 'ready');
+    const store = new PostgresStore(pg.url);
+    try {
+      const until = Date.now() + 30_000;
+      let flag = await store.getFlag('discord:1', flagId);
+      while ((flag?.card !== 'posted' || (await store.pendingCount()) > 0) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 200));
+        flag = await store.getFlag('discord:1', flagId);
+      }
+      expect(flag).toMatchObject({ card: 'posted', cardId: `card-of-${flagId}` });
+      expect(await store.pendingCount()).toBe(0);
+      expect(second.lines.filter((l) => l.startsWith('posting '))).toEqual([]);
+    } finally {
+      await second.kill('SIGTERM');
+      await store.setCards('discord:1', 'C1', false);
+      await store.close();
+    }
+  }, 90_000);
+});

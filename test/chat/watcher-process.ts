@@ -3,6 +3,7 @@
  * (SIGKILL, SIGTERM) at a chosen moment. Told by the environment: WATCH_DIR (the store's folder),
  * WATCH_OFFER (message ids to offer, comma-separated), WATCH_HANG_CARDS=1 (a card post never
  * returns, so the process can be killed between recording a flag and posting its card),
+ * WATCH_HOLD_CARDS=1 (a card post returns only once the line `release` is read on stdin),
  * WATCH_LEASE_MS, WATCH_DATABASE_URL (PostgreSQL instead of SQLite; WATCH_DIR then holds the spool).
  * It prints one line per event: `ready`, `posting <flagId>`, `card <flagId>`, and for each line
  * `offer <id>` read on stdin, `offered <id> <result>`.
@@ -31,6 +32,11 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.WATCH_DATABASE_URL;
   const store = databaseUrl ? new PostgresStore(databaseUrl) : new SqliteStore(process.env.WATCH_DIR!);
   const hang = process.env.WATCH_HANG_CARDS === '1';
+  const hold = process.env.WATCH_HOLD_CARDS === '1';
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   const offer = (id: string) =>
     watcher.offer({
       scope: 'discord:1',
@@ -54,6 +60,7 @@ async function main(): Promise<void> {
       async postCard(_channel, card) {
         say(`posting ${card.flagId}`);
         if (hang) await new Promise(() => undefined);
+        if (hold) await released;
         say(`card ${card.flagId}`);
         return `card-of-${card.flagId}`;
       },
@@ -64,6 +71,7 @@ async function main(): Promise<void> {
   for (const id of (process.env.WATCH_OFFER ?? '').split(',').filter(Boolean)) await offer(id);
   say('ready');
   createInterface({ input: process.stdin }).on('line', (line) => {
+    if (line.trim() === 'release') release();
     const id = /^offer (\S+)$/.exec(line.trim())?.[1];
     if (!id) return;
     offer(id).then(

@@ -20,7 +20,7 @@ import type { WatchSettings } from './config.ts';
 import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
 import { authorKey, RecentMessages } from './recent.ts';
-import type { WatchSpool } from './spool.ts';
+import type { PostedCardMark, WatchSpool } from './spool.ts';
 import type { WatchStore } from '../store/types.ts';
 import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
 
@@ -198,6 +198,8 @@ export class Watcher {
   /** Messages the store could not queue (the database unreachable), queued again as soon as it answers; also in the spool. */
   readonly #backlog: PendingItem[] = [];
   readonly #spool: WatchSpool | undefined;
+  /** Cards the platform accepted while the store could not record them; also in the spool, recorded as soon as it answers. */
+  readonly #postedCards: PostedCardMark[] = [];
   #backlogTimer: NodeJS.Timeout | undefined;
   #backlogAttempt = 0;
   /**
@@ -274,31 +276,35 @@ export class Watcher {
     this.#wake?.();
     await this.#loop;
     await Promise.allSettled([...this.#inflight.values()]);
-    if (this.#backlog.length > 0) {
+    if (this.#backlog.length > 0 || this.#postedCards.length > 0) {
       if (this.#spool) {
         this.#logger.warn(
-          { kept: this.#backlog.length, spool: this.#spool.path },
+          { kept: this.#backlog.length, cards: this.#postedCards.length, spool: this.#spool.path },
           'watched messages the database could not queue are kept in the spool; the next start queues them',
         );
       } else {
-        this.#logger.error({ lost: this.#backlog.length }, 'watched messages the database could not queue are lost (no spool)');
+        this.#logger.error(
+          { lost: this.#backlog.length, cards: this.#postedCards.length },
+          'watched messages the database could not queue are lost (no spool)',
+        );
       }
     }
   }
 
   /** Messages a previous run kept in the spool go back to the queue (the store may refuse them still: they wait in the backlog). */
   #replaySpool(): void {
-    let spooled: PendingItem[];
+    let spooled: { items: PendingItem[]; cards: PostedCardMark[] };
     try {
-      spooled = this.#spool?.read() ?? [];
+      spooled = this.#spool?.read() ?? { items: [], cards: [] };
     } catch (err) {
       this.#logger.error({ err: (err as Error).message, spool: this.#spool?.path }, 'could not read the watch spool');
       return;
     }
-    if (spooled.length === 0) return;
+    if (spooled.items.length === 0 && spooled.cards.length === 0) return;
     const known = new Set(this.#backlog.map(itemKey));
-    for (const item of spooled) if (!known.has(itemKey(item))) this.#backlog.push(item);
-    this.#logger.info({ spooled: spooled.length }, 'queueing the watched messages kept in the spool');
+    for (const item of spooled.items) if (!known.has(itemKey(item))) this.#backlog.push(item);
+    for (const card of spooled.cards) if (!this.#postedCards.some((c) => c.flagId === card.flagId)) this.#postedCards.push(card);
+    this.#logger.info({ spooled: spooled.items.length, cards: spooled.cards.length }, 'queueing the watched messages kept in the spool');
     this.#scheduleBacklog(0);
   }
 
@@ -404,8 +410,10 @@ export class Watcher {
   async deleteScope(scope: string): Promise<void> {
     await this.store.deleteScope(scope);
     const kept = this.#backlog.filter((item) => item.scope !== scope);
-    if (kept.length < this.#backlog.length) {
+    const keptCards = this.#postedCards.filter((card) => card.scope !== scope);
+    if (kept.length < this.#backlog.length || keptCards.length < this.#postedCards.length) {
       this.#backlog.splice(0, this.#backlog.length, ...kept);
+      this.#postedCards.splice(0, this.#postedCards.length, ...keptCards);
       this.#rewriteSpool();
     }
     for (const key of this.#texts.keys()) if (key.startsWith(`${scope}|`)) this.#texts.delete(key);
@@ -492,8 +500,14 @@ export class Watcher {
     if (this.#backlogTimer || this.#shutdown.signal.aborted) return;
     const delay = delayMs ?? Math.min(30_000, 1_000 * 2 ** Math.min(this.#backlogAttempt, 5));
     this.#backlogTimer = setTimeout(async () => {
-      const before = this.#backlog.length;
+      const before = this.#backlog.length + this.#postedCards.length;
       try {
+        // Cards first: a message scored again before its card is recorded would post the card again.
+        while (this.#postedCards.length > 0) {
+          const { scope, flagId, cardId, cardChannelId } = this.#postedCards[0]!;
+          await this.store.setCard(scope, flagId, 'posted', { cardId, cardChannelId });
+          this.#postedCards.shift();
+        }
         while (this.#backlog.length > 0) {
           await this.store.enqueue(this.#backlog[0]!);
           this.#backlog.shift();
@@ -505,8 +519,8 @@ export class Watcher {
       } finally {
         this.#backlogTimer = undefined;
         // Only once they are in the store do they leave the spool.
-        if (this.#backlog.length < before) this.#rewriteSpool();
-        if (this.#backlog.length > 0) this.#scheduleBacklog();
+        if (this.#backlog.length + this.#postedCards.length < before) this.#rewriteSpool();
+        if (this.#backlog.length > 0 || this.#postedCards.length > 0) this.#scheduleBacklog();
       }
     }, delay);
     this.#backlogTimer.unref();
@@ -514,7 +528,7 @@ export class Watcher {
 
   #rewriteSpool(): void {
     try {
-      this.#spool?.replace(this.#backlog);
+      this.#spool?.replace(this.#backlog, this.#postedCards);
     } catch (err) {
       this.#logger.error({ err: (err as Error).message, spool: this.#spool?.path }, 'could not rewrite the watch spool');
     }
@@ -769,7 +783,8 @@ export class Watcher {
       // card 'failed' without a card id, and its message stays queued: scored again now, the card
       // is posted this once. The queue's lease makes this instance the only one doing it.
       const earlier = cards ? await this.store.flagOfMessage(item.scope, item.channelId, item.messageId) : undefined;
-      if (earlier && earlier.card === 'failed' && earlier.cardId === undefined && earlier.outcome === undefined) {
+      const posted = earlier && this.#postedCards.some((c) => c.flagId === earlier.flagId);
+      if (earlier && !posted && earlier.card === 'failed' && earlier.cardId === undefined && earlier.outcome === undefined) {
         log.info({ flagId: earlier.flagId }, 'watched message was flagged before its card was posted; posting the card now');
         return this.#raiseCard(item, message, judgment, earlier.flagId, preset, log, 0, true);
       }
@@ -841,7 +856,21 @@ export class Watcher {
       this.#cardRetries.set(itemKey(item), { message, judgment, flagId, preset, attempt: attempt + 1, recovered });
       return retryInMs;
     }
-    await this.store.setCard(item.scope, flagId, 'posted', { cardId, cardChannelId: reviewChannel });
+    try {
+      await this.store.setCard(item.scope, flagId, 'posted', { cardId, cardChannelId: reviewChannel });
+    } catch (err) {
+      // The card is out: the store must hear of it (from the spool, if this process stops first), or
+      // the message's next score would post the card again.
+      const mark = { scope: item.scope, flagId, cardId, cardChannelId: reviewChannel };
+      this.#postedCards.push(mark);
+      try {
+        this.#spool?.addCard(mark);
+      } catch (spoolErr) {
+        log.error({ err: (spoolErr as Error).message }, 'could not write a posted card to the spool');
+      }
+      log.warn({ flagId, cardId, err: (err as Error).message }, 'review card posted; it is recorded once the store answers');
+      this.#scheduleBacklog();
+    }
     this.counters.cards += 1;
     log.info({ flagId, cardId }, 'review card posted');
     return undefined;
