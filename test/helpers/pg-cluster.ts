@@ -24,7 +24,18 @@ export interface PostgresCluster {
   destroy(): Promise<void>;
 }
 
-async function asPostgres(command: string, args: string[]): Promise<void> {
+/** Where initdb and pg_ctl are: `pg_config --bindir` (Debian keeps them off the PATH), else the PATH. */
+let binDir: Promise<string | undefined> | undefined;
+function serverBinary(name: string): Promise<string> {
+  binDir ??= run('pg_config', ['--bindir']).then(
+    ({ stdout }) => stdout.trim() || undefined,
+    () => undefined,
+  );
+  return binDir.then((dir) => (dir ? join(dir, name) : name));
+}
+
+async function asPostgres(name: string, args: string[]): Promise<void> {
+  const command = await serverBinary(name);
   if (process.getuid?.() === 0) await run('runuser', ['-u', 'postgres', '--', command, ...args]);
   else await run(command, args);
 }
