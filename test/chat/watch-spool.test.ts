@@ -5,12 +5,12 @@
  * the real watcher in a child process, stopped with a real SIGTERM and a real SIGKILL during the
  * outage. The messages it could not queue are in its spool (ids only) and scored after the restart.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../adapters/chat/store/index.ts';
-import { WATCH_SPOOL_FILE } from '../../adapters/chat/watch/spool.ts';
+import { WATCH_SPOOL_FILE, WatchSpool } from '../../adapters/chat/watch/spool.ts';
 import { startPostgresCluster, type PostgresCluster } from '../helpers/pg-cluster.ts';
 import { killWatchers, runWatcher, WATCHED_TEXT } from './watcher-run.ts';
 
@@ -119,4 +119,21 @@ describe('PostgreSQL down between posting a card and recording it, the watcher s
       await store.close();
     }
   }, 90_000);
+});
+
+describe('the spool file', () => {
+  it('reads each message and card once, skips a line cut short by a crash, and is removed once empty', async () => {
+    const spool = new WatchSpool(join(dir, 'file'));
+    const item = { scope: 'slack:T1', channelId: 'C1', messageId: '1.2', authorId: 'U1', postedAt: 1, enqueuedAt: 2 };
+    spool.add(item);
+    spool.add(item);
+    spool.addCard({ scope: 'slack:T1', flagId: 'f1', cardId: '3.4', cardChannelId: 'CMOD' });
+    await appendFile(spool.path, '{"scope":"slack:T1","channelId":"C1","mess');
+    expect(spool.read()).toEqual({ items: [item], cards: [{ scope: 'slack:T1', flagId: 'f1', cardId: '3.4', cardChannelId: 'CMOD' }] });
+    spool.replace([], [{ scope: 'slack:T1', flagId: 'f1', cardId: '3.4', cardChannelId: 'CMOD' }]);
+    expect(spool.read()).toEqual({ items: [], cards: [{ scope: 'slack:T1', flagId: 'f1', cardId: '3.4', cardChannelId: 'CMOD' }] });
+    spool.replace([]);
+    await expect(readFile(spool.path, 'utf8')).rejects.toThrow(/ENOENT/);
+    expect(spool.read()).toEqual({ items: [], cards: [] });
+  });
 });

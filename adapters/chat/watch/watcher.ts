@@ -304,6 +304,8 @@ export class Watcher {
     const known = new Set(this.#backlog.map(itemKey));
     for (const item of spooled.items) if (!known.has(itemKey(item))) this.#backlog.push(item);
     for (const card of spooled.cards) if (!this.#postedCards.some((c) => c.flagId === card.flagId)) this.#postedCards.push(card);
+    // Written again at once: a line a crash cut short is dropped before anything is appended after it.
+    this.#rewriteSpool();
     this.#logger.info({ spooled: spooled.items.length, cards: spooled.cards.length }, 'queueing the watched messages kept in the spool');
     this.#scheduleBacklog(0);
   }
