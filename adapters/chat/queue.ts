@@ -339,10 +339,12 @@ export class DetectionQueue {
       if (counted) this.#backgroundWaiting -= 1;
       counted = false;
     };
-    const scheduled = this.#schedule(ticket, { priority: BACKGROUND_PRIORITY, weight }, () =>
-      this.#attempt(call, ticket, { signal }, Number.POSITIVE_INFINITY),
-    );
-    void scheduled.then(started, started);
+    const scheduled = this.#schedule(ticket, { priority: BACKGROUND_PRIORITY, weight }, () => {
+      // Started: the next background call may be scheduled while this one is on the wire.
+      started();
+      return this.#attempt(call, ticket, { signal }, Number.POSITIVE_INFINITY);
+    });
+    scheduled.catch(started);
     const aborted = signal
       ? new Promise<never>((_, reject) => {
           const onAbort = (): void => {

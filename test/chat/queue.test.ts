@@ -143,6 +143,38 @@ describe('the shared queue in Redis', () => {
     }
   });
 
+  it('leaves room for the next watched call while one is on the wire, with Redis down too', async () => {
+    const server = await startRedisServer();
+    const queue = new DetectionQueue({
+      id: `chat-queue-room-${process.pid}-${Date.now()}`,
+      maxConcurrent: 8,
+      maxWaitMs: 5_000,
+      redisUrl: server.url,
+    });
+    try {
+      for (const down of [false, true]) {
+        if (down) await server.stop();
+        let release: () => void = () => undefined;
+        let started = false;
+        const call = queue.run(
+          () =>
+            new Promise<string>((resolve) => {
+              started = true;
+              release = () => resolve('watched');
+            }),
+          { background: true },
+        );
+        while (!started) await new Promise((r) => setTimeout(r, 10));
+        expect(await queue.roomForBackground()).toBe(true);
+        release();
+        expect((await call).value).toBe('watched');
+      }
+    } finally {
+      await queue.close();
+      await server.stop();
+    }
+  }, 60_000);
+
   it('answers interactive and watched calls while Redis is down, and shares the queue again once it is back', async () => {
     // A private redis-server: stopping the run's shared one would break the other suites.
     const server = await startRedisServer();
