@@ -55,6 +55,14 @@ const MESSAGES = Number(args.messages);
 const ONLY = new Set(args.only.split(',').map((s) => s.trim()));
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Bot processes and the PostgreSQL cluster still up: an interrupted run (Ctrl-C) stops them too. */
+const running = { bots: new Set<ChildProcess>(), cluster: undefined as PostgresCluster | undefined };
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const bot of running.bots) bot.kill('SIGKILL');
+    void (running.cluster?.destroy() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  });
+}
 const rows: string[][] = [];
 const say = (line: string): void => void process.stderr.write(`chaos: ${line}\n`);
 
@@ -166,8 +174,10 @@ async function startBot(fake: FakeDiscord, env: NodeJS.ProcessEnv): Promise<BotP
   child.stderr?.on('data', (d: Buffer) => {
     output = (output + d.toString()).slice(-200_000);
   });
+  running.bots.add(child);
   const exited = new Promise<void>((r) =>
     child.once('exit', () => {
+      running.bots.delete(child);
       if (!args.logs) return r();
       const file = join(args.logs, `discord-${Date.now()}-${child.pid}.log`);
       void mkdir(args.logs, { recursive: true })
@@ -338,6 +348,7 @@ function watchRow(what: string, r: WatchRun): string[] {
 
 async function postgresFaults(service: RunningService, key: string): Promise<void> {
   const cluster = await startPostgresCluster();
+  running.cluster = cluster;
   try {
     if (ONLY.has('postgres')) {
       for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
@@ -373,6 +384,7 @@ async function postgresFaults(service: RunningService, key: string): Promise<voi
     }
   } finally {
     await cluster.destroy();
+    running.cluster = undefined;
   }
 }
 
