@@ -4,7 +4,9 @@
  * and only a call still waiting after `maxWaitMs` is given up with "try again in N s".
  *
  * With Redis, every bot instance on the same URL and key shares one bottleneck budget, one list of
- * waiting checks (so "position N" counts the checks of all instances) and one 429 pause.
+ * waiting checks (so "position N" counts the checks of all instances) and one 429 pause. Redis holds
+ * only what may be lost: while it is unreachable each instance queues in its own memory, with the
+ * key's whole budget, and goes back to the shared queue once Redis answers again.
  */
 import { randomUUID } from 'node:crypto';
 import Bottleneck from 'bottleneck';
@@ -58,6 +60,9 @@ export interface QueueCallOptions {
   weight?: number | undefined;
 }
 
+/** ioredis states of a connection that was lost and is not back yet. */
+const REDIS_LOST = new Set(['reconnecting', 'close', 'end']);
+
 /** Bottleneck runs lower numbers first; interactive checks keep its default (5). */
 const BACKGROUND_PRIORITY = 9;
 /** Share of the key's budget a background call leaves to interactive checks. */
@@ -84,7 +89,12 @@ interface Ticket {
 export class DetectionQueue {
   readonly #options: Required<Pick<DetectionQueueOptions, 'maxWaitMs' | 'announceAfterMs' | 'reannounceEveryMs'>> & DetectionQueueOptions;
   readonly #bottleneck: Bottleneck;
+  /** With Redis: the in-process queue used while Redis is unreachable. */
+  readonly #local: Bottleneck | undefined;
   readonly #redis: Redis | undefined;
+  #redisDownSince: number | undefined;
+  /** Tickets waiting in the shared queue, each with what moves it to this process's queue when Redis goes. */
+  readonly #movers = new Map<Ticket, () => void>();
   readonly #connection: Bottleneck.IORedisConnection | undefined;
   /** Waiting tickets of this process, in order; the shared list lives in Redis when clustered. */
   readonly #waiting: Ticket[] = [];
@@ -114,7 +124,7 @@ export class DetectionQueue {
       this.#connection.on('error', warn);
     }
     const rate = options.rate;
-    this.#bottleneck = new Bottleneck({
+    const limits: Bottleneck.ConstructorOptions = {
       id: options.id,
       maxConcurrent: options.maxConcurrent,
       ...(rate
@@ -127,11 +137,42 @@ export class DetectionQueue {
             reservoirRefreshInterval: rate.intervalMs,
           }
         : {}),
+    };
+    this.#bottleneck = new Bottleneck({
+      ...limits,
       ...(this.#connection
         ? { datastore: 'ioredis', connection: this.#connection, clearDatastore: false, timeout: 600_000, heartbeatInterval: 250 }
         : {}),
     } as Bottleneck.ConstructorOptions);
     this.#bottleneck.on('error', warn);
+    if (this.#redis) {
+      this.#local = new Bottleneck(limits);
+      this.#local.on('error', warn);
+      this.#redis.on('close', () => {
+        if (this.#redisDownSince !== undefined) return;
+        this.#redisDownSince = Date.now();
+        for (const move of [...this.#movers.values()]) move();
+        options.logger?.warn('the shared detection queue is unreachable (Redis); checks queue in this process until it answers');
+      });
+      this.#redis.on('ready', () => {
+        if (this.#redisDownSince === undefined) return;
+        options.logger?.info({ downMs: Date.now() - this.#redisDownSince }, 'the shared detection queue (Redis) answers again');
+        this.#redisDownSince = undefined;
+      });
+    }
+  }
+
+  /**
+   * Redis unless it is known to be unreachable (its connection lost and not back yet): a check never
+   * waits on a reconnect. Its first connection is waited for, so instances share the queue from the start.
+   */
+  get #shared(): Redis | undefined {
+    return this.#redis && !REDIS_LOST.has(this.#redis.status) ? this.#redis : undefined;
+  }
+
+  /** The queue a call joins now: the shared one, or this process's own while Redis is unreachable. */
+  get #limiter(): Bottleneck {
+    return this.#local && !this.#shared ? this.#local : this.#bottleneck;
   }
 
   get clustered(): boolean {
@@ -150,11 +191,9 @@ export class DetectionQueue {
     const announcer = this.#announce(ticket, options.onQueued);
     let giveUp: NodeJS.Timeout | undefined;
     try {
-      const scheduled = this.#bottleneck.schedule({ weight: this.#weightOf(options.weight) }, async () => {
-        if (ticket.abandoned) return { skipped: true as const };
-        ticket.started = true;
+      const scheduled = this.#schedule(ticket, { weight: this.#weightOf(options.weight) }, async () => {
         await this.#leave(ticket);
-        return { skipped: false as const, value: await this.#attempt(call, ticket, options, this.#options.maxWaitMs) };
+        return this.#attempt(call, ticket, options, this.#options.maxWaitMs);
       });
       scheduled.catch(() => undefined);
       const timedOut = new Promise<never>((_, reject) => {
@@ -186,9 +225,7 @@ export class DetectionQueue {
             else signal.addEventListener('abort', onAbort, { once: true });
           })
         : new Promise<never>(() => undefined);
-      const outcome = await Promise.race([scheduled, timedOut, aborted]);
-      if (outcome.skipped) throw new Error('unreachable: a skipped ticket never resolves its caller');
-      return { value: outcome.value.value, waitedMs: outcome.value.waitedMs };
+      return await Promise.race([scheduled, timedOut, aborted]);
     } finally {
       clearTimeout(giveUp);
       announcer.stop();
@@ -205,13 +242,15 @@ export class DetectionQueue {
     if (this.#backgroundWaiting > 0) return false;
     if ((await this.#pauseRemaining()) > 0) return false;
     // Two places on the wire stay free for interactive checks (one when there are only two).
-    const running = await this.#bottleneck.running().catch(() => 0);
+    const limiter = this.#limiter;
+    const running = await limiter.running().catch(() => 0);
     if (running >= Math.max(1, this.#options.maxConcurrent - 2)) return false;
-    const waiting = this.#redis ? await this.#redis.zcard(this.#waitingKey).catch(() => 0) : this.#waiting.length;
+    const shared = this.#shared;
+    const waiting = shared ? await shared.zcard(this.#waitingKey).catch(() => 0) : this.#waiting.length;
     if (waiting > 0) return false;
     const rate = this.#options.rate;
     if (rate) {
-      const left = await this.#bottleneck.currentReservoir().catch(() => null);
+      const left = await limiter.currentReservoir().catch(() => null);
       if (left !== null && left <= Math.ceil(rate.max * INTERACTIVE_RESERVE)) return false;
     }
     return true;
@@ -226,7 +265,7 @@ export class DetectionQueue {
     const extra = Math.round(units);
     if (!this.#options.rate || !(extra > 0)) return;
     try {
-      await this.#bottleneck.incrementReservoir(-extra);
+      await this.#limiter.incrementReservoir(-extra);
     } catch (err) {
       this.#options.logger?.warn({ err: (err as Error).message }, 'could not charge a call to the queue’s budget');
     }
@@ -234,9 +273,10 @@ export class DetectionQueue {
 
   /** 1 for the next check to start; counts the checks of every instance when clustered. */
   async position(ticketId: string): Promise<number | undefined> {
-    if (this.#redis) {
-      const rank = await this.#redis.zrank(this.#waitingKey, ticketId);
-      return rank === null ? undefined : rank + 1;
+    const shared = this.#shared;
+    if (shared) {
+      const rank = await shared.zrank(this.#waitingKey, ticketId);
+      if (rank !== null) return rank + 1;
     }
     const index = this.#waiting.findIndex((t) => t.id === ticketId);
     return index < 0 ? undefined : index + 1;
@@ -245,6 +285,7 @@ export class DetectionQueue {
   async close(): Promise<void> {
     await bounded(this.#bottleneck.stop({ dropWaitingJobs: true }), 2_000);
     await bounded(this.#bottleneck.disconnect(true), 2_000);
+    if (this.#local) await bounded(this.#local.stop({ dropWaitingJobs: true }), 2_000);
     if (this.#connection) await bounded(this.#connection.disconnect(true), 2_000);
     this.#redis?.disconnect();
   }
@@ -267,14 +308,14 @@ export class DetectionQueue {
   }
 
   async #enter(ticket: Ticket): Promise<void> {
-    if (!this.#redis) {
-      this.#waiting.push(ticket);
-      return;
-    }
+    // Also kept here: while Redis is unreachable, positions count this process's checks.
+    this.#waiting.push(ticket);
+    const shared = this.#shared;
+    if (!shared) return;
     // Entries of an instance that died while its checks waited would hold positions forever; they
     // are dropped once older than any check may wait.
     const staleBefore = ticket.askedAt - this.#options.maxWaitMs - 60_000;
-    await this.#redis
+    await shared
       .multi()
       .zremrangebyscore(this.#waitingKey, '-inf', staleBefore)
       .zadd(this.#waitingKey, ticket.askedAt, ticket.id)
@@ -284,9 +325,10 @@ export class DetectionQueue {
   }
 
   async #leave(ticket: Ticket): Promise<void> {
+    this.#movers.delete(ticket);
     const index = this.#waiting.indexOf(ticket);
     if (index >= 0) this.#waiting.splice(index, 1);
-    if (this.#redis) await this.#redis.zrem(this.#waitingKey, ticket.id).catch(() => undefined);
+    if (this.#shared) await this.#shared.zrem(this.#waitingKey, ticket.id).catch(() => undefined);
   }
 
   async #runBackground<T>(call: () => Promise<T>, signal: AbortSignal | undefined, weight: number): Promise<QueuedResult<T>> {
@@ -297,11 +339,10 @@ export class DetectionQueue {
       if (counted) this.#backgroundWaiting -= 1;
       counted = false;
     };
-    const scheduled = this.#bottleneck.schedule({ priority: BACKGROUND_PRIORITY, weight }, async () => {
+    const scheduled = this.#schedule(ticket, { priority: BACKGROUND_PRIORITY, weight }, () => {
+      // Started: the next background call may be scheduled while this one is on the wire.
       started();
-      if (ticket.abandoned) return { skipped: true as const };
-      ticket.started = true;
-      return { skipped: false as const, value: await this.#attempt(call, ticket, { signal }, Number.POSITIVE_INFINITY) };
+      return this.#attempt(call, ticket, { signal }, Number.POSITIVE_INFINITY);
     });
     scheduled.catch(started);
     const aborted = signal
@@ -309,6 +350,7 @@ export class DetectionQueue {
           const onAbort = (): void => {
             if (!ticket.started) {
               ticket.abandoned = true;
+              this.#movers.delete(ticket);
               started();
             }
             reject(signal.reason);
@@ -317,9 +359,69 @@ export class DetectionQueue {
           else signal.addEventListener('abort', onAbort, { once: true });
         })
       : new Promise<never>(() => undefined);
-    const outcome = await Promise.race([scheduled, aborted]);
-    if (outcome.skipped) throw new Error('unreachable: a skipped ticket never resolves its caller');
-    return { value: outcome.value.value, waitedMs: outcome.value.waitedMs };
+    return Promise.race([scheduled, aborted]);
+  }
+
+  /**
+   * Schedules `work` for the ticket on the queue of the moment. A ticket waiting in the shared queue
+   * when Redis becomes unreachable (or whose scheduling Redis refuses) joins this process's queue as
+   * well, and whichever turn comes first runs it: a Redis outage must not hold a check back, nor
+   * fail it.
+   */
+  #schedule<T>(
+    ticket: Ticket,
+    jobOptions: Bottleneck.JobOptions,
+    work: () => Promise<{ value: T; waitedMs: number }>,
+  ): Promise<{ value: T; waitedMs: number }> {
+    return new Promise((resolve, reject) => {
+      let onLocal = false;
+      const submit = (limiter: Bottleneck): void => {
+        const local = limiter === this.#local;
+        limiter
+          .schedule(jobOptions, async () => {
+            if (ticket.abandoned || ticket.started) return { ran: false as const };
+            ticket.started = true;
+            this.#movers.delete(ticket);
+            try {
+              return { ran: true as const, value: await work() };
+            } catch (err) {
+              return { ran: true as const, err };
+            }
+          })
+          .then(
+            (outcome) => {
+              if (!outcome.ran) return;
+              if ('err' in outcome) reject(outcome.err);
+              else resolve(outcome.value);
+            },
+            (err: unknown) => {
+              if (ticket.started || ticket.abandoned) return;
+              this.#movers.delete(ticket);
+              if (!local && this.#local) {
+                this.#options.logger?.warn(
+                  { err: (err as Error).message },
+                  'the shared detection queue failed a check; it queues in this process',
+                );
+                moveToLocal();
+              } else reject(err);
+            },
+          );
+      };
+      const moveToLocal = (): void => {
+        this.#movers.delete(ticket);
+        if (onLocal || !this.#local || ticket.started || ticket.abandoned) return;
+        onLocal = true;
+        submit(this.#local);
+      };
+      const limiter = this.#limiter;
+      if (limiter === this.#local) {
+        onLocal = true;
+        submit(limiter);
+        return;
+      }
+      this.#movers.set(ticket, moveToLocal);
+      submit(limiter);
+    });
   }
 
   async #attempt<T>(
@@ -358,10 +460,11 @@ export class DetectionQueue {
 
   async #pauseFor(ms: number): Promise<void> {
     this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + ms);
-    if (!this.#redis) return;
+    const shared = this.#shared;
+    if (!shared) return;
     try {
-      const current = await this.#redis.pttl(this.#pauseKey);
-      if (current < ms) await this.#redis.set(this.#pauseKey, '1', 'PX', Math.ceil(ms));
+      const current = await shared.pttl(this.#pauseKey);
+      if (current < ms) await shared.set(this.#pauseKey, '1', 'PX', Math.ceil(ms));
     } catch {
       // The local pause still holds this instance back.
     }
@@ -369,8 +472,9 @@ export class DetectionQueue {
 
   async #pauseRemaining(): Promise<number> {
     let wait = this.#pausedUntil - Date.now();
-    if (this.#redis) {
-      const shared = await this.#redis.pttl(this.#pauseKey).catch(() => -2);
+    const redis = this.#shared;
+    if (redis) {
+      const shared = await redis.pttl(this.#pauseKey).catch(() => -2);
       if (shared > wait) wait = shared;
     }
     return Math.max(0, wait);
@@ -380,7 +484,8 @@ export class DetectionQueue {
   async #retryEstimate(): Promise<number> {
     const pause = await this.#pauseRemaining();
     const rate = this.#options.rate;
-    const backlog = this.#redis ? await this.#redis.zcard(this.#waitingKey).catch(() => 0) : this.#waiting.length;
+    const shared = this.#shared;
+    const backlog = shared ? await shared.zcard(this.#waitingKey).catch(() => 0) : this.#waiting.length;
     const drain = rate ? Math.ceil((backlog * rate.intervalMs) / rate.max) : 0;
     return Math.max(pause, drain, 1_000);
   }

@@ -24,7 +24,7 @@ import type { ChatStore, ScopeSettings } from '../chat/store/index.ts';
 import type { DiscordBotSettings } from './config.ts';
 import { describeDiscordError } from './discord-errors.ts';
 import type { ModLog, ModLogEntry } from './modlog.ts';
-import type { CheckSource, RecheckStore } from './recheck-store.ts';
+import { type CheckSource, newRecheckKey, type RecheckStore } from './recheck-store.ts';
 import { fitEmbeds } from './file-reply.ts';
 import { problemEmbed, recheckButtons, resultEmbed } from './reply.ts';
 import { memberCheckRows } from './author-reply.ts';
@@ -266,14 +266,10 @@ export async function runCheck(ctx: BotContext, interaction: RepliableInteractio
         ownerId: interaction.user.id,
       }));
   } catch (err) {
-    ctx.logger.error({ ...fields, err: (err as Error).message }, 'could not store the check for its buttons');
-    await answerProblem(
-      ctx,
-      interaction,
-      'The bot could not save this check (its state store is unavailable). Try again in a minute.',
-      'state_unavailable',
-    );
-    return;
+    // The answer matters more than its buttons (Redis holds only what may be lost): the buttons of a
+    // check that could not be stored say it expired when pressed.
+    ctx.logger.warn({ ...fields, err: (err as Error).message }, 'could not store the check for its buttons; they will say it expired');
+    key = newRecheckKey();
   }
 
   // Sent as X-Request-Id: the service logs it as caller_request_id, so bot and service logs can be

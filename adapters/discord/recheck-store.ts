@@ -46,7 +46,7 @@ export class RecheckStore {
 
   /** Remembers a check and returns its key (16 random bytes, base64url: unguessable, 22 characters). */
   async remember(value: RememberedCheck): Promise<string> {
-    const key = randomBytes(16).toString('base64url');
+    const key = newRecheckKey();
     await this.#store.saveCheck(ID_PREFIX + key, value, this.#ttlMs);
     return key;
   }
@@ -61,4 +61,12 @@ export class RecheckStore {
 function isRememberedCheck(value: unknown): value is RememberedCheck {
   const v = value as Partial<RememberedCheck> | undefined;
   return typeof v === 'object' && v !== null && typeof v.text === 'string' && typeof v.ownerId === 'string' && typeof v.source === 'object';
+}
+
+/**
+ * A key as `remember` makes them (16 random bytes, base64url), for a check that could not be stored
+ * (the state store unreachable): its buttons then find nothing and say the check expired.
+ */
+export function newRecheckKey(): string {
+  return randomBytes(16).toString('base64url');
 }

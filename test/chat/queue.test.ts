@@ -14,6 +14,7 @@ import { describeDetectError } from '../../adapters/chat/errors.ts';
 import { DetectionQueue, parseQueueRate, QueueWaitExceededError } from '../../adapters/chat/queue.ts';
 import { RateLimitError } from '../../src/client/errors.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
+import { startRedisServer } from '../helpers/redis.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 
 const TEXT =
@@ -141,4 +142,82 @@ describe('the shared queue in Redis', () => {
       redis.disconnect();
     }
   });
+
+  it('leaves room for the next watched call while one is on the wire, with Redis down too', async () => {
+    const server = await startRedisServer();
+    const queue = new DetectionQueue({
+      id: `chat-queue-room-${process.pid}-${Date.now()}`,
+      maxConcurrent: 8,
+      maxWaitMs: 5_000,
+      redisUrl: server.url,
+    });
+    try {
+      for (const down of [false, true]) {
+        if (down) await server.stop();
+        let release: () => void = () => undefined;
+        let started = false;
+        const call = queue.run(
+          () =>
+            new Promise<string>((resolve) => {
+              started = true;
+              release = () => resolve('watched');
+            }),
+          { background: true },
+        );
+        while (!started) await new Promise((r) => setTimeout(r, 10));
+        expect(await queue.roomForBackground()).toBe(true);
+        release();
+        expect((await call).value).toBe('watched');
+      }
+    } finally {
+      await queue.close();
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('answers interactive and watched calls while Redis is down, and shares the queue again once it is back', async () => {
+    // A private redis-server: stopping the run's shared one would break the other suites.
+    const server = await startRedisServer();
+    const queue = new DetectionQueue({
+      id: `chat-queue-outage-${process.pid}-${Date.now()}`,
+      maxConcurrent: 4,
+      rate: { max: 50, intervalMs: 1_000 },
+      maxWaitMs: 5_000,
+      redisUrl: server.url,
+    });
+    try {
+      expect((await queue.run(async () => 'before')).value).toBe('before');
+      await server.stop();
+      const during = await Promise.allSettled([
+        ...Array.from({ length: 5 }, (_, i) => queue.run(async () => `check ${i}`)),
+        queue.run(async () => 'watched', { background: true }),
+      ]);
+      expect(during.map((r) => (r.status === 'fulfilled' ? r.value.value : `failed: ${(r.reason as Error).name}`))).toEqual([
+        'check 0',
+        'check 1',
+        'check 2',
+        'check 3',
+        'check 4',
+        'watched',
+      ]);
+      expect(await queue.roomForBackground()).toBe(true);
+      await server.start();
+      const redis = new Redis(server.url);
+      try {
+        // Back on the shared queue: its keys are written again.
+        let shared = false;
+        for (let i = 0; i < 100 && !shared; i++) {
+          expect((await queue.run(async () => 'after')).value).toBe('after');
+          shared = (await redis.keys('b_chat-queue-outage-*')).length > 0;
+          if (!shared) await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(shared).toBe(true);
+      } finally {
+        redis.disconnect();
+      }
+    } finally {
+      await queue.close();
+      await server.stop();
+    }
+  }, 60_000);
 });

@@ -38,15 +38,27 @@ export class RedisStore implements ShortLivedStore {
   }
 
   async saveCheck(id: string, record: unknown, ttlMs: number): Promise<void> {
+    this.#failFastWhileLost();
     await this.#redis.set(`${this.#prefix}check:${id}`, JSON.stringify(record), 'PX', Math.max(1, Math.round(ttlMs)));
   }
 
   async loadCheck(id: string, ttlMs: number): Promise<unknown> {
+    this.#failFastWhileLost();
     const raw = await this.#redis.getex(`${this.#prefix}check:${id}`, 'PX', Math.max(1, Math.round(ttlMs)));
     return raw === null ? undefined : JSON.parse(raw);
   }
 
+  /**
+   * While the connection is lost (until ioredis reconnects), a command would wait for the next
+   * reconnect attempt (up to 2 s) before failing: a check's answer must not wait on what may be lost.
+   */
+  #failFastWhileLost(): void {
+    const status = this.#redis.status;
+    if (status === 'reconnecting' || status === 'close' || status === 'end') throw new Error(`redis is unreachable (${status})`);
+  }
+
   async claim(key: string, ttlMs: number): Promise<boolean> {
+    if (this.#redis.status === 'reconnecting') return this.#claimInMemory(key, ttlMs);
     let timer: NodeJS.Timeout | undefined;
     try {
       const result = await Promise.race([

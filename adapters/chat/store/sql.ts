@@ -474,6 +474,12 @@ export abstract class SqlStore implements BotDatabase {
     ]);
   }
 
+  async flagOfMessage(scope: string, channelId: string, messageId: string): Promise<FlagRecord | undefined> {
+    const key = itemKey({ scope, channelId, messageId });
+    const row = (await this.w('SELECT * FROM ~watch_scores WHERE key = ? AND flag_id IS NOT NULL', [key])).rows[0];
+    return row ? flagFrom(row) : undefined;
+  }
+
   async getFlag(scope: string, flagId: string): Promise<FlagRecord | undefined> {
     const row = (await this.w('SELECT * FROM ~watch_scores WHERE scope = ? AND flag_id = ?', [scope, flagId])).rows[0];
     return row ? flagFrom(row) : undefined;

@@ -215,6 +215,8 @@ export interface WatchStore {
   releaseCard(scope: string, channelId: string, authorId: string, now: number): Promise<void>;
   setCard(scope: string, flagId: string, state: CardState, card?: { cardId: string; cardChannelId: string }): Promise<void>;
   getFlag(scope: string, flagId: string): Promise<FlagRecord | undefined>;
+  /** The flag of a scored message, if its score flagged it (a re-score after a crash finds its card to post). */
+  flagOfMessage(scope: string, channelId: string, messageId: string): Promise<FlagRecord | undefined>;
   /**
    * Records a moderator's answer; the first answer stands. Undefined when the flag is no longer kept.
    * A "False positive" with `clearForMs` > 0 also keeps a clearing of the member (ids, date, the

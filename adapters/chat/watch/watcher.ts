@@ -20,6 +20,7 @@ import type { WatchSettings } from './config.ts';
 import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
 import { authorKey, RecentMessages } from './recent.ts';
+import type { PostedCardMark, WatchSpool } from './spool.ts';
 import type { WatchStore } from '../store/types.ts';
 import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
 import { decideAfterClearings } from './clearings.ts';
@@ -131,6 +132,11 @@ export interface WatcherOptions {
   maxCachedTexts?: number | undefined;
   /** After a card post the platform refused, the waits before each new try (default 10 s, 1 min, 5 min). */
   cardRetryDelaysMs?: number[] | undefined;
+  /**
+   * Where messages the store could not queue are kept on disk until it can (spool.ts); without it
+   * they are kept in memory only, and lost if the process stops first.
+   */
+  spool?: WatchSpool | undefined;
 }
 
 interface CachedMessage {
@@ -193,11 +199,29 @@ export class Watcher {
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
   readonly #cardRetryDelaysMs: number[];
-  /** Messages the store could not queue (the database unreachable), queued again as soon as it answers. */
+  /** Messages the store could not queue (the database unreachable), queued again as soon as it answers; also in the spool. */
   readonly #backlog: PendingItem[] = [];
+  readonly #spool: WatchSpool | undefined;
+  /** Cards the platform accepted while the store could not record them; also in the spool, recorded as soon as it answers. */
+  readonly #postedCards: PostedCardMark[] = [];
   #backlogTimer: NodeJS.Timeout | undefined;
   #backlogAttempt = 0;
-  readonly #cardRetries = new Set<NodeJS.Timeout>();
+  /**
+   * Cards the platform refused, by message: the message stays queued (released until the next try),
+   * so a restart meanwhile scores it again and posts the card then (see #record).
+   */
+  readonly #cardRetries = new Map<
+    string,
+    {
+      message: CachedMessage;
+      judgment: Judgment;
+      flagId: string;
+      preset: Preset;
+      attempt: number;
+      recovered: boolean;
+      clearings: Clearing[];
+    }
+  >();
   #renewer: NodeJS.Timeout | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
@@ -212,6 +236,7 @@ export class Watcher {
     this.#idlePollMs = options.idlePollMs ?? 1_000;
     this.#maxCachedTexts = options.maxCachedTexts ?? 20_000;
     this.#cardRetryDelaysMs = options.cardRetryDelaysMs ?? [10_000, 60_000, 300_000];
+    this.#spool = options.spool;
     this.#recent = new RecentMessages({ maxPerAuthor: this.settings.recentMessages, windowMs: this.settings.recentWindowMs });
   }
 
@@ -228,6 +253,7 @@ export class Watcher {
   /** Starts scoring queued messages (those left by a previous run included). */
   start(): void {
     if (this.#loop) return;
+    this.#replaySpool();
     this.#loop = this.#run();
     this.#renewer = setInterval(
       () => {
@@ -258,12 +284,42 @@ export class Watcher {
     this.#shutdown.abort(new Error('the watcher is stopping'));
     clearInterval(this.#renewer);
     clearInterval(this.#sweeper);
-    for (const timer of this.#cardRetries) clearTimeout(timer);
     clearTimeout(this.#backlogTimer);
-    this.#cardRetries.clear();
     this.#wake?.();
     await this.#loop;
     await Promise.allSettled([...this.#inflight.values()]);
+    if (this.#backlog.length > 0 || this.#postedCards.length > 0) {
+      if (this.#spool) {
+        this.#logger.warn(
+          { kept: this.#backlog.length, cards: this.#postedCards.length, spool: this.#spool.path },
+          'watched messages the database could not queue are kept in the spool; the next start queues them',
+        );
+      } else {
+        this.#logger.error(
+          { lost: this.#backlog.length, cards: this.#postedCards.length },
+          'watched messages the database could not queue are lost (no spool)',
+        );
+      }
+    }
+  }
+
+  /** Messages a previous run kept in the spool go back to the queue (the store may refuse them still: they wait in the backlog). */
+  #replaySpool(): void {
+    let spooled: { items: PendingItem[]; cards: PostedCardMark[] };
+    try {
+      spooled = this.#spool?.read() ?? { items: [], cards: [] };
+    } catch (err) {
+      this.#logger.error({ err: (err as Error).message, spool: this.#spool?.path }, 'could not read the watch spool');
+      return;
+    }
+    if (spooled.items.length === 0 && spooled.cards.length === 0) return;
+    const known = new Set(this.#backlog.map(itemKey));
+    for (const item of spooled.items) if (!known.has(itemKey(item))) this.#backlog.push(item);
+    for (const card of spooled.cards) if (!this.#postedCards.some((c) => c.flagId === card.flagId)) this.#postedCards.push(card);
+    // Written again at once: a line a crash cut short is dropped before anything is appended after it.
+    this.#rewriteSpool();
+    this.#logger.info({ spooled: spooled.items.length, cards: spooled.cards.length }, 'queueing the watched messages kept in the spool');
+    this.#scheduleBacklog(0);
   }
 
   /** The scope's watched channel, or undefined; cached for a few seconds. */
@@ -355,6 +411,7 @@ export class Watcher {
   async deleted(scope: string, channelId: string, messageId: string): Promise<boolean> {
     const key = itemKey({ scope, channelId, messageId });
     this.#texts.delete(key);
+    this.#cardRetries.delete(key);
     this.#recent.removeMessage(scope, channelId, messageId);
     if (this.#inflight.has(key)) {
       this.#deletedWhileScoring.add(key);
@@ -366,6 +423,13 @@ export class Watcher {
   /** Deletes everything of a scope (bot removed, or `delete-data`). */
   async deleteScope(scope: string): Promise<void> {
     await this.store.deleteScope(scope);
+    const kept = this.#backlog.filter((item) => item.scope !== scope);
+    const keptCards = this.#postedCards.filter((card) => card.scope !== scope);
+    if (kept.length < this.#backlog.length || keptCards.length < this.#postedCards.length) {
+      this.#backlog.splice(0, this.#backlog.length, ...kept);
+      this.#postedCards.splice(0, this.#postedCards.length, ...keptCards);
+      this.#rewriteSpool();
+    }
     for (const key of this.#texts.keys()) if (key.startsWith(`${scope}|`)) this.#texts.delete(key);
     this.#recent.deleteScope(scope);
     this.invalidate(scope);
@@ -416,9 +480,21 @@ export class Watcher {
     } catch (err) {
       if (this.#backlog.length >= this.#maxCachedTexts) throw err;
       this.#backlog.push(item);
+      let spooled = false;
+      try {
+        this.#spool?.add(item);
+        spooled = this.#spool !== undefined;
+      } catch (spoolErr) {
+        this.#logger.error(
+          { err: (spoolErr as Error).message },
+          'could not write a watched message to the spool; it is kept in memory only',
+        );
+      }
       this.#logger.warn(
-        { err: (err as Error).message, buffered: this.#backlog.length },
-        'could not queue a watched message; kept in memory until the store answers',
+        { err: (err as Error).message, buffered: this.#backlog.length, spooled },
+        spooled
+          ? 'could not queue a watched message; kept in the spool until the store answers'
+          : 'could not queue a watched message; kept in memory until the store answers',
       );
       this.#scheduleBacklog();
       return 'buffered';
@@ -434,11 +510,18 @@ export class Watcher {
   }
 
   /** Queues the buffered messages, oldest first; while the store still refuses, tries again after 1 s doubling to 30 s. */
-  #scheduleBacklog(): void {
+  #scheduleBacklog(delayMs?: number): void {
     if (this.#backlogTimer || this.#shutdown.signal.aborted) return;
-    const delay = Math.min(30_000, 1_000 * 2 ** Math.min(this.#backlogAttempt, 5));
+    const delay = delayMs ?? Math.min(30_000, 1_000 * 2 ** Math.min(this.#backlogAttempt, 5));
     this.#backlogTimer = setTimeout(async () => {
+      const before = this.#backlog.length + this.#postedCards.length;
       try {
+        // Cards first: a message scored again before its card is recorded would post the card again.
+        while (this.#postedCards.length > 0) {
+          const { scope, flagId, cardId, cardChannelId } = this.#postedCards[0]!;
+          await this.store.setCard(scope, flagId, 'posted', { cardId, cardChannelId });
+          this.#postedCards.shift();
+        }
         while (this.#backlog.length > 0) {
           await this.store.enqueue(this.#backlog[0]!);
           this.#backlog.shift();
@@ -449,10 +532,20 @@ export class Watcher {
         this.#backlogAttempt += 1;
       } finally {
         this.#backlogTimer = undefined;
-        if (this.#backlog.length > 0) this.#scheduleBacklog();
+        // Only once they are in the store do they leave the spool.
+        if (this.#backlog.length + this.#postedCards.length < before) this.#rewriteSpool();
+        if (this.#backlog.length > 0 || this.#postedCards.length > 0) this.#scheduleBacklog();
       }
     }, delay);
     this.#backlogTimer.unref();
+  }
+
+  #rewriteSpool(): void {
+    try {
+      this.#spool?.replace(this.#backlog, this.#postedCards);
+    } catch (err) {
+      this.#logger.error({ err: (err as Error).message, spool: this.#spool?.path }, 'could not rewrite the watch spool');
+    }
   }
 
   #recentOf(message: Pick<IncomingMessage, 'messageId' | 'threadId' | 'postedAt' | 'text'>) {
@@ -540,6 +633,15 @@ export class Watcher {
         await this.#finish(key);
         return;
       }
+      const refused = this.#cardRetries.get(key);
+      if (refused) {
+        // Scored and recorded before: only its card is tried again.
+        const { message, judgment, flagId, preset, attempt, recovered, clearings } = refused;
+        const retryInMs = await this.#raiseCard(item, message, judgment, flagId, preset, log, attempt, recovered, clearings);
+        if (retryInMs !== undefined) await this.store.release(key, Date.now() + retryInMs);
+        else await this.#finish(key);
+        return;
+      }
       let message = this.#texts.get(key);
       if (!message) {
         message = await this.#platform.fetchMessage(item);
@@ -560,7 +662,11 @@ export class Watcher {
         this.counters.gone += 1;
         log.info('watched message was deleted while it was scored; not recorded');
       } else {
-        await this.#record(item, message, judgment, watching, log);
+        const retryInMs = await this.#record(item, message, judgment, watching, log);
+        if (retryInMs !== undefined) {
+          await this.store.release(key, Date.now() + retryInMs);
+          return;
+        }
       }
       await this.#finish(key);
     } catch (err) {
@@ -589,6 +695,7 @@ export class Watcher {
 
   async #finish(key: string): Promise<void> {
     this.#attempts.delete(key);
+    this.#cardRetries.delete(key);
     this.#deletedWhileScoring.delete(key);
     this.#texts.delete(key);
     await this.store.complete(key);
@@ -651,7 +758,17 @@ export class Watcher {
     };
   }
 
-  async #record(item: PendingItem, message: CachedMessage, judgment: Judgment, watching: Watching, log: Logger): Promise<void> {
+  /**
+   * Records the score and raises the flag's card; returns when to try a refused card again
+   * (undefined when there is nothing more to do).
+   */
+  async #record(
+    item: PendingItem,
+    message: CachedMessage,
+    judgment: Judgment,
+    watching: Watching,
+    log: Logger,
+  ): Promise<number | undefined> {
     const preset = watching.config.preset ?? DEFAULT_PRESET;
     const presets = presetMask(judgment);
     const flagged = (presets & PRESET_BITS[preset]) !== 0;
@@ -681,22 +798,31 @@ export class Watcher {
       item.postedAt + this.retentionDays(watching.config) * DAY_MS,
     );
     if (!fresh) {
+      // A flag recorded by a process that stopped (a crash, a kill) before its card was posted keeps
+      // card 'failed' without a card id, and its message stays queued: scored again now, the card
+      // is posted this once. The queue's lease makes this instance the only one doing it.
+      const earlier = cards ? await this.store.flagOfMessage(item.scope, item.channelId, item.messageId) : undefined;
+      const posted = earlier && this.#postedCards.some((c) => c.flagId === earlier.flagId);
+      if (earlier && !posted && earlier.card === 'failed' && earlier.cardId === undefined && earlier.outcome === undefined) {
+        log.info({ flagId: earlier.flagId }, 'watched message was flagged before its card was posted; posting the card now');
+        return this.#raiseCard(item, message, judgment, earlier.flagId, preset, log, 0, true);
+      }
       log.info('watched message was scored before; this score is not recorded again');
-      return;
+      return undefined;
     }
     this.counters.scored += 1;
     log.info(
       { requestId: judgment.requestId, verdict: judgment.verdict, flagged, shadow: flagged && !cards, preset },
       'watched message scored',
     );
-    if (!flagged || !flagId) return;
+    if (!flagged || !flagId) return undefined;
     this.counters.flagged += 1;
     if (held) {
       log.info({ flagId, clearings: cleared.clearings.length }, 'flag recorded without a card: a moderator cleared the member');
-      return;
+      return undefined;
     }
-    if (!cards) return;
-    await this.#raiseCard(item, message, judgment, flagId, preset, log, 0, cleared?.clearings);
+    if (!cards) return undefined;
+    return this.#raiseCard(item, message, judgment, flagId, preset, log, 0, false, cleared?.clearings);
   }
 
   async #afterClearings(item: PendingItem, judgment: Judgment): Promise<ReturnType<typeof decideAfterClearings>> {
@@ -715,22 +841,27 @@ export class Watcher {
     preset: Preset,
     log: Logger,
     attempt = 0,
+    recovered = false,
     clearings: Clearing[] = [],
-  ): Promise<void> {
+  ): Promise<number | undefined> {
     const reviewChannel = await this.#platform.reviewChannel(item.scope);
     if (!reviewChannel) {
       log.warn({ flagId }, 'flag has no card: no review (mod-log) channel is set');
-      return;
+      return undefined;
     }
     const reservedAt = Date.now();
-    const reservation = await this.store.reserveCard(item.scope, item.channelId, item.authorId, reservedAt, {
-      windowMs: this.settings.cardWindowMs,
-      cap: this.settings.cardsPerChannelHour,
-    });
-    if (!reservation.ok) {
+    // A recovered card's place was taken by the process that stopped before posting it: taking
+    // another would hold the card back behind its own author window.
+    const reservation = recovered
+      ? undefined
+      : await this.store.reserveCard(item.scope, item.channelId, item.authorId, reservedAt, {
+          windowMs: this.settings.cardWindowMs,
+          cap: this.settings.cardsPerChannelHour,
+        });
+    if (reservation && !reservation.ok) {
       await this.store.setCard(item.scope, flagId, reservation.reason);
       log.info({ flagId, reason: reservation.reason }, 'flag recorded without a card');
-      return;
+      return undefined;
     }
     const card: ReviewCard = {
       flagId,
@@ -743,28 +874,38 @@ export class Watcher {
       postedAt: item.postedAt,
       judgment,
       preset,
-      capReached: reservation.slot >= reservation.cap ? { cap: reservation.cap, until: reservation.hourEndsAt } : undefined,
+      capReached: reservation && reservation.slot >= reservation.cap ? { cap: reservation.cap, until: reservation.hourEndsAt } : undefined,
       clearings: clearings.length > 0 ? clearings : undefined,
     };
+    let cardId: string;
     try {
-      const cardId = await this.#platform.postCard(reviewChannel, card);
-      await this.store.setCard(item.scope, flagId, 'posted', { cardId, cardChannelId: reviewChannel });
-      this.counters.cards += 1;
-      log.info({ flagId, cardId }, 'review card posted');
+      cardId = await this.#platform.postCard(reviewChannel, card);
     } catch (err) {
       // The place was for a card moderators see: the member's window and the channel's hour get it back.
-      await this.store.releaseCard(item.scope, item.channelId, item.authorId, reservedAt).catch(() => undefined);
+      if (reservation) await this.store.releaseCard(item.scope, item.channelId, item.authorId, reservedAt).catch(() => undefined);
       const retryInMs = this.#cardRetryDelaysMs[attempt];
       log.warn({ flagId, err: (err as Error).message, retryInMs }, 'could not post the review card; the flag is recorded');
-      if (retryInMs === undefined || this.#shutdown.signal.aborted) return;
-      const timer = setTimeout(() => {
-        this.#cardRetries.delete(timer);
-        this.#raiseCard(item, message, judgment, flagId, preset, log, attempt + 1, clearings).catch((retryErr: unknown) => {
-          log.warn({ flagId, err: (retryErr as Error).message }, 'could not try the review card again');
-        });
-      }, retryInMs);
-      timer.unref();
-      this.#cardRetries.add(timer);
+      if (retryInMs === undefined) return undefined;
+      this.#cardRetries.set(itemKey(item), { message, judgment, flagId, preset, attempt: attempt + 1, recovered, clearings });
+      return retryInMs;
     }
+    try {
+      await this.store.setCard(item.scope, flagId, 'posted', { cardId, cardChannelId: reviewChannel });
+    } catch (err) {
+      // The card is out: the store must hear of it (from the spool, if this process stops first), or
+      // the message's next score would post the card again.
+      const mark = { scope: item.scope, flagId, cardId, cardChannelId: reviewChannel };
+      this.#postedCards.push(mark);
+      try {
+        this.#spool?.addCard(mark);
+      } catch (spoolErr) {
+        log.error({ err: (spoolErr as Error).message }, 'could not write a posted card to the spool');
+      }
+      log.warn({ flagId, cardId, err: (err as Error).message }, 'review card posted; it is recorded once the store answers');
+      this.#scheduleBacklog();
+    }
+    this.counters.cards += 1;
+    log.info({ flagId, cardId }, 'review card posted');
+    return undefined;
   }
 }

@@ -9,11 +9,13 @@
  * `Guilds`, every command works, and `/detect-settings watch` says what to switch on.
  */
 import { ApplicationFlags, Events, GatewayIntentBits, IntentsBitField, type Client } from 'discord.js';
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { clearEverySetting } from '../../chat/store/types.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
 import type { WatchDetector } from '../../chat/watch/detector.ts';
-import { openWatchStore, type WatchStore } from '../../chat/store/index.ts';
+import { defaultDataDir, openWatchStore, type WatchStore } from '../../chat/store/index.ts';
+import { WatchSpool } from '../../chat/watch/spool.ts';
 import { Watcher } from '../../chat/watch/watcher.ts';
 import { guildScope, type BotContext } from '../check.ts';
 import { handleWatchDispatch, type WatchDispatchContext } from '../handlers/watch-messages.ts';
@@ -78,6 +80,8 @@ export class DiscordWatching implements DiscordWatchingApi {
         leaseMs: options.leaseMs,
         idlePollMs: options.idlePollMs,
         configTtlMs: options.configTtlMs,
+        // Next to the SQLite files: what a database outage kept from the queue outlives a stop or a crash.
+        spool: new WatchSpool(resolve(ctx.settings.state.dataDir ?? defaultDataDir())),
       });
     }
     const dispatch: WatchDispatchContext | undefined = this.watcher

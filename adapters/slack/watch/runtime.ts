@@ -8,12 +8,14 @@
  * An uninstall deletes the workspace's watch records through listeners/uninstall-event.ts.
  */
 import type { webApi } from '@slack/bolt';
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { SplitChatStore } from '../../chat/store/index.ts';
 import { clearEverySetting } from '../../chat/store/types.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../chat/watch/config.ts';
 import type { WatchDetector } from '../../chat/watch/detector.ts';
-import { openWatchStore, type WatchStore } from '../../chat/store/index.ts';
+import { defaultDataDir, openWatchStore, type WatchStore } from '../../chat/store/index.ts';
+import { WatchSpool } from '../../chat/watch/spool.ts';
 import type { PendingItem } from '../../chat/watch/types.ts';
 import { RetryLaterError, Watcher, type ReviewCard, type WatchPlatform } from '../../chat/watch/watcher.ts';
 import { createNameResolver, slackErrorCode, teamDefaultMode, teamScope, teamSettings, type SlackAppContext } from '../checks.ts';
@@ -80,6 +82,8 @@ export class SlackWatching implements SlackWatchingApi {
       leaseMs: options.leaseMs,
       idlePollMs: options.idlePollMs,
       configTtlMs: options.configTtlMs,
+      // Next to the SQLite files: what a database outage kept from the queue outlives a stop or a crash.
+      spool: new WatchSpool(resolve(dataDir ?? defaultDataDir())),
     });
   }
 
