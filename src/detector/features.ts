@@ -8,7 +8,7 @@
  *   repetition). None of them is raw length, which differs between the classes of some sources.
  * - sparse: hashed word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised.
  */
-import { type CharLM, charSymbols } from './charlm.ts';
+import { type CharLM, charLMPair, charSymbols } from './charlm.ts';
 import { BOS, UNK, type BigramLM } from './lm.ts';
 import { POS_FEATURE_NAMES, posFeatures, type PosContext } from './pos.ts';
 
@@ -480,7 +480,7 @@ export function sparseFeatures(masked: string, tokens: readonly string[]): { idx
 }
 
 // Detection is synchronous and single-threaded, so one scratch area serves every call.
-let charScratch = new Float64Array(5 * 4096);
+let charScratch = new Float64Array(3 * 4096);
 /**
  * Character-LM view: the per-character log-probability under the human and the AI character
  * model, their difference (mean, spread, 10th/90th percentile, and its most AI-like 200-character
@@ -490,14 +490,16 @@ function charFeatures(text: string, lm: LMContext['char'], dense: Float64Array, 
   const s = charSymbols(text);
   const n = s.length;
   if (n === 0) return k + 9;
-  if (n > charScratch.length / 5) charScratch = new Float64Array(n * 10);
+  if (n > charScratch.length / 3) charScratch = new Float64Array(n * 6);
   const lh = charScratch.subarray(0, n);
   const la = charScratch.subarray(n, 2 * n);
-  const mu = charScratch.subarray(2 * n, 3 * n);
-  const s2 = charScratch.subarray(3 * n, 4 * n);
-  const diff = charScratch.subarray(4 * n, 5 * n);
-  const [sumH, muH, s2H] = scoredSums(lm.human, s, lh, mu, s2);
-  const [sumA, muA, s2A] = scoredSums(lm.ai, s, la, mu, s2);
+  const diff = charScratch.subarray(2 * n, 3 * n);
+  const pair = charLMPair(lm.human, lm.ai);
+  const [sumH, sumA] = pair.score(s, lh, la);
+  const muH = pair.moments[0]!;
+  const s2H = pair.moments[1]!;
+  const muA = pair.moments[2]!;
+  const s2A = pair.moments[3]!;
   for (let i = 0; i < n; i++) diff[i] = la[i]! - lh[i]!;
   const [mD, sD] = meanStd(diff);
   dense[k++] = sumH / n;
@@ -511,20 +513,6 @@ function charFeatures(text: string, lm: LMContext['char'], dense: Float64Array, 
   dense[k++] = (sumA - muA) / Math.sqrt(s2A) / Math.sqrt(n);
   dense[k++] = maxWindowMean(diff, 200, mD);
   return k;
-}
-
-/** Scores the symbols under one character LM; returns Σ log p, Σ μ and Σ σ² (the criterion's parts). */
-function scoredSums(lm: CharLM, s: Uint8Array, logp: Float64Array, mu: Float64Array, s2: Float64Array): [number, number, number] {
-  lm.score(s, logp, mu, s2);
-  let sum = 0;
-  let muSum = 0;
-  let s2Sum = 0;
-  for (let i = 0; i < s.length; i++) {
-    sum += logp[i]!;
-    muSum += mu[i]!;
-    s2Sum += s2[i]!;
-  }
-  return [sum, muSum, s2Sum];
 }
 
 /** The largest mean of `window` consecutive values; `whole` (the mean of all) when there are no more than that. */
