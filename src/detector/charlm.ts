@@ -398,7 +398,7 @@ const HUMAN_BIT = 1;
 const AI_BIT = 2;
 /** Words per slot: context key, human log γ, μ, σ², AI log γ, μ, σ², model bits (32 bytes, two to a cache line). */
 const CTX_STRIDE = 8;
-/** Words per slot: n-gram key, human log p, AI log p, model bits. */
+/** Words per slot: context key, symbol | model bits << 8, human log p, AI log p (16 bytes). */
 const NGRAM_STRIDE = 4;
 
 /** The union of two sorted key lists, sorted. */
@@ -429,12 +429,20 @@ function capacityFor(count: number): number {
   return cap;
 }
 
+/** Home slot of an n-gram: its context's key and its symbol. */
+function ngramHash(ctxKey: number, symbol: number): number {
+  return mixKey((ctxKey ^ Math.imul(symbol + 1, 0x9e3779b1)) >>> 0);
+}
+
 /**
  * The human and the AI character LM in shared tables: the detector scores every text under both
- * with the same contexts, so one probe finds a context (or an n-gram) for both models, and a
- * character costs about half the cache misses of scoring the models one after the other. The
- * values are the models' own float32s, combined in the same order as `CharLM.score`, so every
- * log-probability and sum is bit-identical to scoring each model alone.
+ * with the same contexts, so one probe finds a context (or an n-gram) for both models. An n-gram
+ * is keyed by its context's key and its symbol rather than by where the context sits, so its
+ * probe does not wait for the context's; and the next symbol's first probes are read one symbol
+ * ahead, so their cache misses overlap the work on this one (the tables are tens of MB, and
+ * misses are what scoring costs). The values are the models' own float32s, combined in the same
+ * order as `CharLM.score`, so every log-probability and sum is bit-identical to scoring each
+ * model alone.
  */
 export class CharLMPair {
   readonly human: CharLM;
@@ -468,47 +476,53 @@ export class CharLMPair {
       while (this.ctxKeys[h * CTX_STRIDE] !== 0) h = (h + 1) & this.ctxMask;
       this.ctxKeys[h * CTX_STRIDE] = ctxUnion[i]!;
     }
-    // Each model's contexts: values in the slot, and the slot numbers its n-grams are re-keyed by.
-    const fill = (m: CharLMArrays, offset: number, bit: number): Uint32Array => {
-      const slotOf = new Uint32Array(m.ctxKeys.length);
+    const fill = (m: CharLMArrays, offset: number, bit: number): void => {
       for (let i = 0; i < m.ctxKeys.length; i++) {
         const at = this.findCtx(m.ctxKeys[i]!);
         this.ctxVals[at + offset] = m.ctxLogGamma[i]!;
         this.ctxVals[at + offset + 1] = m.ctxMu[i]!;
         this.ctxVals[at + offset + 2] = m.ctxSigma2[i]!;
         this.ctxKeys[at + 7]! |= bit;
-        slotOf[i] = at / CTX_STRIDE + 1;
       }
-      return slotOf;
     };
-    const hSlot = fill(H, 1, HUMAN_BIT);
-    const aSlot = fill(A, 4, AI_BIT);
-    const rekey = (m: CharLMArrays, slotOf: Uint32Array): Uint32Array =>
-      Uint32Array.from(m.keys, (k) => ((slotOf[(k >>> 7) - 1]! << 7) | (k & 127)) >>> 0);
-    const hKeys = rekey(H, hSlot);
-    const aKeys = rekey(A, aSlot);
-    const ngramCap = capacityFor(sortedUnion(hKeys.slice().sort(), aKeys.slice().sort()).length);
+    fill(H, 1, HUMAN_BIT);
+    fill(A, 4, AI_BIT);
+    // N-grams of both models, as (context key, symbol) pairs: each model's are sorted by its
+    // context index, which follows its sorted context keys, so the merged pairs are in order too.
+    const pairsOf = (m: CharLMArrays): Float64Array => Float64Array.from(m.keys, (k) => m.ctxKeys[(k >>> 7) - 1]! * 128 + (k & 127));
+    const hPairs = pairsOf(H);
+    const aPairs = pairsOf(A);
+    let union = 0;
+    for (let i = 0, j = 0; i < hPairs.length || j < aPairs.length; union++) {
+      const x = i < hPairs.length ? hPairs[i]! : Number.POSITIVE_INFINITY;
+      const y = j < aPairs.length ? aPairs[j]! : Number.POSITIVE_INFINITY;
+      if (x <= y) i++;
+      if (y <= x) j++;
+    }
+    const ngramCap = capacityFor(union);
     const ngramBuffer = new ArrayBuffer(ngramCap * NGRAM_STRIDE * 4);
     this.ngramKeys = new Uint32Array(ngramBuffer);
     this.ngramVals = new Float32Array(ngramBuffer);
     this.ngramMask = ngramCap - 1;
-    const put = (keys: Uint32Array, logp: Float32Array, offset: number, bit: number) => {
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!;
-        let h = mixKey(key) & this.ngramMask;
+    const put = (pairs: Float64Array, logp: Float32Array, offset: number, bit: number) => {
+      const K = this.ngramKeys;
+      for (let i = 0; i < pairs.length; i++) {
+        const ctxKey = Math.floor(pairs[i]! / 128);
+        const symbol = pairs[i]! % 128;
+        let h = ngramHash(ctxKey, symbol) & this.ngramMask;
         for (;;) {
-          const k = this.ngramKeys[h * NGRAM_STRIDE]!;
-          if (k === key || k === 0) break;
+          const at = h * NGRAM_STRIDE;
+          if (K[at] === 0 || (K[at] === ctxKey && (K[at + 1]! & 127) === symbol)) break;
           h = (h + 1) & this.ngramMask;
         }
         const at = h * NGRAM_STRIDE;
-        this.ngramKeys[at] = key;
+        K[at] = ctxKey;
+        K[at + 1] = (K[at + 1]! & ~127) | symbol | (bit << 8);
         this.ngramVals[at + offset] = logp[i]!;
-        this.ngramKeys[at + 3]! |= bit;
       }
     };
-    put(hKeys, H.logp, 1, HUMAN_BIT);
-    put(aKeys, A.logp, 2, AI_BIT);
+    put(hPairs, H.logp, 2, HUMAN_BIT);
+    put(aPairs, A.logp, 3, AI_BIT);
   }
 
   /** The slot's offset in the context table, or −1. */
@@ -525,16 +539,27 @@ export class CharLMPair {
   }
 
   /** The slot's offset in the n-gram table, or −1. */
-  private findNgram(key: number): number {
+  private findNgram(ctxKey: number, symbol: number): number {
     const keys = this.ngramKeys;
-    let h = mixKey(key) & this.ngramMask;
+    let h = ngramHash(ctxKey, symbol) & this.ngramMask;
     for (;;) {
       const at = h * NGRAM_STRIDE;
       const k = keys[at]!;
-      if (k === key) return at;
+      if (k === ctxKey && (keys[at + 1]! & 127) === symbol) return at;
       if (k === 0) return -1;
       h = (h + 1) & this.ngramMask;
     }
+  }
+
+  /** The key of the longest context (up to the pair's order) before position t. */
+  private longestKey(symbols: Uint8Array, t: number): number {
+    const maxLen = Math.min(this.order, t + 1);
+    let packed = 0;
+    for (let len = 1; len <= maxLen; len++) {
+      const j = t - len;
+      packed |= (j < 0 ? BOS_SYMBOL : symbols[j]!) << (7 * (len - 1));
+    }
+    return ((maxLen << 28) | packed) >>> 0;
   }
 
   /**
@@ -558,8 +583,14 @@ export class CharLMPair {
     let s2H = 0;
     let muA = 0;
     let s2A = 0;
+    // Words read ahead only so that they are in cache when wanted; their values are not used.
+    let ahead = 0;
     for (let t = 0; t < symbols.length; t++) {
       const c = symbols[t]!;
+      if (t + 1 < symbols.length) {
+        const next = this.longestKey(symbols, t + 1);
+        ahead ^= CK[(mixKey(next) & this.ctxMask) * CTX_STRIDE]! ^ NK[(ngramHash(next, symbols[t + 1]!) & this.ngramMask) * NGRAM_STRIDE]!;
+      }
       const maxLen = Math.min(order, t + 1);
       let packed = 0;
       for (let len = 1; len <= maxLen; len++) {
@@ -592,21 +623,16 @@ export class CharLMPair {
         const forH = needH && len <= longH;
         const forA = needA && len <= longA;
         if (!forH && !forA) continue;
-        let at = slot[len]!;
-        if (at === -2) {
-          at = this.findCtx(key[len]!);
-          slot[len] = at;
-        }
-        const hit = this.findNgram((((at / CTX_STRIDE + 1) << 7) | c) >>> 0);
+        const hit = this.findNgram(key[len]!, c);
         if (hit < 0) continue;
-        const bits = NK[hit + 3]!;
+        const bits = NK[hit + 1]! >>> 8;
         if (forH && bits & HUMAN_BIT) {
-          lpH = N[hit + 1]!;
+          lpH = N[hit + 2]!;
           hitH = len;
           needH = false;
         }
         if (forA && bits & AI_BIT) {
-          lpA = N[hit + 2]!;
+          lpA = N[hit + 3]!;
           hitA = len;
           needA = false;
         }
@@ -654,8 +680,11 @@ export class CharLMPair {
     m[1] = s2H;
     m[2] = muA;
     m[3] = s2A;
+    this.ahead = ahead;
     return [sumH, sumA];
   }
+  /** Keeps the read-ahead loads from being optimised away. */
+  ahead = 0;
 }
 
 const pairs = new WeakMap<CharLM, { ai: CharLM; pair: CharLMPair }>();

@@ -141,8 +141,55 @@ export interface FeatureVector {
 }
 
 // Scratch buffers: detection is synchronous and single-threaded, so one set suffices.
-const accum = new Float32Array(HASH_DIM);
-const touched = new Int32Array(HASH_DIM);
+/**
+ * Counts of one block's hashed features, in a small open-addressing table keyed by feature
+ * index: a 300-word text touches a few thousand of the 2^18 indices, and a table that fits in
+ * the core's cache counts them faster than an array of all 2^18. `touched` lists the slots in
+ * the order their features were first seen, which is the order the features are output (and
+ * their squares summed) in, as with a plain array of counts.
+ */
+let counted = new Int32Array(1 << 14).fill(-1);
+let counts = new Float32Array(1 << 14);
+let touched = new Int32Array(1 << 14);
+let countMask = (1 << 14) - 1;
+/** The output of `sparseFeatures` before it is copied out. */
+let outIdx = new Int32Array(1 << 14);
+let outVal = new Float32Array(1 << 14);
+
+/** Makes room for counting up to `adds` features in one block and for `total` features out. */
+function reserve(adds: number, total: number): void {
+  if (adds * 2 > counted.length) {
+    let cap = counted.length;
+    while (cap < adds * 2) cap <<= 1;
+    counted = new Int32Array(cap).fill(-1);
+    counts = new Float32Array(cap);
+    touched = new Int32Array(cap);
+    countMask = cap - 1;
+  }
+  if (total > outIdx.length) {
+    outIdx = new Int32Array(total * 2);
+    outVal = new Float32Array(total * 2);
+  }
+}
+
+/** Adds one occurrence of feature `j`; returns the number of distinct features so far. */
+function count(j: number, distinct: number): number {
+  let h = Math.imul(j, 0x9e3779b1) & countMask;
+  for (;;) {
+    const k = counted[h]!;
+    if (k === j) {
+      counts[h]! += 1;
+      return distinct;
+    }
+    if (k === -1) {
+      counted[h] = j;
+      counts[h] = 1;
+      touched[distinct] = h;
+      return distinct + 1;
+    }
+    h = (h + 1) & countMask;
+  }
+}
 
 function fnv(s: string): number {
   let h = 0x811c9dc5;
@@ -220,22 +267,27 @@ function meanStd(values: Float64Array): [number, number] {
   return [m, Math.sqrt(v / n)];
 }
 
-/** Flushes the accumulated block into the output lists with sqrt-tf and L2 normalisation. */
-function flushBlock(count: number, outIdx: number[], outVal: number[]): void {
+/**
+ * Moves the counted block into the output from position `at` with sqrt-tf and L2 normalisation
+ * (a count's square root is kept at float32 precision, as the features' values are); returns
+ * the new output length.
+ */
+function flushBlock(distinct: number, at: number): number {
   let norm = 0;
-  for (let i = 0; i < count; i++) {
-    const j = touched[i]!;
-    const v = Math.sqrt(accum[j]!);
-    accum[j] = v;
+  for (let i = 0; i < distinct; i++) {
+    const h = touched[i]!;
+    const v = Math.sqrt(counts[h]!);
+    counts[h] = v;
     norm += v * v;
   }
   const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-  for (let i = 0; i < count; i++) {
-    const j = touched[i]!;
-    outIdx.push(j);
-    outVal.push(accum[j]! * inv);
-    accum[j] = 0;
+  for (let i = 0; i < distinct; i++) {
+    const h = touched[i]!;
+    outIdx[at] = counted[h]!;
+    outVal[at++] = counts[h]! * inv;
+    counted[h] = -1;
   }
+  return at;
 }
 
 export function tokenIds(tokens: string[], vocab: Map<string, number>): Uint16Array {
@@ -446,24 +498,20 @@ export function maskRuns(lower: string): string {
  * word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised.
  */
 export function sparseFeatures(masked: string, tokens: readonly string[]): { idx: Int32Array; val: Float32Array } {
-  const outIdx: number[] = [];
-  const outVal: number[] = [];
-  let count = 0;
-  const add = (h: number): void => {
-    const j = h & HASH_MASK;
-    if (accum[j] === 0) touched[count++] = j;
-    accum[j]! += 1;
-  };
+  const L = masked.length;
+  const wordAdds = 2 * tokens.length;
+  const charAdds = 3 * L;
+  reserve(Math.max(wordAdds, charAdds), wordAdds + charAdds);
+  let distinct = 0;
   let prevHash = 0x9747b28c;
   for (const tok of tokens) {
     const h = fnv(tok);
-    add(mix(h ^ 0x1b873593));
-    add(mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995));
+    distinct = count(mix(h ^ 0x1b873593) & HASH_MASK, distinct);
+    distinct = count(mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995) & HASH_MASK, distinct);
     prevHash = h;
   }
-  flushBlock(count, outIdx, outVal);
-  count = 0;
-  const L = masked.length;
+  let out = flushBlock(distinct, 0);
+  distinct = 0;
   for (let i = 0; i + 3 <= L; i++) {
     let h = 0x811c9dc5;
     for (let j = 0; j < 5 && i + j < L; j++) {
@@ -472,11 +520,11 @@ export function sparseFeatures(masked: string, tokens: readonly string[]): { idx
         c = 0x30; // digits are content, not style
       else if (c === 0x0a) c = 0x20;
       h = Math.imul(h ^ c, 0x01000193);
-      if (j >= 2) add(mix(h ^ (j * 0x3c6ef372)));
+      if (j >= 2) distinct = count(mix(h ^ (j * 0x3c6ef372)) & HASH_MASK, distinct);
     }
   }
-  flushBlock(count, outIdx, outVal);
-  return { idx: Int32Array.from(outIdx), val: Float32Array.from(outVal) };
+  out = flushBlock(distinct, out);
+  return { idx: outIdx.slice(0, out), val: outVal.slice(0, out) };
 }
 
 // Detection is synchronous and single-threaded, so one scratch area serves every call.
