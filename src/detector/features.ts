@@ -9,7 +9,7 @@
  * - sparse: hashed word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised.
  */
 import { type CharLM, charLMPair, charSymbols } from './charlm.ts';
-import { BOS, UNK, type BigramLM } from './lm.ts';
+import { BOS, UNK, bigramPair, type BigramLM } from './lm.ts';
 import { POS_FEATURE_NAMES, posFeatures, type PosContext } from './pos.ts';
 
 export const HASH_BITS = 18;
@@ -317,11 +317,13 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const X = lm.cross;
   const H = lm.human.arrays;
   const A = lm.ai.arrays;
+  const bigrams = bigramPair(lm.human, lm.ai);
   for (let t = 1; t <= n; t++) {
     const prev = ids[t - 1]!;
     const cur = ids[t]!;
-    const h = lm.human.logProb(prev, cur);
-    const a = lm.ai.logProb(prev, cur);
+    bigrams.logProbs(prev, cur);
+    const h = bigrams.h;
+    const a = bigrams.a;
     lh[t - 1] = h;
     la[t - 1] = a;
     diff[t - 1] = a - h;

@@ -85,8 +85,12 @@ const RE_SENTENCE_END = /[.!?…:]["'”’»)]*$/u;
 
 /** Words of a text that can carry evidence, lower-cased; names and code-like tokens dropped. */
 export function evidenceWords(text: string): string[] {
-  const cleaned = text.replace(RE_NOISE, ' ');
-  const chunks = [...cleaned.matchAll(RE_CHUNK)].map((m) => m[0]);
+  return wordsOfCleaned(text.replace(RE_NOISE, ' '));
+}
+
+/** `evidenceWords` of a text whose noise (`RE_NOISE`) is already blanked. */
+function wordsOfCleaned(cleaned: string): string[] {
+  const chunks = cleaned.match(RE_CHUNK) ?? [];
   // In a text written mostly in capitals (a shouted post, a case-swapping tool) capitals say
   // nothing about names.
   let capitals = 0;
@@ -121,7 +125,9 @@ function lowerWord(word: string): string {
 
 export function identifyLanguage(fullText: string): LanguageGuess {
   const text = fullText.length > SAMPLE_CHARS ? fullText.slice(0, SAMPLE_CHARS) : fullText;
-  const scripts = scriptCounts(text.replace(RE_NOISE, ' '));
+  // Blanked once for both the script count and the words.
+  const cleaned = text.replace(RE_NOISE, ' ');
+  const scripts = scriptCounts(cleaned);
   if (scripts.other > scripts.latin && scripts.other >= MIN_EVIDENCE) {
     // A non-Latin script is clear evidence by itself (a few letters of it are not).
     let best = 'unknown';
@@ -130,7 +136,7 @@ export function identifyLanguage(fullText: string): LanguageGuess {
     return { language: best, supported: false, certain: true };
   }
 
-  const words = evidenceWords(text);
+  const words = wordsOfCleaned(cleaned);
   const evidence = new Array<number>(LANGS.length).fill(0);
   let latinLetters = 0;
   let nonAsciiLetters = 0;
