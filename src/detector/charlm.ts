@@ -465,31 +465,48 @@ export class CharLMPair {
     this.order = Math.max(human.order, ai.order);
     const H = human.arrays;
     const A = ai.arrays;
-    const ctxUnion = sortedUnion(H.ctxKeys, A.ctxKeys);
-    const ctxCap = capacityFor(ctxUnion.length);
+    // Both models' contexts, merged in key order (each model's keys are sorted), each put in
+    // once with the values of the models that hold it.
+    const ctxCap = capacityFor(sortedUnion(H.ctxKeys, A.ctxKeys).length);
     const ctxBuffer = new ArrayBuffer(ctxCap * CTX_STRIDE * 4);
     this.ctxKeys = new Uint32Array(ctxBuffer);
     this.ctxVals = new Float32Array(ctxBuffer);
     this.ctxMask = ctxCap - 1;
-    for (let i = 0; i < ctxUnion.length; i++) {
-      let h = mixKey(ctxUnion[i]!) & this.ctxMask;
-      while (this.ctxKeys[h * CTX_STRIDE] !== 0) h = (h + 1) & this.ctxMask;
-      this.ctxKeys[h * CTX_STRIDE] = ctxUnion[i]!;
-    }
-    const fill = (m: CharLMArrays, offset: number, bit: number): void => {
-      for (let i = 0; i < m.ctxKeys.length; i++) {
-        const at = this.findCtx(m.ctxKeys[i]!);
-        this.ctxVals[at + offset] = m.ctxLogGamma[i]!;
-        this.ctxVals[at + offset + 1] = m.ctxMu[i]!;
-        this.ctxVals[at + offset + 2] = m.ctxSigma2[i]!;
-        this.ctxKeys[at + 7]! |= bit;
+    const CK = this.ctxKeys;
+    const CV = this.ctxVals;
+    for (let i = 0, j = 0; i < H.ctxKeys.length || j < A.ctxKeys.length; ) {
+      const x = i < H.ctxKeys.length ? H.ctxKeys[i]! : 0xffffffff;
+      const y = j < A.ctxKeys.length ? A.ctxKeys[j]! : 0xffffffff;
+      const key = x <= y ? x : y;
+      let h = mixKey(key) & this.ctxMask;
+      while (CK[h * CTX_STRIDE] !== 0) h = (h + 1) & this.ctxMask;
+      const at = h * CTX_STRIDE;
+      CK[at] = key;
+      if (x === key) {
+        CV[at + 1] = H.ctxLogGamma[i]!;
+        CV[at + 2] = H.ctxMu[i]!;
+        CV[at + 3] = H.ctxSigma2[i]!;
+        CK[at + 7]! |= HUMAN_BIT;
+        i++;
       }
+      if (y === key) {
+        CV[at + 4] = A.ctxLogGamma[j]!;
+        CV[at + 5] = A.ctxMu[j]!;
+        CV[at + 6] = A.ctxSigma2[j]!;
+        CK[at + 7]! |= AI_BIT;
+        j++;
+      }
+    }
+    // N-grams of both models as context key · 128 + symbol: each model's are sorted by its
+    // context index, which follows its sorted context keys, so these are in order too and merge.
+    const pairsOf = (m: CharLMArrays): Float64Array => {
+      const out = new Float64Array(m.keys.length);
+      for (let i = 0; i < out.length; i++) {
+        const k = m.keys[i]!;
+        out[i] = m.ctxKeys[(k >>> 7) - 1]! * 128 + (k & 127);
+      }
+      return out;
     };
-    fill(H, 1, HUMAN_BIT);
-    fill(A, 4, AI_BIT);
-    // N-grams of both models, as (context key, symbol) pairs: each model's are sorted by its
-    // context index, which follows its sorted context keys, so the merged pairs are in order too.
-    const pairsOf = (m: CharLMArrays): Float64Array => Float64Array.from(m.keys, (k) => m.ctxKeys[(k >>> 7) - 1]! * 128 + (k & 127));
     const hPairs = pairsOf(H);
     const aPairs = pairsOf(A);
     let union = 0;
@@ -504,25 +521,29 @@ export class CharLMPair {
     this.ngramKeys = new Uint32Array(ngramBuffer);
     this.ngramVals = new Float32Array(ngramBuffer);
     this.ngramMask = ngramCap - 1;
-    const put = (pairs: Float64Array, logp: Float32Array, offset: number, bit: number) => {
-      const K = this.ngramKeys;
-      for (let i = 0; i < pairs.length; i++) {
-        const ctxKey = Math.floor(pairs[i]! / 128);
-        const symbol = pairs[i]! % 128;
-        let h = ngramHash(ctxKey, symbol) & this.ngramMask;
-        for (;;) {
-          const at = h * NGRAM_STRIDE;
-          if (K[at] === 0 || (K[at] === ctxKey && (K[at + 1]! & 127) === symbol)) break;
-          h = (h + 1) & this.ngramMask;
-        }
-        const at = h * NGRAM_STRIDE;
-        K[at] = ctxKey;
-        K[at + 1] = (K[at + 1]! & ~127) | symbol | (bit << 8);
-        this.ngramVals[at + offset] = logp[i]!;
+    const NK = this.ngramKeys;
+    const NV = this.ngramVals;
+    for (let i = 0, j = 0; i < hPairs.length || j < aPairs.length; ) {
+      const x = i < hPairs.length ? hPairs[i]! : Number.POSITIVE_INFINITY;
+      const y = j < aPairs.length ? aPairs[j]! : Number.POSITIVE_INFINITY;
+      const pair = x <= y ? x : y;
+      const ctxKey = Math.floor(pair / 128);
+      const symbol = pair - ctxKey * 128;
+      let h = ngramHash(ctxKey, symbol) & this.ngramMask;
+      while (NK[h * NGRAM_STRIDE] !== 0) h = (h + 1) & this.ngramMask;
+      const at = h * NGRAM_STRIDE;
+      NK[at] = ctxKey;
+      let bits = 0;
+      if (x === pair) {
+        NV[at + 2] = H.logp[i++]!;
+        bits |= HUMAN_BIT;
       }
-    };
-    put(hPairs, H.logp, 2, HUMAN_BIT);
-    put(aPairs, A.logp, 3, AI_BIT);
+      if (y === pair) {
+        NV[at + 3] = A.logp[j++]!;
+        bits |= AI_BIT;
+      }
+      NK[at + 1] = symbol | (bits << 8);
+    }
   }
 
   /** The slot's offset in the context table, or −1. */
