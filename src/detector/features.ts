@@ -611,22 +611,34 @@ function mattr(tokens: string[], w: number): number {
 function repetition(ids: Uint16Array): [number, number] {
   const n = ids.length;
   if (n < 4) return [0, 0];
-  const bi = new Map<number, number>();
-  const tri = new Map<number, number>();
+  let cap = 64;
+  while (cap < 2 * n) cap <<= 1;
+  if (seenKeys.length < 2 * cap) seenKeys = new Float64Array(2 * cap);
+  // Bigrams in the first half of the table, trigrams in the second: a key is seen again or new.
+  const keys = seenKeys.subarray(0, 2 * cap).fill(-1);
+  const mask = cap - 1;
+  const seen = (key: number, base: number): boolean => {
+    let h = (Math.imul((key % 4294967296) ^ Math.floor(key / 4294967296), 0x9e3779b1) >>> 0) & mask;
+    for (;;) {
+      const k = keys[base + h]!;
+      if (k === key) return true;
+      if (k === -1) {
+        keys[base + h] = key;
+        return false;
+      }
+      h = (h + 1) & mask;
+    }
+  };
   let biRep = 0,
     triRep = 0;
   for (let i = 2; i < n; i++) {
-    const b = ids[i - 1]! * 65536 + ids[i]!;
-    const cb = bi.get(b) ?? 0;
-    if (cb > 0) biRep++;
-    bi.set(b, cb + 1);
-    const t = (ids[i - 2]! * 65536 + ids[i - 1]!) * 65536 + ids[i]!;
-    const ct = tri.get(t) ?? 0;
-    if (ct > 0) triRep++;
-    tri.set(t, ct + 1);
+    if (seen(ids[i - 1]! * 65536 + ids[i]!, 0)) biRep++;
+    if (seen((ids[i - 2]! * 65536 + ids[i - 1]!) * 65536 + ids[i]!, cap)) triRep++;
   }
   return [biRep / (n - 2), triRep / (n - 2)];
 }
+/** Scratch of `repetition`: which token bigrams and trigrams a text has had. */
+let seenKeys = new Float64Array(4096);
 
 /**
  * The linear model's sparse weights summed over the hashed features of one piece of text, per
