@@ -156,7 +156,7 @@ let countMask = (1 << 14) - 1;
 let outIdx = new Int32Array(1 << 14);
 let outVal = new Float32Array(1 << 14);
 
-/** Makes room for counting up to `adds` features in one block and for `total` features out. */
+/** Makes room for counting up to `adds` distinct features in one block and for `total` features out. */
 function reserve(adds: number, total: number): void {
   if (adds * 2 > counted.length) {
     let cap = counted.length;
@@ -503,7 +503,8 @@ export function sparseFeatures(masked: string, tokens: readonly string[]): { idx
   const L = masked.length;
   const wordAdds = 2 * tokens.length;
   const charAdds = 3 * L;
-  reserve(Math.max(wordAdds, charAdds), wordAdds + charAdds);
+  // A block never has more distinct features than HASH_DIM, however long the text.
+  reserve(Math.min(Math.max(wordAdds, charAdds), HASH_DIM), Math.min(wordAdds, HASH_DIM) + Math.min(charAdds, HASH_DIM));
   let distinct = 0;
   let prevHash = 0x9747b28c;
   for (const tok of tokens) {
