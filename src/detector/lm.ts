@@ -255,24 +255,42 @@ export class BigramPair {
   constructor(human: BigramLM, ai: BigramLM) {
     this.human = human;
     this.ai = ai;
+    // Both models' bigrams merged in key order (each model's keys are sorted), each put in once.
+    const H = human.arrays.keys;
+    const A = ai.arrays.keys;
+    let union = 0;
+    for (let i = 0, j = 0; i < H.length || j < A.length; union++) {
+      const x = i < H.length ? H[i]! : 0xffffffff;
+      const y = j < A.length ? A[j]! : 0xffffffff;
+      if (x <= y) i++;
+      if (y <= x) j++;
+    }
     let cap = 1;
-    while (cap * 0.6 < human.arrays.keys.length + ai.arrays.keys.length) cap <<= 1;
+    while (cap * 0.7 < union) cap <<= 1;
     const buffer = new ArrayBuffer(cap * 16);
-    this.keys = new Uint32Array(buffer);
-    this.vals = new Float32Array(buffer);
+    const K = new Uint32Array(buffer);
+    const V = new Float32Array(buffer);
+    this.keys = K;
+    this.vals = V;
     this.mask = cap - 1;
-    const put = (m: BigramArrays, offset: number, bit: number) => {
-      for (let i = 0; i < m.keys.length; i++) {
-        const key = m.keys[i]!;
-        let h = hashKey(key) & this.mask;
-        while (this.keys[h * 4] !== 0 && this.keys[h * 4] !== key) h = (h + 1) & this.mask;
-        this.keys[h * 4] = key;
-        this.vals[h * 4 + offset] = m.logp[i]!;
-        this.keys[h * 4 + 3]! |= bit;
+    for (let i = 0, j = 0; i < H.length || j < A.length; ) {
+      const x = i < H.length ? H[i]! : 0xffffffff;
+      const y = j < A.length ? A[j]! : 0xffffffff;
+      const key = x <= y ? x : y;
+      let h = hashKey(key) & this.mask;
+      while (K[h * 4] !== 0) h = (h + 1) & this.mask;
+      K[h * 4] = key;
+      let bits = 0;
+      if (x === key) {
+        V[h * 4 + 1] = human.arrays.logp[i++]!;
+        bits |= 1;
       }
-    };
-    put(human.arrays, 1, 1);
-    put(ai.arrays, 2, 2);
+      if (y === key) {
+        V[h * 4 + 2] = ai.arrays.logp[j++]!;
+        bits |= 2;
+      }
+      K[h * 4 + 3] = bits;
+    }
   }
 
   /** Sets `h` and `a` to the human and the AI model's `logProb(prev, cur)`. */
