@@ -15,7 +15,9 @@
  * in a fresh process, alternating which goes first; both score the same texts (this checkout's
  * choice of them) with their own code and committed models. Printed: each build's median over the
  * rounds and, per figure, the median of the rounds' new/old ratios (the machine is shared, and a
- * ratio of two runs a few seconds apart is steadier than either run).
+ * ratio of two runs a few seconds apart is steadier than either run). Each run also reports the
+ * CPU time per call (user + system over the measured calls), which waiting for a busy core does
+ * not inflate as it does wall time.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -45,6 +47,10 @@ interface Figures {
   segP99: number;
   authorP50: number;
   authorP99: number;
+  /** CPU time per call (user + system, mean over the measured calls): steadier than wall time on a busy machine. */
+  plainCpu: number;
+  segCpu: number;
+  authorCpu: number;
   mbPerSec: number;
   rssMb: number;
 }
@@ -81,17 +87,19 @@ async function measure(root: string, texts: BenchTexts): Promise<{ figures: Figu
     .map((w) => w.slice(0, 300).join(' '));
   if (texts300.length === 0) throw new Error('No 300-word texts found among the texts.');
 
-  function latency(segments: boolean, n: number): { p50: number; p99: number } {
+  function latency(segments: boolean, n: number): { p50: number; p99: number; cpu: number } {
     for (let i = 0; i < 200; i++) detector.detect(texts300[i % texts300.length]!, { mode: 'academic', segments });
     const times: number[] = [];
+    const cpu = process.cpuUsage();
     for (let i = 0; i < n; i++) {
       const text = texts300[i % texts300.length]!;
       const s = performance.now();
       detector.detect(text, { mode: 'academic', segments });
       times.push(performance.now() - s);
     }
+    const used = process.cpuUsage(cpu);
     times.sort((a, b) => a - b);
-    return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+    return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), cpu: (used.user + used.system) / 1000 / n };
   }
 
   const plain = latency(false, ITER);
@@ -109,16 +117,18 @@ async function measure(root: string, texts: BenchTexts): Promise<{ figures: Figu
     }
     authors.push(msgs);
   }
-  function authorLatency(n: number): { p50: number; p99: number } {
+  function authorLatency(n: number): { p50: number; p99: number; cpu: number } {
     for (let i = 0; i < 20; i++) detector.detectAuthor(authors[i % authors.length]!);
     const times: number[] = [];
+    const cpu = process.cpuUsage();
     for (let i = 0; i < n; i++) {
       const s = performance.now();
       detector.detectAuthor(authors[i % authors.length]!);
       times.push(performance.now() - s);
     }
+    const used = process.cpuUsage(cpu);
     times.sort((a, b) => a - b);
-    return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+    return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), cpu: (used.user + used.system) / 1000 / n };
   }
   const author = authorLatency(Math.max(100, Math.floor(ITER / 10)));
 
@@ -143,6 +153,9 @@ async function measure(root: string, texts: BenchTexts): Promise<{ figures: Figu
       segP99: withSeg.p99,
       authorP50: author.p50,
       authorP99: author.p99,
+      plainCpu: plain.cpu,
+      segCpu: withSeg.cpu,
+      authorCpu: author.cpu,
       mbPerSec: bytes / 1e6 / secs,
       rssMb: process.resourceUsage().maxRSS / 1024,
     },
@@ -191,6 +204,9 @@ const ROWS: Array<[keyof Figures, string, number]> = [
   ['segP99', 'detect 300 words+segments p99 (ms)', 3],
   ['authorP50', 'detectAuthor 50×25 words p50 (ms)', 3],
   ['authorP99', 'detectAuthor 50×25 words p99 (ms)', 3],
+  ['plainCpu', 'detect 300 words CPU per call (ms)', 3],
+  ['segCpu', 'detect 300 words+segments CPU (ms)', 3],
+  ['authorCpu', 'detectAuthor 50×25 words CPU (ms)', 3],
   ['mbPerSec', 'throughput (MB/s)', 2],
   ['rssMb', 'peak RSS (MB)', 0],
 ];
@@ -248,6 +264,9 @@ if (baseline) {
     );
     console.log(`detect 300 words+segments p50 ${f.segP50.toFixed(3)} ms   p99 ${f.segP99.toFixed(3)} ms`);
     console.log(`detectAuthor 50 messages of 25 words p50 ${f.authorP50.toFixed(3)} ms   p99 ${f.authorP99.toFixed(3)} ms`);
+    console.log(
+      `CPU time per call         detect ${f.plainCpu.toFixed(3)} ms, +segments ${f.segCpu.toFixed(3)} ms, detectAuthor ${f.authorCpu.toFixed(3)} ms`,
+    );
     console.log(
       `throughput (${texts.dev ? 'dev corpus' : 'Brown texts'})${texts.dev ? '   ' : '  '}${f.mbPerSec.toFixed(2)} MB/s   (${texts.rows.length} texts)`,
     );
