@@ -297,6 +297,9 @@ export function tokenIds(tokens: string[], vocab: Map<string, number>): Uint16Ar
   return ids;
 }
 
+/** Per-token log p under each word LM and their difference (scratch: detection is single-threaded). */
+let wordScratch = new Float64Array(3 * 1024);
+
 export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMContext): FeatureVector {
   const tokens = tokenize(lower);
   const ids = tokenIds(tokens, lm.vocab);
@@ -304,9 +307,10 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const dense = new Float64Array(DENSE_DIM);
 
   // --- n-gram LM statistics ---
-  const lh = new Float64Array(n);
-  const la = new Float64Array(n);
-  const diff = new Float64Array(n);
+  if (3 * n > wordScratch.length) wordScratch = new Float64Array(6 * n);
+  const lh = wordScratch.subarray(0, n);
+  const la = wordScratch.subarray(n, 2 * n);
+  const diff = wordScratch.subarray(2 * n, 3 * n);
   let uniSum = 0;
   let muH = 0,
     s2H = 0,
@@ -585,23 +589,25 @@ function mattr(tokens: string[], w: number): number {
   const words = tokens.filter((t) => t.length > 1 || /\p{L}/u.test(t));
   if (words.length === 0) return 0;
   if (words.length <= w) return new Set(words).size / words.length;
-  const counts = new Map<string, number>();
-  let distinct = 0;
-  for (let i = 0; i < w; i++) {
-    const c = counts.get(words[i]!) ?? 0;
-    if (c === 0) distinct++;
-    counts.set(words[i]!, c + 1);
+  // Each distinct word numbered once, so the sliding window counts in an array instead of a map.
+  const number = new Map<string, number>();
+  const seq = new Int32Array(words.length);
+  for (let i = 0; i < words.length; i++) {
+    let id = number.get(words[i]!);
+    if (id === undefined) {
+      id = number.size;
+      number.set(words[i]!, id);
+    }
+    seq[i] = id;
   }
+  const counts = new Int32Array(number.size);
+  let distinct = 0;
+  for (let i = 0; i < w; i++) if (counts[seq[i]!]!++ === 0) distinct++;
   let total = distinct;
   let windows = 1;
-  for (let i = w; i < words.length; i++) {
-    const out = words[i - w]!;
-    const co = counts.get(out)! - 1;
-    counts.set(out, co);
-    if (co === 0) distinct--;
-    const c = counts.get(words[i]!) ?? 0;
-    if (c === 0) distinct++;
-    counts.set(words[i]!, c + 1);
+  for (let i = w; i < seq.length; i++) {
+    if (--counts[seq[i - w]!]! === 0) distinct--;
+    if (counts[seq[i]!]!++ === 0) distinct++;
     total += distinct;
     windows++;
   }

@@ -152,4 +152,31 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       expect([f.dense[bi], f.dense[tri]], text.slice(0, 40)).toEqual(expected);
     }
   });
+
+  it('moving type/token ratio: words numbered once and counted in an array, as a map of words counts them', () => {
+    const at = DENSE_NAMES.indexOf('mattr');
+    const long = Array.from({ length: 120 }, (_, i) => ['the', 'cat', `w${i % 37}`, 'sat', `x${i % 11}`][i % 5]).join(' ');
+    for (const [text, language] of [...TEXTS, [long, 'en'] as [string, 'en']]) {
+      const lower = lowerOf(text, language);
+      const words = tokenize(lower).filter((t) => t.length > 1 || /\p{L}/u.test(t));
+      let expected = 0;
+      if (words.length > 0 && words.length <= 50) expected = new Set(words).size / words.length;
+      else if (words.length > 50) {
+        const counts = new Map<string, number>();
+        const add = (word: string, by: number) => counts.set(word, (counts.get(word) ?? 0) + by);
+        for (const word of words.slice(0, 50)) add(word, 1);
+        const distinct = () => [...counts.values()].filter((c) => c > 0).length;
+        let total = distinct();
+        let windows = 1;
+        for (let i = 50; i < words.length; i++) {
+          add(words[i - 50]!, -1);
+          add(words[i]!, 1);
+          total += distinct();
+          windows++;
+        }
+        expected = total / windows / 50;
+      }
+      expect(extractFeatures(lower, language, model.lm).dense[at], text.slice(0, 40)).toBe(expected);
+    }
+  });
 });
