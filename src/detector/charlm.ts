@@ -429,6 +429,9 @@ function capacityFor(count: number): number {
   return cap;
 }
 
+/** The low 7·len bits, per context length. */
+const LOW_BITS = Array.from({ length: MAX_CONTEXT + 1 }, (_, len) => 2 ** (7 * len) - 1);
+
 /** Home slot of an n-gram: its context's key and its symbol. */
 function ngramHash(ctxKey: number, symbol: number): number {
   return mixKey((ctxKey ^ Math.imul(symbol + 1, 0x9e3779b1)) >>> 0);
@@ -604,14 +607,22 @@ export class CharLMPair {
     let s2H = 0;
     let muA = 0;
     let s2A = 0;
-    // Words read ahead only so that they are in cache when wanted; their values are not used.
+    // A first pass only reads the slots where every position's longest context and its n-gram
+    // would be found: these reads do not depend on each other, so their cache misses overlap
+    // (the tables are tens of MB), and the scoring pass below then finds most of them in cache.
+    // The values read are not used.
     let ahead = 0;
+    let roll = 0;
+    const keep = order > 0 ? 2 ** (7 * (order - 1)) - 1 : 0;
+    for (let len = 1; len <= order; len++) roll |= BOS_SYMBOL << (7 * (len - 1));
+    for (let t = 0; t < symbols.length; t++) {
+      const len = Math.min(order, t + 1);
+      const k = ((len << 28) | (roll & LOW_BITS[len]!)) >>> 0;
+      ahead ^= CK[(mixKey(k) & this.ctxMask) * CTX_STRIDE]! ^ NK[(ngramHash(k, symbols[t]!) & this.ngramMask) * NGRAM_STRIDE]!;
+      roll = ((roll & keep) << 7) | symbols[t]!;
+    }
     for (let t = 0; t < symbols.length; t++) {
       const c = symbols[t]!;
-      if (t + 1 < symbols.length) {
-        const next = this.longestKey(symbols, t + 1);
-        ahead ^= CK[(mixKey(next) & this.ctxMask) * CTX_STRIDE]! ^ NK[(ngramHash(next, symbols[t + 1]!) & this.ngramMask) * NGRAM_STRIDE]!;
-      }
       const maxLen = Math.min(order, t + 1);
       let packed = 0;
       for (let len = 1; len <= maxLen; len++) {
