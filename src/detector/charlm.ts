@@ -429,6 +429,8 @@ function capacityFor(count: number): number {
   return cap;
 }
 
+/** Positions whose slots `CharLMPair.score` reads ahead at a time. */
+const TOUCH_CHUNK = 4096;
 /** The low 7·len bits, per context length. */
 const LOW_BITS = Array.from({ length: MAX_CONTEXT + 1 }, (_, len) => 2 ** (7 * len) - 1);
 
@@ -607,21 +609,24 @@ export class CharLMPair {
     let s2H = 0;
     let muA = 0;
     let s2A = 0;
-    // A first pass only reads the slots where every position's longest context and its n-gram
-    // would be found: these reads do not depend on each other, so their cache misses overlap
-    // (the tables are tens of MB), and the scoring pass below then finds most of them in cache.
-    // The values read are not used.
+    // Per chunk of positions, a first pass only reads the slots where each position's longest
+    // context and its n-gram would be found: these reads do not depend on each other, so their
+    // cache misses overlap (the tables are tens of MB), and the scoring pass then finds most of
+    // them in cache (a chunk's slots fit in the core's cache). The values read are not used.
     let ahead = 0;
     let roll = 0;
     const keep = order > 0 ? 2 ** (7 * (order - 1)) - 1 : 0;
     for (let len = 1; len <= order; len++) roll |= BOS_SYMBOL << (7 * (len - 1));
     for (let t = 0; t < symbols.length; t++) {
-      const len = Math.min(order, t + 1);
-      const k = ((len << 28) | (roll & LOW_BITS[len]!)) >>> 0;
-      ahead ^= CK[(mixKey(k) & this.ctxMask) * CTX_STRIDE]! ^ NK[(ngramHash(k, symbols[t]!) & this.ngramMask) * NGRAM_STRIDE]!;
-      roll = ((roll & keep) << 7) | symbols[t]!;
-    }
-    for (let t = 0; t < symbols.length; t++) {
+      if (t % TOUCH_CHUNK === 0) {
+        const end = Math.min(symbols.length, t + TOUCH_CHUNK);
+        for (let u = t; u < end; u++) {
+          const len = Math.min(order, u + 1);
+          const k = ((len << 28) | (roll & LOW_BITS[len]!)) >>> 0;
+          ahead ^= CK[(mixKey(k) & this.ctxMask) * CTX_STRIDE]! ^ NK[(ngramHash(k, symbols[u]!) & this.ngramMask) * NGRAM_STRIDE]!;
+          roll = ((roll & keep) << 7) | symbols[u]!;
+        }
+      }
       const c = symbols[t]!;
       const maxLen = Math.min(order, t + 1);
       let packed = 0;

@@ -147,6 +147,8 @@ describe('character LM pair', () => {
       'In conclusion, it is important to note that these findings highlight the need for a comprehensive approach.',
       'Bugün hava çok güzel; parka gidip biraz yürüyüş yaptık, sonra eve döndük.',
       '§ 12 (3): {x} ← [y] — 2024-05-01 @ 09:15 #tag ½ ✓',
+      // Longer than the positions whose slots are read ahead at a time.
+      Array.from({ length: 300 }, (_, i) => `sentence ${i} talks about ${['cats', 'rivers', 'budgets', 'ideas'][i % 4]} again.`).join(' '),
     ];
     expectPairMatchesSingles(charLMFrom(arrays, 'char.human'), charLMFrom(arrays, 'char.ai'), texts);
   });
