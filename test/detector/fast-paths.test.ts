@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { readArtifact } from '../../src/detector/artifact.ts';
 import { DENSE_NAMES, HASH_DIM, extractFeatures, maskRuns, sparseFeatures, tokenIds, tokenize } from '../../src/detector/features.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
+import { evidenceWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
 import { LoadedModel } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
@@ -178,5 +179,75 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       }
       expect(extractFeatures(lower, language, model.lm).dense[at], text.slice(0, 40)).toBe(expected);
     }
+  });
+
+  it('language evidence words: plain lower-case chunks read directly, as the regular expressions read them', () => {
+    // The words as the regular expressions alone find them (RE_NOISE blanks nothing in these texts).
+    const plain = (text: string): string[] => {
+      const chunks = text.match(/\S+/gu) ?? [];
+      let capitals = 0;
+      for (const chunk of chunks) if (/^[("'“‘«¿¡]*\p{Lu}/u.test(chunk)) capitals++;
+      const namesByCase = capitals <= 0.5 * chunks.length;
+      const out: string[] = [];
+      let sentenceStart = true;
+      for (const chunk of chunks) {
+        const core = /^[("'“‘«¿¡]*(\p{L}+(?:['’]\p{L}+)*)([.,;:!?)"'”’»…]*)$/u.exec(chunk);
+        const endsSentence = /[.!?…:]["'”’»)]*$/u.test(chunk) || /^[-–—•*>]+$/.test(chunk);
+        if (core) {
+          const word = core[1]!;
+          const ch = String.fromCodePoint(word.codePointAt(0)!);
+          if (ch === ch.toLowerCase() || sentenceStart || !namesByCase)
+            out.push(
+              word
+                .toLowerCase()
+                .replace(/’/g, "'")
+                .replace(/\u0307/g, ''),
+            );
+        }
+        sentenceStart = endsSentence;
+      }
+      return out;
+    };
+    const chunks = [
+      'end.',
+      'end."',
+      'end.")',
+      'end.)',
+      'end:',
+      'end…',
+      'end”',
+      'end’.',
+      "word's",
+      "don't",
+      "abc'",
+      'x.y',
+      'a...',
+      'hello,',
+      'ok?!',
+      'ok")',
+      'ok).',
+      'ok.».',
+      'é',
+      'café.',
+      'Zed',
+      'ab1',
+      'ab-cd',
+      '—',
+      '-',
+      '(the',
+      'the)',
+      'it;',
+      'so»',
+      'İstanbul',
+      'ıı',
+    ];
+    const texts = [
+      ...TEXTS.map(([text]) => text),
+      chunks.join(' '),
+      chunks.map((c) => `Name ${c} then Other words`).join(' '),
+      [...chunks].reverse().join(' Next '),
+      'SHOUTING TEXT WITH a few lower words. AND Names',
+    ];
+    for (const text of texts) expect(evidenceWords(text), text.slice(0, 40)).toEqual(plain(text));
   });
 });
