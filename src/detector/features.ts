@@ -94,7 +94,15 @@ export function tokenize(lower: string): string[] {
 
 /** Whether a token counts as a word (letters or a number) rather than punctuation. */
 export function isWordToken(tok: string): boolean {
-  return tok === NUM_TOKEN || tok.length > 1 || /\p{L}/u.test(tok);
+  if (tok === NUM_TOKEN || tok.length > 1) return true;
+  return isLetterToken(tok);
+}
+
+/** Whether a one-character token is a letter: ASCII answered directly, the rest by `\p{L}`. */
+function isLetterToken(tok: string): boolean {
+  const c = tok.charCodeAt(0);
+  if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+  return /\p{L}/u.test(tok);
 }
 
 const FUNCTION_WORDS: Record<'en' | 'tr', Set<string>> = {
@@ -586,7 +594,7 @@ function maxWindowMean(values: Float64Array, window: number, whole: number): num
 
 /** Moving-average type/token ratio (window w): vocabulary richness independent of length. */
 function mattr(tokens: string[], w: number): number {
-  const words = tokens.filter((t) => t.length > 1 || /\p{L}/u.test(t));
+  const words = tokens.filter((t) => t.length > 1 || isLetterToken(t));
   if (words.length === 0) return 0;
   if (words.length <= w) return new Set(words).size / words.length;
   // Each distinct word numbered once, so the sliding window counts in an array instead of a map.

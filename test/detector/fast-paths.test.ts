@@ -5,7 +5,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readArtifact } from '../../src/detector/artifact.ts';
-import { DENSE_NAMES, HASH_DIM, extractFeatures, maskRuns, sparseFeatures, tokenIds, tokenize } from '../../src/detector/features.ts';
+import {
+  DENSE_NAMES,
+  HASH_DIM,
+  NUM_TOKEN,
+  extractFeatures,
+  isWordToken,
+  maskRuns,
+  sparseFeatures,
+  tokenIds,
+  tokenize,
+} from '../../src/detector/features.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
 import { evidenceWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
@@ -249,5 +259,11 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       'SHOUTING TEXT WITH a few lower words. AND Names',
     ];
     for (const text of texts) expect(evidenceWords(text), text.slice(0, 40)).toEqual(plain(text));
+  });
+
+  it('word tokens: one ASCII character answered directly, as \\p{L} answers it', () => {
+    const singles = [...Array.from({ length: 0x250 }, (_, c) => String.fromCharCode(c)), 'ı', 'ş', '—', '€', '中'];
+    for (const tok of singles) expect(isWordToken(tok), `U+${tok.charCodeAt(0).toString(16)}`).toBe(/\p{L}/u.test(tok));
+    expect([isWordToken(NUM_TOKEN), isWordToken('ab'), isWordToken('..')]).toEqual([true, true, true]);
   });
 });
