@@ -443,9 +443,9 @@ function ngramHash(ctxKey: number, symbol: number): number {
  * The human and the AI character LM in shared tables: the detector scores every text under both
  * with the same contexts, so one probe finds a context (or an n-gram) for both models. An n-gram
  * is keyed by its context's key and its symbol rather than by where the context sits, so its
- * probe does not wait for the context's; and the next symbol's first probes are read one symbol
- * ahead, so their cache misses overlap the work on this one (the tables are tens of MB, and
- * misses are what scoring costs). The values are the models' own float32s, combined in the same
+ * key can be computed from the text alone, and `score` reads every position's first slots in a
+ * pass before scoring, so their cache misses overlap (the tables are tens of MB, and misses are
+ * what scoring costs). The values are the models' own float32s, combined in the same
  * order as `CharLM.score`, so every log-probability and sum is bit-identical to scoring each
  * model alone.
  */
