@@ -244,6 +244,13 @@ export function buildCharLM(texts: Iterable<string>, opts: CharBuildOptions): Ch
   return { ctxKeys, ctxLogGamma, ctxMu, ctxSigma2, keys, logp, logUni };
 }
 
+/** The longest context of a model's arrays (its n-grams have one symbol more). */
+function orderOf(arrays: CharLMArrays): number {
+  let order = 0;
+  for (let i = 0; i < arrays.ctxKeys.length; i++) order = Math.max(order, arrays.ctxKeys[i]! >>> 28);
+  return order;
+}
+
 function mixKey(k: number): number {
   return (Math.imul(k ^ (k >>> 15), 0x2c1b3c6d) >>> 12) ^ Math.imul(k, 0x297a2d39);
 }
@@ -288,27 +295,30 @@ class Table {
 
 export class CharLM {
   readonly arrays: CharLMArrays;
-  /** Contexts: key, then log γ, μ, σ² (16 bytes a slot, four to a cache line). */
-  private readonly ctx: Table;
-  /** N-grams, keyed by their context's slot in `ctx` (slot number + 1) << 7 | symbol, then log p. */
-  private readonly ngrams: Table;
-  private readonly order: number;
+  // Built on first use: a model loaded for the detector is scored through `CharLMPair`, which
+  // builds its own tables, so these are only made where one model is scored on its own.
+  private tables: { ctx: Table; ngrams: Table } | undefined;
+  readonly order: number;
   // Per symbol scratch: the packed key of each context length and its slot (−1 absent, −2 not looked up yet).
   private readonly slot = new Int32Array(MAX_CONTEXT + 1);
   private readonly key = new Uint32Array(MAX_CONTEXT + 1);
 
   constructor(arrays: CharLMArrays) {
     this.arrays = arrays;
-    this.ctx = new Table(arrays.ctxKeys, [arrays.ctxLogGamma, arrays.ctxMu, arrays.ctxSigma2]);
+    this.order = orderOf(arrays);
+  }
+
+  private build(): { ctx: Table; ngrams: Table } {
+    const arrays = this.arrays;
+    const ctx = new Table(arrays.ctxKeys, [arrays.ctxLogGamma, arrays.ctxMu, arrays.ctxSigma2]);
     // Re-key the n-grams by where their context landed in the table, so scoring needs no index column.
-    const slotOf = Uint32Array.from(arrays.ctxKeys, (k) => this.ctx.find(k) / 4 + 1);
-    this.ngrams = new Table(
+    const slotOf = Uint32Array.from(arrays.ctxKeys, (k) => ctx.find(k) / 4 + 1);
+    const ngrams = new Table(
       Uint32Array.from(arrays.keys, (k) => ((slotOf[(k >>> 7) - 1]! << 7) | (k & 127)) >>> 0),
       [arrays.logp],
     );
-    let order = 0;
-    for (let i = 0; i < arrays.ctxKeys.length; i++) order = Math.max(order, arrays.ctxKeys[i]! >>> 28);
-    this.order = order;
+    this.tables = { ctx, ngrams };
+    return this.tables;
   }
 
   /**
@@ -317,8 +327,9 @@ export class CharLM {
    */
   score(symbols: Uint8Array, logp: Float64Array, mu: Float64Array, sigma2: Float64Array): void {
     const A = this.arrays;
-    const C = this.ctx.values;
-    const N = this.ngrams.values;
+    const { ctx, ngrams } = this.tables ?? this.build();
+    const C = ctx.values;
+    const N = ngrams.values;
     const slot = this.slot;
     const key = this.key;
     for (let t = 0; t < symbols.length; t++) {
@@ -336,7 +347,7 @@ export class CharLM {
       // the first one found from the longest down is the longest, and all shorter ones exist.
       let longest = 0;
       for (let len = maxLen; len >= 1; len--) {
-        const at = this.ctx.find(key[len]!);
+        const at = ctx.find(key[len]!);
         slot[len] = at;
         if (at >= 0) {
           longest = len;
@@ -351,10 +362,10 @@ export class CharLM {
       for (let len = longest; len >= 1; len--) {
         let at = slot[len]!;
         if (at === -2) {
-          at = this.ctx.find(key[len]!);
+          at = ctx.find(key[len]!);
           slot[len] = at;
         }
-        const hit = this.ngrams.find(((((at >>> 2) + 1) << 7) | c) >>> 0);
+        const hit = ngrams.find(((((at >>> 2) + 1) << 7) | c) >>> 0);
         if (hit >= 0) {
           lp = N[hit + 1]!;
           hitLen = len;
@@ -364,7 +375,7 @@ export class CharLM {
       for (let len = hitLen + 1; len <= longest; len++) {
         let at = slot[len]!;
         if (at === -2) {
-          at = this.ctx.find(key[len]!);
+          at = ctx.find(key[len]!);
           slot[len] = at;
         }
         lp = C[at + 1]! + lp;
@@ -380,4 +391,345 @@ export class CharLM {
       }
     }
   }
+}
+
+/** Which of the pair's models holds a context or n-gram (bits of a slot's last word). */
+const HUMAN_BIT = 1;
+const AI_BIT = 2;
+/** Words per slot: context key, human log γ, μ, σ², AI log γ, μ, σ², model bits (32 bytes, two to a cache line). */
+const CTX_STRIDE = 8;
+/** Words per slot: context key, symbol | model bits << 8, human log p, AI log p (16 bytes). */
+const NGRAM_STRIDE = 4;
+
+/** The union of two sorted key lists, sorted. */
+function sortedUnion(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length || j < b.length) {
+    const x = i < a.length ? a[i]! : 0xffffffff;
+    const y = j < b.length ? b[j]! : 0xffffffff;
+    if (x <= y) {
+      out[n++] = x;
+      i++;
+      if (x === y) j++;
+    } else {
+      out[n++] = y;
+      j++;
+    }
+  }
+  return out.subarray(0, n);
+}
+
+/** Open-addressing slots for `count` keys at a load of at most 0.7 (a power of two). */
+function capacityFor(count: number): number {
+  let cap = 1;
+  while (cap * 0.7 < count) cap <<= 1;
+  return cap;
+}
+
+/** Positions whose slots `CharLMPair.score` reads ahead at a time. */
+const TOUCH_CHUNK = 4096;
+/** The low 7·len bits, per context length. */
+const LOW_BITS = Array.from({ length: MAX_CONTEXT + 1 }, (_, len) => 2 ** (7 * len) - 1);
+
+/** Home slot of an n-gram: its context's key and its symbol. */
+function ngramHash(ctxKey: number, symbol: number): number {
+  return mixKey((ctxKey ^ Math.imul(symbol + 1, 0x9e3779b1)) >>> 0);
+}
+
+/**
+ * The human and the AI character LM in shared tables: the detector scores every text under both
+ * with the same contexts, so one probe finds a context (or an n-gram) for both models. An n-gram
+ * is keyed by its context's key and its symbol rather than by where the context sits, so its
+ * key can be computed from the text alone, and `score` reads every position's first slots in a
+ * pass before scoring, so their cache misses overlap (the tables are tens of MB, and misses are
+ * what scoring costs). The values are the models' own float32s, combined in the same
+ * order as `CharLM.score`, so every log-probability and sum is bit-identical to scoring each
+ * model alone.
+ */
+export class CharLMPair {
+  readonly human: CharLM;
+  readonly ai: CharLM;
+  private readonly ctxKeys: Uint32Array;
+  private readonly ctxVals: Float32Array;
+  private readonly ctxMask: number;
+  private readonly ngramKeys: Uint32Array;
+  private readonly ngramVals: Float32Array;
+  private readonly ngramMask: number;
+  private readonly order: number;
+  private readonly slot = new Int32Array(MAX_CONTEXT + 1);
+  private readonly key = new Uint32Array(MAX_CONTEXT + 1);
+  /** Σ μ and Σ σ² of the last `score` call, human then AI (the Fast-DetectGPT criterion's parts). */
+  readonly moments = new Float64Array(4);
+
+  constructor(human: CharLM, ai: CharLM) {
+    this.human = human;
+    this.ai = ai;
+    this.order = Math.max(human.order, ai.order);
+    const H = human.arrays;
+    const A = ai.arrays;
+    // Both models' contexts, merged in key order (each model's keys are sorted), each put in
+    // once with the values of the models that hold it.
+    const ctxCap = capacityFor(sortedUnion(H.ctxKeys, A.ctxKeys).length);
+    const ctxBuffer = new ArrayBuffer(ctxCap * CTX_STRIDE * 4);
+    this.ctxKeys = new Uint32Array(ctxBuffer);
+    this.ctxVals = new Float32Array(ctxBuffer);
+    this.ctxMask = ctxCap - 1;
+    const CK = this.ctxKeys;
+    const CV = this.ctxVals;
+    for (let i = 0, j = 0; i < H.ctxKeys.length || j < A.ctxKeys.length; ) {
+      const x = i < H.ctxKeys.length ? H.ctxKeys[i]! : 0xffffffff;
+      const y = j < A.ctxKeys.length ? A.ctxKeys[j]! : 0xffffffff;
+      const key = x <= y ? x : y;
+      let h = mixKey(key) & this.ctxMask;
+      while (CK[h * CTX_STRIDE] !== 0) h = (h + 1) & this.ctxMask;
+      const at = h * CTX_STRIDE;
+      CK[at] = key;
+      if (x === key) {
+        CV[at + 1] = H.ctxLogGamma[i]!;
+        CV[at + 2] = H.ctxMu[i]!;
+        CV[at + 3] = H.ctxSigma2[i]!;
+        CK[at + 7]! |= HUMAN_BIT;
+        i++;
+      }
+      if (y === key) {
+        CV[at + 4] = A.ctxLogGamma[j]!;
+        CV[at + 5] = A.ctxMu[j]!;
+        CV[at + 6] = A.ctxSigma2[j]!;
+        CK[at + 7]! |= AI_BIT;
+        j++;
+      }
+    }
+    // N-grams of both models as context key · 128 + symbol: each model's are sorted by its
+    // context index, which follows its sorted context keys, so these are in order too and merge.
+    const pairsOf = (m: CharLMArrays): Float64Array => {
+      const out = new Float64Array(m.keys.length);
+      for (let i = 0; i < out.length; i++) {
+        const k = m.keys[i]!;
+        out[i] = m.ctxKeys[(k >>> 7) - 1]! * 128 + (k & 127);
+      }
+      return out;
+    };
+    const hPairs = pairsOf(H);
+    const aPairs = pairsOf(A);
+    let union = 0;
+    for (let i = 0, j = 0; i < hPairs.length || j < aPairs.length; union++) {
+      const x = i < hPairs.length ? hPairs[i]! : Number.POSITIVE_INFINITY;
+      const y = j < aPairs.length ? aPairs[j]! : Number.POSITIVE_INFINITY;
+      if (x <= y) i++;
+      if (y <= x) j++;
+    }
+    const ngramCap = capacityFor(union);
+    const ngramBuffer = new ArrayBuffer(ngramCap * NGRAM_STRIDE * 4);
+    this.ngramKeys = new Uint32Array(ngramBuffer);
+    this.ngramVals = new Float32Array(ngramBuffer);
+    this.ngramMask = ngramCap - 1;
+    const NK = this.ngramKeys;
+    const NV = this.ngramVals;
+    for (let i = 0, j = 0; i < hPairs.length || j < aPairs.length; ) {
+      const x = i < hPairs.length ? hPairs[i]! : Number.POSITIVE_INFINITY;
+      const y = j < aPairs.length ? aPairs[j]! : Number.POSITIVE_INFINITY;
+      const pair = x <= y ? x : y;
+      const ctxKey = Math.floor(pair / 128);
+      const symbol = pair - ctxKey * 128;
+      let h = ngramHash(ctxKey, symbol) & this.ngramMask;
+      while (NK[h * NGRAM_STRIDE] !== 0) h = (h + 1) & this.ngramMask;
+      const at = h * NGRAM_STRIDE;
+      NK[at] = ctxKey;
+      let bits = 0;
+      if (x === pair) {
+        NV[at + 2] = H.logp[i++]!;
+        bits |= HUMAN_BIT;
+      }
+      if (y === pair) {
+        NV[at + 3] = A.logp[j++]!;
+        bits |= AI_BIT;
+      }
+      NK[at + 1] = symbol | (bits << 8);
+    }
+  }
+
+  /** The slot's offset in the context table, or −1. */
+  private findCtx(key: number): number {
+    const keys = this.ctxKeys;
+    let h = mixKey(key) & this.ctxMask;
+    for (;;) {
+      const at = h * CTX_STRIDE;
+      const k = keys[at]!;
+      if (k === key) return at;
+      if (k === 0) return -1;
+      h = (h + 1) & this.ctxMask;
+    }
+  }
+
+  /** The slot's offset in the n-gram table, or −1. */
+  private findNgram(ctxKey: number, symbol: number): number {
+    const keys = this.ngramKeys;
+    let h = ngramHash(ctxKey, symbol) & this.ngramMask;
+    for (;;) {
+      const at = h * NGRAM_STRIDE;
+      const k = keys[at]!;
+      if (k === ctxKey && (keys[at + 1]! & 127) === symbol) return at;
+      if (k === 0) return -1;
+      h = (h + 1) & this.ngramMask;
+    }
+  }
+
+  /** The key of the longest context (up to the pair's order) before position t. */
+  private longestKey(symbols: Uint8Array, t: number): number {
+    const maxLen = Math.min(this.order, t + 1);
+    let packed = 0;
+    for (let len = 1; len <= maxLen; len++) {
+      const j = t - len;
+      packed |= (j < 0 ? BOS_SYMBOL : symbols[j]!) << (7 * (len - 1));
+    }
+    return ((maxLen << 28) | packed) >>> 0;
+  }
+
+  /**
+   * Scores the symbols under both models: log p of each symbol into `logpH` / `logpA`; returns
+   * Σ log p (human, AI) and leaves Σ μ, Σ σ² per model in `moments` (human μ, σ², AI μ, σ²). The
+   * same numbers, summed in the same order, as `CharLM.score` of each model and a sum over its outputs.
+   */
+  score(symbols: Uint8Array, logpH: Float64Array, logpA: Float64Array): [number, number] {
+    const uniH = this.human.arrays.logUni;
+    const uniA = this.ai.arrays.logUni;
+    const CK = this.ctxKeys;
+    const C = this.ctxVals;
+    const NK = this.ngramKeys;
+    const N = this.ngramVals;
+    const slot = this.slot;
+    const key = this.key;
+    const order = this.order;
+    let sumH = 0;
+    let sumA = 0;
+    let muH = 0;
+    let s2H = 0;
+    let muA = 0;
+    let s2A = 0;
+    // Per chunk of positions, a first pass only reads the slots where each position's longest
+    // context and its n-gram would be found: these reads do not depend on each other, so their
+    // cache misses overlap (the tables are tens of MB), and the scoring pass then finds most of
+    // them in cache (a chunk's slots fit in the core's cache). The values read are not used.
+    let ahead = 0;
+    let roll = 0;
+    const keep = order > 0 ? 2 ** (7 * (order - 1)) - 1 : 0;
+    for (let len = 1; len <= order; len++) roll |= BOS_SYMBOL << (7 * (len - 1));
+    for (let t = 0; t < symbols.length; t++) {
+      if (t % TOUCH_CHUNK === 0) {
+        const end = Math.min(symbols.length, t + TOUCH_CHUNK);
+        for (let u = t; u < end; u++) {
+          const len = Math.min(order, u + 1);
+          const k = ((len << 28) | (roll & LOW_BITS[len]!)) >>> 0;
+          ahead ^= CK[(mixKey(k) & this.ctxMask) * CTX_STRIDE]! ^ NK[(ngramHash(k, symbols[u]!) & this.ngramMask) * NGRAM_STRIDE]!;
+          roll = ((roll & keep) << 7) | symbols[u]!;
+        }
+      }
+      const c = symbols[t]!;
+      const maxLen = Math.min(order, t + 1);
+      let packed = 0;
+      for (let len = 1; len <= maxLen; len++) {
+        const j = t - len;
+        packed |= (j < 0 ? BOS_SYMBOL : symbols[j]!) << (7 * (len - 1));
+        key[len] = ((len << 28) | packed) >>> 0;
+        slot[len] = -2;
+      }
+      // Each model's longest known context (every suffix of one of its contexts is one of its
+      // contexts too, so the first found from the longest down is the longest).
+      let longH = 0;
+      let longA = 0;
+      for (let len = maxLen; len >= 1; len--) {
+        const at = this.findCtx(key[len]!);
+        slot[len] = at;
+        if (at < 0) continue;
+        const bits = CK[at + 7]!;
+        if (longH === 0 && bits & HUMAN_BIT) longH = len;
+        if (longA === 0 && bits & AI_BIT) longA = len;
+        if (longH !== 0 && longA !== 0) break;
+      }
+      // The longest context of each model that kept the n-gram (one probe serves both models).
+      let hitH = 0;
+      let hitA = 0;
+      let lpH = uniH[c]!;
+      let lpA = uniA[c]!;
+      let needH = longH > 0;
+      let needA = longA > 0;
+      for (let len = longH > longA ? longH : longA; len >= 1 && (needH || needA); len--) {
+        const forH = needH && len <= longH;
+        const forA = needA && len <= longA;
+        if (!forH && !forA) continue;
+        const hit = this.findNgram(key[len]!, c);
+        if (hit < 0) continue;
+        const bits = NK[hit + 1]! >>> 8;
+        if (forH && bits & HUMAN_BIT) {
+          lpH = N[hit + 2]!;
+          hitH = len;
+          needH = false;
+        }
+        if (forA && bits & AI_BIT) {
+          lpA = N[hit + 3]!;
+          hitA = len;
+          needA = false;
+        }
+      }
+      // Above the hit, each context's back-off weight γ, in increasing order as in `CharLM.score`.
+      for (let len = hitH + 1; len <= longH; len++) {
+        let at = slot[len]!;
+        if (at === -2) {
+          at = this.findCtx(key[len]!);
+          slot[len] = at;
+        }
+        lpH = C[at + 1]! + lpH;
+      }
+      for (let len = hitA + 1; len <= longA; len++) {
+        let at = slot[len]!;
+        if (at === -2) {
+          at = this.findCtx(key[len]!);
+          slot[len] = at;
+        }
+        lpA = C[at + 4]! + lpA;
+      }
+      logpH[t] = lpH;
+      logpA[t] = lpA;
+      sumH += lpH;
+      sumA += lpA;
+      if (longH > 0) {
+        const at = slot[longH]!;
+        muH += C[at + 2]!;
+        s2H += C[at + 3]!;
+      } else {
+        muH += uniH[CHAR_SYMBOLS]!;
+        s2H += uniH[CHAR_SYMBOLS + 1]!;
+      }
+      if (longA > 0) {
+        const at = slot[longA]!;
+        muA += C[at + 5]!;
+        s2A += C[at + 6]!;
+      } else {
+        muA += uniA[CHAR_SYMBOLS]!;
+        s2A += uniA[CHAR_SYMBOLS + 1]!;
+      }
+    }
+    const m = this.moments;
+    m[0] = muH;
+    m[1] = s2H;
+    m[2] = muA;
+    m[3] = s2A;
+    this.ahead = ahead;
+    return [sumH, sumA];
+  }
+  /** Keeps the read-ahead loads from being optimised away. */
+  ahead = 0;
+}
+
+const pairs = new WeakMap<CharLM, { ai: CharLM; pair: CharLMPair }>();
+/** The pair of two models, built once per model object (training scores many texts with the same fold's models). */
+export function charLMPair(human: CharLM, ai: CharLM): CharLMPair {
+  const cached = pairs.get(human);
+  if (cached?.ai === ai) return cached.pair;
+  const pair = new CharLMPair(human, ai);
+  pairs.set(human, { ai, pair });
+  return pair;
 }

@@ -8,8 +8,8 @@
  *   repetition). None of them is raw length, which differs between the classes of some sources.
  * - sparse: hashed word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised.
  */
-import { type CharLM, charSymbols } from './charlm.ts';
-import { BOS, UNK, type BigramLM } from './lm.ts';
+import { type CharLM, charLMPair, charSymbols } from './charlm.ts';
+import { BOS, UNK, bigramPair, type BigramLM } from './lm.ts';
 import { POS_FEATURE_NAMES, posFeatures, type PosContext } from './pos.ts';
 
 export const HASH_BITS = 18;
@@ -94,7 +94,15 @@ export function tokenize(lower: string): string[] {
 
 /** Whether a token counts as a word (letters or a number) rather than punctuation. */
 export function isWordToken(tok: string): boolean {
-  return tok === NUM_TOKEN || tok.length > 1 || /\p{L}/u.test(tok);
+  if (tok === NUM_TOKEN || tok.length > 1) return true;
+  return isLetterToken(tok);
+}
+
+/** Whether a one-character token is a letter: ASCII answered directly, the rest by `\p{L}`. */
+function isLetterToken(tok: string): boolean {
+  const c = tok.charCodeAt(0);
+  if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+  return /\p{L}/u.test(tok);
 }
 
 const FUNCTION_WORDS: Record<'en' | 'tr', Set<string>> = {
@@ -141,8 +149,55 @@ export interface FeatureVector {
 }
 
 // Scratch buffers: detection is synchronous and single-threaded, so one set suffices.
-const accum = new Float32Array(HASH_DIM);
-const touched = new Int32Array(HASH_DIM);
+/**
+ * Counts of one block's hashed features, in a small open-addressing table keyed by feature
+ * index: a 300-word text touches a few thousand of the 2^18 indices, and a table that fits in
+ * the core's cache counts them faster than an array of all 2^18. `touched` lists the slots in
+ * the order their features were first seen, which is the order the features are output (and
+ * their squares summed) in, as with a plain array of counts.
+ */
+let counted = new Int32Array(1 << 14).fill(-1);
+let counts = new Float32Array(1 << 14);
+let touched = new Int32Array(1 << 14);
+let countMask = (1 << 14) - 1;
+/** The output of `sparseFeatures` before it is copied out. */
+let outIdx = new Int32Array(1 << 14);
+let outVal = new Float32Array(1 << 14);
+
+/** Makes room for counting up to `adds` distinct features in one block and for `total` features out. */
+function reserve(adds: number, total: number): void {
+  if (adds * 2 > counted.length) {
+    let cap = counted.length;
+    while (cap < adds * 2) cap <<= 1;
+    counted = new Int32Array(cap).fill(-1);
+    counts = new Float32Array(cap);
+    touched = new Int32Array(cap);
+    countMask = cap - 1;
+  }
+  if (total > outIdx.length) {
+    outIdx = new Int32Array(total * 2);
+    outVal = new Float32Array(total * 2);
+  }
+}
+
+/** Adds one occurrence of feature `j`; returns the number of distinct features so far. */
+function count(j: number, distinct: number): number {
+  let h = Math.imul(j, 0x9e3779b1) & countMask;
+  for (;;) {
+    const k = counted[h]!;
+    if (k === j) {
+      counts[h]! += 1;
+      return distinct;
+    }
+    if (k === -1) {
+      counted[h] = j;
+      counts[h] = 1;
+      touched[distinct] = h;
+      return distinct + 1;
+    }
+    h = (h + 1) & countMask;
+  }
+}
 
 function fnv(s: string): number {
   let h = 0x811c9dc5;
@@ -220,22 +275,27 @@ function meanStd(values: Float64Array): [number, number] {
   return [m, Math.sqrt(v / n)];
 }
 
-/** Flushes the accumulated block into the output lists with sqrt-tf and L2 normalisation. */
-function flushBlock(count: number, outIdx: number[], outVal: number[]): void {
+/**
+ * Moves the counted block into the output from position `at` with sqrt-tf and L2 normalisation
+ * (a count's square root is kept at float32 precision, as the features' values are); returns
+ * the new output length.
+ */
+function flushBlock(distinct: number, at: number): number {
   let norm = 0;
-  for (let i = 0; i < count; i++) {
-    const j = touched[i]!;
-    const v = Math.sqrt(accum[j]!);
-    accum[j] = v;
+  for (let i = 0; i < distinct; i++) {
+    const h = touched[i]!;
+    const v = Math.sqrt(counts[h]!);
+    counts[h] = v;
     norm += v * v;
   }
   const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-  for (let i = 0; i < count; i++) {
-    const j = touched[i]!;
-    outIdx.push(j);
-    outVal.push(accum[j]! * inv);
-    accum[j] = 0;
+  for (let i = 0; i < distinct; i++) {
+    const h = touched[i]!;
+    outIdx[at] = counted[h]!;
+    outVal[at++] = counts[h]! * inv;
+    counted[h] = -1;
   }
+  return at;
 }
 
 export function tokenIds(tokens: string[], vocab: Map<string, number>): Uint16Array {
@@ -245,6 +305,9 @@ export function tokenIds(tokens: string[], vocab: Map<string, number>): Uint16Ar
   return ids;
 }
 
+/** Per-token log p under each word LM and their difference (scratch: detection is single-threaded). */
+let wordScratch = new Float64Array(3 * 1024);
+
 export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMContext): FeatureVector {
   const tokens = tokenize(lower);
   const ids = tokenIds(tokens, lm.vocab);
@@ -252,9 +315,10 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const dense = new Float64Array(DENSE_DIM);
 
   // --- n-gram LM statistics ---
-  const lh = new Float64Array(n);
-  const la = new Float64Array(n);
-  const diff = new Float64Array(n);
+  if (3 * n > wordScratch.length) wordScratch = new Float64Array(6 * n);
+  const lh = wordScratch.subarray(0, n);
+  const la = wordScratch.subarray(n, 2 * n);
+  const diff = wordScratch.subarray(2 * n, 3 * n);
   let uniSum = 0;
   let muH = 0,
     s2H = 0,
@@ -265,11 +329,13 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const X = lm.cross;
   const H = lm.human.arrays;
   const A = lm.ai.arrays;
+  const bigrams = bigramPair(lm.human, lm.ai);
   for (let t = 1; t <= n; t++) {
     const prev = ids[t - 1]!;
     const cur = ids[t]!;
-    const h = lm.human.logProb(prev, cur);
-    const a = lm.ai.logProb(prev, cur);
+    bigrams.logProbs(prev, cur);
+    const h = bigrams.h;
+    const a = bigrams.a;
     lh[t - 1] = h;
     la[t - 1] = a;
     diff[t - 1] = a - h;
@@ -446,24 +512,21 @@ export function maskRuns(lower: string): string {
  * word 1–2-grams and character 3–5-grams, each block sublinear-tf and L2-normalised.
  */
 export function sparseFeatures(masked: string, tokens: readonly string[]): { idx: Int32Array; val: Float32Array } {
-  const outIdx: number[] = [];
-  const outVal: number[] = [];
-  let count = 0;
-  const add = (h: number): void => {
-    const j = h & HASH_MASK;
-    if (accum[j] === 0) touched[count++] = j;
-    accum[j]! += 1;
-  };
+  const L = masked.length;
+  const wordAdds = 2 * tokens.length;
+  const charAdds = 3 * L;
+  // A block never has more distinct features than HASH_DIM, however long the text.
+  reserve(Math.min(Math.max(wordAdds, charAdds), HASH_DIM), Math.min(wordAdds, HASH_DIM) + Math.min(charAdds, HASH_DIM));
+  let distinct = 0;
   let prevHash = 0x9747b28c;
   for (const tok of tokens) {
     const h = fnv(tok);
-    add(mix(h ^ 0x1b873593));
-    add(mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995));
+    distinct = count(mix(h ^ 0x1b873593) & HASH_MASK, distinct);
+    distinct = count(mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995) & HASH_MASK, distinct);
     prevHash = h;
   }
-  flushBlock(count, outIdx, outVal);
-  count = 0;
-  const L = masked.length;
+  let out = flushBlock(distinct, 0);
+  distinct = 0;
   for (let i = 0; i + 3 <= L; i++) {
     let h = 0x811c9dc5;
     for (let j = 0; j < 5 && i + j < L; j++) {
@@ -472,15 +535,15 @@ export function sparseFeatures(masked: string, tokens: readonly string[]): { idx
         c = 0x30; // digits are content, not style
       else if (c === 0x0a) c = 0x20;
       h = Math.imul(h ^ c, 0x01000193);
-      if (j >= 2) add(mix(h ^ (j * 0x3c6ef372)));
+      if (j >= 2) distinct = count(mix(h ^ (j * 0x3c6ef372)) & HASH_MASK, distinct);
     }
   }
-  flushBlock(count, outIdx, outVal);
-  return { idx: Int32Array.from(outIdx), val: Float32Array.from(outVal) };
+  out = flushBlock(distinct, out);
+  return { idx: outIdx.slice(0, out), val: outVal.slice(0, out) };
 }
 
 // Detection is synchronous and single-threaded, so one scratch area serves every call.
-let charScratch = new Float64Array(5 * 4096);
+let charScratch = new Float64Array(3 * 4096);
 /**
  * Character-LM view: the per-character log-probability under the human and the AI character
  * model, their difference (mean, spread, 10th/90th percentile, and its most AI-like 200-character
@@ -490,14 +553,16 @@ function charFeatures(text: string, lm: LMContext['char'], dense: Float64Array, 
   const s = charSymbols(text);
   const n = s.length;
   if (n === 0) return k + 9;
-  if (n > charScratch.length / 5) charScratch = new Float64Array(n * 10);
+  if (n > charScratch.length / 3) charScratch = new Float64Array(n * 6);
   const lh = charScratch.subarray(0, n);
   const la = charScratch.subarray(n, 2 * n);
-  const mu = charScratch.subarray(2 * n, 3 * n);
-  const s2 = charScratch.subarray(3 * n, 4 * n);
-  const diff = charScratch.subarray(4 * n, 5 * n);
-  const [sumH, muH, s2H] = scoredSums(lm.human, s, lh, mu, s2);
-  const [sumA, muA, s2A] = scoredSums(lm.ai, s, la, mu, s2);
+  const diff = charScratch.subarray(2 * n, 3 * n);
+  const pair = charLMPair(lm.human, lm.ai);
+  const [sumH, sumA] = pair.score(s, lh, la);
+  const muH = pair.moments[0]!;
+  const s2H = pair.moments[1]!;
+  const muA = pair.moments[2]!;
+  const s2A = pair.moments[3]!;
   for (let i = 0; i < n; i++) diff[i] = la[i]! - lh[i]!;
   const [mD, sD] = meanStd(diff);
   dense[k++] = sumH / n;
@@ -511,20 +576,6 @@ function charFeatures(text: string, lm: LMContext['char'], dense: Float64Array, 
   dense[k++] = (sumA - muA) / Math.sqrt(s2A) / Math.sqrt(n);
   dense[k++] = maxWindowMean(diff, 200, mD);
   return k;
-}
-
-/** Scores the symbols under one character LM; returns Σ log p, Σ μ and Σ σ² (the criterion's parts). */
-function scoredSums(lm: CharLM, s: Uint8Array, logp: Float64Array, mu: Float64Array, s2: Float64Array): [number, number, number] {
-  lm.score(s, logp, mu, s2);
-  let sum = 0;
-  let muSum = 0;
-  let s2Sum = 0;
-  for (let i = 0; i < s.length; i++) {
-    sum += logp[i]!;
-    muSum += mu[i]!;
-    s2Sum += s2[i]!;
-  }
-  return [sum, muSum, s2Sum];
 }
 
 /** The largest mean of `window` consecutive values; `whole` (the mean of all) when there are no more than that. */
@@ -543,26 +594,28 @@ function maxWindowMean(values: Float64Array, window: number, whole: number): num
 
 /** Moving-average type/token ratio (window w): vocabulary richness independent of length. */
 function mattr(tokens: string[], w: number): number {
-  const words = tokens.filter((t) => t.length > 1 || /\p{L}/u.test(t));
+  const words = tokens.filter((t) => t.length > 1 || isLetterToken(t));
   if (words.length === 0) return 0;
   if (words.length <= w) return new Set(words).size / words.length;
-  const counts = new Map<string, number>();
-  let distinct = 0;
-  for (let i = 0; i < w; i++) {
-    const c = counts.get(words[i]!) ?? 0;
-    if (c === 0) distinct++;
-    counts.set(words[i]!, c + 1);
+  // Each distinct word numbered once, so the sliding window counts in an array instead of a map.
+  const number = new Map<string, number>();
+  const seq = new Int32Array(words.length);
+  for (let i = 0; i < words.length; i++) {
+    let id = number.get(words[i]!);
+    if (id === undefined) {
+      id = number.size;
+      number.set(words[i]!, id);
+    }
+    seq[i] = id;
   }
+  const counts = new Int32Array(number.size);
+  let distinct = 0;
+  for (let i = 0; i < w; i++) if (counts[seq[i]!]!++ === 0) distinct++;
   let total = distinct;
   let windows = 1;
-  for (let i = w; i < words.length; i++) {
-    const out = words[i - w]!;
-    const co = counts.get(out)! - 1;
-    counts.set(out, co);
-    if (co === 0) distinct--;
-    const c = counts.get(words[i]!) ?? 0;
-    if (c === 0) distinct++;
-    counts.set(words[i]!, c + 1);
+  for (let i = w; i < seq.length; i++) {
+    if (--counts[seq[i - w]!]! === 0) distinct--;
+    if (counts[seq[i]!]!++ === 0) distinct++;
     total += distinct;
     windows++;
   }
@@ -573,22 +626,34 @@ function mattr(tokens: string[], w: number): number {
 function repetition(ids: Uint16Array): [number, number] {
   const n = ids.length;
   if (n < 4) return [0, 0];
-  const bi = new Map<number, number>();
-  const tri = new Map<number, number>();
+  let cap = 64;
+  while (cap < 2 * n) cap <<= 1;
+  if (seenKeys.length < 2 * cap) seenKeys = new Float64Array(2 * cap);
+  // Bigrams in the first half of the table, trigrams in the second: a key is seen again or new.
+  const keys = seenKeys.subarray(0, 2 * cap).fill(-1);
+  const mask = cap - 1;
+  const seen = (key: number, base: number): boolean => {
+    let h = (Math.imul((key % 4294967296) ^ Math.floor(key / 4294967296), 0x9e3779b1) >>> 0) & mask;
+    for (;;) {
+      const k = keys[base + h]!;
+      if (k === key) return true;
+      if (k === -1) {
+        keys[base + h] = key;
+        return false;
+      }
+      h = (h + 1) & mask;
+    }
+  };
   let biRep = 0,
     triRep = 0;
   for (let i = 2; i < n; i++) {
-    const b = ids[i - 1]! * 65536 + ids[i]!;
-    const cb = bi.get(b) ?? 0;
-    if (cb > 0) biRep++;
-    bi.set(b, cb + 1);
-    const t = (ids[i - 2]! * 65536 + ids[i - 1]!) * 65536 + ids[i]!;
-    const ct = tri.get(t) ?? 0;
-    if (ct > 0) triRep++;
-    tri.set(t, ct + 1);
+    if (seen(ids[i - 1]! * 65536 + ids[i]!, 0)) biRep++;
+    if (seen((ids[i - 2]! * 65536 + ids[i - 1]!) * 65536 + ids[i]!, cap)) triRep++;
   }
   return [biRep / (n - 2), triRep / (n - 2)];
 }
+/** Scratch of `repetition`: which token bigrams and trigrams a text has had. */
+let seenKeys = new Float64Array(4096);
 
 /**
  * The linear model's sparse weights summed over the hashed features of one piece of text, per

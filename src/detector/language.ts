@@ -85,16 +85,28 @@ const RE_SENTENCE_END = /[.!?…:]["'”’»)]*$/u;
 
 /** Words of a text that can carry evidence, lower-cased; names and code-like tokens dropped. */
 export function evidenceWords(text: string): string[] {
-  const cleaned = text.replace(RE_NOISE, ' ');
-  const chunks = [...cleaned.matchAll(RE_CHUNK)].map((m) => m[0]);
+  return wordsOfCleaned(text.replace(RE_NOISE, ' '));
+}
+
+/** `evidenceWords` of a text whose noise (`RE_NOISE`) is already blanked. */
+function wordsOfCleaned(cleaned: string): string[] {
+  const chunks = cleaned.match(RE_CHUNK) ?? [];
   // In a text written mostly in capitals (a shouted post, a case-swapping tool) capitals say
   // nothing about names.
   let capitals = 0;
-  for (const chunk of chunks) if (/^[("'“‘«¿¡]*\p{Lu}/u.test(chunk)) capitals++;
+  for (const chunk of chunks) if (!startsLowerAscii(chunk) && /^[("'“‘«¿¡]*\p{Lu}/u.test(chunk)) capitals++;
   const namesByCase = capitals <= 0.5 * chunks.length;
   const out: string[] = [];
   let sentenceStart = true;
   for (const chunk of chunks) {
+    // Most chunks are a lower-case ASCII word with at most closing punctuation: read those
+    // directly, as the regular expressions below would.
+    const end = plainWordEnd(chunk);
+    if (end > 0) {
+      out.push(end === chunk.length ? chunk : chunk.slice(0, end));
+      sentenceStart = endsWithSentenceEnd(chunk, end);
+      continue;
+    }
     const core = RE_WORD_CORE.exec(chunk);
     const endsSentence = RE_SENTENCE_END.test(chunk) || /^[-–—•*>]+$/.test(chunk);
     if (core) {
@@ -112,6 +124,60 @@ export function evidenceWords(text: string): string[] {
   return out;
 }
 
+function startsLowerAscii(chunk: string): boolean {
+  const c = chunk.charCodeAt(0);
+  return c >= 0x61 && c <= 0x7a;
+}
+
+/** `. , ; : ! ? ) " ' ” ’ » …`: what RE_WORD_CORE allows after a word. */
+function isClosing(c: number): boolean {
+  return (
+    c === 0x2e ||
+    c === 0x2c ||
+    c === 0x3b ||
+    c === 0x3a ||
+    c === 0x21 ||
+    c === 0x3f ||
+    c === 0x29 ||
+    c === 0x22 ||
+    c === 0x27 ||
+    c === 0x201d ||
+    c === 0x2019 ||
+    c === 0xbb ||
+    c === 0x2026
+  );
+}
+
+/**
+ * Where the word ends when `chunk` is lower-case ASCII letters followed only by closing
+ * punctuation (then RE_WORD_CORE's word is those letters, and the word is already lower-case);
+ * −1 for any other chunk.
+ */
+function plainWordEnd(chunk: string): number {
+  let i = 0;
+  while (i < chunk.length) {
+    const c = chunk.charCodeAt(i);
+    if (c < 0x61 || c > 0x7a) break;
+    i++;
+  }
+  if (i === 0) return -1;
+  for (let j = i; j < chunk.length; j++) if (!isClosing(chunk.charCodeAt(j))) return -1;
+  return i;
+}
+
+/** RE_SENTENCE_END on a chunk whose characters from `from` on are closing punctuation: `. ! ? … :` before any trailing `" ' ” ’ » )`. */
+function endsWithSentenceEnd(chunk: string, from: number): boolean {
+  let k = chunk.length - 1;
+  while (k >= from) {
+    const c = chunk.charCodeAt(k);
+    if (c !== 0x22 && c !== 0x27 && c !== 0x201d && c !== 0x2019 && c !== 0xbb && c !== 0x29) break;
+    k--;
+  }
+  if (k < from) return false;
+  const c = chunk.charCodeAt(k);
+  return c === 0x2e || c === 0x21 || c === 0x3f || c === 0x2026 || c === 0x3a;
+}
+
 function lowerWord(word: string): string {
   let w = word.toLowerCase().replace(/’/g, "'");
   // İ lower-cases to i + U+0307 outside Turkish rules; fold it back.
@@ -121,7 +187,9 @@ function lowerWord(word: string): string {
 
 export function identifyLanguage(fullText: string): LanguageGuess {
   const text = fullText.length > SAMPLE_CHARS ? fullText.slice(0, SAMPLE_CHARS) : fullText;
-  const scripts = scriptCounts(text.replace(RE_NOISE, ' '));
+  // Blanked once for both the script count and the words.
+  const cleaned = text.replace(RE_NOISE, ' ');
+  const scripts = scriptCounts(cleaned);
   if (scripts.other > scripts.latin && scripts.other >= MIN_EVIDENCE) {
     // A non-Latin script is clear evidence by itself (a few letters of it are not).
     let best = 'unknown';
@@ -130,7 +198,7 @@ export function identifyLanguage(fullText: string): LanguageGuess {
     return { language: best, supported: false, certain: true };
   }
 
-  const words = evidenceWords(text);
+  const words = wordsOfCleaned(cleaned);
   const evidence = new Array<number>(LANGS.length).fill(0);
   let latinLetters = 0;
   let nonAsciiLetters = 0;

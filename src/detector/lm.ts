@@ -31,37 +31,41 @@ export interface BigramArrays {
 
 export class BigramLM {
   readonly arrays: BigramArrays;
-  private readonly tableKeys: Uint32Array;
-  private readonly tableVals: Float32Array;
-  private readonly mask: number;
+  // Built on first use: the detector reads both models through `BigramPair`, which has its own
+  // table, so this one is only made where one model is read on its own (training).
+  private table: { keys: Uint32Array; vals: Float32Array; mask: number } | undefined;
 
   constructor(arrays: BigramArrays) {
     this.arrays = arrays;
-    // Open addressing with linear probing: built in a few ms at load, faster than a Map per lookup.
+  }
+
+  private build(): { keys: Uint32Array; vals: Float32Array; mask: number } {
+    // Open addressing with linear probing: built in a few ms, faster than a Map per lookup.
+    const { keys, logp } = this.arrays;
     let cap = 1;
-    while (cap < arrays.keys.length * 2) cap <<= 1;
-    this.tableKeys = new Uint32Array(cap);
-    this.tableVals = new Float32Array(cap);
-    this.mask = cap - 1;
-    const { keys, logp } = arrays;
+    while (cap < keys.length * 2) cap <<= 1;
+    const table = { keys: new Uint32Array(cap), vals: new Float32Array(cap), mask: cap - 1 };
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]!;
-      let h = hashKey(k) & this.mask;
-      while (this.tableKeys[h] !== 0) h = (h + 1) & this.mask;
-      this.tableKeys[h] = k;
-      this.tableVals[h] = logp[i]!;
+      let h = hashKey(k) & table.mask;
+      while (table.keys[h] !== 0) h = (h + 1) & table.mask;
+      table.keys[h] = k;
+      table.vals[h] = logp[i]!;
     }
+    this.table = table;
+    return table;
   }
 
   logProb(prev: number, cur: number): number {
     if (prev !== UNK) {
+      const table = this.table ?? this.build();
       const key = ((prev << 16) | cur) >>> 0;
-      let h = hashKey(key) & this.mask;
+      let h = hashKey(key) & table.mask;
       for (;;) {
-        const k = this.tableKeys[h]!;
-        if (k === key) return this.tableVals[h]!;
+        const k = table.keys[h]!;
+        if (k === key) return table.vals[h]!;
         if (k === 0) break;
-        h = (h + 1) & this.mask;
+        h = (h + 1) & table.mask;
       }
     }
     return this.arrays.logGamma[prev]! + this.arrays.logUni[cur]!;
@@ -230,4 +234,96 @@ export function buildCrossMoments(q: BigramArrays, p: BigramArrays): { mu: Float
     sigma2[v] = Math.max(e2 - m * m, 1e-6);
   }
   return { mu, sigma2 };
+}
+
+/**
+ * The human and the AI bigram model in one table: the features read both models' log p of every
+ * token, so one probe finds a bigram for both. Each value is the model's own (its stored float32,
+ * or the same back-off sum), so `logProbs` gives exactly each model's `logProb`.
+ */
+export class BigramPair {
+  readonly human: BigramLM;
+  readonly ai: BigramLM;
+  /** Per slot: key, human log p, AI log p, which models hold the bigram (bit 1 human, bit 2 AI). */
+  private readonly keys: Uint32Array;
+  private readonly vals: Float32Array;
+  private readonly mask: number;
+  /** The last `logProbs` call's answers. */
+  h = 0;
+  a = 0;
+
+  constructor(human: BigramLM, ai: BigramLM) {
+    this.human = human;
+    this.ai = ai;
+    // Both models' bigrams merged in key order (each model's keys are sorted), each put in once.
+    const H = human.arrays.keys;
+    const A = ai.arrays.keys;
+    let union = 0;
+    for (let i = 0, j = 0; i < H.length || j < A.length; union++) {
+      const x = i < H.length ? H[i]! : 0xffffffff;
+      const y = j < A.length ? A[j]! : 0xffffffff;
+      if (x <= y) i++;
+      if (y <= x) j++;
+    }
+    let cap = 1;
+    while (cap * 0.7 < union) cap <<= 1;
+    const buffer = new ArrayBuffer(cap * 16);
+    const K = new Uint32Array(buffer);
+    const V = new Float32Array(buffer);
+    this.keys = K;
+    this.vals = V;
+    this.mask = cap - 1;
+    for (let i = 0, j = 0; i < H.length || j < A.length; ) {
+      const x = i < H.length ? H[i]! : 0xffffffff;
+      const y = j < A.length ? A[j]! : 0xffffffff;
+      const key = x <= y ? x : y;
+      let h = hashKey(key) & this.mask;
+      while (K[h * 4] !== 0) h = (h + 1) & this.mask;
+      K[h * 4] = key;
+      let bits = 0;
+      if (x === key) {
+        V[h * 4 + 1] = human.arrays.logp[i++]!;
+        bits |= 1;
+      }
+      if (y === key) {
+        V[h * 4 + 2] = ai.arrays.logp[j++]!;
+        bits |= 2;
+      }
+      K[h * 4 + 3] = bits;
+    }
+  }
+
+  /** Sets `h` and `a` to the human and the AI model's `logProb(prev, cur)`. */
+  logProbs(prev: number, cur: number): void {
+    let bits = 0;
+    let at = 0;
+    if (prev !== UNK) {
+      const key = ((prev << 16) | cur) >>> 0;
+      let h = hashKey(key) & this.mask;
+      for (;;) {
+        at = h * 4;
+        const k = this.keys[at]!;
+        if (k === key) {
+          bits = this.keys[at + 3]!;
+          break;
+        }
+        if (k === 0) break;
+        h = (h + 1) & this.mask;
+      }
+    }
+    const H = this.human.arrays;
+    const A = this.ai.arrays;
+    this.h = bits & 1 ? this.vals[at + 1]! : H.logGamma[prev]! + H.logUni[cur]!;
+    this.a = bits & 2 ? this.vals[at + 2]! : A.logGamma[prev]! + A.logUni[cur]!;
+  }
+}
+
+const bigramPairs = new WeakMap<BigramLM, { ai: BigramLM; pair: BigramPair }>();
+/** The pair of two models, built once per model object. */
+export function bigramPair(human: BigramLM, ai: BigramLM): BigramPair {
+  const cached = bigramPairs.get(human);
+  if (cached?.ai === ai) return cached.pair;
+  const pair = new BigramPair(human, ai);
+  bigramPairs.set(human, { ai, pair });
+  return pair;
 }

@@ -12,7 +12,7 @@
  */
 import { forestMargin, type Forest } from './gbdt.ts';
 import { hashedWeightSums, isFunctionWord, isWordToken, tokenIds, tokenize, type LMContext } from './features.ts';
-import { UNK } from './lm.ts';
+import { UNK, bigramPair } from './lm.ts';
 import { round4 } from './model.ts';
 import { lowerForFeatures } from './normalize.ts';
 import { POS_BOS, tagSequence } from './pos.ts';
@@ -190,11 +190,13 @@ export function sentenceEvidence(
   let commas = 0;
   let letters = 0;
   let functionWords = 0;
+  const bigrams = bigramPair(lm.human, lm.ai);
   for (let t = 1; t < ids.length; t++) {
     const prev = ids[t - 1]!;
     const cur = ids[t]!;
-    const h = lm.human.logProb(prev, cur);
-    const a = lm.ai.logProb(prev, cur);
+    bigrams.logProbs(prev, cur);
+    const h = bigrams.h;
+    const a = bigrams.a;
     if (cur < FREQ_IDS && cur !== UNK) lmFrequent += a - h;
     else lmRare += a - h;
     fdgH += h - H.mu[prev]!;

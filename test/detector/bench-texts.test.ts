@@ -95,6 +95,24 @@ describe('npm run bench:detector', () => {
       expect(r.stdout).toMatch(line);
     }
   }, 60_000);
+
+  it('--baseline REV runs that checkout and this one side by side and prints new/old per figure', async () => {
+    const r = await bench(['--baseline', 'HEAD', '--rounds', '1', '--texts', 'brown', '--iterations', '20']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^round 1\/1 \(load \d+\.\d\d\): detect p50 new \d+\.\d{3} \/ old \d+\.\d{3} ms/m);
+    expect(r.stdout).toMatch(/^new: this checkout \(td1-[0-9a-f]{12}\); old: HEAD \(td1-[0-9a-f]{12}\); 1 rounds, alternating$/m);
+    for (const name of [
+      'load time',
+      'detect 300 words p50',
+      'detect 300 words+segments p99',
+      'detectAuthor 50×25 words p50',
+      'throughput',
+      'peak RSS',
+    ]) {
+      const row = r.stdout.split('\n').find((line) => line.startsWith(name));
+      expect(row, name).toMatch(/ +\d+(\.\d+)? +\d+(\.\d+)? +\d+\.\d{3} {2}\(\d+\.\d\d\)$/);
+    }
+  }, 180_000);
 });
 
 describe('tests that need the training data', () => {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CHAR_SYMBOLS, CharLM, buildCharLM, charSymbols } from '../../src/detector/charlm.ts';
+import { readArtifact } from '../../src/detector/artifact.ts';
+import { CHAR_SYMBOLS, CharLM, CharLMPair, buildCharLM, charSymbols } from '../../src/detector/charlm.ts';
+import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
+import { charLMFrom } from '../../src/detector/model.ts';
 
 const TEXTS = [
   'the cat sat on the mat. the dog sat on the log.',
@@ -89,5 +92,64 @@ describe('character LM scoring', () => {
       lm.score(s, lp, new Float64Array(s.length), new Float64Array(s.length));
       for (let t = 0; t < s.length; t++) expect(lp[t], `${text} @${t}`).toBe(reference(s, t));
     }
+  });
+});
+
+/**
+ * The pair's shared tables are a speed-up only: each model's log p per symbol, and the sums the
+ * features take of them (in symbol order), must be exactly what the model scored alone gives.
+ */
+function expectPairMatchesSingles(human: CharLM, ai: CharLM, texts: readonly string[]): void {
+  const pair = new CharLMPair(human, ai);
+  for (const text of texts) {
+    const s = charSymbols(text);
+    const n = s.length;
+    const alone = (lm: CharLM) => {
+      const lp = new Float64Array(n);
+      const mu = new Float64Array(n);
+      const s2 = new Float64Array(n);
+      lm.score(s, lp, mu, s2);
+      let sum = 0;
+      let muSum = 0;
+      let s2Sum = 0;
+      for (let i = 0; i < n; i++) {
+        sum += lp[i]!;
+        muSum += mu[i]!;
+        s2Sum += s2[i]!;
+      }
+      return { lp, sum, muSum, s2Sum };
+    };
+    const h = alone(human);
+    const a = alone(ai);
+    const lpH = new Float64Array(n);
+    const lpA = new Float64Array(n);
+    const [sumH, sumA] = pair.score(s, lpH, lpA);
+    expect([...lpH], text).toEqual([...h.lp]);
+    expect([...lpA], text).toEqual([...a.lp]);
+    expect([sumH, sumA, ...pair.moments], text).toEqual([h.sum, a.sum, h.muSum, h.s2Sum, a.muSum, a.s2Sum]);
+  }
+}
+
+describe('character LM pair', () => {
+  it('scores two models with different contexts and orders exactly as each alone', () => {
+    // Different texts, pruning and orders, so that each model has contexts and n-grams the other lacks.
+    const human = new CharLM(buildCharLM(TEXTS.slice(0, 2), { discount: 0.75, minCount: 1, order: 4 }));
+    const ai = new CharLM(buildCharLM(TEXTS.slice(1), { discount: 0.6, minCount: 2, order: 3 }));
+    expectPairMatchesSingles(human, ai, [...TEXTS, 'the cat sat on the log; the dog ran.', 'qqq zzz', 'şu an güzel', 'a', '']);
+    expectPairMatchesSingles(ai, human, TEXTS);
+  });
+
+  it('scores the shipped models exactly as each alone', () => {
+    const { arrays } = readArtifact(DEFAULT_MODEL_PATH);
+    const texts = [
+      'The committee reviewed the proposal in detail and concluded that further analysis of the budget is required.',
+      'honestly i just dont get why ppl keep saying that lol, it was fine?? 10/10 would go again',
+      'In conclusion, it is important to note that these findings highlight the need for a comprehensive approach.',
+      'Bugün hava çok güzel; parka gidip biraz yürüyüş yaptık, sonra eve döndük.',
+      '§ 12 (3): {x} ← [y] — 2024-05-01 @ 09:15 #tag ½ ✓',
+      // Longer than the positions whose slots are read ahead at a time.
+      Array.from({ length: 300 }, (_, i) => `sentence ${i} talks about ${['cats', 'rivers', 'budgets', 'ideas'][i % 4]} again.`).join(' '),
+    ];
+    expectPairMatchesSingles(charLMFrom(arrays, 'char.human'), charLMFrom(arrays, 'char.ai'), texts);
   });
 });

@@ -1,0 +1,269 @@
+/**
+ * The detector's fast paths against plain reference implementations written here, on the shipped
+ * model: each is a speed-up only, so its numbers must be the plain way's bit for bit (a test with a
+ * tolerance would let a changed score through). The character LM pair has its own in charlm.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { readArtifact } from '../../src/detector/artifact.ts';
+import {
+  DENSE_NAMES,
+  HASH_DIM,
+  NUM_TOKEN,
+  extractFeatures,
+  isWordToken,
+  maskRuns,
+  sparseFeatures,
+  tokenIds,
+  tokenize,
+} from '../../src/detector/features.ts';
+import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
+import { evidenceWords } from '../../src/detector/language.ts';
+import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
+import { LoadedModel } from '../../src/detector/model.ts';
+import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
+
+const { header, arrays } = readArtifact(DEFAULT_MODEL_PATH);
+const model = new LoadedModel(header, arrays);
+
+const TEXTS: Array<[string, 'en' | 'tr']> = [
+  [
+    'The committee reviewed the proposal in detail and concluded that further analysis of the budget is required before a decision can be made. The committee met again in 2024; the committee agreed.',
+    'en',
+  ],
+  ['honestly i just dont get why ppl keep saying that lol, it was fine?? 10/10 would go again. ***** said so too', 'en'],
+  ['In conclusion, it is important to note that these findings highlight the need for a comprehensive approach.', 'en'],
+  ['Bugün hava çok güzel; parka gidip biraz yürüyüş yaptık, sonra eve döndük. İstanbul’da ışıklar yandı.', 'tr'],
+  ['§ 12 (3): {x} ← [y] — 2024-05-01 @ 09:15 #tag ½ ✓', 'en'],
+  ['a', 'en'],
+  ['', 'en'],
+];
+
+function fnv(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Hashed word 1–2-grams and character 3–5-grams as the plain way counts them: a Map per block, in first-seen order. */
+function plainSparse(masked: string, tokens: readonly string[]): { idx: number[]; val: number[] } {
+  const idx: number[] = [];
+  const val: number[] = [];
+  const flush = (counts: Map<number, number>) => {
+    const roots = new Map<number, number>();
+    let norm = 0;
+    for (const [j, c] of counts) {
+      const v = Math.fround(Math.sqrt(c));
+      roots.set(j, v);
+      norm += Math.sqrt(c) * Math.sqrt(c);
+    }
+    const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+    for (const [j, v] of roots) {
+      idx.push(j);
+      val.push(Math.fround(v * inv));
+    }
+  };
+  const words = new Map<number, number>();
+  const add = (m: Map<number, number>, h: number) => m.set(h & (HASH_DIM - 1), (m.get(h & (HASH_DIM - 1)) ?? 0) + 1);
+  let prev = 0x9747b28c;
+  for (const tok of tokens) {
+    const h = fnv(tok);
+    add(words, mix(h ^ 0x1b873593));
+    add(words, mix(Math.imul(prev, 0x01000193) ^ h ^ 0x5bd1e995));
+    prev = h;
+  }
+  flush(words);
+  const chars = new Map<number, number>();
+  for (let i = 0; i + 3 <= masked.length; i++) {
+    let h = 0x811c9dc5;
+    for (let j = 0; j < 5 && i + j < masked.length; j++) {
+      let c = masked.charCodeAt(i + j);
+      if (c >= 0x30 && c <= 0x39) c = 0x30;
+      else if (c === 0x0a) c = 0x20;
+      h = Math.imul(h ^ c, 0x01000193);
+      if (j >= 2) add(chars, mix(h ^ (j * 0x3c6ef372)));
+    }
+  }
+  flush(chars);
+  return { idx, val };
+}
+
+const lowerOf = (text: string, language: 'en' | 'tr') => lowerForFeatures(normalize(text).text, language);
+
+describe('detector fast paths give the plain way’s numbers exactly', () => {
+  it('sparse features: counted in a small table, as with a map per block (first-seen order, same values)', () => {
+    // The last text has far more distinct features than the table starts with, so it grows.
+    const long = Array.from({ length: 400 }, (_, i) => `word${i} and ${String.fromCharCode(0x61 + (i % 26))}x${i * 7} here.`).join(' ');
+    for (const [text, language] of [...TEXTS, [long, 'en'] as [string, 'en']]) {
+      const masked = maskRuns(lowerOf(text, language));
+      const tokens = tokenize(lowerOf(text, language));
+      const fast = sparseFeatures(masked, tokens);
+      const plain = plainSparse(masked, tokens);
+      expect([...fast.idx], text.slice(0, 40)).toEqual(plain.idx);
+      expect([...fast.val], text.slice(0, 40)).toEqual(plain.val);
+    }
+  });
+
+  it('word bigrams: the pair table answers each model’s own logProb', () => {
+    const pair = new BigramPair(model.lm.human, model.lm.ai);
+    for (const [text, language] of TEXTS) {
+      const ids = tokenIds(tokenize(lowerOf(text, language)), model.lm.vocab);
+      for (let t = 1; t < ids.length; t++) {
+        pair.logProbs(ids[t - 1]!, ids[t]!);
+        expect([pair.h, pair.a]).toEqual([model.lm.human.logProb(ids[t - 1]!, ids[t]!), model.lm.ai.logProb(ids[t - 1]!, ids[t]!)]);
+      }
+    }
+    // Unknown and start-of-text contexts, and every kept bigram of the AI model with its human value.
+    for (const [prev, cur] of [
+      [UNK, 5],
+      [BOS, UNK],
+      [BOS, 7],
+      [UNK, UNK],
+    ] as const) {
+      pair.logProbs(prev, cur);
+      expect([pair.h, pair.a]).toEqual([model.lm.human.logProb(prev, cur), model.lm.ai.logProb(prev, cur)]);
+    }
+    const keys = model.lm.ai.arrays.keys;
+    for (let i = 0; i < keys.length; i += 97) {
+      const prev = keys[i]! >>> 16;
+      const cur = keys[i]! & 0xffff;
+      pair.logProbs(prev, cur);
+      expect([pair.h, pair.a]).toEqual([model.lm.human.logProb(prev, cur), model.lm.ai.logProb(prev, cur)]);
+    }
+  });
+
+  it('repetition: the share of repeated token bigrams and trigrams as two maps count it', () => {
+    const bi = DENSE_NAMES.indexOf('rep_bigram');
+    const tri = DENSE_NAMES.indexOf('rep_trigram');
+    for (const [text, language] of TEXTS) {
+      const lower = lowerOf(text, language);
+      const ids = tokenIds(tokenize(lower), model.lm.vocab);
+      const n = ids.length;
+      let expected = [0, 0];
+      if (n >= 4) {
+        const seenBi = new Set<number>();
+        const seenTri = new Set<number>();
+        let b = 0;
+        let t = 0;
+        for (let i = 2; i < n; i++) {
+          const kb = ids[i - 1]! * 65536 + ids[i]!;
+          const kt = (ids[i - 2]! * 65536 + ids[i - 1]!) * 65536 + ids[i]!;
+          if (seenBi.has(kb)) b++;
+          if (seenTri.has(kt)) t++;
+          seenBi.add(kb);
+          seenTri.add(kt);
+        }
+        expected = [b / (n - 2), t / (n - 2)];
+      }
+      const f = extractFeatures(lower, language, model.lm);
+      expect([f.dense[bi], f.dense[tri]], text.slice(0, 40)).toEqual(expected);
+    }
+  });
+
+  it('moving type/token ratio: words numbered once and counted in an array, as a map of words counts them', () => {
+    const at = DENSE_NAMES.indexOf('mattr');
+    const long = Array.from({ length: 120 }, (_, i) => ['the', 'cat', `w${i % 37}`, 'sat', `x${i % 11}`][i % 5]).join(' ');
+    for (const [text, language] of [...TEXTS, [long, 'en'] as [string, 'en']]) {
+      const lower = lowerOf(text, language);
+      const words = tokenize(lower).filter((t) => t.length > 1 || /\p{L}/u.test(t));
+      let expected = 0;
+      if (words.length > 0 && words.length <= 50) expected = new Set(words).size / words.length;
+      else if (words.length > 50) {
+        const counts = new Map<string, number>();
+        const add = (word: string, by: number) => counts.set(word, (counts.get(word) ?? 0) + by);
+        for (const word of words.slice(0, 50)) add(word, 1);
+        const distinct = () => [...counts.values()].filter((c) => c > 0).length;
+        let total = distinct();
+        let windows = 1;
+        for (let i = 50; i < words.length; i++) {
+          add(words[i - 50]!, -1);
+          add(words[i]!, 1);
+          total += distinct();
+          windows++;
+        }
+        expected = total / windows / 50;
+      }
+      expect(extractFeatures(lower, language, model.lm).dense[at], text.slice(0, 40)).toBe(expected);
+    }
+  });
+
+  it('language evidence words: plain lower-case chunks read directly, as the regular expressions read them', () => {
+    // The words as the regular expressions alone find them (RE_NOISE blanks nothing in these texts).
+    const plain = (text: string): string[] => {
+      const chunks = text.match(/\S+/gu) ?? [];
+      let capitals = 0;
+      for (const chunk of chunks) if (/^[("'“‘«¿¡]*\p{Lu}/u.test(chunk)) capitals++;
+      const namesByCase = capitals <= 0.5 * chunks.length;
+      const out: string[] = [];
+      let sentenceStart = true;
+      for (const chunk of chunks) {
+        const core = /^[("'“‘«¿¡]*(\p{L}+(?:['’]\p{L}+)*)([.,;:!?)"'”’»…]*)$/u.exec(chunk);
+        const endsSentence = /[.!?…:]["'”’»)]*$/u.test(chunk) || /^[-–—•*>]+$/.test(chunk);
+        if (core) {
+          const word = core[1]!;
+          const ch = String.fromCodePoint(word.codePointAt(0)!);
+          if (ch === ch.toLowerCase() || sentenceStart || !namesByCase)
+            out.push(
+              word
+                .toLowerCase()
+                .replace(/’/g, "'")
+                .replace(/\u0307/g, ''),
+            );
+        }
+        sentenceStart = endsSentence;
+      }
+      return out;
+    };
+    const chunks = [
+      'end.',
+      'end."',
+      'end.")',
+      'end.)',
+      'end:',
+      'end…',
+      'end”',
+      'end’.',
+      "word's",
+      "don't",
+      "abc'",
+      'x.y',
+      'a...',
+      'hello,',
+      'ok?!',
+      'ok")',
+      'ok).',
+      'ok.».',
+      'é',
+      'café.',
+      'Zed',
+      'ab1',
+      'ab-cd',
+      '—',
+      '-',
+      '(the',
+      'the)',
+      'it;',
+      'so»',
+      'İstanbul',
+      'ıı',
+    ];
+    const texts = [
+      ...TEXTS.map(([text]) => text),
+      chunks.join(' '),
+      chunks.map((c) => `Name ${c} then Other words`).join(' '),
+      [...chunks].reverse().join(' Next '),
+      'SHOUTING TEXT WITH a few lower words. AND Names',
+    ];
+    for (const text of texts) expect(evidenceWords(text), text.slice(0, 40)).toEqual(plain(text));
+  });
+
+  it('word tokens: one ASCII character answered directly, as \\p{L} answers it', () => {
+    const singles = [...Array.from({ length: 0x250 }, (_, c) => String.fromCharCode(c)), 'ı', 'ş', '—', '€', '中'];
+    for (const tok of singles) expect(isWordToken(tok), `U+${tok.charCodeAt(0).toString(16)}`).toBe(/\p{L}/u.test(tok));
+    expect([isWordToken(NUM_TOKEN), isWordToken('ab'), isWordToken('..')]).toEqual([true, true, true]);
+  });
+});
