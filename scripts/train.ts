@@ -11,6 +11,8 @@
  *   --human-max-miss X  per-source cap on the share of instruction-tuned AI texts called likely_human,
  *                  out of fold, per language:mode and length band (default 0.03; 0.5 = the old fixed
  *                  threshold 0.5; base and fine-tuned samplers are not bound, see `isSampler`)
+ *   --jobs N       compute the cross-fitting folds' LMs and features in N > 1 child processes (the same
+ *                  artifact, byte for byte; on a shared loaded machine the run gets more than one share)
  *   --polish-recall X  operating point of the polished-vs-generated head: the share of polished and
  *                  rewritten training texts (out of fold) that it calls polished (default 0.85)
  *   --loso         instead of training the artifact, leave-one-source-out over train: every source
@@ -58,8 +60,10 @@
  * classifier's out-of-fold scores then give honest calibration data, so Platt scaling and the
  * 1%-FPR thresholds are fitted on train, and dev stays an untouched report set.
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
@@ -422,32 +426,69 @@ function lmContext(vocab: Map<string, number>, a: LMSet): LMContext {
   };
 }
 
-/** Cross-fitted features for the training docs plus final LMs (on all training docs). */
-function crossFit(
+/** Fold k's LMs (built without fold k) and the features of fold k's docs under them. */
+function crossFitFold(
+  k: number,
   train: Doc[],
   brownIds: Uint16Array[],
   vocab: Map<string, number>,
-): { feats: FeatureVector[]; final: LMSet; contexts: LMContext[]; sets: LMSet[] } {
+): { set: LMSet; idx: number[]; feats: FeatureVector[] } {
+  const human = train.filter((d) => !d.aug && d.fold !== k && d.y === 0);
+  const ai = train.filter((d) => !d.aug && d.fold !== k && d.y === 1);
+  const set = buildLMs(
+    human,
+    ai,
+    vocab.size,
+    brownIds,
+    train.filter((d) => d.fold !== k),
+  );
+  const ctx = lmContext(vocab, set);
+  const idx: number[] = [];
+  const feats: FeatureVector[] = [];
+  train.forEach((d, i) => {
+    if (d.fold !== k) return;
+    idx.push(i);
+    feats.push(extractFeatures(d.lower, d.row.language, ctx));
+  });
+  return { set, idx, feats };
+}
+
+/**
+ * --jobs N (N > 1): the folds' LMs and features are computed by child processes of this script
+ * (`--fold-worker k:FILE`, each redoing the deterministic setup), so a loaded machine gives the run
+ * more than one process's share; the result is the same as in one process.
+ */
+const JOBS = Number(arg('--jobs') ?? 1);
+const FOLD_WORKER = arg('--fold-worker');
+
+async function foldsInWorkers(): Promise<Array<{ set: LMSet; idx: number[]; feats: FeatureVector[] }>> {
+  const dir = mkdtempSync(join(tmpdir(), 'textdetect-folds-'));
+  const argv = process.argv.slice(2).filter((a, i, all) => a !== '--jobs' && all[i - 1] !== '--jobs');
+  const run = (k: number): Promise<void> =>
+    new Promise((done, fail) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(import.meta.url), ...argv, '--fold-worker', `${k}:${join(dir, `fold-${k}.bin`)}`],
+        { stdio: ['ignore', 'ignore', 'inherit'], cwd: ROOT },
+      );
+      child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`fold worker ${k} failed (exit ${code})`))));
+    });
+  await Promise.all(Array.from({ length: FOLDS }, (_, k) => run(k)));
+  const out = Array.from({ length: FOLDS }, (_, k) => v8.deserialize(readFileSync(join(dir, `fold-${k}.bin`))));
+  rmSync(dir, { recursive: true, force: true });
+  return out;
+}
+
+/** Cross-fitted features for the training docs plus final LMs (on all training docs). */
+async function crossFit(
+  train: Doc[],
+  brownIds: Uint16Array[],
+  vocab: Map<string, number>,
+): Promise<{ feats: FeatureVector[]; final: LMSet; contexts: LMContext[]; sets: LMSet[] }> {
   const feats: FeatureVector[] = new Array(train.length);
   const contexts: LMContext[] = [];
   const sets: LMSet[] = [];
-  for (let k = 0; k < FOLDS; k++) {
-    const human = train.filter((d) => !d.aug && d.fold !== k && d.y === 0);
-    const ai = train.filter((d) => !d.aug && d.fold !== k && d.y === 1);
-    const set = buildLMs(
-      human,
-      ai,
-      vocab.size,
-      brownIds,
-      train.filter((d) => d.fold !== k),
-    );
-    sets.push(set);
-    const ctx = lmContext(vocab, set);
-    contexts.push(ctx);
-    train.forEach((d, i) => {
-      if (d.fold === k) feats[i] = extractFeatures(d.lower, d.row.language, ctx);
-    });
-  }
+  const workers = JOBS > 1 ? foldsInWorkers() : undefined;
   const orig = train.filter((d) => !d.aug);
   const final = buildLMs(
     orig.filter((d) => d.y === 0),
@@ -456,6 +497,14 @@ function crossFit(
     brownIds,
     train,
   );
+  const folds = workers ? await workers : Array.from({ length: FOLDS }, (_, k) => crossFitFold(k, train, brownIds, vocab));
+  for (const fold of folds) {
+    sets.push(fold.set);
+    contexts.push(lmContext(vocab, fold.set));
+    fold.idx.forEach((i, j) => {
+      feats[i] = fold.feats[j]!;
+    });
+  }
   return { feats, final, contexts, sets };
 }
 
@@ -884,8 +933,8 @@ interface Fitted {
 }
 
 /** LMs (cross-fitted), linear model, stacked trees; used for the artifact and for every LOGO round. */
-function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Fitted {
-  const { feats, final, contexts, sets } = crossFit(train, brownIds, vocab);
+async function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Promise<Fitted> {
+  const { feats, final, contexts, sets } = await crossFit(train, brownIds, vocab);
   for (const f of feats) for (const k of DROP) f.dense[k] = 0;
   log(`cross-fitted features (${FOLDS} folds); human LM ${final.human.keys.length} bigrams, AI LM ${final.ai.keys.length} bigrams`);
   const { mean, std } = standardiser(feats);
@@ -990,12 +1039,17 @@ async function main(): Promise<void> {
   log(`part-of-speech tagger: ${TAGGER.nTags - 1} tags, lexicon ${tables.lexicon.size} words, ${tables.suffix.size} endings`);
   log(`vocabulary ${vocab.size} tokens; Brown ${brownIds.reduce((a, b) => a + b.length, 0)} tokens`);
 
+  if (FOLD_WORKER) {
+    const [k, path] = [Number(FOLD_WORKER.slice(0, FOLD_WORKER.indexOf(':'))), FOLD_WORKER.slice(FOLD_WORKER.indexOf(':') + 1)];
+    writeFileSync(path, v8.serialize(crossFitFold(k, train, brownIds, vocab)));
+    return;
+  }
   if (LOGO || LOSO) {
     await runGroupOut(LOSO ? 'source' : 'generator', train, brownIds, vocab);
     return;
   }
 
-  const fitted = fitModel(train, brownIds, vocab);
+  const fitted = await fitModel(train, brownIds, vocab);
   const { final, weights, forest, oof, mean, std, feats } = fitted;
   // Calibration and thresholds from the original texts only: the perturbed copies are not a sample of real input.
   const nOrig = trainPrep.length;
