@@ -7,7 +7,14 @@
  *   --folds N      cross-fitting folds (default 4)
  *   --seed N       seed of every random choice (default 1)
  *   --corpora a,b  corpora to train on (`<name>-train.jsonl`) and report on (`<name>-dev.jsonl`);
- *                  default corpus,extra,v3
+ *                  default corpus,extra,v3,v4
+ *   --human-max-miss X  per-source cap on the share of instruction-tuned AI texts called likely_human,
+ *                  out of fold, per language:mode and length band (default 0.03; 0.5 = the old fixed
+ *                  threshold 0.5; base and fine-tuned samplers are not bound, see `isSampler`)
+ *   --jobs N       compute the cross-fitting folds' LMs and features in N > 1 child processes (the same
+ *                  artifact, byte for byte; on a shared loaded machine the run gets more than one share)
+ *   --polish-recall X  operating point of the polished-vs-generated head: the share of polished and
+ *                  rewritten training texts (out of fold) that it calls polished (default 0.85)
  *   --loso         instead of training the artifact, leave-one-source-out over train: every source
  *                  held out in turn (LMs, classifier, trees and thresholds fitted without it);
  *                  prints AUROC and likely_ai rates per source, writes models/loso.json
@@ -53,14 +60,16 @@
  * classifier's out-of-fold scores then give honest calibration data, so Platt scaling and the
  * 1%-FPR thresholds are fitted on train, and dev stays an untouched report set.
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { deleteArticles, misspell } from '../src/detector/attacks.ts';
 import { writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
-import { TextDetector, aiThresholdFor, calibrateForLength } from '../src/detector/engine.ts';
+import { TextDetector, aiThresholdFor, calibrateForLength, countWords, humanThresholdFor } from '../src/detector/engine.ts';
 import {
   DENSE_DIM,
   DENSE_NAMES,
@@ -88,6 +97,7 @@ import {
   buildTaggerTables,
   buildVocab,
   fitPlatt,
+  isSampler,
   loadBrown,
   loadBrownTagged,
   readJsonl,
@@ -115,7 +125,7 @@ const EXCLUDE_IDS = arg('--exclude-ids') ? resolve(arg('--exclude-ids')!) : unde
 const LOGO = process.argv.includes('--logo');
 const LOSO = process.argv.includes('--loso');
 /** The corpora trained on (`<name>-train.jsonl`) and reported on (`<name>-dev.jsonl`). */
-const TRAIN_FILES = (arg('--corpora') ?? 'corpus,extra,v3').split(',').filter(Boolean);
+const TRAIN_FILES = (arg('--corpora') ?? 'corpus,extra,v3,v4').split(',').filter(Boolean);
 // Without its corpora the run would end in a bare ENOENT stack: say what it needs and where that comes from.
 const MISSING_DATA = TRAIN_FILES.flatMap((f) => [`${f}-train.jsonl`, `${f}-dev.jsonl`]).filter((f) => !existsSync(join(DATA, f)));
 if (MISSING_DATA.length > 0) {
@@ -186,6 +196,17 @@ function floorOf(key: string, scale = 1): number {
   const floor = mode === '*' ? Math.max(MIN_AI_THRESHOLD, ...MODE_FLOOR.values()) : (MODE_FLOOR.get(mode) ?? MIN_AI_THRESHOLD);
   return floor * scale;
 }
+/**
+ * Issue 31, a `likely_human` that means it: per language:mode and length band, the likely_human
+ * threshold is lowered (from 0.5) until no source has more than this share of its instruction-tuned
+ * AI texts under it, out of fold (and the same over all of them); `mixed` takes the in-between.
+ * Held out, a family does worse than out of fold, hence the margin under the 5% bound.
+ */
+const HUMAN_MAX_MISS = Number(arg('--human-max-miss') ?? 0.03);
+/** Fewer AI texts of a source than this in a band: the source does not set the band's threshold. */
+const HUMAN_GUARD_MIN = 20;
+/** Share of polished / rewritten training texts (out of fold) the polish head calls polished (its 0.5). */
+const POLISH_RECALL = Number(arg('--polish-recall') ?? 0.85);
 /** Per-source cap on the share of human texts flagged (checked on out-of-fold scores). */
 const SOURCE_MAX_FPR = Number(arg('--source-max-fpr') ?? 0.01);
 const SOURCE_GUARD_MIN = 20;
@@ -405,32 +426,69 @@ function lmContext(vocab: Map<string, number>, a: LMSet): LMContext {
   };
 }
 
-/** Cross-fitted features for the training docs plus final LMs (on all training docs). */
-function crossFit(
+/** Fold k's LMs (built without fold k) and the features of fold k's docs under them. */
+function crossFitFold(
+  k: number,
   train: Doc[],
   brownIds: Uint16Array[],
   vocab: Map<string, number>,
-): { feats: FeatureVector[]; final: LMSet; contexts: LMContext[]; sets: LMSet[] } {
+): { set: LMSet; idx: number[]; feats: FeatureVector[] } {
+  const human = train.filter((d) => !d.aug && d.fold !== k && d.y === 0);
+  const ai = train.filter((d) => !d.aug && d.fold !== k && d.y === 1);
+  const set = buildLMs(
+    human,
+    ai,
+    vocab.size,
+    brownIds,
+    train.filter((d) => d.fold !== k),
+  );
+  const ctx = lmContext(vocab, set);
+  const idx: number[] = [];
+  const feats: FeatureVector[] = [];
+  train.forEach((d, i) => {
+    if (d.fold !== k) return;
+    idx.push(i);
+    feats.push(extractFeatures(d.lower, d.row.language, ctx));
+  });
+  return { set, idx, feats };
+}
+
+/**
+ * --jobs N (N > 1): the folds' LMs and features are computed by child processes of this script
+ * (`--fold-worker k:FILE`, each redoing the deterministic setup), so a loaded machine gives the run
+ * more than one process's share; the result is the same as in one process.
+ */
+const JOBS = Number(arg('--jobs') ?? 1);
+const FOLD_WORKER = arg('--fold-worker');
+
+async function foldsInWorkers(): Promise<Array<{ set: LMSet; idx: number[]; feats: FeatureVector[] }>> {
+  const dir = mkdtempSync(join(tmpdir(), 'textdetect-folds-'));
+  const argv = process.argv.slice(2).filter((a, i, all) => a !== '--jobs' && all[i - 1] !== '--jobs');
+  const run = (k: number): Promise<void> =>
+    new Promise((done, fail) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(import.meta.url), ...argv, '--fold-worker', `${k}:${join(dir, `fold-${k}.bin`)}`],
+        { stdio: ['ignore', 'ignore', 'inherit'], cwd: ROOT },
+      );
+      child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`fold worker ${k} failed (exit ${code})`))));
+    });
+  await Promise.all(Array.from({ length: FOLDS }, (_, k) => run(k)));
+  const out = Array.from({ length: FOLDS }, (_, k) => v8.deserialize(readFileSync(join(dir, `fold-${k}.bin`))));
+  rmSync(dir, { recursive: true, force: true });
+  return out;
+}
+
+/** Cross-fitted features for the training docs plus final LMs (on all training docs). */
+async function crossFit(
+  train: Doc[],
+  brownIds: Uint16Array[],
+  vocab: Map<string, number>,
+): Promise<{ feats: FeatureVector[]; final: LMSet; contexts: LMContext[]; sets: LMSet[] }> {
   const feats: FeatureVector[] = new Array(train.length);
   const contexts: LMContext[] = [];
   const sets: LMSet[] = [];
-  for (let k = 0; k < FOLDS; k++) {
-    const human = train.filter((d) => !d.aug && d.fold !== k && d.y === 0);
-    const ai = train.filter((d) => !d.aug && d.fold !== k && d.y === 1);
-    const set = buildLMs(
-      human,
-      ai,
-      vocab.size,
-      brownIds,
-      train.filter((d) => d.fold !== k),
-    );
-    sets.push(set);
-    const ctx = lmContext(vocab, set);
-    contexts.push(ctx);
-    train.forEach((d, i) => {
-      if (d.fold === k) feats[i] = extractFeatures(d.lower, d.row.language, ctx);
-    });
-  }
+  const workers = JOBS > 1 ? foldsInWorkers() : undefined;
   const orig = train.filter((d) => !d.aug);
   const final = buildLMs(
     orig.filter((d) => d.y === 0),
@@ -439,6 +497,14 @@ function crossFit(
     brownIds,
     train,
   );
+  const folds = workers ? await workers : Array.from({ length: FOLDS }, (_, k) => crossFitFold(k, train, brownIds, vocab));
+  for (const fold of folds) {
+    sets.push(fold.set);
+    contexts.push(lmContext(vocab, fold.set));
+    fold.idx.forEach((i, j) => {
+      feats[i] = fold.feats[j]!;
+    });
+  }
   return { feats, final, contexts, sets };
 }
 
@@ -599,14 +665,123 @@ function fitCalibration(docs: Doc[], oof: number[], floorScale = 1): Record<stri
         });
       }
     }
+    const humanThreshold = Math.min(0.5, aiThreshold);
+    const bound = idx.filter((i) => docs[i]!.y === 1 && !isSampler(docs[i]!.row.generator));
+    // The highest threshold under which at most HUMAN_MAX_MISS of every source's bound AI texts (and
+    // of all of them) fall; a source with too few texts in the band does not set it.
+    const humanBound = (members: number[]): number => {
+      const probs = members.map((i) => calibrateForLength(oof[i]!, base, docs[i]!.words));
+      const at = (ps: number[]): number => {
+        const sorted = [...ps].sort((x, z) => x - z);
+        return sorted[Math.floor(HUMAN_MAX_MISS * sorted.length)]!;
+      };
+      let t = members.length >= HUMAN_GUARD_MIN ? at(probs) : humanThreshold;
+      const bySource = new Map<string, number[]>();
+      members.forEach((i, j) => {
+        const list = bySource.get(docs[i]!.row.source) ?? [];
+        list.push(probs[j]!);
+        bySource.set(docs[i]!.row.source, list);
+      });
+      for (const ps of bySource.values()) if (ps.length >= HUMAN_GUARD_MIN) t = Math.min(t, at(ps));
+      return Math.min(humanThreshold, t);
+    };
+    const humanBands: NonNullable<GroupCalibration['humanThresholdByLength']> = [];
+    if (HUMAN_MAX_MISS < 0.5) {
+      const all = humanBound(bound);
+      const edges = [0, ...LENGTH_BANDS, Infinity];
+      for (let e = 0; e + 1 < edges.length; e++) {
+        const members = bound.filter((i) => docs[i]!.words >= edges[e]! && docs[i]!.words < edges[e + 1]!);
+        humanBands.push({
+          minWords: edges[e]!,
+          threshold: members.length >= HUMAN_GUARD_MIN ? humanBound(members) : all,
+          nAi: members.length,
+        });
+      }
+    }
     out[key] = {
       ...base,
       aiThreshold,
       ...(bands.length ? { aiThresholdByLength: bands } : {}),
-      humanThreshold: Math.min(0.5, aiThreshold),
+      humanThreshold,
+      ...(humanBands.length ? { humanThresholdByLength: humanBands } : {}),
     };
   }
   return out;
+}
+
+/**
+ * The polish head's label of an AI text: 1 for a human's text polished, edited or rewritten by an AI
+ * (v4 `contribution` polished / rewritten, and the MixSet `polish of human text` / `rewrite of human
+ * text` generators), 0 for text an AI wrote (AI text paraphrased by an AI counts as AI-written).
+ */
+export function polishLabel(row: CorpusRow): 0 | 1 {
+  if (row.contribution === 'polished' || row.contribution === 'rewritten') return 1;
+  if (row.contribution) return 0;
+  return /polish of human text|rewrite of human text/i.test(row.generator) ? 1 : 0;
+}
+
+interface PolishHead {
+  weights: LinearWeights;
+  a: number;
+  b: number;
+  /** Out-of-fold probabilities of the AI training texts it was fitted on (index into `train`). */
+  oof: Map<number, number>;
+}
+
+/**
+ * The polished-vs-generated head: logistic regression over the same cross-fitted features, fitted on
+ * the AI training texts (original texts only). Platt-scaled on its out-of-fold scores, then shifted
+ * so that 0.5 is the operating point at which POLISH_RECALL of the polished / rewritten texts read
+ * as polished.
+ */
+function fitPolishHead(train: Doc[], feats: FeatureVector[], mean: Float64Array, std: Float64Array): PolishHead {
+  const idx = train.map((_, i) => i).filter((i) => train[i]!.y === 1 && !train[i]!.aug);
+  const label = idx.map((i) => polishLabel(train[i]!.row));
+  // Each (source, label) cell weighs (mean cell size / its size)^BALANCE, then both labels weigh the same in total.
+  const cell = (j: number): string => `${train[idx[j]!]!.row.source}|${label[j]}`;
+  const counts = new Map<string, number>();
+  for (let j = 0; j < idx.length; j++) counts.set(cell(j), (counts.get(cell(j)) ?? 0) + 1);
+  const meanSize = idx.length / counts.size;
+  const raw = idx.map((_, j) => (meanSize / counts.get(cell(j))!) ** BALANCE);
+  const total = [0, 0];
+  raw.forEach((w, j) => {
+    total[label[j]!]! += w;
+  });
+  const rows: TrainRow[] = idx.map((i, j) => {
+    const f = feats[i]!;
+    const z = new Float64Array(DENSE_DIM);
+    for (let k = 0; k < DENSE_DIM; k++) z[k] = (f.dense[k]! - mean[k]!) / std[k]!;
+    return { f, z, y: label[j]!, w: (raw[j]! * idx.length) / (2 * total[label[j]!]!) };
+  });
+  const oofScore = new Array<number>(idx.length);
+  for (let k = 0; k < FOLDS; k++) {
+    const w = trainLogistic(
+      rows.filter((_, j) => train[idx[j]!]!.fold !== k),
+      mean,
+      std,
+      { ...LR_OPTS, seed: SEED + 100 + k },
+    );
+    idx.forEach((i, j) => {
+      if (train[i]!.fold === k) oofScore[j] = linearScore(feats[i]!, w);
+    });
+  }
+  const weights = trainLogistic(rows, mean, std, { ...LR_OPTS, seed: SEED + 100 });
+  const platt = fitPlatt(
+    oofScore,
+    label,
+    rows.map((r) => r.w),
+  );
+  const polished = idx
+    .map((_, j) => j)
+    .filter((j) => label[j] === 1)
+    .map((j) => platt.a * oofScore[j]! + platt.b)
+    .sort((x, z) => x - z);
+  // The logit at which POLISH_RECALL of the polished texts lie above: that point becomes 0.5.
+  const cut = polished[Math.min(polished.length - 1, Math.floor((1 - POLISH_RECALL) * polished.length))] ?? 0;
+  const b = platt.b - cut;
+  const oof = new Map<number, number>();
+  for (let j = 0; j < idx.length; j++) oof.set(idx[j]!, 1 / (1 + Math.exp(-(platt.a * oofScore[j]! + b))));
+  return { weights, a: platt.a, b, oof };
 }
 
 /** Dense features that describe register (fluency under the human LM, sentence shape, punctuation), not authorship. */
@@ -702,15 +877,22 @@ function modelArrays(f: Pick<Fitted, 'final' | 'weights' | 'forest'>): Record<st
 function evaluate(
   detector: TextDetector,
   rows: CorpusRow[],
-): { items: Array<Scored & { row: CorpusRow }>; unsupported: number; wrongLanguage: number } {
-  const items: Array<Scored & { row: CorpusRow }> = [];
+): { items: Array<Scored & { row: CorpusRow; likelyHuman: boolean; words: number }>; unsupported: number; wrongLanguage: number } {
+  const items: Array<Scored & { row: CorpusRow; likelyHuman: boolean; words: number }> = [];
   let unsupported = 0;
   let wrongLanguage = 0;
   for (const row of rows) {
     try {
       const r = detector.detect(row.text, { mode: row.mode });
       if (r.language !== row.language) wrongLanguage++;
-      items.push({ p: r.ai_probability, y: row.label === 'ai' ? 1 : 0, flagged: r.verdict === 'likely_ai', row });
+      items.push({
+        p: r.ai_probability,
+        y: row.label === 'ai' ? 1 : 0,
+        flagged: r.verdict === 'likely_ai',
+        likelyHuman: r.verdict === 'likely_human',
+        words: countWords(row.text, r.language),
+        row,
+      });
     } catch (err) {
       if (err instanceof UnsupportedLanguageError) unsupported++;
       else throw err;
@@ -751,8 +933,8 @@ interface Fitted {
 }
 
 /** LMs (cross-fitted), linear model, stacked trees; used for the artifact and for every LOGO round. */
-function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Fitted {
-  const { feats, final, contexts, sets } = crossFit(train, brownIds, vocab);
+async function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string, number>): Promise<Fitted> {
+  const { feats, final, contexts, sets } = await crossFit(train, brownIds, vocab);
   for (const f of feats) for (const k of DROP) f.dense[k] = 0;
   log(`cross-fitted features (${FOLDS} folds); human LM ${final.human.keys.length} bigrams, AI LM ${final.ai.keys.length} bigrams`);
   const { mean, std } = standardiser(feats);
@@ -857,16 +1039,23 @@ async function main(): Promise<void> {
   log(`part-of-speech tagger: ${TAGGER.nTags - 1} tags, lexicon ${tables.lexicon.size} words, ${tables.suffix.size} endings`);
   log(`vocabulary ${vocab.size} tokens; Brown ${brownIds.reduce((a, b) => a + b.length, 0)} tokens`);
 
+  if (FOLD_WORKER) {
+    const [k, path] = [Number(FOLD_WORKER.slice(0, FOLD_WORKER.indexOf(':'))), FOLD_WORKER.slice(FOLD_WORKER.indexOf(':') + 1)];
+    writeFileSync(path, v8.serialize(crossFitFold(k, train, brownIds, vocab)));
+    return;
+  }
   if (LOGO || LOSO) {
     await runGroupOut(LOSO ? 'source' : 'generator', train, brownIds, vocab);
     return;
   }
 
-  const fitted = fitModel(train, brownIds, vocab);
+  const fitted = await fitModel(train, brownIds, vocab);
   const { final, weights, forest, oof, mean, std, feats } = fitted;
   // Calibration and thresholds from the original texts only: the perturbed copies are not a sample of real input.
   const nOrig = trainPrep.length;
   const calibration = fitCalibration(train.slice(0, nOrig), oof.slice(0, nOrig));
+  const polish = fitPolishHead(train, feats, mean, std);
+  log(`polish head done (a=${polish.a.toFixed(3)}, b=${polish.b.toFixed(3)})`);
   const oofPath = arg('--dump-oof');
   if (oofPath) {
     // The calibration data itself (out-of-fold raw scores), for studying calibration offline.
@@ -877,8 +1066,11 @@ async function main(): Promise<void> {
         mode: d.row.mode,
         language: d.row.language,
         y: d.y,
+        generator: d.row.generator,
+        ...(d.row.contribution ? { contribution: d.row.contribution } : {}),
         words: d.words,
         oof: oof[i],
+        ...(polish.oof.has(i) ? { polished: polish.oof.get(i) } : {}),
       }),
     );
     writeFileSync(oofPath, `${lines.join('\n')}\n`);
@@ -899,8 +1091,11 @@ async function main(): Promise<void> {
     const bands = (c.aiThresholdByLength ?? [])
       .map((t) => `${t.minWords}+ words: ${t.threshold.toFixed(3)} (${t.nHuman} human)`)
       .join('; ');
+    const humanBands = (c.humanThresholdByLength ?? [])
+      .map((t) => `${t.minWords}+ words: ${t.threshold.toFixed(3)} (${t.nAi} AI)`)
+      .join('; ');
     console.log(
-      `  ${k.padEnd(13)} a=${c.a.toFixed(3)} b=${c.b.toFixed(3)} likely_ai>=${c.aiThreshold.toFixed(3)} [${bands}] likely_human<${c.humanThreshold.toFixed(3)} (human ${c.nHuman}, ai ${c.nAi})`,
+      `  ${k.padEnd(13)} a=${c.a.toFixed(3)} b=${c.b.toFixed(3)} likely_ai>=${c.aiThreshold.toFixed(3)} [${bands}] likely_human<${c.humanThreshold.toFixed(3)} [${humanBands}] (human ${c.nHuman}, ai ${c.nAi})`,
     );
   }
   console.log('\nTrain, out-of-fold (calibration set), by source:');
@@ -912,7 +1107,11 @@ async function main(): Promise<void> {
     ),
   );
 
-  const arrays = modelArrays({ final, weights, forest });
+  const arrays = {
+    ...modelArrays({ final, weights, forest }),
+    'polish.dense': polish.weights.dense,
+    'polish.sparse': polish.weights.sparse,
+  };
   const hash = createHash('sha256');
   for (const a of Object.values(arrays)) hash.update(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
   hash.update(
@@ -924,6 +1123,7 @@ async function main(): Promise<void> {
       std: [...std],
       bias: weights.bias,
       forest: forest ? [forest.base, LINEAR_WEIGHT] : null,
+      polish: [polish.weights.bias, polish.a, polish.b],
     }),
   );
   const version = `td1-${hash.digest('hex').slice(0, 12)}`;
@@ -948,6 +1148,7 @@ async function main(): Promise<void> {
       : {}),
     calibration,
     ood,
+    polish: { bias: polish.weights.bias, a: polish.a, b: polish.b },
     pos: { tags: TAG_NAMES, suffix: TAGGER_SUFFIX, defaultTag: TAGGER.defaultTag },
     training: {
       train: trainRows.length,
@@ -961,6 +1162,8 @@ async function main(): Promise<void> {
       classifier: LR_OPTS,
       trees: USE_TREES ? GB_OPTS : null,
       targetFpr: TARGET_FPR,
+      humanMaxMiss: HUMAN_MAX_MISS,
+      polishRecall: POLISH_RECALL,
       augmentation: {
         share: AUG_FRAC,
         weight: AUG_WEIGHT,
@@ -989,6 +1192,21 @@ async function main(): Promise<void> {
     console.log(`\nDev, by ${title}:`);
     console.log(formatTable(groupTable(items, by), false, title));
   }
+  // Issue 31: AI texts called likely_human per dev source (instruction-tuned generators; samplers
+  // reported apart) and what the bound costs, the share of human texts still called likely_human.
+  console.log('\nDev, likely_human per source (texts of 40+ words; AI = instruction-tuned, samplers apart):');
+  const lhRows = new Map<string, { ai: number[]; sampler: number[]; human: number[] }>();
+  for (const it of items) {
+    if (it.words < 40) continue;
+    const k = `${it.row.source}/${it.row.mode}`;
+    const e = lhRows.get(k) ?? { ai: [0, 0], sampler: [0, 0], human: [0, 0] };
+    const cell = it.y === 0 ? e.human : isSampler(it.row.generator) ? e.sampler : e.ai;
+    cell[0]! += it.likelyHuman ? 1 : 0;
+    cell[1]! += 1;
+    lhRows.set(k, e);
+  }
+  const pct = (c: number[]): string => (c[1] ? `${((100 * c[0]!) / c[1]).toFixed(1)}% of ${c[1]}` : '-');
+  for (const [k, e] of [...lhRows].sort()) console.log(`  ${k}: AI ${pct(e.ai)}; samplers ${pct(e.sampler)}; human ${pct(e.human)}`);
   console.log(`\nDev language identification: ${wrongLanguage} wrong, ${unsupported} refused as unsupported, of ${devRows.length}`);
   const foldPath = arg('--fold-models');
   if (foldPath) {
@@ -1013,6 +1231,13 @@ async function main(): Promise<void> {
 export function generatorFamily(generator: string): string {
   const g = generator.toLowerCase();
   if (g.startsWith('human ') && g.includes('edit of ai text')) return 'human-edited AI text (MixSet)';
+  // v4: the base models of the Lastde continuations held out together (one family of samplers),
+  // and the new instruction-tuned families.
+  if (g.endsWith('(base)')) return 'base models (Lastde continuations)';
+  if (g.includes('mistral')) return 'mistral / dolphin-mistral';
+  if (g.startsWith('falcon')) return 'falcon';
+  if (g.startsWith('deepseek')) return 'deepseek';
+  if (g.startsWith('qwen')) return 'qwen2';
   if (g.includes('claude')) return 'claude-instant';
   if (g.startsWith('gpt-4o')) return 'gpt-4o';
   if (g.startsWith('gpt-4')) return 'gpt-4';
@@ -1112,6 +1337,7 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
   const outOfDomain = new Array<boolean>(docs.length).fill(false);
   const shortFlag = new Array<boolean>(docs.length).fill(false);
   const thresholdNoFloor = new Array<number>(docs.length).fill(1);
+  const humanLine = new Array<number>(docs.length).fill(0.5);
   for (const g of groups) {
     const rest = docs.map((_, i) => i).filter((i) => keys[i] !== g);
     const cal = fitCalibration(
@@ -1138,6 +1364,7 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
       const o = ood[d.row.language];
       outOfDomain[i] = o !== undefined && (oodScore(feats[i]!.dense, o) > o.threshold || d.words > o.maxWords);
       prob[i] = calibrateForLength(margin[i]!, c, d.words);
+      humanLine[i] = Math.min(humanThresholdFor(c, d.words), outOfDomain[i] ? 0.2 : 1);
       const threshold = Math.max(aiThresholdFor(c, d.words), outOfDomain[i] ? 0.95 : 0);
       // As in the engine: a borrowed calibration (no human texts of this language:mode) never flags.
       flagged[i] = prob[i]! >= threshold && d.words >= 40 && own !== undefined;
@@ -1152,6 +1379,10 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
       JSON.stringify({
         g: keys[i],
         source: d.row.source,
+        generator: d.row.generator,
+        ...(d.row.contribution ? { contribution: d.row.contribution } : {}),
+        humanThreshold: humanLine[i],
+        likelyHuman: d.words >= 40 && prob[i]! < humanLine[i]!,
         mode: d.row.mode,
         language: d.row.language,
         y: d.y,
@@ -1179,6 +1410,11 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
     const rate = (l: number[]): string => `${l.filter((i) => shortFlag[i]).length}/${l.length}`;
     console.log(`  ${src}: human ${rate(h)}, ai ${rate(a)}`);
   }
+  // Share of the texts with a verdict (40+ words) called likely_human under the held-out calibration.
+  const likelyHumanShare = (idx: number[]): { share: number; n: number } => {
+    const withVerdict = idx.filter((i) => docs[i]!.words >= 40);
+    return { share: withVerdict.filter((i) => prob[i]! < humanLine[i]!).length / Math.max(1, withVerdict.length), n: withVerdict.length };
+  };
   const oodShare = (idx: number[]): number => idx.filter((i) => outOfDomain[i]).length / Math.max(1, idx.length);
   const item = (i: number): Scored => ({ p: prob[i]!, y: docs[i]!.y, flagged: flagged[i]! });
   const results: Array<Record<string, unknown>> = [];
@@ -1188,7 +1424,12 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
       const idx = docs.map((_, i) => i).filter((i) => keys[i] === g);
       const m = metricRow(idx.map(item));
       rowsOut.push([g, m]);
-      results.push({ source: g, ...m, outOfDomain: oodShare(idx) });
+      const lhAi = likelyHumanShare(idx.filter((i) => docs[i]!.y === 1 && !isSampler(docs[i]!.row.generator)));
+      const lhHuman = likelyHumanShare(idx.filter((i) => docs[i]!.y === 0));
+      results.push({ source: g, ...m, outOfDomain: oodShare(idx), aiLikelyHuman: lhAi.share, humanLikelyHuman: lhHuman.share });
+      console.log(
+        `  ${g}: likely_human: ${(100 * lhAi.share).toFixed(1)}% of ${lhAi.n} instruction-tuned AI texts, ${(100 * lhHuman.share).toFixed(1)}% of ${lhHuman.n} human texts (40+ words)`,
+      );
       console.log(
         `  ${g}: ${(100 * oodShare(idx)).toFixed(1)}% of its texts out of domain (human ${(100 * oodShare(idx.filter((i) => docs[i]!.y === 0))).toFixed(1)}%)`,
       );
@@ -1201,8 +1442,19 @@ async function runGroupOut(kind: 'source' | 'generator', train: Doc[], brownIds:
       const m = metricRow([...humans, ...ai].map(item));
       const same = metricRow([...humans.filter((i) => sources.has(docs[i]!.row.source)), ...ai].map(item));
       rowsOut.push([g, { ...m, auroc: m.auroc }]);
-      results.push({ generator: g, sources: [...sources].sort(), ...m, aurocSameSourceHumans: same.auroc, fprSameSourceHumans: same.fpr });
-      console.log(`  ${g}: AUROC vs same-source humans ${same.auroc.toFixed(3)} (${[...sources].sort().join(', ')})`);
+      const lh = likelyHumanShare(ai);
+      results.push({
+        generator: g,
+        sources: [...sources].sort(),
+        ...m,
+        aurocSameSourceHumans: same.auroc,
+        fprSameSourceHumans: same.fpr,
+        aiLikelyHuman: lh.share,
+        aiVerdicts: lh.n,
+      });
+      console.log(
+        `  ${g}: AUROC vs same-source humans ${same.auroc.toFixed(3)}; AI texts called likely_human ${(100 * lh.share).toFixed(1)}% of ${lh.n} with a verdict (${[...sources].sort().join(', ')})`,
+      );
     }
   }
   rowsOut.unshift(['all', metricRow(docs.map((_, i) => item(i)))]);

@@ -33,6 +33,7 @@ export const WARNING_CODES = [
   'calibration_fallback',
   'too_little_evidence',
   'language_mismatch',
+  'strict_human_threshold',
 ] as const;
 export type WarningCode = (typeof WARNING_CODES)[number];
 
@@ -50,6 +51,8 @@ export const WARNING_MESSAGES: Readonly<Record<WarningCode, string>> = {
     'Under 40 words (in the text, or in all the used messages of an author together): too little to judge, so the verdict is mixed whatever the probability says; author answers say in `evidence_needed` how many more words are needed.',
   language_mismatch:
     'The text is clearly written in another language than the one requested, so it was scored with a model for the wrong language: the verdict is never likely_ai and confidence is low. Send it without `language` to have the language identified.',
+  strict_human_threshold:
+    'The probability leans human, but is above the likely_human threshold of this mode and text length, which is set so that at most 5% of the AI texts of any tested source or AI model are called likely human.',
 };
 
 /**

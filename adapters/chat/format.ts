@@ -117,6 +117,8 @@ export const WARNING_SENTENCES: Readonly<Record<WarningCode, string>> = {
   too_little_evidence: 'There are too few words to judge (under about 40), so no verdict is given.',
   language_mismatch:
     'This text is clearly in another language than the one the check was asked for, so the score means little and is never called likely AI: check again with the language detected.',
+  strict_human_threshold:
+    'The score leans human but stays above the bar set so that at most 1 in 20 AI texts is called likely human, so the text is not cleared.',
 };
 
 /** Headline of an answer below the evidence floor, single texts and members alike. */

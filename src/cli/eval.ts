@@ -2,7 +2,8 @@
  * `textdetect eval --input FILE.jsonl [--by source|mode|language|generator] [--markdown] [--model PATH]`
  *
  * Scores a labelled JSONL file with the in-process detector and prints n, AUROC, TPR at 1% FPR,
- * TPR and FPR at the verdict threshold, and ECE, overall and per group. Each line:
+ * TPR and FPR at the verdict threshold, ECE, and the shares of AI and human texts called likely_human
+ * (of those with a verdict), overall and per group. Each line:
  * `{ text, label: "human" | "ai", mode?, language?, source?, generator? }`. The language is
  * identified by the engine (as in production) unless `--trust-language` is given; lines in an
  * unsupported language are counted and left out of the metrics.
@@ -20,7 +21,8 @@ const USAGE = `Usage: textdetect eval --input FILE.jsonl[,FILE2.jsonl…] [--by 
 
 Each input line is a JSON object {"text": "...", "label": "human"|"ai", "mode"?: ${MODES.join('|')}, "language"?: "en"|"tr", "source"?, "generator"?}.
 Prints n, AUROC, TPR at 1% FPR, TPR/FPR at the verdict threshold (TPR = AI texts called likely_ai,
-FPR = human texts called likely_ai) and ECE, overall and per group. --by length groups by words
+FPR = human texts called likely_ai), ECE, and the share of AI and of human texts called likely_human
+(of those with a verdict, i.e. not under the evidence floor), overall and per group. --by length groups by words
 (15-40, 40-80, 80-150, 150+; as the engine counts them); --by file by input file.`;
 
 interface Options {
@@ -95,7 +97,7 @@ function parseLines(path: string): Line[] | string {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return `Cannot read ${path}: ${(err as Error).message}`;
     // The README's figures name the project's own data files, which a checkout does not have.
-    const trainingData = /^(corpus|extra|authors|v3)-(train|dev)\.jsonl$/.test(basename(path));
+    const trainingData = /^(corpus|extra|authors|v3|v4)-(train|dev)\.jsonl$/.test(basename(path));
     return `Cannot read ${path}: there is no such file.${
       trainingData
         ? ' It is part of the project\'s training data, which is not in the repository: README.md, "Training data", says what it is and where it goes.'
@@ -173,7 +175,14 @@ export async function run(argv: string[]): Promise<number> {
         ...(opts.trustLanguage && line.language ? { language: line.language } : {}),
       });
       if (line.language && r.language !== line.language) wrongLanguage++;
-      scored.push({ p: r.ai_probability, y: line.y, flagged: r.verdict === 'likely_ai', line });
+      scored.push({
+        p: r.ai_probability,
+        y: line.y,
+        flagged: r.verdict === 'likely_ai',
+        likelyHuman: r.verdict === 'likely_human',
+        verdictGiven: !r.warnings.includes('too_little_evidence'),
+        line,
+      });
       for (const w of r.warnings) warningCounts.set(w, (warningCounts.get(w) ?? 0) + 1);
     } catch (err) {
       if (err instanceof UnsupportedLanguageError) unsupported++;

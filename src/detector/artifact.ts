@@ -33,6 +33,13 @@ export interface GroupCalibration {
   plattByLength?: Array<{ minWords: number; maxWords: number; a: number; b: number; nHuman: number; nAi: number }>;
   /** `likely_human` when p < this. */
   humanThreshold: number;
+  /**
+   * Length-dependent `likely_human` thresholds, ascending by `minWords` (the last band with
+   * `minWords` ≤ the text's word count applies): each the highest probability under which at most
+   * the bounded share of every source's instruction-tuned AI texts of that length fall, capped at
+   * `humanThreshold` (issue 31: a `likely_human` that means it). Absent in earlier artifacts.
+   */
+  humanThresholdByLength?: Array<{ minWords: number; threshold: number; nAi: number }>;
   /** Human and AI texts the calibration was fitted on. */
   nHuman: number;
   nAi: number;
@@ -60,6 +67,13 @@ export interface ArtifactHeader {
    * the training texts' own values) or over `maxWords` words, the text is out of domain.
    */
   ood?: Record<string, { features: number[]; mean: number[]; std: number[]; clip: number; threshold: number; maxWords: number }>;
+  /**
+   * The polished-vs-generated head (issue 31): a logistic model over the standardised dense
+   * features (the detector's `dense.mean` / `dense.std`) and the hashed sparse features (arrays
+   * `polish.dense`, `polish.sparse`), calibrated so that 0.5 is the operating point: p ≥ 0.5 reads
+   * as a human's text polished or rewritten by an AI, below as AI-written. Absent in earlier artifacts.
+   */
+  polish?: { bias: number; a: number; b: number };
   /** Part-of-speech tagger: tag names (id 0 is the text start), word endings → tag id, the unknown-word tag. */
   pos?: { tags: string[]; suffix: Array<[string, number]>; defaultTag: number };
   /** Free-form training facts (data sizes, options, dev metrics) for humans reading the file. */

@@ -120,7 +120,7 @@ export class TextDetector implements Detector {
     // Verdicts are read off the probability as reported, so the two never disagree by rounding.
     p = round4(Math.min(1, Math.max(0, p)));
     let aiThreshold = aiThresholdFor(calib, f.words);
-    let humanThreshold = calib.humanThreshold;
+    let humanThreshold = humanThresholdFor(calib, f.words);
     const ood = this.m.oodScore(f, language);
     const outOfDomain = ood !== undefined && (ood.score > ood.threshold || f.words > ood.maxWords);
     if (outOfDomain) {
@@ -148,6 +148,8 @@ export class TextDetector implements Detector {
     // Say why an AI-leaning probability did not become likely_ai when nothing else above does.
     if (verdict === 'mixed' && p >= 0.5 && !short && !languageUncertain && !wrongLanguage && !outOfDomain && !fallback)
       warnings.push('strict_threshold');
+    // And why a human-leaning one did not become likely_human (issue 31: that bar bounds the AI texts cleared).
+    if (verdict === 'mixed' && p < 0.5 && !short && !outOfDomain) warnings.push('strict_human_threshold');
     let confidence: Confidence;
     if (short || verdict === 'mixed' || languageUncertain || wrongLanguage) confidence = 'low';
     else if (!outOfDomain && !fallback && f.words >= HIGH_CONFIDENCE_WORDS && (p >= Math.max(aiThreshold, 0.9) || p <= 0.1))
@@ -169,8 +171,7 @@ export class TextDetector implements Detector {
       generated_spans: parts?.spans ?? [],
       generated_share: parts?.share ?? null,
       composition: parts?.composition ?? null,
-      // INTERIM (issue 31): det31's polished-vs-written model fills this at merge.
-      polished_probability: null,
+      polished_probability: short ? null : polishedOf(this.m, f),
       // Read off the finished answer just below, by the one rule every route shares.
       origin: 'uncertain',
     };
@@ -248,14 +249,18 @@ export class TextDetector implements Detector {
       words += n;
     }
     let p = 0.5;
+    let pooled: ReturnType<LoadedModel['features']> | undefined;
     if (used.length > 0) {
-      const f = this.m.features(lowerForFeatures(normalize(poolMessages(used)).text, language), language);
-      p = round4(authorProbability(author, this.m.rawLogit(f), words));
+      pooled = this.m.features(lowerForFeatures(normalize(poolMessages(used)).text, language), language);
+      p = round4(authorProbability(author, this.m.rawLogit(pooled), words));
     }
     const band = authorBandFor(author, words);
     // The evidence floor of one text, on the used messages' words together: below it no verdict
     // either way.
     const evidence_needed = evidenceNeeded(used.length, words);
+    // Polished or written: read off the messages pooled into one text, like ai_probability, because
+    // single chat lines are mostly under the evidence floor on their own.
+    const polished_probability = pooled && !evidence_needed ? polishedOf(this.m, pooled) : null;
     let verdict = verdictOf(p, band.aiThreshold, author.humanThreshold);
     if (evidence_needed) {
       warnings.add('too_little_evidence');
@@ -288,8 +293,7 @@ export class TextDetector implements Detector {
       messages: scores as AuthorMessageScore[],
       model: this.model,
       author_model: author.version,
-      // INTERIM (issue 31): det31's polished-vs-written model fills this at merge.
-      polished_probability: null,
+      polished_probability,
       // Read off the finished answer just below, by the one rule every route shares.
       origin: 'uncertain',
     };
@@ -382,6 +386,19 @@ export function calibrateForLength(rawLogit: number, calib: GroupCalibration, wo
  */
 export function shortestCalibrated(calib: GroupCalibration): number {
   return Math.min(calib.plattByLength?.[0]?.minWords || MIN_CALIBRATED_WORDS, MIN_CALIBRATED_WORDS);
+}
+
+/** The polish head's probability at four decimals; null for an artifact trained before the head existed. */
+function polishedOf(m: LoadedModel, f: ReturnType<LoadedModel['features']>): number | null {
+  const p = m.polishedProbability(f);
+  return p === undefined ? null : round4(p);
+}
+
+/** The `likely_human` threshold for a text of `words` words (issue 31: bounded share of AI texts under it). */
+export function humanThresholdFor(calib: GroupCalibration, words: number): number {
+  let t = calib.humanThreshold;
+  for (const band of calib.humanThresholdByLength ?? []) if (words >= band.minWords) t = band.threshold;
+  return t;
 }
 
 /** The `likely_ai` threshold for a text of `words` words. */

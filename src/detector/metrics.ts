@@ -7,6 +7,10 @@ export interface Scored {
   y: 0 | 1;
   /** Whether the verdict was `likely_ai`. */
   flagged: boolean;
+  /** Whether the verdict was `likely_human` (set by callers that report it: `textdetect eval`). */
+  likelyHuman?: boolean;
+  /** Whether the text got a verdict at all (not under the evidence floor); with `likelyHuman`. */
+  verdictGiven?: boolean;
 }
 
 export interface MetricRow {
@@ -23,6 +27,12 @@ export interface MetricRow {
   fpr: number;
   /** Expected calibration error, 10 equal-width bins. */
   ece: number;
+  /**
+   * Share of the AI texts with a verdict that were called `likely_human` (issue 31's bound), and of
+   * the human texts with a verdict; only when the items say their verdicts (`likelyHuman`).
+   */
+  aiLikelyHuman?: number;
+  humanLikelyHuman?: number;
 }
 
 export function auroc(scores: ArrayLike<number>, labels: ArrayLike<number>): number {
@@ -93,7 +103,16 @@ export function metricRow(items: Scored[]): MetricRow {
     tpr: nAi ? tp / nAi : Number.NaN,
     fpr: nHuman ? fp / nHuman : Number.NaN,
     ece: ece(p, y),
+    ...(items.some((x) => x.likelyHuman !== undefined) ? likelyHumanRates(items) : {}),
   };
+}
+
+function likelyHumanRates(items: Scored[]): { aiLikelyHuman: number; humanLikelyHuman: number } {
+  const rate = (label: 0 | 1): number => {
+    const withVerdict = items.filter((x) => x.y === label && x.verdictGiven !== false);
+    return withVerdict.length ? withVerdict.filter((x) => x.likelyHuman).length / withVerdict.length : Number.NaN;
+  };
+  return { aiLikelyHuman: rate(1), humanLikelyHuman: rate(0) };
 }
 
 function fmt(x: number, digits = 3): string {
@@ -102,7 +121,20 @@ function fmt(x: number, digits = 3): string {
 
 /** A table of metric rows, plain text or GitHub markdown. */
 export function formatTable(rows: Array<[string, MetricRow]>, markdown: boolean, groupTitle = 'group'): string {
-  const head = [groupTitle, 'n', 'human', 'ai', 'AUROC', 'TPR@1%FPR', 'TPR@verdict', 'FPR@verdict', 'ECE'];
+  // The likely_human columns only where the rows carry them (`textdetect eval`).
+  const lh = rows.some(([, r]) => r.aiLikelyHuman !== undefined);
+  const head = [
+    groupTitle,
+    'n',
+    'human',
+    'ai',
+    'AUROC',
+    'TPR@1%FPR',
+    'TPR@verdict',
+    'FPR@verdict',
+    'ECE',
+    ...(lh ? ['AI→likely_human', 'human→likely_human'] : []),
+  ];
   const body = rows.map(([name, r]) => [
     name,
     String(r.n),
@@ -113,6 +145,7 @@ export function formatTable(rows: Array<[string, MetricRow]>, markdown: boolean,
     fmt(r.tpr),
     fmt(r.fpr),
     fmt(r.ece),
+    ...(lh ? [fmt(r.aiLikelyHuman ?? Number.NaN), fmt(r.humanLikelyHuman ?? Number.NaN)] : []),
   ]);
   if (markdown) {
     const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;

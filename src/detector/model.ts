@@ -121,6 +121,8 @@ export class LoadedModel {
   readonly header: ArtifactHeader;
   readonly forest: Forest | undefined;
   private readonly linearWeight: number;
+  /** The polished-vs-generated head (`header.polish`), when the artifact has one. */
+  private readonly polish: { w: LinearWeights; a: number; b: number } | undefined;
   private readonly stack = new Float64Array(DENSE_DIM + 1);
 
   constructor(header: ArtifactHeader, arrays: ArtifactArrays) {
@@ -157,6 +159,16 @@ export class LoadedModel {
       std: Float64Array.from(header.dense.std),
     };
     this.linearWeight = header.forest?.linearWeight ?? 0;
+    if (header.polish) {
+      const pd = arrays['polish.dense'] as Float32Array | undefined;
+      const ps = arrays['polish.sparse'] as Float32Array | undefined;
+      if (!pd || !ps) throw new Error('Model artifact lacks the weights of its polish head.');
+      this.polish = {
+        w: { bias: header.polish.bias, dense: pd, sparse: ps, mean: this.weights.mean, std: this.weights.std },
+        a: header.polish.a,
+        b: header.polish.b,
+      };
+    }
     if (header.forest) {
       const feat = arrays['gb.feature'];
       const thr = arrays['gb.threshold'] as Float32Array | undefined;
@@ -181,6 +193,15 @@ export class LoadedModel {
     if (!this.forest) return lin;
     const margin = forestMargin(this.forest, stackedInput(f, lin, this.stack));
     return blendScores(margin, lin, this.linearWeight);
+  }
+
+  /**
+   * Probability that an AI-touched text is a human's text polished or rewritten by an AI rather than
+   * AI-written (0.5 = the operating point); undefined for an artifact without the head.
+   */
+  polishedProbability(f: FeatureVector): number | undefined {
+    if (!this.polish) return undefined;
+    return sigmoid(this.polish.a * linearScore(f, this.polish.w) + this.polish.b);
   }
 
   calibrationFor(language: Language, mode: Mode): GroupCalibration {

@@ -17,6 +17,17 @@ export interface CorpusRow {
   language: Language;
   source: string;
   generator: string;
+  /** v4 AI records: how the AI was used (`generated`, `polished`, `rewritten`, `humanized`). */
+  contribution?: string;
+}
+
+/**
+ * Base and fine-tuned samplers (continuations by base models, GPT-2 fine-tuned on one subreddit):
+ * they sample like people and are not what members paste, so their texts are reported but do not
+ * bound the likely_human threshold (issue 31).
+ */
+export function isSampler(generator: string): boolean {
+  return /\(base\b|\bbase\)|fine-tuned|unlabelled/i.test(generator);
 }
 
 export function readJsonl<T>(path: string): T[] {

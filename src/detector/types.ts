@@ -66,8 +66,11 @@ export interface DetectionResult {
   /** With `segments`: what the document is made of; else null. */
   composition: Composition | null;
   /**
-   * Given that the text reads as AI-touched, calibrated probability that it is a human's own text
-   * polished, edited or rewritten by an AI rather than written by one; null under the evidence floor.
+   * Given that the text reads as AI-touched, the calibrated probability that it is a human's own
+   * text polished, edited or rewritten by an AI rather than text an AI wrote (AI-paraphrased AI
+   * text counts as AI-written). 0.5 is the operating point: from 0.5 it reads as the author's own
+   * text polished by an AI. Null under the evidence floor (too little evidence), and from a model artifact older than
+   * this field.
    */
   polished_probability: number | null;
   /** The headline answer (`originOf` in origin.ts): verdict, composition and polished_probability read together. */
@@ -98,8 +101,11 @@ export interface AuthorDetectionResult {
   /** Version id of the author-level calibration (`models/author.json`) that combined the messages. */
   author_model?: string;
   /**
-   * Given that the messages read as AI-touched, calibrated probability that they are the author's
-   * own text polished, edited or rewritten by an AI rather than written by one; null under the evidence floor.
+   * Given that the text reads as AI-touched, the calibrated probability that it is a human's own
+   * text polished, edited or rewritten by an AI rather than text an AI wrote (AI-paraphrased AI
+   * text counts as AI-written). 0.5 is the operating point: from 0.5 it reads as the author's own
+   * text polished by an AI. For an author it is read off the used messages pooled into one text (as `ai_probability` is);
+   * null while `evidence_needed`.
    */
   polished_probability: number | null;
   /** The headline answer (`originOf` in origin.ts); never `partly_ai`. */

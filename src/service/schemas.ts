@@ -149,7 +149,7 @@ export const detectResponseSchema = {
       type: 'array',
       items: { type: 'string' },
       description:
-        'Why the verdict was held back or deserves less trust: `short_text` (under 40 words), `too_little_evidence` (under 40 words, the evidence floor of both routes: no verdict either way, `mixed`; show it as too short to judge), `strict_threshold` (AI-leaning, below the likely_ai bar of this mode and length), `out_of_domain` (unlike the calibration texts: wider uncertain band), `language_uncertain` (too few words to tell the language; scored as the requested or default one), `language_mismatch` (clearly in another language than the `language` given: scored as requested, never likely_ai), `calibration_fallback` (no calibration data for this mode in this language). New codes may be added.',
+        'Why the verdict was held back or deserves less trust: `short_text` (under 40 words), `too_little_evidence` (under 40 words, the evidence floor of both routes: no verdict either way, `mixed`; show it as too short to judge), `strict_threshold` (AI-leaning, below the likely_ai bar of this mode and length), `out_of_domain` (unlike the calibration texts: wider uncertain band), `language_uncertain` (too few words to tell the language; scored as the requested or default one), `language_mismatch` (clearly in another language than the `language` given: scored as requested, never likely_ai), `calibration_fallback` (no calibration data for this mode in this language), `strict_human_threshold` (human-leaning, above the likely_human bar of this mode and length, set so that at most 5% of the AI texts of any tested source or AI model are cleared). New codes may be added.',
     },
     generated_spans: {
       type: 'array',

@@ -24,6 +24,7 @@ export const TRAINING_DATA_TEST_FILES = [
   'test/detector/attacks.test.ts',
   'test/detector/author.test.ts',
   'test/detector/eval.test.ts',
+  'test/detector/polish.test.ts',
   'test/detector/segments.test.ts',
   'test/detector/short-calibration.test.ts',
   'test/detector/verdict.test.ts',

@@ -109,6 +109,8 @@ const WARNINGS = {
   too_little_evidence: 'There are too few words to judge (under about 40), so no verdict and no score are given.',
   language_mismatch:
     'The text is clearly in another language than the one chosen, so it was scored with a model for the wrong language: the score means little and is never called likely AI-generated. Choose “Detect automatically” and check again.',
+  strict_human_threshold:
+    'The score leans human, but stays above the bar that is set so that at most 1 in 20 AI texts is called likely human, so the verdict is held back.',
 };
 
 /**
