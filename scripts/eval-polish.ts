@@ -7,7 +7,7 @@
  *   ones (generated + humanized), over all of them and over those called `likely_ai`, overall and
  *   per source;
  * - the headline's confusion table per contribution (and human texts): `human` (likely_human),
- *   `ai_polished` (likely_ai and polished_probability ≥ 0.5), `ai_written` (likely_ai, below 0.5),
+ *   `ai_polished` (likely_ai and polished_probability ≥ POLISHED_THRESHOLD), `ai_written` (likely_ai, below it),
  *   `uncertain` (mixed, or too little evidence);
  * - the share of polished and rewritten texts shown as plain AI-written (target ≤ 20%).
  *
@@ -17,6 +17,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDetector, UnsupportedLanguageError, type DetectionResult } from '../src/detector/index.ts';
 import { auroc } from '../src/detector/metrics.ts';
+import { POLISHED_THRESHOLD } from '../src/detector/origin.ts';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { table } from './lib/table.ts';
 
@@ -36,7 +37,7 @@ const HEADLINES: Headline[] = ['human', 'ai_polished', 'ai_written', 'uncertain'
 export function headlineOf(r: Pick<DetectionResult, 'verdict' | 'polished_probability'>): Headline {
   if (r.verdict === 'likely_human') return 'human';
   if (r.verdict !== 'likely_ai') return 'uncertain';
-  return (r.polished_probability ?? 0) >= 0.5 ? 'ai_polished' : 'ai_written';
+  return (r.polished_probability ?? 0) >= POLISHED_THRESHOLD ? 'ai_polished' : 'ai_written';
 }
 
 /** What the text is: `human`, or the AI record's contribution (`generated` when the record has none). */

@@ -70,8 +70,8 @@ export interface ArtifactHeader {
   /**
    * The polished-vs-generated head (issue 31): a logistic model over the standardised dense
    * features (the detector's `dense.mean` / `dense.std`) and the hashed sparse features (arrays
-   * `polish.dense`, `polish.sparse`), calibrated so that 0.5 is the operating point: p ≥ 0.5 reads
-   * as a human's text polished or rewritten by an AI, below as AI-written. Absent in earlier artifacts.
+   * `polish.dense`, `polish.sparse`), calibrated so that at 0.5 the training's `--polish-recall` of polished texts read as polished; the
+   * headline calls a text polished from POLISHED_THRESHOLD (contract.ts), above that point. Absent in earlier artifacts.
    */
   polish?: { bias: number; a: number; b: number };
   /** Part-of-speech tagger: tag names (id 0 is the text start), word endings → tag id, the unknown-word tag. */

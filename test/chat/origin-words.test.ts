@@ -92,13 +92,13 @@ describe('one wording for the bots, the CLI and the page', () => {
 });
 
 describe('the bots follow the origin', () => {
-  it('heads a likely-AI answer by polished_probability: polished from 0.5, AI-written below it or without one', () => {
+  it('heads a likely-AI answer by polished_probability: polished from 0.65, AI-written below it or without one', () => {
     const polished = summarizeResult(answer({ polished_probability: 0.82 }));
     expect(polished.origin).toBe('ai_polished');
     expect(polished.headline).toBe("🟣 Reads as the author's own text, polished by an AI");
     expect(polished.colour).toBe(ORIGIN_WORDS.ai_polished.colour);
     expect(polished.originLine).toBe(ORIGIN_WORDS.ai_polished.sentence);
-    for (const p of [0.49, 0, null]) {
+    for (const p of [0.64, 0.5, 0, null]) {
       const written = summarizeResult(answer({ polished_probability: p }));
       expect(written.headline, String(p)).toBe('🔴 Reads as AI-written');
       expect(written.originLine).toBeUndefined();

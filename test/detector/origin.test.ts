@@ -33,12 +33,12 @@ function halves(humanProbability: number): Required<Pick<OriginInput, 'segments'
 const BASE: OriginInput = { verdict: 'likely_ai', warnings: [], polished_probability: null, composition: null };
 
 describe('originOf, the headline rule', () => {
-  it('reads a likely-AI verdict as AI-written, or as polished from polished_probability ≥ 0.5', () => {
-    expect(POLISHED_THRESHOLD).toBe(0.5);
+  it('reads a likely-AI verdict as AI-written, or as polished from polished_probability ≥ 0.65', () => {
+    expect(POLISHED_THRESHOLD).toBe(0.65);
     expect(originOf({ ...BASE, polished_probability: null })).toBe('ai_written');
     expect(originOf({ ...BASE, polished_probability: 0 })).toBe('ai_written');
-    expect(originOf({ ...BASE, polished_probability: 0.4999 })).toBe('ai_written');
-    expect(originOf({ ...BASE, polished_probability: 0.5 })).toBe('ai_polished');
+    expect(originOf({ ...BASE, polished_probability: 0.6499 })).toBe('ai_written');
+    expect(originOf({ ...BASE, polished_probability: 0.65 })).toBe('ai_polished');
     expect(originOf({ ...BASE, polished_probability: 0.93 })).toBe('ai_polished');
   });
 
@@ -160,7 +160,7 @@ describe('the engine answers with the headline', () => {
     const ai = detector.detectAuthor([GENERATED, GENERATED_2]);
     expect(ai.verdict).toBe('likely_ai');
     expect(ai.origin).toBe(originOf(ai));
-    expect(ai.origin).toBe(ai.polished_probability !== null && ai.polished_probability >= 0.5 ? 'ai_polished' : 'ai_written');
+    expect(ai.origin).toBe(ai.polished_probability !== null && ai.polished_probability >= POLISHED_THRESHOLD ? 'ai_polished' : 'ai_written');
     const few = detector.detectAuthor(['hi', 'ok see you then']);
     expect(few.evidence_needed).not.toBeNull();
     expect(few.origin).toBe('uncertain');

@@ -12,6 +12,7 @@ import { createDetector, DEFAULT_AUTHOR_MODEL_PATH, DEFAULT_MODEL_PATH, type Det
 import { auroc, metricRow } from '../../src/detector/metrics.ts';
 import { LoadedModel, linearScore, round4, sigmoid } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
+import { POLISHED_THRESHOLD } from '../../src/detector/origin.ts';
 import { isSampler, readJsonl, type CorpusRow } from '../../src/detector/training.ts';
 import { trainingDataFile } from '../helpers/training-data.ts';
 
@@ -160,7 +161,7 @@ describe.skipIf(!existsSync(V4_DEV))('v4-dev', () => {
       ),
     ).toBeGreaterThanOrEqual(0.8);
     const pol = scored.filter((x) => polished(x.row));
-    const shownWritten = pol.filter((x) => x.r.verdict === 'likely_ai' && x.r.polished_probability! < 0.5).length;
+    const shownWritten = pol.filter((x) => x.r.verdict === 'likely_ai' && x.r.polished_probability! < POLISHED_THRESHOLD).length;
     expect(shownWritten / pol.length).toBeLessThanOrEqual(0.2);
   });
 
