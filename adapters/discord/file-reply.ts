@@ -6,7 +6,7 @@
  */
 import { escapeMarkdown, type APIEmbed } from 'discord.js';
 import { fileFacts, type FileOutcome } from '../chat/file-checks.ts';
-import { VERDICT_COLOURS, languageLabel, modeLabel, summarizeComposition, summarizeResult, truncate } from '../chat/format.ts';
+import { languageLabel, modeLabel, summarizeComposition, summarizeResult, truncate } from '../chat/format.ts';
 import { NEUTRAL_COLOUR } from './reply.ts';
 
 /** Discord's limits (characters): an embed title, a field value, a description, and all embeds of a message together. */

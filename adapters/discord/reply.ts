@@ -5,7 +5,6 @@
 import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
 import type { DetectResponse, Mode } from '../../src/contract.ts';
 import {
-  VERDICT_COLOURS,
   languageLabel,
   modeLabel,
   otherModes,

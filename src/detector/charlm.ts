@@ -577,17 +577,6 @@ export class CharLMPair {
     }
   }
 
-  /** The key of the longest context (up to the pair's order) before position t. */
-  private longestKey(symbols: Uint8Array, t: number): number {
-    const maxLen = Math.min(this.order, t + 1);
-    let packed = 0;
-    for (let len = 1; len <= maxLen; len++) {
-      const j = t - len;
-      packed |= (j < 0 ? BOS_SYMBOL : symbols[j]!) << (7 * (len - 1));
-    }
-    return ((maxLen << 28) | packed) >>> 0;
-  }
-
   /**
    * Scores the symbols under both models: log p of each symbol into `logpH` / `logpA`; returns
    * Σ log p (human, AI) and leaves Σ μ, Σ σ² per model in `moments` (human μ, σ², AI μ, σ²). The

@@ -160,7 +160,9 @@ describe('the engine answers with the headline', () => {
     const ai = detector.detectAuthor([GENERATED, GENERATED_2]);
     expect(ai.verdict).toBe('likely_ai');
     expect(ai.origin).toBe(originOf(ai));
-    expect(ai.origin).toBe(ai.polished_probability !== null && ai.polished_probability >= POLISHED_THRESHOLD ? 'ai_polished' : 'ai_written');
+    expect(ai.origin).toBe(
+      ai.polished_probability !== null && ai.polished_probability >= POLISHED_THRESHOLD ? 'ai_polished' : 'ai_written',
+    );
     const few = detector.detectAuthor(['hi', 'ok see you then']);
     expect(few.evidence_needed).not.toBeNull();
     expect(few.origin).toBe('uncertain');
