@@ -28,5 +28,5 @@ describe('RateLimit-Policy', () => {
     } finally {
       await client.close();
     }
-  }, 40_000);
+  });
 });

@@ -94,7 +94,7 @@ describe('npm run bench:detector', () => {
     ]) {
       expect(r.stdout).toMatch(line);
     }
-  }, 60_000);
+  });
 });
 
 describe('tests that need the training data', () => {
@@ -132,5 +132,5 @@ describe('tests that need the training data', () => {
         '(expected in ../shared/data beside the checkout; README.md, "Training data", says what it is and where it goes).',
     ]);
     expect(lines[lines.indexOf(notice[0]!) - 1]).toBe('Tests: 1 passed, 0 failed, 4 skipped');
-  }, 60_000);
+  });
 });

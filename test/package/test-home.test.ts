@@ -60,5 +60,5 @@ describe('the test run keeps out of the user home', () => {
     expect(listed.stdout).toContain('first sandbox key');
 
     expect([...(await snapshot(real)).entries()]).toEqual([...before.entries()]);
-  }, 60_000);
+  });
 });

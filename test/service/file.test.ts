@@ -15,7 +15,7 @@ let key: string;
 beforeAll(async () => {
   service = await startTestService({ maxFileBytes: 2 * 1024 * 1024, maxFilePages: 30, fileTimeoutMs: 20_000, maxTextChars: 50_000 });
   key = await service.newKey();
-}, 60_000);
+});
 afterAll(async () => service?.stop());
 
 async function upload(
@@ -279,7 +279,7 @@ describe('POST /v1/detect/file with the engine in worker threads', () => {
   beforeAll(async () => {
     threaded = await startTestService({ workers: 1, fileWorkers: 1 });
     threadedKey = await threaded.newKey();
-  }, 60_000);
+  });
   afterAll(async () => threaded?.stop());
 
   async function send(pdf: Buffer): Promise<{ status: number; body: any }> {
@@ -308,5 +308,5 @@ describe('POST /v1/detect/file with the engine in worker threads', () => {
     const refused = answers.filter((answer) => answer.status === 429);
     expect(refused.length).toBeGreaterThanOrEqual(1);
     expect(refused[0]?.body.error.message).toMatch(/already has 2 files being read/);
-  }, 60_000);
+  });
 });

@@ -236,7 +236,7 @@ describe('rate limiting shared through Redis', () => {
       await b.stop();
       await redisServer.stop();
     }
-  }, 90_000);
+  });
 });
 
 describe('Redis trouble at the edges', () => {

@@ -36,4 +36,4 @@ it('prints one line naming what to install when the web page tests are skipped',
   );
   // Right after the summary line, where a reader of the log looks.
   expect(lines[lines.indexOf(notice[0]!) - 1]).toMatch(/^Tests: 0 passed, 0 failed, \d+ skipped$/);
-}, 60_000);
+});
