@@ -94,7 +94,8 @@ describe('remote backend (DETECT_API_URL set)', () => {
       await backend.client.detect({ text: TEXT });
       const started = performance.now();
       const err = await caught(backend.client.detect({ text: TEXT }));
-      expect(performance.now() - started).toBeLessThan(5000);
+      // Half the minute the key's window would make it wait.
+      expect(performance.now() - started).toBeLessThan(30_000);
       expect(err).toBeInstanceOf(RateLimitError);
       const sentence = describeDetectError(err);
       const seconds = Number(/Try again in (\d+) s\./.exec(sentence)?.[1]);

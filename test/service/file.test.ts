@@ -180,8 +180,8 @@ describe('POST /v1/detect/file refuses what it cannot read, in the envelope', ()
       const ms = performance.now() - started;
       expectEnvelope(answer, 422, 'file_unreadable');
       expect(answer.body.error.message).toMatch(/unpacks to more than/);
-      // Generous for a shared 2-core CI machine; the bench measures the real figure.
-      expect(ms).toBeLessThan(3000);
+      // Refused by the size check, before the reader's 10 s time limit (the bench measures the real figure).
+      expect(ms).toBeLessThan(10_000);
     }
   });
 
