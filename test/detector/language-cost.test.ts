@@ -8,7 +8,7 @@ import { evidenceWords, identifyLanguage } from '../../src/detector/language.ts'
 
 const RUN = 3000;
 const shapes: Record<string, string> = {
-  'letters with combining marks': ('z' + '\u0336\u0337\u0338'.repeat(3)).repeat(RUN / 10),
+  'letters with combining marks': `z${'\u0336\u0337\u0338'.repeat(3)}`.repeat(RUN / 10),
   'one letter': 'a'.repeat(RUN),
   'at signs': '@'.repeat(RUN),
   'at signs and dots': 'a@.'.repeat(RUN / 3),
