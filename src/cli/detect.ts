@@ -12,11 +12,13 @@ import { pino } from 'pino';
 import {
   AbortedError,
   AuthenticationError,
+  ConnectionError,
   DetectClient,
   DetectError,
   InvalidRequestError,
   PermissionError,
   RateLimitError,
+  TimeoutError,
   type ClientLogger,
   type Composition,
   type DetectFileResponse,
@@ -24,7 +26,7 @@ import {
   type Language,
   type Mode,
 } from '../client/index.ts';
-import { WARNING_MESSAGES, type WarningCode } from '../contract.ts';
+import { errorTypeFor, WARNING_MESSAGES, type WarningCode } from '../contract.ts';
 
 export const EXIT = { ok: 0, badInput: 2, auth: 3, rateLimited: 4, server: 5, interrupted: 130 } as const;
 
@@ -94,18 +96,35 @@ export function describeError(err: unknown): string {
 }
 
 /** The machine-readable form of an error, for --json output and score's error lines. */
+/**
+ * The `error.type` printed for a failure: the API's own (`invalid_request_error`, `rate_limit_error`…,
+ * as the service answers it), not the client's class name; failures that never reached the service
+ * (timeout, connection, abort) get a type of the same form naming what happened.
+ */
+function apiErrorType(err: DetectError): string {
+  if (err.status !== undefined) return errorTypeFor(err.status);
+  if (err instanceof AuthenticationError) return 'authentication_error';
+  if (err instanceof PermissionError) return 'permission_error';
+  if (err instanceof InvalidRequestError) return 'invalid_request_error';
+  if (err instanceof RateLimitError) return 'rate_limit_error';
+  if (err instanceof TimeoutError) return 'timeout_error';
+  if (err instanceof ConnectionError) return 'connection_error';
+  if (err instanceof AbortedError) return 'aborted_error';
+  return 'api_error';
+}
+
 export function errorJson(err: unknown): { type: string; code: string; message: string; status?: number; request_id?: string } {
   if (err instanceof DetectError) {
     return {
-      type: err.name,
+      type: apiErrorType(err),
       code: err.code,
       message: err.message,
       ...(err.status !== undefined ? { status: err.status } : {}),
       ...(err.requestId ? { request_id: err.requestId } : {}),
     };
   }
-  if (err instanceof UsageError) return { type: 'UsageError', code: 'bad_usage', message: err.message };
-  return { type: 'Error', code: 'unexpected_error', message: err instanceof Error ? err.message : String(err) };
+  if (err instanceof UsageError) return { type: 'usage_error', code: 'bad_usage', message: err.message };
+  return { type: 'internal_error', code: 'unexpected_error', message: err instanceof Error ? err.message : String(err) };
 }
 
 export function parseMode(value: string | undefined): Mode | undefined {

@@ -137,7 +137,7 @@ describe('textdetect "text"', () => {
     expect((await cli([SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_KEY: limitedKey } })).code).toBe(0);
     const limited = await cli(['--retries', '0', '--json', SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_KEY: limitedKey } });
     expect(limited.code).toBe(4);
-    expect(JSON.parse(limited.stdout)).toMatchObject({ error: { type: 'RateLimitError', code: 'rate_limited', status: 429 } });
+    expect(JSON.parse(limited.stdout)).toMatchObject({ error: { type: 'rate_limit_error', code: 'rate_limited', status: 429 } });
     // The readable form says when to retry exactly once (the service's message already carries it).
     const limitedText = await cli(['--retries', '0', SAMPLE_TEXT], { env: { ...env, TEXTDETECT_API_KEY: limitedKey } });
     expect(limitedText.code).toBe(4);
@@ -210,6 +210,31 @@ describe('textdetect score', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/scoring \[#+\] 100% 5\/5/);
     expect(r.stderr).toMatch(/2 of 5 lines could not be scored/);
+  });
+
+  it('answers a text in another language with --local as the API does: its hint, param "language", the API’s error type (issue 32, item 25)', async () => {
+    const input = join(dir, 'in-german.jsonl');
+    const german =
+      'Der Ausschuss hat sich am Dienstag getroffen und beschlossen, den Bericht im nächsten Monat zu veröffentlichen, nachdem alle Mitglieder ihre Anmerkungen eingereicht haben.';
+    await writeFile(input, `${JSON.stringify({ id: 'de', text: german })}\n`);
+    const apiOut = join(dir, 'out-german-api.jsonl');
+    const localOut = join(dir, 'out-german-local.jsonl');
+    const api = await cli(['score', '-i', input, '-o', apiOut, '--quiet'], { env });
+    const local = await cli(['score', '--local', '-i', input, '-o', localOut, '--quiet'], { env: { TEXTDETECT_API_KEY: '' } });
+    expect(api.code).toBe(2);
+    expect(local.code).toBe(2);
+    const [fromApi] = (await readFile(apiOut, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const [fromLocal] = (await readFile(localOut, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(fromApi.error).toMatchObject({ type: 'invalid_request_error', code: 'unsupported_language', param: 'language' });
+    expect(fromApi.error.message).toContain('say so with "language"');
+    const { request_id: _id, ...apiError } = fromApi.error;
+    expect(fromLocal).toEqual({ id: 'de', error: apiError });
   });
 
   it('scores the same file in-process with --local, matching the API scores', async () => {

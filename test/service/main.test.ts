@@ -147,6 +147,29 @@ describe('npm start (src/service/main.ts)', () => {
     expect(started.stdout()).toContain('textdetect service stopped');
   });
 
+  it('a second start on a port in use names PORT in one sentence (issue 32, item 25)', async () => {
+    const keysFile = join(dir, 'port-in-use', 'api-keys.json');
+    const first = await startMain({ API_KEYS_FILE: keysFile });
+    try {
+      const port = new URL(first.url).port;
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], {
+        env: { ...process.env, HOST: '127.0.0.1', PORT: port, API_KEYS_FILE: keysFile, REDIS_URL: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const code = await new Promise((r) => child.on('exit', r));
+      expect(code).toBe(1);
+      expect(stderr).toContain(
+        `textdetect: 127.0.0.1:${port} is already in use (another textdetect service, or another program, listens there). Stop that one, or start this one on another port with PORT, e.g. PORT=${Number(port) + 1} npm start.\n`,
+      );
+      expect(stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    }
+  });
+
   it('refuses to start on a bad setting, naming it', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], {
       env: { ...process.env, RATE_LIMIT_WINDOW: 'soon', API_KEYS_FILE: join(dir, 'x.json') },
