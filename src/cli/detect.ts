@@ -271,6 +271,9 @@ export async function readDocument(path: string): Promise<{ data: Buffer; filena
   return { data: await readFile(path), filename: basename(path) };
 }
 
+/** Warnings a too-short result's headline already says (see formatResult). */
+const TOO_SHORT_WARNINGS: readonly string[] = ['short_text', 'too_little_evidence', 'language_uncertain'];
+
 /** The human-readable result. */
 export function formatResult(result: DetectResponse | DetectFileResponse, colour: boolean): string {
   // Below the evidence floor the engine gives no verdict, and a percentage next to "too short"
@@ -284,7 +287,10 @@ export function formatResult(result: DetectResponse | DetectFileResponse, colour
     `mode: ${result.mode}   language: ${result.language}   model: ${result.model}`,
     `request_id: ${result.request_id}`,
   ];
-  for (const warning of result.warnings) lines.push(`warning: ${warningLine(warning)}`);
+  // Too short, the headline is the one thing to say: the warnings that only restate it (few words,
+  // too little evidence, too few words to tell the language) would be three more lines of the same.
+  const restated = tooShort ? TOO_SHORT_WARNINGS : [];
+  for (const warning of result.warnings) if (!restated.includes(warning)) lines.push(`warning: ${warningLine(warning)}`);
   if (tooShort) return lines.join('\n');
   if (result.segments.length > 0) {
     lines.push('', 'Sentences:');

@@ -91,11 +91,13 @@ describe('textdetect "text"', () => {
   });
 
   it('gives every warning code its sentence, and a code it does not know a sentence naming it', async () => {
-    const short = await cli(['The meeting moved to Thursday.'], { env });
-    expect(short.stdout).toContain(`warning: ${WARNING_MESSAGES.short_text}`);
-    // Under the evidence floor: too short to judge, and no percentage.
+    const short = await cli(['The meeting moved.'], { env });
+    // Under the evidence floor: too short to judge, and no percentage; said once, not again in three
+    // overlapping warnings (short text, too little evidence, language uncertain: issue 32, item 25).
     expect(short.stdout).toMatch(/^Too short to judge/);
     expect(short.stdout).not.toMatch(/\d%/);
+    expect(short.stdout).not.toMatch(/^warning: /m);
+    expect(short.stdout).not.toContain('evidence_needed');
     const result = {
       ai_probability: 0.5,
       mode: 'general',
@@ -108,15 +110,22 @@ describe('textdetect "text"', () => {
       generated_spans: [],
       generated_share: null,
       composition: null,
-      warnings: [...WARNING_CODES, 'brand_new_code'],
+      warnings: [...WARNING_CODES.filter((code) => code !== 'too_little_evidence'), 'brand_new_code'],
     } as DetectResponse;
     const lines = formatResult(result, false)
       .split('\n')
       .filter((l) => l.startsWith('warning: '));
     expect(lines).toEqual([
-      ...WARNING_CODES.map((code) => `warning: ${WARNING_MESSAGES[code]}`),
+      ...WARNING_CODES.filter((code) => code !== 'too_little_evidence').map((code) => `warning: ${WARNING_MESSAGES[code]}`),
       'warning: The service flagged this result (brand_new_code): treat the score with extra care.',
     ]);
+    // A too-short result keeps the warnings that are about something else.
+    const tooShort = formatResult({ ...result, warnings: [...WARNING_CODES] } as DetectResponse, false).split('\n');
+    expect(tooShort.filter((l) => l.startsWith('warning: '))).toEqual(
+      WARNING_CODES.filter((code) => !['short_text', 'too_little_evidence', 'language_uncertain'].includes(code)).map(
+        (code) => `warning: ${WARNING_MESSAGES[code]}`,
+      ),
+    );
   });
 
   it('exits 2 for bad input without calling the server', async () => {
