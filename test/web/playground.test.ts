@@ -447,6 +447,27 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     await page.close();
   });
 
+  it('clears the result of an earlier text when a new check is refused (issue 32, item 25)', async () => {
+    const page = await openPage();
+    if (await page.isVisible('#key-card')) {
+      await page.fill('#api-key', key);
+      await page.click('#key-form button[type="submit"]');
+    }
+    expect((await checkText(page, AI_REGISTER_TEXT)).status).toBe(200);
+    await page.waitForSelector('#result[data-state="done"]');
+    await expect(page.isVisible('#result-body')).resolves.toBe(true);
+    const refused = await checkText(page, GERMAN_TEXT);
+    expect(refused.status).toBe(422);
+    await page.waitForSelector('#error:not([hidden])');
+    // No score of the earlier text next to the refusal of this one.
+    expect(await page.getAttribute('#result', 'data-state')).toBe('empty');
+    await expect(page.isVisible('#result-body')).resolves.toBe(false);
+    await expect(page.isVisible('#result-empty')).resolves.toBe(true);
+    await expect(page.isVisible('#stale-note')).resolves.toBe(false);
+    expect(await page.textContent('#highlighted')).toBe('');
+    await page.close();
+  });
+
   it('says in sentences what went wrong: unsupported language, too long, too many checks', async () => {
     const page = await openPage();
     const german = await checkText(page, GERMAN_TEXT);
