@@ -184,6 +184,7 @@ describe('Socket Mode', () => {
       }),
     );
     const ack = await waitForAck(envelopeId);
-    expect(ack.at - sent).toBeLessThan(1_000);
+    // Inside Slack's 3 s, with room for a loaded machine.
+    expect(ack.at - sent).toBeLessThan(2_500);
   });
 });
