@@ -271,9 +271,12 @@ describe('Redis trouble at the edges', () => {
       const key = await service.newKey();
       expect((await detect(service, key, { text: SHORT })).status).toBe(200);
       // What a request takes on this machine now, with Redis answering.
-      const healthyStarted = performance.now();
-      expect((await detect(service, key, { text: SHORT })).status).toBe(200);
-      const healthyMs = performance.now() - healthyStarted;
+      let healthyMs = 0;
+      for (let i = 0; i < 3; i++) {
+        const healthyStarted = performance.now();
+        expect((await detect(service, key, { text: SHORT })).status).toBe(200);
+        healthyMs = Math.max(healthyMs, performance.now() - healthyStarted);
+      }
       // CLIENT PAUSE holds every other client's commands, like a stalled server.
       await pauser.call('CLIENT', 'PAUSE', '3000');
       // Each request waits at most REDIS_TIMEOUT_MS (250 ms) and is counted in this process; the
@@ -292,7 +295,8 @@ describe('Redis trouble at the edges', () => {
       // mistaken for waiting on Redis (a wait is 250 ms each).
       const summary = `${latencies.map((ms) => ms.toFixed(0)).join(', ')}; healthy ${healthyMs.toFixed(0)} ms`;
       expect(Math.max(...latencies), summary).toBeLessThan(Math.max(1000, 250 + 3 * healthyMs));
-      expect(Math.max(...latencies.slice(3)), summary).toBeLessThan(Math.max(100, 3 * healthyMs));
+      // A request that waited would take the 250 ms deadline on top of its own time.
+      expect(Math.max(...latencies.slice(3)), summary).toBeLessThan(Math.max(250, 3 * healthyMs));
     } finally {
       pauser.disconnect();
       await service.stop();
