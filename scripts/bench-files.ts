@@ -29,6 +29,9 @@ import { fileRequestCost } from '../src/contract.ts';
 import { extractDocument } from '../src/documents/extract.ts';
 import { buildDocx, buildDocxBomb, buildPdf, buildPdfBomb, inOrderShare, paragraphs } from '../test/helpers/documents.ts';
 
+/** What the bench reads of `/v1/detect/file`'s answer: the file's size, or the error's code. */
+type UploadBody = { file: { characters: number }; error?: { code: string } };
+
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
   options: {
@@ -145,7 +148,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < 4; i++) fileKeys.push((await createApiKey(keysFile, { name: `bench file caller ${i}` })).key);
   const service = await startService(keysFile);
   try {
-    const upload = async (bytes: Buffer, name: string, callerKey = key): Promise<{ ms: number; status: number; body: any }> => {
+    const upload = async (bytes: Buffer, name: string, callerKey = key): Promise<{ ms: number; status: number; body: UploadBody }> => {
       const form = new FormData();
       form.append('file', new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
       const started = performance.now();
@@ -154,7 +157,7 @@ async function main(): Promise<void> {
         headers: { authorization: `Bearer ${callerKey}` },
         body: form,
       });
-      const body = await response.json();
+      const body = (await response.json()) as UploadBody;
       return { ms: performance.now() - started, status: response.status, body };
     };
     const shortText = source[5]!.split(' ').slice(0, 60).join(' ');

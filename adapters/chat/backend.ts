@@ -97,6 +97,9 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
  * - `DETECT_API_URL`: base URL of a running detection service; unset → start one in-process.
  * - `DETECT_API_KEY`: key for that service; required when `DETECT_API_URL` is set.
  * - `DETECT_TIMEOUT_MS` (default 10000): per-attempt timeout of a detection call.
+ * - `DETECT_FILE_TIMEOUT_MS` (default 30000, and never below `DETECT_TIMEOUT_MS`): the same for a
+ *   document. The service may let a file wait for a reader and then read it for up to its own
+ *   FILE_TIMEOUT_MS (10 s) before scoring, so a text's deadline would give up on answers still coming.
  * - `DETECT_MAX_RETRIES` (default 2): retries of 429/5xx/network failures. Chat replies wait on
  *   them, so the default is modest.
  * - `DETECT_MAX_RATE_LIMIT_WAIT_MS` (default 10000): a 429 asking to wait longer than this fails at
@@ -116,6 +119,7 @@ export async function connectDetectionBackend(
   options: BackendOptions = {},
 ): Promise<DetectionBackend> {
   const timeoutMs = positiveInt(env, 'DETECT_TIMEOUT_MS', 10_000);
+  const fileTimeoutMs = Math.max(timeoutMs, positiveInt(env, 'DETECT_FILE_TIMEOUT_MS', 30_000));
   const maxRetries = positiveInt(env, 'DETECT_MAX_RETRIES', 2);
   const maxRateLimitWaitMs = positiveInt(env, 'DETECT_MAX_RATE_LIMIT_WAIT_MS', 10_000);
   const queueMaxWaitMs = positiveInt(env, 'DETECT_QUEUE_MAX_WAIT_MS', 20_000);
@@ -142,6 +146,7 @@ export async function connectDetectionBackend(
 
   const queued = (
     client: DetectClient,
+    fileClient: DetectClient,
     url: string,
     key: string,
     rate: QueueRate | undefined,
@@ -182,7 +187,7 @@ export async function connectDetectionBackend(
       },
       async detectFile(data, fileOptions) {
         const { onQueued, onStart, onCall, onPause, background, ...clientOptions } = fileOptions;
-        const { value, waitedMs } = await queue.run(() => client.detectFile(data, clientOptions), {
+        const { value, waitedMs } = await queue.run(() => fileClient.detectFile(data, clientOptions), {
           onQueued,
           onCall,
           onPause,
@@ -210,7 +215,8 @@ export async function connectDetectionBackend(
       throw new BackendConfigError(`DETECT_API_URL="${apiUrl}" is not a valid URL (expected e.g. https://detect.example.com).`);
     }
     const client = new DetectClient({ ...common, apiKey, baseUrl: apiUrl });
-    const { queue, detector } = queued(client, apiUrl, apiKey, configuredRate);
+    const fileClient = new DetectClient({ ...common, timeoutMs: fileTimeoutMs, apiKey, baseUrl: apiUrl });
+    const { queue, detector } = queued(client, fileClient, apiUrl, apiKey, configuredRate);
     return {
       detector,
       queue,
@@ -221,7 +227,7 @@ export async function connectDetectionBackend(
         try {
           await queue.close();
         } finally {
-          await client.close();
+          await Promise.all([client.close(), fileClient.close()]);
         }
       },
     };
@@ -243,10 +249,11 @@ export async function connectDetectionBackend(
   try {
     const key = service.sandboxKey as string;
     const client = new DetectClient({ ...common, apiKey: key, baseUrl: service.url });
+    const fileClient = new DetectClient({ ...common, timeoutMs: fileTimeoutMs, apiKey: key, baseUrl: service.url });
     // The in-process service's limit is known: its default per-key budget.
     const defaults = defaultConfig();
     const rate = configuredRate ?? { max: defaults.rateLimitMax, intervalMs: parseDuration(defaults.rateLimitWindow) ?? 60_000 };
-    const { queue, detector } = queued(client, service.url, key, rate);
+    const { queue, detector } = queued(client, fileClient, service.url, key, rate);
     logger?.info({ apiUrl: service.url }, 'started the detection service in-process (DETECT_API_URL unset)');
     return {
       detector,
@@ -257,7 +264,7 @@ export async function connectDetectionBackend(
       async close() {
         try {
           await queue.close();
-          await client.close();
+          await Promise.all([client.close(), fileClient.close()]);
         } finally {
           await service.close();
         }

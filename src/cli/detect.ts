@@ -12,11 +12,13 @@ import { pino } from 'pino';
 import {
   AbortedError,
   AuthenticationError,
+  ConnectionError,
   DetectClient,
   DetectError,
   InvalidRequestError,
   PermissionError,
   RateLimitError,
+  TimeoutError,
   type ClientLogger,
   type Composition,
   type DetectFileResponse,
@@ -25,7 +27,7 @@ import {
   type Mode,
   type Origin,
 } from '../client/index.ts';
-import { ORIGINS, WARNING_MESSAGES, type WarningCode } from '../contract.ts';
+import { errorTypeFor, ORIGINS, WARNING_MESSAGES, type WarningCode } from '../contract.ts';
 
 export const EXIT = { ok: 0, badInput: 2, auth: 3, rateLimited: 4, server: 5, interrupted: 130 } as const;
 
@@ -95,18 +97,35 @@ export function describeError(err: unknown): string {
 }
 
 /** The machine-readable form of an error, for --json output and score's error lines. */
+/**
+ * The `error.type` printed for a failure: the API's own (`invalid_request_error`, `rate_limit_error`…,
+ * as the service answers it), not the client's class name; failures that never reached the service
+ * (timeout, connection, abort) get a type of the same form naming what happened.
+ */
+function apiErrorType(err: DetectError): string {
+  if (err.status !== undefined) return errorTypeFor(err.status);
+  if (err instanceof AuthenticationError) return 'authentication_error';
+  if (err instanceof PermissionError) return 'permission_error';
+  if (err instanceof InvalidRequestError) return 'invalid_request_error';
+  if (err instanceof RateLimitError) return 'rate_limit_error';
+  if (err instanceof TimeoutError) return 'timeout_error';
+  if (err instanceof ConnectionError) return 'connection_error';
+  if (err instanceof AbortedError) return 'aborted_error';
+  return 'api_error';
+}
+
 export function errorJson(err: unknown): { type: string; code: string; message: string; status?: number; request_id?: string } {
   if (err instanceof DetectError) {
     return {
-      type: err.name,
+      type: apiErrorType(err),
       code: err.code,
       message: err.message,
       ...(err.status !== undefined ? { status: err.status } : {}),
       ...(err.requestId ? { request_id: err.requestId } : {}),
     };
   }
-  if (err instanceof UsageError) return { type: 'UsageError', code: 'bad_usage', message: err.message };
-  return { type: 'Error', code: 'unexpected_error', message: err instanceof Error ? err.message : String(err) };
+  if (err instanceof UsageError) return { type: 'usage_error', code: 'bad_usage', message: err.message };
+  return { type: 'internal_error', code: 'unexpected_error', message: err instanceof Error ? err.message : String(err) };
 }
 
 export function parseMode(value: string | undefined): Mode | undefined {
@@ -287,6 +306,9 @@ export async function readDocument(path: string): Promise<{ data: Buffer; filena
   return { data: await readFile(path), filename: basename(path) };
 }
 
+/** Warnings a too-short result's headline already says (see formatResult). */
+const TOO_SHORT_WARNINGS: readonly string[] = ['short_text', 'too_little_evidence', 'language_uncertain'];
+
 /** The human-readable result. */
 export function formatResult(result: DetectResponse | DetectFileResponse, colour: boolean): string {
   // Below the evidence floor the engine gives no verdict, and a percentage next to "too short"
@@ -305,7 +327,10 @@ export function formatResult(result: DetectResponse | DetectFileResponse, colour
     `mode: ${result.mode}   language: ${result.language}   model: ${result.model}`,
     `request_id: ${result.request_id}`,
   ];
-  for (const warning of result.warnings) lines.push(`warning: ${warningLine(warning)}`);
+  // Too short, the headline is the one thing to say: the warnings that only restate it (few words,
+  // too little evidence, too few words to tell the language) would be three more lines of the same.
+  const restated = tooShort ? TOO_SHORT_WARNINGS : [];
+  for (const warning of result.warnings) if (!restated.includes(warning)) lines.push(`warning: ${warningLine(warning)}`);
   if (tooShort) return lines.join('\n');
   if (result.segments.length > 0) {
     lines.push('', 'Sentences:');

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { countWords } from '../detector/engine.ts';
 import { createDetector, MODES, UnsupportedLanguageError, type Mode } from '../detector/index.ts';
+import { identifyLanguage } from '../detector/language.ts';
 import { formatTable, metricRow, type MetricRow, type Scored } from '../detector/metrics.ts';
 
 const GROUPINGS = ['source', 'mode', 'language', 'generator', 'length', 'file'] as const;
@@ -122,6 +123,10 @@ function parseLines(path: string): Line[] | string {
     const mode = (obj.mode ?? 'general') as Mode;
     if (!(MODES as readonly string[]).includes(mode)) return `${path}:${i + 1}: "mode" must be one of ${MODES.join(', ')}.`;
     const language = obj.language === 'en' || obj.language === 'tr' ? obj.language : undefined;
+    // A line that does not say its language is grouped under the one the engine identifies (as it
+    // scores it), or "unknown" when that is neither English nor Turkish: never an anonymous "?".
+    const guess = language ? undefined : identifyLanguage(obj.text);
+    const group = language ?? (guess?.supported && (guess.language === 'en' || guess.language === 'tr') ? guess.language : 'unknown');
     out.push({
       text: obj.text,
       y,
@@ -129,8 +134,8 @@ function parseLines(path: string): Line[] | string {
       ...(language ? { language } : {}),
       groups: {
         source: typeof obj.source === 'string' ? `${obj.source}/${mode}` : `(none)/${mode}`,
-        mode: `${language ?? '?'}:${mode}`,
-        language: language ?? '?',
+        mode: `${group}:${mode}`,
+        language: group,
         generator: typeof obj.generator === 'string' ? obj.generator : label === 'human' ? 'human' : '(unknown)',
         length: lengthBand(obj.text, language),
         file: basename(path),

@@ -68,6 +68,13 @@ export async function run(argv: string[]): Promise<number> {
         if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) {
           return fail(`--expires must be an ISO date such as 2027-01-31 or 2027-01-31T12:00:00Z, not "${values.expires}"`);
         }
+        // A key that is refused from its first request is never what was meant: say so, make nothing.
+        if (values.expires !== undefined && Date.parse(values.expires) <= Date.now()) {
+          process.stderr.write(
+            `textdetect keys: --expires ${values.expires} is in the past, so the key would be refused from the start; no key was created. Give a later date (it is when the key stops working).\n`,
+          );
+          return 2;
+        }
         let rateLimitMax: number | undefined;
         if (values['rate-limit'] !== undefined) {
           rateLimitMax = Number(values['rate-limit']);
@@ -79,9 +86,6 @@ export async function run(argv: string[]): Promise<number> {
           ...(values.expires !== undefined ? { expiresAt: values.expires } : {}),
           ...(rateLimitMax !== undefined ? { rateLimitMax } : {}),
         });
-        if (values.expires !== undefined && Date.parse(values.expires) <= Date.now()) {
-          process.stderr.write('warning: the expiry date is in the past; the key is refused already\n');
-        }
         process.stdout.write(
           `Created ${env} key ${id} ("${values.name}") in ${file}.\nStore it now: it is not kept in clear and cannot be shown again.\n${key}\n`,
         );
@@ -122,6 +126,13 @@ export async function run(argv: string[]): Promise<number> {
             `textdetect keys: no key "${positionals[0]!.startsWith('sk_') ? `${positionals[0]!.slice(0, 8)}…` : positionals[0]}" in ${file}\n`,
           );
           return 2;
+        }
+        if (revoked.already_revoked) {
+          // Nothing changed: a script revoking a key it thinks is live learns it was not.
+          process.stderr.write(
+            `textdetect keys: ${revoked.id} ("${revoked.name}") was already revoked at ${revoked.revoked_at}; nothing changed.\n`,
+          );
+          return 1;
         }
         process.stdout.write(`Revoked ${revoked.id} ("${revoked.name}") at ${revoked.revoked_at}.\n`);
         return 0;

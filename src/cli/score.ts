@@ -555,9 +555,15 @@ function scoreLocally(detector: LocalDetector, line: InputLine): Outcome {
     // The engine signals text in an unsupported language by a named error; it is an input problem.
     const name = err instanceof Error ? err.name : '';
     const message = err instanceof Error ? err.message : String(err);
+    // Worded as the service answers the same line (src/service/routes/common.ts), hint and param
+    // included, so a file scored with --local and through the API reads the same.
+    const detected = (err as { detected?: string }).detected ?? 'unknown';
     const wrapped =
       name === 'UnsupportedLanguageError'
-        ? new InvalidRequestError(`Line ${line.lineNo}: ${message}`, { code: 'unsupported_language', param: 'text' })
+        ? new InvalidRequestError(
+            `Line ${line.lineNo}: The text appears to be in "${detected}"; only English (en) and Turkish (tr) are supported. If it is one of them, say so with "language".`,
+            { code: 'unsupported_language', param: 'language', status: 422 },
+          )
         : new DetectError(`Line ${line.lineNo}: the engine failed: ${message}`, { code: 'engine_error' });
     return errorLine(line, wrapped);
   }

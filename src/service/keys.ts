@@ -272,19 +272,23 @@ export async function listApiKeys(file: string): Promise<ApiKeyInfo[]> {
  * Revokes a key, given its id (`key_…`) or the key itself. Returns the revoked entry, or undefined
  * when no key matches. Revoking twice keeps the first revocation date.
  */
-export async function revokeApiKey(file: string, idOrKey: string): Promise<ApiKeyInfo | undefined> {
+export async function revokeApiKey(
+  file: string,
+  idOrKey: string,
+): Promise<(ApiKeyInfo & { /** It was revoked before this call, which changed nothing. */ already_revoked: boolean }) | undefined> {
   return await withKeyFileLock(file, async () => {
     const data = await readKeyFile(file);
     const digest = KEY_PATTERN.test(idOrKey) ? hashApiKey(idOrKey) : undefined;
     const entry = data.keys.find((k) => k.id === idOrKey || (digest !== undefined && k.sha256 === digest));
     if (!entry) return undefined;
+    const alreadyRevoked = Boolean(entry.revoked);
     if (!entry.revoked) {
       entry.revoked = true;
       entry.revoked_at = new Date().toISOString();
       await writeKeyFileAtomic(file, data);
     }
     const { sha256: _digest, ...rest } = entry;
-    return { ...rest, status: statusOf(entry) };
+    return { ...rest, status: statusOf(entry), already_revoked: alreadyRevoked };
   });
 }
 

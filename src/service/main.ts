@@ -62,7 +62,18 @@ async function main(): Promise<number> {
     );
   }
 
-  const service = await startService(config);
+  let service;
+  try {
+    service = await startService(config);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    // Most often a second `npm start`: name the setting that avoids it, not only the socket error.
+    process.stderr.write(
+      `textdetect: ${config.host}:${config.port} is already in use (another textdetect service, or another program, listens there). ` +
+        `Stop that one, or start this one on another port with PORT, e.g. PORT=${config.port === 0 ? 8081 : config.port + 1} npm start.\n`,
+    );
+    return 1;
+  }
   // The JSON logs carry the URL too, but a person starting the service wants the page's address
   // in words, at the end of what was printed, where it is seen.
   process.stderr.write(startedBanner(service.url, config.playground));

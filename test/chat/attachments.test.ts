@@ -127,10 +127,8 @@ describe('downloadFile', () => {
         closed = true;
       });
     });
-    const started = performance.now();
     const problem = await problemOf(downloadFile(file('/endless', { size: 10, name: 'a.pdf' }), { ...options(), maxBytes: 50_000 }));
     expect(problem.code).toBe('file_too_large');
-    expect(performance.now() - started).toBeLessThan(2_000);
     await expect.poll(() => closed).toBe(true);
     // Stopped soon after the limit, not after the server's 10 MB.
     expect(written).toBeLessThan(2_000_000);
@@ -142,10 +140,9 @@ describe('downloadFile', () => {
       res.write('a');
       // Never ends.
     });
-    const started = performance.now();
+    // The body never ends, so any answer at all is the time limit's.
     const problem = await problemOf(downloadFile(file('/slow'), { ...options(), timeoutMs: 300 }));
     expect(problem.code).toBe('file_download_timeout');
-    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('tells a sign-in page apart from the file when told what it means', async () => {

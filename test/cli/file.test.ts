@@ -24,7 +24,7 @@ beforeAll(async () => {
   await writeFile(join(dir, 'docs', 'essay.pdf'), buildPdf({ paragraphs: SOURCE, footer: 'Page {n}', linesPerPage: 30 }));
   await writeFile(join(dir, 'docs', 'essay.docx'), buildDocx({ paragraphs: SOURCE.slice(0, 3) }));
   await writeFile(join(dir, 'docs', 'scan.pdf'), buildPdf({ imageOnly: true }));
-}, 60_000);
+});
 afterAll(async () => {
   await svc?.close();
   if (dir) await rm(dir, { recursive: true, force: true });

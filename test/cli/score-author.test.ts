@@ -147,7 +147,7 @@ describe('textdetect score with "messages" and "segments"', () => {
     expect(errors.authorseg).toMatchObject({ code: 'invalid_segments', param: 'segments' });
     expect(errors.segyes).toMatchObject({ code: 'invalid_segments', message: 'Line 12: "segments" must be true or false; got "yes".' });
     // Refused by the server: its error, named by the line.
-    expect(errors.toolong).toMatchObject({ type: 'InvalidRequestError', code: 'text_too_long', status: 413, param: 'messages[0]' });
+    expect(errors.toolong).toMatchObject({ type: 'invalid_request_error', code: 'text_too_long', status: 413, param: 'messages[0]' });
     expect(errors.toolong.message).toMatch(/^Line 13: Message 0 .* longer than 400 characters/);
     expect(errors.toolong.request_id).toMatch(/^req_/);
 

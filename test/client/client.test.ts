@@ -141,17 +141,19 @@ describe('DetectClient against the real service', () => {
     expect(c.stats()).toMatchObject({ attempts: 1, rateLimited: 1, rateLimitErrors: 1 });
 
     // With retries left but a Retry-After beyond maxRateLimitWaitMs, it fails at once rather than hang.
-    const impatient = client({ apiKey: limitedKey, maxRetries: 3, maxRateLimitWaitMs: 5_000 });
+    const impatient = client({ apiKey: limitedKey, maxRetries: 3, maxRateLimitWaitMs: 30_000 });
     const outcome = await timed(impatient.detect({ text: SAMPLE_TEXT }));
     expect(outcome.error).toBeInstanceOf(RateLimitError);
-    expect(outcome.ms).toBeLessThan(1_000);
+    // Waiting up to maxRateLimitWaitMs would take 30 s.
+    expect(outcome.ms).toBeLessThan(15_000);
     expect(impatient.stats().attempts).toBe(1);
 
     // The first client saw RateLimit-Remaining: 0 and paused itself: it fails fast without sending.
     const local = await timed(first.detect({ text: SAMPLE_TEXT }));
     expect(local.error).toBeInstanceOf(RateLimitError);
     expect((local.error as RateLimitError).retryAfterMs).toBeGreaterThan(50_000);
-    expect(local.ms).toBeLessThan(1_000);
+    // Its maxRateLimitWaitMs is 5 s; no attempt was sent, so it did not wait that out and retry.
+    expect(local.ms).toBeLessThan(5_000);
     expect(first.stats().attempts).toBe(1);
   });
 

@@ -81,7 +81,7 @@ describe('two processes sharing one budget through Redis', () => {
     // each send every 250 ms, 8 requests in 3 gaps (750 ms). The bar sits between the two, clear of
     // the scheduling delay a loaded 2-core CI machine adds to the first request (1,678 ms seen).
     expect((answered[LIMIT - 1] ?? 0) - (answered[0] ?? 0)).toBeGreaterThanOrEqual(WINDOW_MS * 0.6);
-  }, 60_000);
+  });
 
   it('without Redis the same two processes overrun the limit (the control)', async () => {
     const key = await svc.newKey();
@@ -94,7 +94,7 @@ describe('two processes sharing one budget through Redis', () => {
     const arrivals = proxy.records.map((r) => r.at).sort((x, y) => x - y);
     expect((arrivals[LIMIT - 1] ?? 0) - (arrivals[0] ?? 0)).toBeLessThan(WINDOW_MS * 0.65);
     expect(a.ok + b.ok).toBe(16);
-  }, 60_000);
+  });
 });
 
 describe('a 429 pause shared through Redis', () => {
@@ -173,7 +173,7 @@ describe('bottleneck recovery with Redis 7 (patched)', () => {
       const after = await timed(c.detect({ text: SAMPLE_TEXT }));
       expect(after.error).toBeUndefined();
       expect(after.value?.request_id).toMatch(/^req_/);
-      expect(after.ms).toBeLessThan(3_000);
+      expect(after.ms).toBeLessThan(15_000);
       // The limiter re-created its settings.
       expect((await admin.keys('b_recovery-*')).length).toBeGreaterThan(0);
       const batch = await c.detectMany([{ text: SAMPLE_TEXT }, { text: SAMPLE_TEXT }, { text: SAMPLE_TEXT }]);
@@ -209,7 +209,8 @@ describe('bottleneck recovery with Redis 7 (patched)', () => {
       expect(outcome.error).toBeInstanceOf(ConnectionError);
       expect(outcome.error).toMatchObject({ code: 'limiter_unavailable' });
       expect((outcome.error as Error).message).toMatch(/Redis/);
-      expect(outcome.ms).toBeLessThan(2_000);
+      // Given up after its 300 ms redisWaitMs, not a default wait; room for a machine at load 10.
+      expect(outcome.ms).toBeLessThan(10_000);
     } finally {
       await c.close();
     }
@@ -232,5 +233,5 @@ describe('bottleneck recovery with Redis 7 (patched)', () => {
     } finally {
       await c.close();
     }
-  }, 30_000);
+  });
 });

@@ -24,9 +24,10 @@ describe('RateLimit-Policy', () => {
       // 30 requests at 10 per 5 s need at least two full windows after the first.
       expect(client.stats().rateLimitErrors).toBe(0);
       expect(elapsedMs).toBeGreaterThan(9_000);
-      expect(elapsedMs, `30 texts took ${Math.round(elapsedMs)} ms`).toBeLessThan(20_000);
+      // Paced by the learned window, not one a second (29 s), with room for a machine at load 10.
+      expect(elapsedMs, `30 texts took ${Math.round(elapsedMs)} ms`).toBeLessThan(26_000);
     } finally {
       await client.close();
     }
-  }, 40_000);
+  });
 });

@@ -149,7 +149,9 @@ describe('retries and pauses', () => {
     expect(outcome.error).toMatchObject({ code: 'timeout' });
     expect((outcome.error as Error).message).toMatch(/300 ms/);
     expect(outcome.ms).toBeGreaterThanOrEqual(600);
-    expect(outcome.ms).toBeLessThan(1_500);
+    // The proxy holds a hung attempt forever, so finishing at all proves the 300 ms deadline; the bound
+    // only shows it was this deadline and not the default 30 s one, with room for a machine at load 10.
+    expect(outcome.ms).toBeLessThan(15_000);
     expect(proxy.records).toHaveLength(2);
     expect(proxy.records[1]?.requestId).toBe(proxy.records[0]?.requestId);
 
@@ -183,12 +185,11 @@ describe('retries and pauses', () => {
     const onWire = new AbortController();
     const call = timed(c.detect({ text: SAMPLE_TEXT }, { signal: onWire.signal }));
     await sleep(150);
-    const abortedAt = performance.now();
     onWire.abort();
     const outcome = await call;
+    // The attempt hangs and the deadline is 10 s: AbortedError (not TimeoutError) shows the abort ended it.
     expect(outcome.error).toBeInstanceOf(AbortedError);
     expect(outcome.error).toMatchObject({ code: 'aborted' });
-    expect(performance.now() - abortedAt).toBeLessThan(100);
     await sleep(200);
     expect(proxy.records).toHaveLength(1);
 
@@ -212,7 +213,8 @@ describe('retries and pauses', () => {
     const [p, q] = await Promise.all([pausedCall, queuedCall]);
     expect(p.error).toBeInstanceOf(AbortedError);
     expect(q.error).toBeInstanceOf(AbortedError);
-    expect(p.ms).toBeLessThan(1_000);
+    // Ended by the abort, not by the 5 s pause running out (checked in the same run: the pause is 5 s).
+    expect(p.ms).toBeLessThan(5_000);
     expect(proxy.records).toHaveLength(1); // neither the retry nor the queued call was sent
   });
 
@@ -221,8 +223,13 @@ describe('retries and pauses', () => {
     const c = client({ limiter: { max: 20, intervalMs: 1_000, maxConcurrent: 2 } });
     const controller = new AbortController();
     const items = Array.from({ length: 20 }, () => ({ text: SAMPLE_TEXT }));
-    setTimeout(() => controller.abort(), 400);
+    // Aborted once the client has two answers, whatever the machine's speed.
+    const stop = (async () => {
+      while (c.stats().succeeded < 2) await sleep(5);
+      controller.abort();
+    })();
     const outcome = await timed(c.detectMany(items, { signal: controller.signal }));
+    await stop;
     const results = outcome.value ?? [];
     expect(results).toHaveLength(20);
     expect(results.map((r) => r.index)).toEqual(items.map((_, i) => i));
@@ -232,8 +239,9 @@ describe('retries and pauses', () => {
     // Finished items come first (the batch runs in order) and the rest are all cancellations.
     expect(results.slice(0, done).every((r) => r.ok)).toBe(true);
     for (const r of results.slice(done)) expect(r.error).toBeInstanceOf(AbortedError);
-    // Aborted at 400 ms; run to the end, the batch would take at least 1 s (20 a second).
-    expect(outcome.ms).toBeLessThan(900);
+    // Nothing was sent after the abort: every attempt the proxy saw is a finished item, or one of the
+    // two (maxConcurrent) on the wire when it came.
+    expect(proxy.records.length).toBeLessThanOrEqual(done + 2);
   });
 
   it('fails fast with RateLimitError when the announced pause exceeds maxRateLimitWaitMs', async () => {
@@ -243,12 +251,13 @@ describe('retries and pauses', () => {
       headers: { 'retry-after': '30', 'retry-after-ms': '30000' },
       body: { error: { type: 'rate_limit_error', code: 'rate_limited', message: 'Too many requests.', retry_after: 30 } },
     }));
-    const c = client({ maxRateLimitWaitMs: 1_000 });
+    const c = client({ maxRateLimitWaitMs: 20_000 });
     const outcome = await timed(c.detect({ text: SAMPLE_TEXT }));
     expect(outcome.error).toBeInstanceOf(RateLimitError);
     expect((outcome.error as RateLimitError).retryAfterMs).toBe(30_000);
-    // Without waiting at all: even waiting up to maxRateLimitWaitMs would take 1 s.
-    expect(outcome.ms).toBeLessThan(900);
+    // Without waiting at all, and without a second attempt: waiting up to maxRateLimitWaitMs would take 20 s.
+    expect(outcome.ms).toBeLessThan(10_000);
+    expect(proxy.records).toHaveLength(1);
   });
 });
 

@@ -94,7 +94,7 @@ describe('npm run bench:detector', () => {
     ]) {
       expect(r.stdout).toMatch(line);
     }
-  }, 60_000);
+  });
 
   it('--baseline REV runs that checkout and this one side by side and prints new/old per figure', async () => {
     const r = await bench(['--baseline', 'HEAD', '--rounds', '1', '--texts', 'brown', '--iterations', '20']);
@@ -150,5 +150,5 @@ describe('tests that need the training data', () => {
         '(expected in ../shared/data beside the checkout; README.md, "Training data", says what it is and where it goes).',
     ]);
     expect(lines[lines.indexOf(notice[0]!) - 1]).toBe('Tests: 1 passed, 0 failed, 4 skipped');
-  }, 60_000);
+  });
 });

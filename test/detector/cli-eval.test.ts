@@ -42,7 +42,13 @@ describe('textdetect eval', () => {
     expect(text).toContain(`model ${detector.model}; 5 lines, 4 scored, 1 in an unsupported language`);
     expect(text).toMatch(/\| all \| 4 \| 2 \| 2 \|/);
     expect(text).toMatch(/\| a\/academic \| 2 \| 2 \| 0 \|/);
-    expect(text).toMatch(/\| \?:general \| 2 \| 0 \| 2 \|/);
+    // Lines without "language" are grouped under the one identified (issue 32, item 25), never "?".
+    expect(text).toMatch(/\| en:general \| 2 \| 0 \| 2 \|/);
+    expect(text).not.toMatch(/\| \?/);
+    out.length = 0;
+    expect(await run(['--input', file, '--by', 'language', '--markdown'])).toBe(0);
+    expect(out.join('\n')).toMatch(/\| en \| 4 \| 2 \| 2 \|/);
+    expect(out.join('\n')).not.toMatch(/\| \? \|/);
   });
 
   it('rejects bad input with exit code 2 and a clear message', async () => {

@@ -11,6 +11,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { WAIT_MS } from '../helpers/load.ts';
 
 const DISCORD_EPOCH = 1_420_070_400_000n;
 let increment = 0n;
@@ -222,7 +223,7 @@ export class FakeDiscord {
   }
 
   /** Resolves with the first recorded request (past or future) that matches. */
-  waitForRequest(predicate: (r: RecordedRequest) => boolean, timeoutMs = 15_000): Promise<RecordedRequest> {
+  waitForRequest(predicate: (r: RecordedRequest) => boolean, timeoutMs = WAIT_MS): Promise<RecordedRequest> {
     const seen = this.requests.find(predicate);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
@@ -255,7 +256,7 @@ export class FakeDiscord {
   }
 
   /** Resolves once every shard in `ids` has identified and is connected. */
-  async waitForShards(ids: number[], timeoutMs = 30_000): Promise<void> {
+  async waitForShards(ids: number[], timeoutMs = WAIT_MS): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!ids.every((id) => this.#shardSockets.has(id))) {
       if (Date.now() > deadline)

@@ -66,7 +66,7 @@ beforeAll(async () => {
     },
   });
   await bot.start();
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();

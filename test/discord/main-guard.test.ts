@@ -8,6 +8,7 @@ import { startBotProcess, type BotProcess } from './bot-process.ts';
 import { slashCommandExample } from './documented-payloads.ts';
 import { FakeDiscord, snowflake } from './fake-discord.ts';
 import { chatInputDetect, user } from './payloads.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 const APP_ID = snowflake();
 const TOKEN = 'main-guard-bot-token.secret-part';
@@ -55,7 +56,7 @@ it('survives the documented example and an unreadable interaction, and keeps ans
   const place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
   const payload = chatInputDetect(place, user(), { text: TEXT, mode: 'general' });
   fake.sendInteraction(payload);
-  const edit = await fake.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), 20_000);
+  const edit = await fake.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), WAIT_MS);
   expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
   expect(child.exitCode).toBeNull();
 
@@ -74,4 +75,4 @@ it('survives the documented example and an unreadable interaction, and keeps ans
 
   child.kill('SIGTERM');
   expect(await exited).toBe(0);
-}, 60_000);
+});

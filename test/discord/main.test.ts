@@ -13,6 +13,7 @@ import { DetectProxy } from '../slack/proxy.ts';
 import { startBotProcess, type BotProcess } from './bot-process.ts';
 import { FakeDiscord, snowflake } from './fake-discord.ts';
 import { chatInputDetect, user } from './payloads.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 const APP_ID = snowflake();
 const TOKEN = 'main-test-bot-token.secret-part';
@@ -41,7 +42,7 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
   const place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
   const payload = chatInputDetect(place, user(), { text: TEXT, mode: 'general' });
   fake.sendInteraction(payload);
-  const edit = await fake.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), 20_000);
+  const edit = await fake.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), WAIT_MS);
   const embed = edit.body.embeds[0];
   expect(embed.title).toMatch(/Likely|Mixed/);
   expect(embed.fields.find((f: { name: string }) => f.name === 'Request ID').value).toMatch(/^`req_\w+`$/);
@@ -69,7 +70,7 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
   expect(output).not.toContain('committee');
   expect(output).not.toContain('secret-part');
   expect(output).not.toContain(payload.token);
-}, 45_000);
+});
 
 it('names itself to the detection service in its User-Agent', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'discord-main-ua-'));
@@ -85,7 +86,7 @@ it('names itself to the detection service in its User-Agent', async () => {
     const place = { applicationId: APP_ID, guildId: snowflake(), channelId: snowflake() };
     const payload = chatInputDetect(place, user(), { text: TEXT, mode: 'general' });
     discord.sendInteraction(payload);
-    const edit = await discord.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), 20_000);
+    const edit = await discord.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), WAIT_MS);
     expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
     const version = (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
     // The client's own part, then the bot's, as the Slack app sends `textdetect-slack/…`.
@@ -100,7 +101,7 @@ it('names itself to the detection service in its User-Agent', async () => {
     await service.close();
     await rm(dir, { recursive: true, force: true });
   }
-}, 45_000);
+});
 
 /** Runs the bot to its exit with a throw-away DATA_DIR, never the user's data folder. */
 async function runBot(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
@@ -139,4 +140,4 @@ it('exits 2 with a sentence when DISCORD_TOKEN is missing, and 3 when Discord re
   // The token is checked first: nothing about intents or watching before the refusal.
   expect(refused.output).not.toContain('could not read the application');
   expect(refused.output).not.toContain('Message Content intent');
-}, 45_000);
+});

@@ -200,7 +200,7 @@ beforeAll(async () => {
     settings: { apiUrl: fake.apiUrl, modLogChannelId: MODLOG_CHANNEL, state: { dataDir: join(dir, 'state') } },
   });
   await bot.start();
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
@@ -304,7 +304,7 @@ describe('the user command "Check recent messages for AI"', () => {
       ),
     );
     expect(log.body.content).not.toContain('meeting');
-  }, 60_000);
+  });
 
   it('in a thread, reads the thread’s messages only', async () => {
     const x = await interact(userCommand(threadPlace, moderator, ada));
@@ -312,7 +312,7 @@ describe('the user command "Check recent messages for AI"', () => {
     expect(sent[0]!.messages).toHaveLength(6);
     for (const m of sent[0]!.messages) expect(m).toMatch(/^In the thread: point \d/);
     expect(field(x.edit.body.embeds[0], 'Most AI-like messages')).toContain(`https://discord.com/channels/${guildId}/${threadId}/`);
-  }, 30_000);
+  });
 
   it('answers a member with no messages in the channel without calling the service', async () => {
     const x = await interact(userCommand(place, moderator, quiet));
@@ -321,7 +321,7 @@ describe('the user command "Check recent messages for AI"', () => {
     expect(x.edit.body.embeds[0].description).toBe(
       'This member has written no messages in this channel in the past 30 days, so there is nothing to check. Run the check in a channel where they write, or widen the window in the settings.',
     );
-  }, 30_000);
+  });
 
   it('holds the verdict back with what more it needs when the member wrote too little', async () => {
     const fewId = snowflake();
@@ -344,7 +344,7 @@ describe('the user command "Check recent messages for AI"', () => {
     expect(embed.description).toContain('Too little to judge: 2 messages');
     expect(JSON.stringify(embed)).not.toMatch(/\d%/);
     expect(embed.description).not.toContain('Too few scorable messages');
-  }, 30_000);
+  });
 
   it('refuses a bot account without reading anything', async () => {
     const started = Date.now();
@@ -354,7 +354,7 @@ describe('the user command "Check recent messages for AI"', () => {
     );
     expect(historyReads(started)).toHaveLength(0);
     expect(sent).toHaveLength(0);
-  }, 30_000);
+  });
 });
 
 describe('when Discord withholds the history', () => {
@@ -364,7 +364,7 @@ describe('when Discord withholds the history', () => {
     expect(x.edit.body.embeds[0].description).toBe(MISSING_HISTORY_PERMISSION);
     expect(historyReads(started)).toHaveLength(0);
     expect(sent).toHaveLength(0);
-  }, 30_000);
+  });
 
   it('says so when Discord refuses the channel (Missing Access)', async () => {
     const hiddenId = snowflake();
@@ -373,14 +373,14 @@ describe('when Discord withholds the history', () => {
     expect(x.edit.body.embeds[0].description).toContain(MISSING_HISTORY_PERMISSION);
     expect(x.edit.body.embeds[0].description).toContain('commands only');
     expect(sent).toHaveLength(0);
-  }, 30_000);
+  });
 
   it('says the application lacks the Message Content intent when Discord blanks the messages', async () => {
     history.messageContentIntent = false;
     const x = await interact(userCommand(place, moderator, ada));
     expect(x.edit.body.embeds[0].description).toBe(MISSING_MESSAGE_CONTENT);
     expect(sent).toHaveLength(0);
-  }, 30_000);
+  });
 });
 
 describe('/detect user:@member', () => {
@@ -389,7 +389,7 @@ describe('/detect user:@member', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]!.mode).toBe('academic');
     expect(field(x.edit.body.embeds[0], 'Mode')).toBe('Academic');
-  }, 30_000);
+  });
 
   it('is refused to a member without the permission "Check for AI text" needs (Manage Messages by default)', async () => {
     const x = await interact(detectUser(place, moderator, ada, { memberPermissions: (1n << 10n) | (1n << 11n) }));
@@ -397,7 +397,7 @@ describe('/detect user:@member', () => {
       'Checking a member’s recent messages needs the same permission as "Check for AI text": ManageMessages.',
     );
     expect(sent).toHaveLength(0);
-  }, 30_000);
+  });
 
   it('asks for text or user, and not both', async () => {
     const neither = await interact(detectUser(place, moderator, undefined));
@@ -409,7 +409,7 @@ describe('/detect user:@member', () => {
       'Give either `text:` or `file:` (a text or a document to check) or `user:` (a member whose recent messages to check), not both.',
     );
     expect(sent).toHaveLength(0);
-  }, 30_000);
+  });
 });
 
 describe('a message too short to judge alone', () => {
@@ -433,7 +433,7 @@ describe('a message too short to judge alone', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]!.messages).toHaveLength(adaScorable.length);
     expect(press.edit.body.embeds[0].description).toContain(`Recent messages of <@${ada.id}>`);
-  }, 60_000);
+  });
 
   it('offers no member check for a bot’s message', async () => {
     const check = await interact(
@@ -444,7 +444,7 @@ describe('a message too short to judge alone', () => {
     );
     expect(check.edit.body.components).toHaveLength(0);
     expect(check.edit.body.embeds[0].description).not.toContain('💬');
-  }, 30_000);
+  });
 });
 
 describe('/detect-settings history', () => {
@@ -473,5 +473,5 @@ describe('/detect-settings history', () => {
       (r) => r.method === 'PATCH' && r.path === `/webhooks/${APP_ID}/${reset.token}/messages/@original`,
     );
     expect(back.body.content).toContain("the member's last 50 messages within 30 days (bot default)");
-  }, 60_000);
+  });
 });

@@ -59,7 +59,7 @@ beforeAll(async () => {
   });
   bot = createDiscordBot({ token: TOKEN, detect, settings: { apiUrl: fake.apiUrl }, logger: pino({ level: 'info' }, sink) });
   await bot.start();
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();

@@ -78,7 +78,7 @@ beforeAll(async () => {
   );
   const deadline = Date.now() + 5_000;
   while (!bot.client.guilds.cache.has(place.guildId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();

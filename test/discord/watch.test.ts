@@ -92,7 +92,7 @@ beforeAll(async () => {
   service = await startService({ host: '127.0.0.1', port: 0, apiKeysFile, logLevel: 'silent' });
   proxy = new DetectProxy(service.url);
   await proxy.start();
-}, 60_000);
+});
 
 afterAll(async () => {
   await proxy?.stop();

@@ -198,7 +198,7 @@ describe('DocumentReader (reader processes)', () => {
     expect(err.message).toMatch(/took longer than/);
     const next = await reader.read(Buffer.from('A short note that is read after the slow file was given up.'));
     expect(next.type).toBe('text');
-  }, 60_000);
+  });
 
   it('reads files queued behind each other in order, one per worker', async () => {
     const reader = new DocumentReader({ workers: 1, timeoutMs: 20_000, ...LIMITS });
@@ -207,5 +207,5 @@ describe('DocumentReader (reader processes)', () => {
     const answers = await Promise.all(texts.map((text) => reader.read(Buffer.from(text))));
     expect(answers.map((answer) => answer.text)).toEqual(texts);
     expect(reader.queued).toBe(0);
-  }, 60_000);
+  });
 });

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect } from 'node:net';
+import { WAIT_MS } from './load.ts';
 
 /** A redis-server child process owned by a test: it can be stopped and started again on the same port. */
 export interface RedisServerHandle {
@@ -53,7 +54,7 @@ export async function startRedisServer(port?: number): Promise<RedisServerHandle
       child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
         stdio: 'ignore',
       });
-      await waitForPort(chosen, 10_000);
+      await waitForPort(chosen, WAIT_MS);
     },
     freeze() {
       if (!child || child.exitCode !== null) throw new Error('redis-server is not running');

@@ -72,7 +72,11 @@ export async function isolateHome(env: NodeJS.ProcessEnv = process.env): Promise
   const realHome = env[REAL_HOME_VAR] ?? (env.HOME?.trim() || userInfo().homedir);
   const watched = nested ? [] : textdetectPaths(env);
   const before = await snapshot(watched);
-  const dir = await mkdtemp(join(tmpdir(), 'textdetect-test-home-'));
+  // The run's own temporary folder too (TMPDIR, which os.tmpdir() and the tools the tests start read),
+  // removed at the end: whatever a test, a browser or a server leaves there goes with it.
+  const tmp = await mkdtemp(join(tmpdir(), 'textdetect-test-tmp-'));
+  env.TMPDIR = tmp;
+  const dir = await mkdtemp(join(tmp, 'textdetect-test-home-'));
   // npm's cache and config stay the user's (see above); resolved before HOME moves.
   env.npm_config_cache ||= join(realHome, '.npm');
   env.npm_config_userconfig ||= join(realHome, '.npmrc');
@@ -88,7 +92,7 @@ export async function isolateHome(env: NodeJS.ProcessEnv = process.env): Promise
   return {
     dir,
     async finish() {
-      await rm(dir, { recursive: true, force: true });
+      await rm(tmp, { recursive: true, force: true });
       const changed = changes(before, await snapshot(watched));
       if (changed.length > 0) {
         throw new Error(

@@ -213,7 +213,7 @@ describe('the Docker runtime stage, replayed without Docker', () => {
       await slack.stop();
     }
     expect(await service.stop()).toBe(0);
-  }, 90_000);
+  });
 
   it('starts the Discord roles and the key CLI, each checking its configuration', async () => {
     const discord = await run('node', ['docker/entrypoint.mjs', 'discord'], app, baseEnv, 30_000);
@@ -228,7 +228,7 @@ describe('the Docker runtime stage, replayed without Docker', () => {
     expect(created.stdout.trim().split('\n').at(-1)).toMatch(/^sk_test_\w+$/);
     const version = await run('node', ['docker/entrypoint.mjs', 'textdetect', '--version'], app, baseEnv, 30_000);
     expect(version.stdout).toMatch(/^textdetect \d+\.\d+\.\d+/);
-  }, 60_000);
+  });
 
   it('compose.yaml runs Redis, the service and both bots from this image', async () => {
     // Compose resolves YAML merge keys (`<<: *image`), which YAML 1.2 parsers apply only when asked.

@@ -167,7 +167,7 @@ describe('the packed package', () => {
     const line = JSON.parse(scored.stdout.trim().split('\n').at(-1) ?? '{}') as { id?: string; ai_probability?: number };
     expect(line.id).toBe('a');
     expect(typeof line.ai_probability).toBe('number');
-  }, 60_000);
+  });
 
   it('gives a TypeScript consumer full declarations', async () => {
     const consumer = join(dir, 'consumer');

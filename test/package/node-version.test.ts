@@ -104,7 +104,28 @@ describe('Node.js version check', () => {
     120_000,
   );
 
+  it.skipIf(!oldNode)(
+    `npm test says so first, before tsc, Biome and the build, on Node ${oldNode?.version ?? '< 22 (none found here)'} (issue 32, item 24)`,
+    async () => {
+      const node = oldNode!;
+      const scripts = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
+      const [first, ...rest] = scripts.test!.split(' && ');
+      expect(first).toBe('node scripts/check-node.mjs');
+      expect(rest[0]).toBe('tsc --noEmit');
+      // What that first step prints on the old node: the same sentence as every entry point.
+      const check = await run(node.path, ['scripts/check-node.mjs'], env);
+      const entry = await run(node.path, ['dist/src/service/main.js'], env);
+      expect(check.code).toBe(1);
+      expect(check.stderr).toMatch(
+        new RegExp(`^textdetect needs Node\\.js 22 or newer; this is ${node.version.replaceAll('.', '\\.')}\\.\n`),
+      );
+      expect(check.stderr).toBe(entry.stderr);
+    },
+  );
+
   it('lets the current Node through', async () => {
+    const check = await run(process.execPath, ['scripts/check-node.mjs'], env);
+    expect(check).toMatchObject({ code: 0, stdout: '', stderr: '' });
     const result = await run(process.execPath, ['bin/textdetect.mjs', '--version'], env);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^textdetect \d+\.\d+\.\d+/);

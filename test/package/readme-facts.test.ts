@@ -7,7 +7,7 @@
  * and any other `td1-…` id must be called earlier, previous, old or first (or be the raw scorer a
  * model shares) on its line, so no figure passes for the shipped model's without having been measured on it.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDetector } from '../../src/detector/index.ts';
@@ -28,6 +28,15 @@ describe('README.md', () => {
         );
       }
     }
+  });
+
+  it('gives the suite’s size on one line, with as many test files as test/ has (issue 32, item 24)', async () => {
+    const lines = readme.split('\n').filter((line) => line.startsWith('Suite: '));
+    expect(lines).toHaveLength(1);
+    const stated = /^Suite: (\d+) test files, [\d,]+ tests; .+ under `\.ci\/run`\.$/.exec(lines[0]!);
+    expect(stated, lines[0]).not.toBeNull();
+    const files = (await readdir(join(ROOT, 'test'), { recursive: true })).filter((f) => f.endsWith('.test.ts'));
+    expect(Number(stated![1]), 'README "Suite:" line: update its figures after the next full run').toBe(files.length);
   });
 
   it('explains generated_spans, generated_share and composition once', () => {

@@ -45,7 +45,7 @@ describe('charging is atomic', () => {
       } finally {
         await service.stop();
       }
-    }, 60_000);
+    });
 
     it(`4 concurrent calls of 10 units on a fresh 25-per-minute key: the 2 that fit pass, the others cost one unit each (${backend})`, async () => {
       const service = await startTestService({ rateLimitMax: 25, rateLimitWindow: '1 minute', ...(await options()) });
@@ -83,5 +83,5 @@ describe("a call costing more than the key's whole budget", () => {
     } finally {
       await service.stop();
     }
-  }, 60_000);
+  });
 });

@@ -15,7 +15,7 @@ let key: string;
 beforeAll(async () => {
   service = await startTestService({ maxFileBytes: 2 * 1024 * 1024, maxFilePages: 30, fileTimeoutMs: 20_000, maxTextChars: 50_000 });
   key = await service.newKey();
-}, 60_000);
+});
 afterAll(async () => service?.stop());
 
 async function upload(
@@ -180,8 +180,8 @@ describe('POST /v1/detect/file refuses what it cannot read, in the envelope', ()
       const ms = performance.now() - started;
       expectEnvelope(answer, 422, 'file_unreadable');
       expect(answer.body.error.message).toMatch(/unpacks to more than/);
-      // Generous for a shared 2-core CI machine; the bench measures the real figure.
-      expect(ms).toBeLessThan(3000);
+      // Refused by the size check, before the reader's 10 s time limit (the bench measures the real figure).
+      expect(ms).toBeLessThan(10_000);
     }
   });
 
@@ -279,7 +279,7 @@ describe('POST /v1/detect/file with the engine in worker threads', () => {
   beforeAll(async () => {
     threaded = await startTestService({ workers: 1, fileWorkers: 1 });
     threadedKey = await threaded.newKey();
-  }, 60_000);
+  });
   afterAll(async () => threaded?.stop());
 
   async function send(pdf: Buffer): Promise<{ status: number; body: any }> {
@@ -308,5 +308,5 @@ describe('POST /v1/detect/file with the engine in worker threads', () => {
     const refused = answers.filter((answer) => answer.status === 429);
     expect(refused.length).toBeGreaterThanOrEqual(1);
     expect(refused[0]?.body.error.message).toMatch(/already has 2 files being read/);
-  }, 60_000);
+  });
 });

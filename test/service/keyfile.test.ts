@@ -76,7 +76,7 @@ describe('a key created while the service runs', () => {
     } finally {
       await service.stop();
     }
-  }, 30_000);
+  });
 
   it('is accepted at once while other requests keep the key file freshly checked', async () => {
     const service = await startTestService({ apiKeysRefreshMs: 1000 });
@@ -105,7 +105,7 @@ describe('a key created while the service runs', () => {
     } finally {
       await service.stop();
     }
-  }, 30_000);
+  });
 });
 
 describe('key file deleted while the service runs', () => {

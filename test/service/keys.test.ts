@@ -177,6 +177,31 @@ describe('textdetect keys CLI', () => {
     expect(await listApiKeys(file)).toEqual([]);
   });
 
+  it('refuses an --expires date in the past with exit 2 and a sentence, and writes no key (issue 32, item 25)', async () => {
+    const file = join(dir, 'cli-expired.json');
+    const past = await cli(['create', '--file', file, '--name', 'x', '--expires', '2020-01-01']);
+    expect(past.code).toBe(2);
+    expect(past.stderr).toBe(
+      'textdetect keys: --expires 2020-01-01 is in the past, so the key would be refused from the start; no key was created. Give a later date (it is when the key stops working).\n',
+    );
+    expect(past.stdout).toBe('');
+    expect(await listApiKeys(file)).toEqual([]);
+  });
+
+  it('says a key was already revoked, with exit 1, and changes nothing (issue 32, item 25)', async () => {
+    const file = join(dir, 'cli-revoke-twice.json');
+    const { id } = await createApiKey(file, { name: 'twice', environment: 'sandbox' });
+    const first = await cli(['revoke', id, '--file', file]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(new RegExp(`^Revoked ${id} \\("twice"\\) at `));
+    const [entry] = await listApiKeys(file);
+    const second = await cli(['revoke', id, '--file', file]);
+    expect(second.code).toBe(1);
+    expect(second.stdout).toBe('');
+    expect(second.stderr).toBe(`textdetect keys: ${id} ("twice") was already revoked at ${entry!.revoked_at}; nothing changed.\n`);
+    expect((await listApiKeys(file))[0]!.revoked_at).toBe(entry!.revoked_at);
+  });
+
   it('prints help on stdout with exit 0 when asked, and usage on stderr with exit 2 without a command', async () => {
     const help = await cli(['create', '--help']);
     expect(help.code).toBe(0);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApiKeys } from '../../src/service/keys.ts';
 import { ENGLISH_TEXT, call, detect } from './helpers.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -34,7 +35,7 @@ async function startMain(env: Record<string, string>): Promise<Started> {
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr}`)), WAIT_MS);
     child.stdout!.on('data', (d) => {
       stdout += d;
       const match = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
@@ -114,20 +115,59 @@ describe('npm start (src/service/main.ts)', () => {
     let response = '';
     socket.on('data', (d) => (response += d));
     const closed = new Promise((r) => socket.once('close', r));
+    // A first request on the same connection, answered: the service has taken the connection (no number
+    // of ms to wait for that, which a busy machine may not keep to).
+    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    while (!response.includes('{"status":"ok"}')) await new Promise((r) => setTimeout(r, 10));
+    response = '';
     socket.write(
       `POST /v1/detect HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 40)}`,
     );
-    await new Promise((r) => setTimeout(r, 200));
+    // Time for the head to arrive (a lower bound: more is harmless); the body is held back.
+    await new Promise((r) => setTimeout(r, 1_000));
     started.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    // New connections are refused while the old one is still being served.
-    await expect(call(started, '/healthz')).rejects.toThrow();
+    // Its "shutting down" line, rather than a number of ms, says the signal was taken.
+    while (!started.stdout().includes('"msg":"shutting down"')) await new Promise((r) => setTimeout(r, 20));
+    // New connections are refused while the old one is still being served (its answer not yet sent).
+    let refused = false;
+    for (let i = 0; i < 200 && !refused; i++) {
+      refused = await call(started, '/healthz').then(
+        () => false,
+        () => true,
+      );
+      if (!refused) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(refused).toBe(true);
+    expect(response).toBe('');
     socket.write(body.slice(40));
     expect(await started.exited).toBe(0);
     await closed;
     expect(response).toMatch(/^HTTP\/1\.1 200 /);
     expect(response).toContain('"ai_probability"');
     expect(started.stdout()).toContain('textdetect service stopped');
+  });
+
+  it('a second start on a port in use names PORT in one sentence (issue 32, item 25)', async () => {
+    const keysFile = join(dir, 'port-in-use', 'api-keys.json');
+    const first = await startMain({ API_KEYS_FILE: keysFile });
+    try {
+      const port = new URL(first.url).port;
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], {
+        env: { ...process.env, HOST: '127.0.0.1', PORT: port, API_KEYS_FILE: keysFile, REDIS_URL: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const code = await new Promise((r) => child.on('exit', r));
+      expect(code).toBe(1);
+      expect(stderr).toContain(
+        `textdetect: 127.0.0.1:${port} is already in use (another textdetect service, or another program, listens there). Stop that one, or start this one on another port with PORT, e.g. PORT=${Number(port) + 1} npm start.\n`,
+      );
+      expect(stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    }
   });
 
   it('refuses to start on a bad setting, naming it', async () => {

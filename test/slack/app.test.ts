@@ -16,6 +16,7 @@ import {
   startHarness,
   type Harness,
 } from './harness.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 let h: Harness;
 
@@ -240,14 +241,14 @@ describe('ack under a slow detection service', () => {
       console.info(`[measure] ack with a 4 s service: command ${res.elapsedMs.toFixed(1)} ms, shortcut ${res2.elapsedMs.toFixed(1)} ms`);
 
       const started = Date.now();
-      const reply = await h.slack.waitFor(responseFor(cmd.responseUrl), 20_000);
+      const reply = await h.slack.waitFor(responseFor(cmd.responseUrl), WAIT_MS);
       expect(reply.at - started).toBeGreaterThan(2500);
       expect(blockText(reply)).toMatch(/Request id: `req_/);
-      await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && blockText(c).includes('1700000200'), 20_000);
+      await h.slack.waitFor((c) => c.method === 'chat.postEphemeral' && blockText(c).includes('1700000200'), WAIT_MS);
     } finally {
       h.proxy.delayMs = 0;
     }
-  }, 30_000);
+  });
 });
 
 describe('ack under load', () => {
@@ -262,7 +263,7 @@ describe('ack under load', () => {
       expect(acks.at(-1)).toBeLessThan(3000);
       // Beyond the queue's concurrency a check waits its turn: first a "queued" notice, then the result replacing it.
       const replies = await Promise.all(
-        cmds.map((c) => h.slack.waitFor((call) => responseFor(c.responseUrl)(call) && !String(call.args.text).startsWith('⏳'), 20_000)),
+        cmds.map((c) => h.slack.waitFor((call) => responseFor(c.responseUrl)(call) && !String(call.args.text).startsWith('⏳'), WAIT_MS)),
       );
       const notices = h.slack.calls.filter(
         (call) => call.method === 'response_url' && String(call.args.text).startsWith('⏳ Queued (position '),
@@ -283,7 +284,7 @@ describe('ack under load', () => {
     } finally {
       h.proxy.delayMs = 0;
     }
-  }, 30_000);
+  });
 });
 
 describe('message shortcut "Check for AI text"', () => {

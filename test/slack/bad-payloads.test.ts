@@ -19,8 +19,8 @@ import { interactionBody, LONG_TEXT, postToApp, slashCommandBody, slashCommandFi
 
 let h: Harness;
 const logs: Record<string, any>[] = [];
-/** Well under the receiver's 2.5 s fallback, with room for a loaded machine. */
-const ACK_AT_ONCE_MS = 1_000;
+/** Under the receiver's 2.5 s fallback, with room for a loaded machine. */
+const ACK_AT_ONCE_MS = 2_000;
 
 beforeAll(async () => {
   const sink = new Writable({

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
 import type { RecordedCall } from './fake-slack.ts';
 import { LONG_TEXT, postToApp, slashCommandBody, startHarness, type Harness } from './harness.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 let h: Harness;
 let app: RunningSlackApp;
@@ -60,7 +61,7 @@ describe('burst of 30 checks against a key limited to 10 per 5 s', () => {
       const id = url.split('/').pop();
       return (c: RecordedCall) => c.method === 'response_url' && c.responseId === id && !String(c.args.text).startsWith('⏳');
     };
-    const replies = await Promise.all(cmds.map((c) => h.slack.waitFor(isFinal(c.responseUrl), 30_000)));
+    const replies = await Promise.all(cmds.map((c) => h.slack.waitFor(isFinal(c.responseUrl), WAIT_MS)));
     const total = Date.now() - sent;
     for (const r of replies) expect(JSON.stringify(r.args.blocks)).toMatch(/Request id: `req_/);
     expect(replies.every((r) => !/busy|Try again/.test(String(r.args.text)))).toBe(true);
@@ -92,5 +93,5 @@ describe('burst of 30 checks against a key limited to 10 per 5 s', () => {
         `answer p50 ${percentile(waits, 50)} ms, p99 ${percentile(waits, 99)} ms, all 30 in ${total} ms; ` +
         `${notices.length} queued notices; queued at most ${askedDisplacement} places from the order sent, reached the service at most ${queueDisplacement} places from the order queued; 0 refused`,
     );
-  }, 60_000);
+  });
 });

@@ -66,7 +66,8 @@ describe('retry de-duplication in the Redis store', () => {
       const started = performance.now();
       expect(await store.claim('T1:t:z', 5_000)).toBe(true);
       expect(await store.claim('T1:t:z', 5_000)).toBe(false);
-      expect(performance.now() - started).toBeLessThan(1500);
+      // At most two claim timeouts (500 ms each), with room for a machine at load 10.
+      expect(performance.now() - started).toBeLessThan(3_000);
     } finally {
       await store.close();
     }

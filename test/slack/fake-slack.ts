@@ -7,6 +7,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WAIT_MS } from '../helpers/load.ts';
 
 export interface RecordedCall {
   /** Web API method (`chat.postEphemeral`) or `response_url` for posts to a response URL. */
@@ -370,7 +371,7 @@ export class FakeSlack {
   }
 
   /** Resolves with the first call (already made or future) matching `predicate`. */
-  waitFor(predicate: (c: RecordedCall) => boolean, timeoutMs = 15_000): Promise<RecordedCall> {
+  waitFor(predicate: (c: RecordedCall) => boolean, timeoutMs = WAIT_MS): Promise<RecordedCall> {
     const existing = this.calls.find(predicate);
     if (existing) return Promise.resolve(existing);
     return new Promise((resolve, reject) => {

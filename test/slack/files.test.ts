@@ -26,6 +26,7 @@ import {
   slashCommandBody,
   startHarness,
 } from './harness.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 // Written for this test: a short essay of several paragraphs.
 const ESSAY_PARAGRAPHS = [
@@ -83,7 +84,7 @@ beforeAll(async () => {
       }),
     }),
   ]);
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all([h?.close(), noScope?.close(), watching?.close()]);
@@ -96,7 +97,7 @@ async function shortcut(harness: Harness, message: Record<string, unknown>, mark
   const { payload } = messageShortcutPayload(harness, { ts, ...message });
   const res = await postToApp(harness, interactionBody(payload));
   expect(res.status).toBe(200);
-  return harness.slack.waitFor((c) => c.method === 'chat.postEphemeral' && JSON.stringify(c.args.blocks ?? []).includes(marker), 30_000);
+  return harness.slack.waitFor((c) => c.method === 'chat.postEphemeral' && JSON.stringify(c.args.blocks ?? []).includes(marker), WAIT_MS);
 }
 
 function blocksOf(call: RecordedCall): any[] {
@@ -256,7 +257,7 @@ describe('watching and documents', () => {
     expect(await settings(watching, '')).toContain('Documents shared in watched channels: checked too');
     const second = watching.slack.shareFile('essay.pdf', pdf(), { mimetype: PDF, filetype: 'pdf' });
     await shareInChannel(watching, [second]);
-    const line = await watching.slack.waitFor((c) => c.method === 'chat.postMessage' && String(c.args.text).includes('essay.pdf'), 20_000);
+    const line = await watching.slack.waitFor((c) => c.method === 'chat.postMessage' && String(c.args.text).includes('essay.pdf'), WAIT_MS);
     expect(line.args.channel).toBe('C0AUDIT');
     expect(String(line.args.text)).toMatch(
       /^📄 Watched channel: the file “essay\.pdf” shared by Ada Lovelace \(U0AUTHOR\) in <https:\/\/test\.slack\.com\/archives\/C0GENERAL\/p\d+\|a message> in <#C0GENERAL>: (🔴 \*Reads as AI-written\*|🟣 \*Reads as the author's own text, polished by an AI\*) \(\d+%, General mode\) · request `req_\w+`\. Nothing was done in the channel/,

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSlack } from './fake-slack.ts';
 import { LONG_TEXT, postToApp, slashCommandBody } from './harness.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TOKEN = 'xoxb-main-test';
@@ -78,7 +79,7 @@ describe('npm run slack', () => {
       LOG_LEVEL: 'info',
     };
     child = spawn(process.execPath, ['--import', 'tsx', 'adapters/slack/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const ready = await waitForLog(/"detect_api":"in-process","events_url":"(http:\/\/127\.0\.0\.1:\d+\/slack\/events)"/, 30_000);
+    const ready = await waitForLog(/"detect_api":"in-process","events_url":"(http:\/\/127\.0\.0\.1:\d+\/slack\/events)"/, WAIT_MS);
     const eventsUrl = ready[1]!;
 
     const { body, responseUrl } = slashCommandBody({ slack }, LONG_TEXT);
@@ -97,7 +98,7 @@ describe('npm run slack', () => {
     // Its state went to DATA_DIR, and nothing else appeared in its home.
     expect(existsSync(join(home, 'data', 'textdetect-bots.sqlite'))).toBe(true);
     expect(existsSync(join(home, '.local'))).toBe(false);
-  }, 45_000);
+  });
 });
 
 describe('npm run slack: start-up failures', () => {
@@ -144,5 +145,5 @@ describe('npm run slack: start-up failures', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

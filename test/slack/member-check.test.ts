@@ -22,6 +22,7 @@ import {
   startHarness,
   type Harness,
 } from './harness.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -150,7 +151,7 @@ beforeAll(async () => {
       admins: ['U0ADMIN'],
     },
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await h?.close();
@@ -171,7 +172,7 @@ async function detect(text: string, over: Record<string, string> = {}): Promise<
   const cmd = slashCommandBody(h, text, over);
   const res = await postToApp(h, cmd.body);
   expect(res.status).toBe(200);
-  return h.slack.waitFor(responseFor(cmd.responseUrl), 30_000);
+  return h.slack.waitFor(responseFor(cmd.responseUrl), WAIT_MS);
 }
 
 function authorBodies(): { messages: string[]; mode?: string }[] {
@@ -228,12 +229,12 @@ describe('/detect @member', () => {
       /^:mag: Grace \(U0MOD\) checked the recent messages of Ada Lovelace \(U0AUTHOR\) in <#C0GENERAL>: .+ over \d+ messages · request id req_\w+ \(general mode\)$/,
     );
     expect(audit.args.text).not.toContain('meeting');
-  }, 60_000);
+  });
 
   it('takes a mode before the member', async () => {
     await detect('legal <@U0AUTHOR>');
     expect(authorBodies().at(-1)!.mode).toBe('legal');
-  }, 30_000);
+  });
 
   it('holds the verdict back with what more it needs when the member wrote too little', async () => {
     const reply = await detect('<@U0NEW|newcomer>', { channel_id: 'C0FEW' });
@@ -252,7 +253,7 @@ describe('/detect @member', () => {
     );
     // No percentage for a verdict held back.
     expect(textOf(reply, 'author_verdict')).not.toMatch(/\d%/);
-  }, 30_000);
+  });
 
   it('answers a member with no messages without calling the service', async () => {
     const before = authorBodies().length;
@@ -261,12 +262,12 @@ describe('/detect @member', () => {
       'This member has written no messages in this channel in the past 30 days, so there is nothing to check. Run the check in a channel where they write, or widen the window in the settings.',
     );
     expect(authorBodies()).toHaveLength(before);
-  }, 30_000);
+  });
 
   it('refuses a bot account', async () => {
     const reply = await detect('<@U0MUSIC|musicbot>');
     expect(reply.args.text).toBe('That account is a bot: its messages are not a person’s writing, so there is nothing to judge.');
-  }, 30_000);
+  });
 
   it('is named in /detect help', async () => {
     const res = await postToApp(h, slashCommandBody(h, 'help').body);
@@ -280,7 +281,7 @@ describe('/detect @member', () => {
     await postToApp(h, cmd.body);
     const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === cmd.responseUrl.split('/').pop());
     expect(reply.args.text).toBe(UNESCAPED_MEMBER);
-  }, 30_000);
+  });
 });
 
 describe('when Slack withholds the history', () => {
@@ -290,20 +291,20 @@ describe('when Slack withholds the history', () => {
     expect(reply.args.text).toBe(
       "The app cannot read this channel’s messages: it lacks the Slack scope `channels:history`. Ask a workspace admin to add `channels:history` and `groups:history` (the app's manifest lists both) and reinstall the app, then run the check again.",
     );
-  }, 30_000);
+  });
 
   it('names the missing scope for a private channel', async () => {
     history.scopes.delete('groups:history');
     const reply = await detect('<@U0AUTHOR>', { channel_id: 'C0PRIVATE' });
     expect(reply.args.text).toContain('it lacks the Slack scope `groups:history`');
-  }, 30_000);
+  });
 
   it('asks to invite the app where it is not a member', async () => {
     const reply = await detect('<@U0AUTHOR>', { channel_id: 'C0NOTIN' });
     expect(reply.args.text).toBe(
       'The app is not a member of this channel, so it cannot read its messages. Invite it with `/invite @textdetect`, then run the check again.',
     );
-  }, 30_000);
+  });
 
   it('uses the first page, and says so, when Slack hands over 15 messages a page (apps outside the Marketplace)', async () => {
     history.pageCap = 15;
@@ -315,7 +316,7 @@ describe('when Slack withholds the history', () => {
     expect(textOf(reply, 'author_scope')).toContain(
       'Slack let the app read only the newest 15 messages of the channel (its limits for apps outside the Slack Marketplace: one history call a minute), so older messages and thread replies were not read.',
     );
-  }, 30_000);
+  });
 
   it('refuses direct messages without asking Slack', async () => {
     const before = h.slack.callsOf('conversations.history').length;
@@ -324,7 +325,7 @@ describe('when Slack withholds the history', () => {
       'Member checks read a channel’s messages: run the check in the channel where the member writes, not in a direct message.',
     );
     expect(h.slack.callsOf('conversations.history')).toHaveLength(before);
-  }, 30_000);
+  });
 });
 
 describe('the message shortcut', () => {
@@ -347,12 +348,12 @@ describe('the message shortcut', () => {
     const before = authorBodies().length;
     const press = buttonPayload(h, { action_id: button.action_id, value: button.value });
     await postToApp(h, interactionBody(press.payload));
-    const reply = await h.slack.waitFor(responseFor(press.responseUrl), 30_000);
+    const reply = await h.slack.waitFor(responseFor(press.responseUrl), WAIT_MS);
     expect(reply.args.replace_original).toBe(false);
     expect(textOf(reply, 'author_verdict')).toContain('recent messages of <@U0AUTHOR>');
     expect(authorBodies()).toHaveLength(before + 1);
     expect(authorBodies().at(-1)!.messages).toEqual(expected.map((m) => m.text));
-  }, 60_000);
+  });
 
   it('offers no member check for an app’s message', async () => {
     const since = Date.now();
@@ -368,7 +369,7 @@ describe('the message shortcut', () => {
     );
     expect(JSON.stringify(result.args.blocks)).not.toContain('check_author');
     expect(JSON.stringify(result.args.blocks)).not.toContain('short_message');
-  }, 30_000);
+  });
 });
 
 describe('/detect-settings history', () => {
@@ -400,5 +401,5 @@ describe('/detect-settings history', () => {
     await postToApp(h, reset.body);
     const back = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === reset.responseUrl.split('/').pop());
     expect(back.args.text).toContain("read the member's last 50 messages within 30 days (bot default)");
-  }, 60_000);
+  });
 });

@@ -19,6 +19,7 @@ import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { signSlackRequest, type RecordedCall } from './fake-slack.ts';
 import { buttonPayload, interactionBody, postToApp, SIGNING_SECRET, slashCommandBody, startHarness, type Harness } from './harness.ts';
 import { AI_TEXTS, ENGINE_MIN_MESSAGES } from './watch-texts.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 const CLIENT_ID = '3333333333.4444444444';
 const CLIENT_SECRET = 'fake-client-secret-watch';
@@ -163,7 +164,7 @@ beforeAll(async () => {
     watch: (backend) => ({ detector: watchDetectorFor(backend), idlePollMs: 50, configTtlMs: 0 }),
   });
   for (const code of ['code-ONE', 'code-TWO', 'code-GRID']) expect(await install(code)).toBe(200);
-}, 60_000);
+});
 
 afterAll(async () => {
   await restarted?.stop();
@@ -188,8 +189,8 @@ describe('watching with installs to many workspaces', () => {
     for (const text of texts) await postMessage(ONE, 'C0GENERAL', 'U0AUTHOR', text);
     for (const text of texts) await postMessage(TWO, 'C0TWOGEN', 'U0AUTHOR2', text);
 
-    const cardOne = await h.slack.waitFor((c) => isCard(c) && c.args.channel === 'C0AUDITONE', 30_000);
-    const cardTwo = await h.slack.waitFor((c) => isCard(c) && c.args.channel === 'C0AUDITTWO', 30_000);
+    const cardOne = await h.slack.waitFor((c) => isCard(c) && c.args.channel === 'C0AUDITONE', WAIT_MS);
+    const cardTwo = await h.slack.waitFor((c) => isCard(c) && c.args.channel === 'C0AUDITTWO', WAIT_MS);
     expect(cardOne.token).toBe(tokenOf('T0ONE'));
     expect(cardTwo.token).toBe(tokenOf('T0TWO'));
     expect(JSON.stringify(cardOne.args.blocks)).toContain('(U0AUTHOR)');
@@ -211,7 +212,7 @@ describe('watching with installs to many workspaces', () => {
     expect(reportOne).toContain(`Last 7 days: ${ENGINE_MIN_MESSAGES} messages scored`);
     expect(await settings(TWO, 'report')).toContain(`Last 7 days: ${ENGINE_MIN_MESSAGES} messages scored`);
     expect(tokenless()).toEqual([]);
-  }, 90_000);
+  });
 
   it('a card’s buttons: a member of the checkers group answers it, another member is refused', async () => {
     expect(await settings(ONE, 'checkers <!subteam^S0MODS|@mods>')).toContain('S0MODS');
@@ -233,7 +234,7 @@ describe('watching with installs to many workspaces', () => {
     expect(answered.replace_original).toBe(true);
     expect(JSON.stringify(answered.blocks)).toContain('Dismissed* by Grace (U0MOD)');
     expect(tokenless()).toEqual([]);
-  }, 30_000);
+  });
 
   it('after a restart, a waiting message of an organisation’s workspace is read again with the organisation’s token', async () => {
     // A request from the workspace links it to its organisation's installation (oauth.ts).
@@ -258,7 +259,7 @@ describe('watching with installs to many workspaces', () => {
       logger: pino({ level: 'silent' }),
       watch: { detector: watchDetectorFor(h.backend), idlePollMs: 50, configTtlMs: 0 },
     });
-    const read = await h.slack.waitFor((c) => c.method === 'conversations.history' && c.args.latest === ts, 15_000);
+    const read = await h.slack.waitFor((c) => c.method === 'conversations.history' && c.args.latest === ts, WAIT_MS);
     expect(h.slack.callsOf('conversations.history').length).toBeGreaterThan(reads);
     expect(read.token).toBe(tokenOf('E0GRID'));
     await waitUntil(
@@ -274,7 +275,7 @@ describe('watching with installs to many workspaces', () => {
       'the waiting message scored',
     );
     expect(tokenless()).toEqual([]);
-  }, 45_000);
+  });
 
   it('a SLACK_INSTALLATION_KEY that does not open the stored installations stops the start with a sentence naming it', async () => {
     const wrongKey = { ...h.config, oauth: { ...h.config.oauth!, installationKey: 'a-different-installation-key-0123456789abcdef' } };

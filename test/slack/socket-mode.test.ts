@@ -17,6 +17,7 @@ import { createApiKey, startService, type RunningService } from '../../src/servi
 import { FakeSlack, triggerId } from './fake-slack.ts';
 import { BOT_TOKEN, LONG_TEXT, slashCommandFields } from './harness.ts';
 import { DetectProxy } from './proxy.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 
 let dir: string;
 let service: RunningService;
@@ -107,14 +108,14 @@ describe('Socket Mode', () => {
       console.info(`[measure] Socket Mode ack with a 3.5 s service: ${ackMs.toFixed(1)} ms`);
       expect(ackMs).toBeLessThan(3000);
       const id = responseUrl.split('/').pop();
-      const reply = await slack.waitFor((c) => c.method === 'response_url' && c.responseId === id, 20_000);
+      const reply = await slack.waitFor((c) => c.method === 'response_url' && c.responseId === id, WAIT_MS);
       expect(reply.args.response_type).toBe('ephemeral');
       expect(JSON.stringify(reply.args.blocks)).toContain('Mode: *legal*');
       expect(proxy.detectBodies.at(-1)).toMatchObject({ text: LONG_TEXT, mode: 'legal' });
     } finally {
       proxy.delayMs = 0;
     }
-  }, 30_000);
+  });
 
   it('answers help in the ack payload itself', async () => {
     const envelopeId = 'env-help-1';
@@ -183,6 +184,7 @@ describe('Socket Mode', () => {
       }),
     );
     const ack = await waitForAck(envelopeId);
-    expect(ack.at - sent).toBeLessThan(1_000);
+    // Inside Slack's 3 s, with room for a loaded machine.
+    expect(ack.at - sent).toBeLessThan(2_500);
   });
 });

@@ -10,5 +10,8 @@ export const NO_CHROMIUM_MESSAGE =
   `skipped: no Chromium at ${CHROMIUM_PATH}. Install Debian's package (apt-get install -y chromium) ` +
   'or set CHROMIUM_PATH to a Chromium binary to run the web page tests.';
 
-/** The test file that needs Chromium. */
-export const BROWSER_TEST_FILE = 'test/web/playground.test.ts';
+/**
+ * The test files that need Chromium: every test file that launches the browser (test/web/browser.ts).
+ * The reporter counts what each of them skipped; skip-notice.test.ts checks this list against the files.
+ */
+export const BROWSER_TEST_FILES = ['test/web/playground.test.ts', 'test/web/file.test.ts'] as const;

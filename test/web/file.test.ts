@@ -36,7 +36,7 @@ describe.runIf(HAS_CHROMIUM)('checking a document on the web page', () => {
     );
     await writeFile(join(dir, 'scan.pdf'), buildPdf({ imageOnly: true, pages: 2 }));
     await writeFile(join(dir, 'big.txt'), Buffer.alloc(600 * 1024, 'a'));
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

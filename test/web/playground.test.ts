@@ -2,10 +2,10 @@
  * The web page in a real headless Chromium against the real service on loopback: what the page
  * shows must be what the API answers for the same text.
  *
- * Screenshots go to a temporary folder (printed); PLAYGROUND_SCREENSHOT=docs/img/playground.png
- * also writes the README's picture.
+ * Screenshots go to a temporary folder removed at the end, or to PLAYGROUND_SHOTS_DIR when set (kept
+ * there, to look at); PLAYGROUND_SCREENSHOT=docs/img/playground.png also writes the README's picture.
  */
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Page, Request } from 'playwright-core';
@@ -65,8 +65,13 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     service = await startTestService({ playground: true });
     key = await service.newKey();
     browser = await launchBrowser();
-    shots = await mkdtemp(join(tmpdir(), 'textdetect-page-shots-'));
-    console.log(`web page screenshots: ${shots}`);
+    if (process.env.PLAYGROUND_SHOTS_DIR) {
+      shots = process.env.PLAYGROUND_SHOTS_DIR;
+      await mkdir(shots, { recursive: true });
+      console.log(`web page screenshots: ${shots}`);
+    } else {
+      shots = await mkdtemp(join(tmpdir(), 'textdetect-page-shots-'));
+    }
     browser.context.on('request', (request) => {
       if (new URL(request.url()).hostname !== '127.0.0.1') foreignRequests.push(request.url());
     });
@@ -75,6 +80,8 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await service?.stop();
+    // A run leaves nothing behind in /tmp unless the screenshots were asked for.
+    if (shots && !process.env.PLAYGROUND_SHOTS_DIR) await rm(shots, { recursive: true, force: true });
   });
 
   async function openPage(viewport?: { width: number; height: number }): Promise<Page> {
@@ -454,6 +461,27 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     });
     expect(lowContrast.checked).toBeGreaterThan(40);
     expect(lowContrast.failures).toEqual([]);
+    await page.close();
+  });
+
+  it('clears the result of an earlier text when a new check is refused (issue 32, item 25)', async () => {
+    const page = await openPage();
+    if (await page.isVisible('#key-card')) {
+      await page.fill('#api-key', key);
+      await page.click('#key-form button[type="submit"]');
+    }
+    expect((await checkText(page, AI_REGISTER_TEXT)).status).toBe(200);
+    await page.waitForSelector('#result[data-state="done"]');
+    await expect(page.isVisible('#result-body')).resolves.toBe(true);
+    const refused = await checkText(page, GERMAN_TEXT);
+    expect(refused.status).toBe(422);
+    await page.waitForSelector('#error:not([hidden])');
+    // No score of the earlier text next to the refusal of this one.
+    expect(await page.getAttribute('#result', 'data-state')).toBe('empty');
+    await expect(page.isVisible('#result-body')).resolves.toBe(false);
+    await expect(page.isVisible('#result-empty')).resolves.toBe(true);
+    await expect(page.isVisible('#stale-note')).resolves.toBe(false);
+    expect(await page.textContent('#highlighted')).toBe('');
     await page.close();
   });
 

@@ -4,7 +4,9 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { readdir, readFile } from 'node:fs/promises';
 import { expect, it } from 'vitest';
+import { BROWSER_TEST_FILES } from './chromium.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const VITEST = fileURLToPath(new URL('../../node_modules/vitest/vitest.mjs', import.meta.url));
@@ -22,18 +24,35 @@ function runVitest(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numb
   });
 }
 
-it('prints one line naming what to install when the web page tests are skipped', async () => {
+it('prints one line naming what to install when the web page tests are skipped, counting every page test file', async () => {
   const missing = '/nonexistent/chromium-for-this-test';
-  const run = await runVitest(['test/web/playground.test.ts'], { CHROMIUM_PATH: missing, NO_COLOR: '1', FORCE_COLOR: '' });
+  const run = await runVitest([...BROWSER_TEST_FILES], { CHROMIUM_PATH: missing, NO_COLOR: '1', FORCE_COLOR: '' });
   expect(run.code).toBe(0);
   const lines = run.stdout.split('\n');
   const notice = lines.filter((line) => line.startsWith('Web page tests ('));
   expect(notice).toHaveLength(1);
-  expect(notice[0]).toMatch(
-    new RegExp(
-      `^Web page tests \\(test/web/playground\\.test\\.ts, \\d+\\) skipped: no Chromium at ${missing}\\. Install Debian's package \\(apt-get install -y chromium\\)`,
-    ),
-  );
+  const counts =
+    /^Web page tests \((\d+): test\/web\/playground\.test\.ts (\d+), test\/web\/file\.test\.ts (\d+)\) skipped: no Chromium at (\S+)\. Install Debian's package \(apt-get install -y chromium\)/.exec(
+      notice[0]!,
+    );
+  expect(counts, notice[0]).not.toBeNull();
+  const [, total, page, file, path] = counts!;
+  expect(path).toBe(missing);
+  expect(Number(page)).toBeGreaterThan(0);
+  expect(Number(file)).toBeGreaterThan(0);
+  expect(Number(total)).toBe(Number(page) + Number(file));
+  // Every skipped test of the run is a page test, so the line accounts for all of them.
+  expect(lines.find((line) => line.startsWith('Tests: '))).toBe(`Tests: 0 passed, 0 failed, ${total} skipped`);
   // Right after the summary line, where a reader of the log looks.
   expect(lines[lines.indexOf(notice[0]!) - 1]).toMatch(/^Tests: 0 passed, 0 failed, \d+ skipped$/);
-}, 60_000);
+});
+
+it('the reporter knows every test file that launches Chromium', async () => {
+  const files = (await readdir(new URL('../', import.meta.url), { recursive: true })).filter((f) => f.endsWith('.test.ts'));
+  const launching: string[] = [];
+  for (const file of files) {
+    if ((await readFile(new URL(`../${file}`, import.meta.url), 'utf8')).includes(['await', 'launchBrowser('].join(' ')))
+      launching.push(`test/${file}`);
+  }
+  expect(launching.sort()).toEqual([...BROWSER_TEST_FILES].sort());
+});

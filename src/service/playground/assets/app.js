@@ -1,6 +1,6 @@
 // The page's behaviour: the API key kept in this browser, the text box and its counter, and the
 // call to POST /v1/detect, the same endpoint and headers as every other client.
-import { renderResult } from './render.js';
+import { renderResult, resetResult } from './render.js';
 import { countCharacters, errorSentence } from './wording.js';
 
 const KEY_STORAGE_NAME = 'textdetect.apiKey';
@@ -270,11 +270,22 @@ async function check() {
     revealResult();
     return;
   }
-  showFailure(response, answer);
+  showFailure(response, answer, text === lastCheckedText);
 }
 
-/** The refusal of a check (text or file) as a sentence, and what it asks of the user. */
-function showFailure(response, answer) {
+/**
+ * The refusal of a check (text or file) as a sentence, and what it asks of the user. A result still on
+ * screen is about something else (an earlier text or file) unless the refused check was of the very
+ * text it shows: it is cleared, so the sentence is not read next to an unrelated score.
+ */
+function showFailure(response, answer, sameAsShown = false) {
+  if (!sameAsShown) {
+    resetResult();
+    lastCheckedText = undefined;
+    byId('stale-note').hidden = true;
+    byId('file-info').hidden = true;
+    delete byId('result').dataset.fileType;
+  }
   const status = response?.status ?? 0;
   const retryHeader = Number(response?.headers.get('retry-after'));
   const failure = errorSentence({
