@@ -283,10 +283,13 @@ export class DetectionQueue {
   }
 
   async close(): Promise<void> {
+    // With Redis unreachable a flush sends QUIT on both of the connection's clients, and each fails
+    // later where nothing awaits it (an unhandled rejection): just drop the sockets then.
+    const flush = this.#shared !== undefined;
     await bounded(this.#bottleneck.stop({ dropWaitingJobs: true }), 2_000);
-    await bounded(this.#bottleneck.disconnect(true), 2_000);
+    await bounded(this.#bottleneck.disconnect(flush), 2_000);
     if (this.#local) await bounded(this.#local.stop({ dropWaitingJobs: true }), 2_000);
-    if (this.#connection) await bounded(this.#connection.disconnect(true), 2_000);
+    if (this.#connection) await bounded(this.#connection.disconnect(flush), 2_000);
     this.#redis?.disconnect();
   }
 

@@ -73,15 +73,19 @@ describe('textdetect "text"', () => {
     const json = await cli(['--json', '--segments', AI_REGISTER_TEXT], { env });
     const answer = JSON.parse(json.stdout) as {
       ai_probability: number;
+      verdict: string;
+      polished_probability: number | null;
       segments: { ai_probability: number }[];
       generated_spans: { ai_probability: number }[];
     };
     const r = await cli(['--segments', AI_REGISTER_TEXT], { env });
     expect(r.code).toBe(0);
     const figures = [...r.stdout.matchAll(/(\d+\.\d)%/g)].map((m) => m[1]);
-    // The document, each sentence, then each generated-looking span (the spans' section comes last).
+    // The document, its polish probability (likely_ai only), each sentence, then each
+    // generated-looking span (the spans' section comes last).
     const printed = [
       answer.ai_probability,
+      ...(answer.verdict === 'likely_ai' && answer.polished_probability !== null ? [answer.polished_probability] : []),
       ...answer.segments.map((s) => s.ai_probability),
       ...answer.generated_spans.map((s) => s.ai_probability),
     ];

@@ -9,7 +9,7 @@
  * real ones): the package tests install from the cache that `npm ci` filled, as a user's npm would,
  * and a registry mirror configured in ~/.npmrc keeps working. Those are npm's folders, not textdetect's.
  */
-import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 
@@ -75,6 +75,9 @@ export async function isolateHome(env: NodeJS.ProcessEnv = process.env): Promise
   // The run's own temporary folder too (TMPDIR, which os.tmpdir() and the tools the tests start read),
   // removed at the end: whatever a test, a browser or a server leaves there goes with it.
   const tmp = await mkdtemp(join(tmpdir(), 'textdetect-test-tmp-'));
+  // Traversable by other users (not listable): a test's own PostgreSQL cluster runs as the postgres
+  // user (test/helpers/pg-cluster.ts) and must reach its folder inside this one.
+  await chmod(tmp, 0o711);
   env.TMPDIR = tmp;
   const dir = await mkdtemp(join(tmp, 'textdetect-test-home-'));
   // npm's cache and config stay the user's (see above); resolved before HOME moves.

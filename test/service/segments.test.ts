@@ -52,7 +52,11 @@ describe('POST /v1/detect with segments', () => {
       if (span.confidence !== 'low') expect(span.end).toBe(text.length);
     }
     expect(answer.body.generated_spans.at(-1).end).toBe(text.length);
-    expect(answer.body.generated_spans.at(-1).confidence).toBe('high');
+    // The v4 models (td1-cfc9afcbf95f) give the last span 0.9935 with `medium`: it takes in the two
+    // human sentences before the change, and that length's likely_ai threshold is stricter than
+    // 0.9935 (the generated paragraph alone is likely_ai at 0.9951).
+    expect(answer.body.generated_spans.at(-1).confidence).not.toBe('low');
+    expect(answer.body.generated_spans.at(-1).ai_probability).toBeGreaterThan(0.95);
     const openapi = await call(service, '/v1/openapi.json');
     const spec = JSON.stringify(openapi.body);
     expect(spec).toContain('"confidence":{"type":"string","enum":["low","medium","high"]');
