@@ -12,6 +12,7 @@ import type { DetectResponse } from '../../src/client/index.ts';
 import { WARNING_CODES, WARNING_MESSAGES } from '../../src/contract.ts';
 import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
 import { type CliResult, runCli } from './run-cli.ts';
+import { GENERATED_PARAGRAPH, HUMAN_POST } from '../helpers/texts.ts';
 
 // Written for this test in a generic AI register, so the engine scores it close to 1.
 const AI_REGISTER_TEXT =
@@ -155,14 +156,8 @@ describe('textdetect "text"', () => {
   });
 
   it('prints "Partly AI-written" for a post followed by a generated paragraph, with --segments', async () => {
-    const post =
-      'ok so i finally tried that ramen place on 5th that everyone keeps talking about. honestly the broth was kinda salty for me but my friend loved it. ' +
-      'we waited like 40 min to get a table which was annoying, and parking was a nightmare. probably wont go back unless someone drags me there lol.';
-    const generated =
-      'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
-      'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
-      'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
-      'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
+    const post = HUMAN_POST;
+    const generated = GENERATED_PARAGRAPH;
     const r = await cli(['--segments', `${post}\n\n${generated}`], { env });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(

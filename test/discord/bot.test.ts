@@ -14,6 +14,7 @@ import { freePort } from '../helpers/redis.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
 import { buttonPress, chatInputDetect, guildCreate, messageCommand, user, type Place } from './payloads.ts';
+import { GENERATED_PARAGRAPH, HUMAN_POST } from '../helpers/texts.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
@@ -190,14 +191,8 @@ describe('/detect', () => {
   });
 
   it('headlines a post followed by a generated paragraph as partly AI-written, with the share', async () => {
-    const post =
-      'ok so i finally tried that ramen place on 5th that everyone keeps talking about. honestly the broth was kinda salty for me but my friend loved it. ' +
-      'we waited like 40 min to get a table which was annoying, and parking was a nightmare. probably wont go back unless someone drags me there lol.';
-    const generated =
-      'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
-      'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
-      'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
-      'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
+    const post = HUMAN_POST;
+    const generated = GENERATED_PARAGRAPH;
     const x = await interact(chatInputDetect(place, moderator, { text: `${post}\n\n${generated}`, mode: 'general', segments: true }));
     const embed = x.edit.body.embeds[0];
     expect(embed.title).toMatch(/^🟠 Partly AI-written: about \d{1,2}% of the words look generated$/);

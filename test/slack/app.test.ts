@@ -17,6 +17,7 @@ import {
   type Harness,
 } from './harness.ts';
 import { WAIT_MS } from '../helpers/load.ts';
+import { GENERATED_PARAGRAPH, HUMAN_POST } from '../helpers/texts.ts';
 
 let h: Harness;
 
@@ -80,14 +81,8 @@ describe('slash command /detect', () => {
   });
 
   it('headlines a post followed by a generated paragraph as partly AI-written, with the share', async () => {
-    const post =
-      'ok so i finally tried that ramen place on 5th that everyone keeps talking about. honestly the broth was kinda salty for me but my friend loved it. ' +
-      'we waited like 40 min to get a table which was annoying, and parking was a nightmare. probably wont go back unless someone drags me there lol.';
-    const generated =
-      'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
-      'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
-      'Whether enjoyed in a bustling city restaurant or prepared at home, ramen offers a delightful experience that brings people together. ' +
-      'Its versatility allows for endless variations, ensuring that there is a perfect bowl for every palate.';
+    const post = HUMAN_POST;
+    const generated = GENERATED_PARAGRAPH;
     const cmd = slashCommandBody(h, `general ${post}\n\n${generated}`);
     await postToApp(h, cmd.body);
     const reply = await h.slack.waitFor(responseFor(cmd.responseUrl));
