@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPdf, buildPdfBomb, paragraphs } from '../helpers/documents.ts';
+import { WAIT_MS } from '../helpers/load.ts';
 import { createLogger } from '../../src/service/index.ts';
 import { type Answer, expectEnvelope, startTestService, type TestService } from './helpers.ts';
 
@@ -430,6 +431,8 @@ describe('SIGTERM with a file waiting for a reader (item 20), npm start as a rea
       MAX_FILE_BYTES: String(16 * 1024 * 1024),
       SHUTDOWN_TIMEOUT_MS: '60000',
       PLAYGROUND: '0',
+      // The file queue's depth tells the test when the PDF is being read and the note waits.
+      METRICS: '1',
     };
     delete env.REDIS_URL;
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -453,12 +456,23 @@ describe('SIGTERM with a file waiting for a reader (item 20), npm start as a rea
       const text = paragraphs(250_000, 110);
       // About 1,400 pages: many seconds of reading, so it is still being read when SIGTERM comes.
       const slowest = buildPdf({ paragraphs: [...text, ...text, ...text, ...text], linesPerPage: 60 });
+      // Steps follow the service's own file-queue gauge, not the clock: the note is sent once the
+      // PDF is being read, and SIGTERM once the note waits behind it for the only reader.
+      const depth = async (state: 'reading' | 'waiting'): Promise<number> => {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        return Number(new RegExp(`textdetect_file_queue_depth\\{state="${state}"[^}]*\\} (\\d+)`).exec(text)?.[1] ?? 0);
+      };
+      const until = async (state: 'reading' | 'waiting'): Promise<void> => {
+        const deadline = Date.now() + WAIT_MS;
+        while ((await depth(state)) < 1) {
+          if (Date.now() > deadline) throw new Error(`no file was ${state} within ${WAIT_MS} ms`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
       const reading = upload(target, key, slowest, 'long.pdf');
-      // The note follows two seconds later (the PDF is uploaded and being read by then) and waits
-      // behind it for the only reader; SIGTERM comes a second after that.
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await until('reading');
       const waiting = upload(target, key, 'A short note that waits for the only reader.', 'note.txt');
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await until('waiting');
       child.kill('SIGTERM');
       const refused = await waiting;
       expectEnvelope(refused, 503, 'not_ready');
