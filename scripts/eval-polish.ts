@@ -17,7 +17,6 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDetector, UnsupportedLanguageError, type DetectionResult } from '../src/detector/index.ts';
 import { auroc } from '../src/detector/metrics.ts';
-import { POLISHED_THRESHOLD } from '../src/detector/origin.ts';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { table } from './lib/table.ts';
 
@@ -33,12 +32,8 @@ const MODEL = arg('--model');
 type Headline = 'human' | 'ai_polished' | 'ai_written' | 'uncertain';
 const HEADLINES: Headline[] = ['human', 'ai_polished', 'ai_written', 'uncertain'];
 
-/** The headline rule the API, page, CLI and bots apply (issue 31). */
-export function headlineOf(r: Pick<DetectionResult, 'verdict' | 'polished_probability'>): Headline {
-  if (r.verdict === 'likely_human') return 'human';
-  if (r.verdict !== 'likely_ai') return 'uncertain';
-  return (r.polished_probability ?? 0) >= POLISHED_THRESHOLD ? 'ai_polished' : 'ai_written';
-}
+/** The answer's own headline (`originOf`); without segments it is never `partly_ai`. */
+const headlineOf = (r: DetectionResult): Headline => r.origin as Headline;
 
 /** What the text is: `human`, or the AI record's contribution (`generated` when the record has none). */
 function kindOf(row: CorpusRow): string {
