@@ -137,6 +137,13 @@ export interface WatcherOptions {
    * they are kept in memory only, and lost if the process stops first.
    */
   spool?: WatchSpool | undefined;
+  /**
+   * The community's clock: what counts as a member's recent messages, a message too old to score,
+   * clearings and the card window and hourly cap are read against it. Date.now unless a replay of a
+   * past month (scripts/replay-reviews.ts) runs the community on its own time; queue leases and
+   * retries always follow the real clock.
+   */
+  clock?: (() => number) | undefined;
 }
 
 interface CachedMessage {
@@ -188,6 +195,7 @@ export class Watcher {
   readonly #maxCachedTexts: number;
   readonly #texts = new Map<string, CachedMessage>();
   readonly #recent: RecentMessages;
+  readonly #clock: () => number;
   readonly #configs = new Map<string, { config: WatchConfig; until: number }>();
   readonly #inflight = new Map<string, Promise<void>>();
   readonly #attempts = new Map<string, number>();
@@ -237,6 +245,7 @@ export class Watcher {
     this.#maxCachedTexts = options.maxCachedTexts ?? 20_000;
     this.#cardRetryDelaysMs = options.cardRetryDelaysMs ?? [10_000, 60_000, 300_000];
     this.#spool = options.spool;
+    this.#clock = options.clock ?? Date.now;
     this.#recent = new RecentMessages({ maxPerAuthor: this.settings.recentMessages, windowMs: this.settings.recentWindowMs });
   }
 
@@ -393,7 +402,7 @@ export class Watcher {
     const key = itemKey(message);
     const recentKey = authorKey(message.scope, message.channelId, message.authorId);
     // A member's later judgments read what their message says now.
-    if (this.#recent.has(recentKey, message.messageId)) this.#recent.add(recentKey, this.#recentOf(message));
+    if (this.#recent.has(recentKey, message.messageId)) this.#recent.add(recentKey, this.#recentOf(message), this.#clock());
     if (await this.store.isScored(message.scope, message.channelId, message.messageId, message.postedAt)) return 'already_scored';
     if (await this.store.isPending(message.scope, message.channelId, message.messageId)) {
       if (countWords(message.text) < this.minWords) {
@@ -459,7 +468,7 @@ export class Watcher {
     const words = countWords(message.text);
     if (words === 0) return 'too_short';
     if (this.settings.judge === 'author')
-      this.#recent.add(authorKey(message.scope, message.channelId, message.authorId), this.#recentOf(message));
+      this.#recent.add(authorKey(message.scope, message.channelId, message.authorId), this.#recentOf(message), this.#clock());
     if (words < this.minWords) return 'too_short';
     const key = itemKey(message);
     const item: PendingItem = {
@@ -622,7 +631,7 @@ export class Watcher {
     const key = itemKey(item);
     const log = this.#logger.child({ scope: item.scope, channelId: item.channelId, messageId: item.messageId });
     try {
-      if (Date.now() - item.postedAt > this.settings.maxPendingAgeMs) {
+      if (this.#clock() - item.postedAt > this.settings.maxPendingAgeMs) {
         this.counters.expired += 1;
         log.warn('watched message waited too long for its score and was dropped');
         await this.#finish(key);
@@ -652,7 +661,11 @@ export class Watcher {
           return;
         }
         if (this.settings.judge === 'author') {
-          this.#recent.add(authorKey(item.scope, item.channelId, item.authorId), this.#recentOf({ ...item, text: message.text }));
+          this.#recent.add(
+            authorKey(item.scope, item.channelId, item.authorId),
+            this.#recentOf({ ...item, text: message.text }),
+            this.#clock(),
+          );
         }
       }
       const mode = await this.#platform.mode(item.scope);
@@ -826,7 +839,7 @@ export class Watcher {
   }
 
   async #afterClearings(item: PendingItem, judgment: Judgment): Promise<ReturnType<typeof decideAfterClearings>> {
-    const now = Date.now();
+    const now = this.#clock();
     const clearings = await this.store.clearingsOf(item.scope, item.authorId, now);
     if (clearings.length === 0) return decideAfterClearings(judgment, clearings);
     const confirmed = await this.store.confirmedSince(item.scope, item.authorId, now - this.settings.clearDays * DAY_MS);
@@ -849,7 +862,7 @@ export class Watcher {
       log.warn({ flagId }, 'flag has no card: no review (mod-log) channel is set');
       return undefined;
     }
-    const reservedAt = Date.now();
+    const reservedAt = this.#clock();
     // A recovered card's place was taken by the process that stopped before posting it: taking
     // another would hold the card back behind its own author window.
     const reservation = recovered
