@@ -221,6 +221,37 @@ describe.each(implementations)('%s: reviews teach the watcher', (kind, open) => 
     }
   });
 
+  it('keeps a clearing no longer than the scope’s retention, and a shorter retention set later shortens it', async () => {
+    SCOPE = `discord:${kind}-retention-${Date.now()}`;
+    const store = open(`retention-${kind}`);
+    const run = await start(store);
+    try {
+      await store.watchChannel(SCOPE, 'C1', 0);
+      await store.setCards(SCOPE, 'C1', true);
+      const now = Date.now();
+      // Kept 7 days: the 30-day clearing ends with them.
+      await store.setRetention(SCOPE, 7, 30, now);
+      const short = await run.post('C1', 'A1', text(93, 60));
+      await store.review(SCOPE, short!.flagId, 'false_positive', 'MOD1', now, { clearForMs: 30 * DAY_MS });
+      expect(await store.clearingsOf(SCOPE, 'A1', now + 6 * DAY_MS)).toHaveLength(1);
+      expect(await store.clearingsOf(SCOPE, 'A1', now + 8 * DAY_MS)).toEqual([]);
+      // Kept 30 days, then 10: the clearing made under 30 ends 10 days after its review.
+      await store.setRetention(SCOPE, null, 30, now);
+      const long = await run.post('C1', 'A2', text(93, 60));
+      await store.review(SCOPE, long!.flagId, 'false_positive', 'MOD1', now, { clearForMs: 30 * DAY_MS });
+      expect(await store.clearingsOf(SCOPE, 'A2', now + 20 * DAY_MS)).toHaveLength(1);
+      await store.setRetention(SCOPE, 10, 30, now);
+      expect(await store.clearingsOf(SCOPE, 'A2', now + 9 * DAY_MS)).toHaveLength(1);
+      expect(await store.clearingsOf(SCOPE, 'A2', now + 11 * DAY_MS)).toEqual([]);
+      // A longer retention does not lengthen a clearing past its window.
+      await store.setRetention(SCOPE, 90, 30, now);
+      expect(await store.clearingsOf(SCOPE, 'A2', now + 11 * DAY_MS)).toEqual([]);
+    } finally {
+      await run.watcher.stop();
+      await store.close();
+    }
+  });
+
   it('with clearings off (0 days) keeps nothing and holds nothing back', async () => {
     SCOPE = `discord:${kind}-off-${Date.now()}`;
     const store = open(`off-${kind}`);

@@ -359,8 +359,16 @@ export abstract class SqlStore implements BotDatabase {
         'INSERT INTO ~watch_scope (scope, retention_days) VALUES (?, ?) ON CONFLICT (scope) DO UPDATE SET retention_days = excluded.retention_days',
         [scope, days],
       );
-      await tx.run('UPDATE ~watch_scores SET expires_at = posted_at + ? WHERE scope = ?', [(days ?? defaultDays) * DAY_MS, scope]);
+      const retentionMs = (days ?? defaultDays) * DAY_MS;
+      await tx.run('UPDATE ~watch_scores SET expires_at = posted_at + ? WHERE scope = ?', [retentionMs, scope]);
       await tx.run('DELETE FROM ~watch_scores WHERE scope = ? AND expires_at <= ?', [scope, now]);
+      // A shorter retention shortens the clearings too (never lengthens them past their window).
+      await tx.run('UPDATE ~watch_clearings SET expires_at = cleared_at + ? WHERE scope = ? AND expires_at > cleared_at + ?', [
+        retentionMs,
+        scope,
+        retentionMs,
+      ]);
+      await tx.run('DELETE FROM ~watch_clearings WHERE scope = ? AND expires_at <= ?', [scope, now]);
     });
     await this.deleted();
   }
@@ -500,14 +508,17 @@ export abstract class SqlStore implements BotDatabase {
         'UPDATE ~watch_scores SET outcome = ?, reviewer_id = ?, reviewed_at = ? WHERE scope = ? AND flag_id = ? AND outcome IS NULL',
         [outcome, reviewerId, at, scope, flagId],
       );
-      // The clearing copies the flag's ids and scores in the same transaction: it outlives the score
-      // for the clearing window, whatever the scope's retention does to the score meanwhile.
+      // The clearing copies the flag's ids and scores in the same transaction, so it may outlive the
+      // score; but a record of the member is kept no longer than the scope keeps any: for the
+      // clearing window or the scope's retention (the score's own, expires_at - posted_at) from the
+      // review, whichever is shorter.
       if (changed.changes > 0 && outcome === 'false_positive' && clearForMs > 0) {
         await tx.run(
           `INSERT INTO ~watch_clearings (scope, flag_id, author_id, channel_id, reviewer_id, cleared_at, probability, words, expires_at)
-           SELECT scope, flag_id, author_id, channel_id, ?, ?, probability, COALESCE(words, 0), ? FROM ~watch_scores
+           SELECT scope, flag_id, author_id, channel_id, ?, ?, probability, COALESCE(words, 0),
+             CASE WHEN expires_at - posted_at < ? THEN expires_at - posted_at + ? ELSE ? END FROM ~watch_scores
            WHERE scope = ? AND flag_id = ? ON CONFLICT DO NOTHING`,
-          [reviewerId, at, at + clearForMs, scope, flagId],
+          [reviewerId, at, clearForMs, at, at + clearForMs, scope, flagId],
         );
       }
       return changed.changes > 0;

@@ -220,7 +220,8 @@ export interface WatchStore {
   /**
    * Records a moderator's answer; the first answer stands. Undefined when the flag is no longer kept.
    * A "False positive" with `clearForMs` > 0 also keeps a clearing of the member (ids, date, the
-   * flag's probability and words) until `at + clearForMs` (adapters/chat/watch/clearings.ts).
+   * flag's probability and words) until `at + clearForMs`, or sooner when the scope keeps its records
+   * for less (its retention, counted from `at`) (adapters/chat/watch/clearings.ts).
    */
   review(
     scope: string,
