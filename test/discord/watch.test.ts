@@ -333,7 +333,7 @@ describe.each([
     expect(embed.description).not.toContain(`<@${poster.id}>`);
     expect(embed.description).toContain(`https://discord.com/channels/${r!.world.place.guildId}/${r!.world.general}/${message.id}`);
     const field = (n: string) => embed.fields.find((f: { name: string }) => f.name === n)?.value as string;
-    expect(field('Verdict')).toBe('🔴 Likely AI-written');
+    expect(field('Reads as')).toBe('🔴 Reads as AI-written');
     expect(field('Probability')).toMatch(/^█+░* \d+%$/);
     expect(embed.title).toBe('🔴 Flag for review: this member’s recent messages look AI-written');
     // The member posted just enough for a verdict, so only their last message flags, judged on all of them.

@@ -6,7 +6,7 @@
  * What is kept about a member is ids, scores and outcomes; a message's text lives only in the
  * watcher's memory while the message waits for its score, and on the platform itself.
  */
-import type { Confidence, Mode, Verdict } from '../../../src/contract.ts';
+import type { Confidence, Mode, Origin, Verdict } from '../../../src/contract.ts';
 
 /** How eagerly a scope flags, strictest first; `standard` is the engine's own `likely_ai` verdict. */
 export const PRESETS = ['strict', 'standard', 'loose'] as const;
@@ -168,6 +168,13 @@ export interface Judgment {
   basis: 'author' | 'message';
   probability: number;
   verdict: Verdict;
+  /**
+   * The answer's headline (`origin`: AI-written, the author's own text polished by an AI, partly
+   * AI-written, …), for the card only; the store keeps the verdict.
+   */
+  origin: Origin;
+  /** With `origin: partly_ai`, the share of the words that look generated. */
+  generatedShare?: number | null | undefined;
   confidence: Confidence;
   warnings: string[];
   mode: Mode;

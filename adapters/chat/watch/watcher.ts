@@ -16,6 +16,7 @@ import type { Mode } from '../../../src/contract.ts';
 import { errorCode } from '../errors.ts';
 import { mostAiLikeSentences, truncate } from '../format.ts';
 import { countWords } from '../message-text.ts';
+import { originOfAnswer } from '../origin-words.ts';
 import type { WatchSettings } from './config.ts';
 import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
@@ -740,6 +741,7 @@ export class Watcher {
       basis: 'author',
       probability: result.ai_probability,
       verdict: result.verdict,
+      origin: originOfAnswer(result),
       confidence: result.confidence,
       warnings: Array.isArray(result.warnings) ? result.warnings : [],
       mode: result.mode,
@@ -757,6 +759,8 @@ export class Watcher {
       basis: 'message',
       probability: result.ai_probability,
       verdict: result.verdict,
+      origin: originOfAnswer(result),
+      generatedShare: result.generated_share,
       confidence: result.confidence,
       warnings: Array.isArray(result.warnings) ? result.warnings : [],
       mode: result.mode,

@@ -4,7 +4,8 @@
  * (never a mention), and nothing is posted in the watched channel itself.
  */
 import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
-import { formatPercent, modeLabel, probabilityBar, truncate, VERDICT_COLOURS, VERDICT_EMOJI, verdictLabel } from '../../chat/format.ts';
+import { formatPercent, modeLabel, probabilityBar, truncate } from '../../chat/format.ts';
+import { cardColour, cardReading, cardTitle, READING_FIELD } from '../../chat/watch/card-words.ts';
 import type { ReviewCard } from '../../chat/watch/watcher.ts';
 import { CLEARING_TITLE, clearingNote } from '../../chat/watch/clearings.ts';
 import { OUTCOMES, type Outcome } from '../../chat/watch/types.ts';
@@ -53,7 +54,7 @@ export function cardEmbed(card: ReviewCard, guildId: string): APIEmbed {
     `**Posted:** <t:${Math.floor(card.postedAt / 1000)}:f>`,
   ];
   const fields: NonNullable<APIEmbed['fields']> = [
-    { name: 'Verdict', value: `${VERDICT_EMOJI[j.verdict]} ${verdictLabel(j.verdict)}`, inline: true },
+    { name: READING_FIELD, value: cardReading(j), inline: true },
     { name: 'Probability', value: `${probabilityBar(j.probability)} ${formatPercent(j.probability)}`, inline: true },
     {
       name: 'Evidence',
@@ -85,12 +86,10 @@ export function cardEmbed(card: ReviewCard, guildId: string): APIEmbed {
     });
   }
   fields.push({ name: 'Request ID', value: `\`${j.requestId}\``, inline: false });
+  const heading = cardTitle(j);
   return {
-    title:
-      j.basis === 'author'
-        ? `${VERDICT_EMOJI[j.verdict]} Flag for review: this member’s recent messages look AI-written`
-        : `${VERDICT_EMOJI[j.verdict]} Flag for review: possible AI-written message`,
-    color: VERDICT_COLOURS[j.verdict],
+    title: `${heading.emoji} ${heading.text}`,
+    color: cardColour(j),
     description: lines.join('\n'),
     fields,
     footer: {

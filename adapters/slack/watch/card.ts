@@ -4,7 +4,9 @@
  * give way to the outcome, who chose it and when.
  */
 import type { types as SlackTypes } from '@slack/bolt';
-import { formatPercent, modeLabel, probabilityBar, VERDICT_EMOJI, verdictLabel } from '../../chat/format.ts';
+import { formatPercent, modeLabel, probabilityBar } from '../../chat/format.ts';
+import { cardReading, cardTitle, READING_FIELD } from '../../chat/watch/card-words.ts';
+import { originLabel } from '../../chat/origin-words.ts';
 import { CLEARING_TITLE, clearingNote } from '../../chat/watch/clearings.ts';
 import { OUTCOMES, type Outcome } from '../../chat/watch/types.ts';
 import type { ReviewCard } from '../../chat/watch/watcher.ts';
@@ -53,10 +55,8 @@ export interface CardLinks {
 
 export function buildCard(card: ReviewCard, links: CardLinks): SlackMessage {
   const j = card.judgment;
-  const title =
-    j.basis === 'author'
-      ? `${VERDICT_EMOJI[j.verdict]} *Flag for review: this member’s recent messages look AI-written*`
-      : `${VERDICT_EMOJI[j.verdict]} *Flag for review: possible AI-written message*`;
+  const heading = cardTitle(j);
+  const title = `${heading.emoji} *${heading.text}*`;
   const blocks: KnownBlock[] = [
     { type: 'section', text: { type: 'mrkdwn', text: title } },
     {
@@ -64,7 +64,7 @@ export function buildCard(card: ReviewCard, links: CardLinks): SlackMessage {
       fields: [
         { type: 'mrkdwn', text: `*Author:*\n${plainPerson(card.authorName, card.authorId)}` },
         { type: 'mrkdwn', text: `*Channel:*\n<#${card.channelId}>${card.threadId ? ' (thread)' : ''}` },
-        { type: 'mrkdwn', text: `*Verdict:*\n${VERDICT_EMOJI[j.verdict]} ${verdictLabel(j.verdict)}` },
+        { type: 'mrkdwn', text: `*${READING_FIELD}:*\n${cardReading(j)}` },
         { type: 'mrkdwn', text: `*Probability:*\n${probabilityBar(j.probability)} ${formatPercent(j.probability)}` },
       ],
     },
@@ -125,7 +125,7 @@ export function buildCard(card: ReviewCard, links: CardLinks): SlackMessage {
     },
   );
   return {
-    text: `Flag for review: ${plainPerson(card.authorName, card.authorId)} in <#${card.channelId}>, ${verdictLabel(j.verdict)} ${formatPercent(j.probability)}`,
+    text: `Flag for review: ${plainPerson(card.authorName, card.authorId)} in <#${card.channelId}>, ${originLabel(j.origin, j.generatedShare)} ${formatPercent(j.probability)}`,
     blocks,
   };
 }
