@@ -14,10 +14,11 @@
  * member's texts resemble each other as a person's do. Judgments are the real engine's, in process
  * (the author-level score of the member's recent messages, as the bots judge by default).
  *
- * Moderators answer every card by the truth (Confirm when the flagged message is AI-written, False
- * positive when not) with 10% of answers flipped, on the real store (SQLite in a temporary folder)
- * through the same calls the bots make. The month's clock is simulated: the store's calls that take a
- * time (card window and hourly cap, clearings, reviews) are given the message's time.
+ * Moderators answer every card by the truth (Confirm when one of the messages the card shows is
+ * AI-written, False positive when none is) with 10% of answers flipped, on the real store (SQLite in
+ * a temporary folder) through the same calls the bots make. The month's clock is simulated: the
+ * watcher runs on it (`clock`: recent messages, clearings, card window and hourly cap) and reviews
+ * are given the message's time.
  *
  *   npm run replay:reviews
  *   npm run replay:reviews -- --messages 2000 --members 50 --seed 33 --noise 0.1
