@@ -10,10 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../adapters/chat/store/index.ts';
 import { DEFAULT_WATCH_SETTINGS } from '../../adapters/chat/watch/config.ts';
-import type { WatchDetector } from '../../adapters/chat/watch/detector.ts';
 import { DAY_MS } from '../../adapters/chat/watch/types.ts';
-import type { DetectAuthorResponse } from '../../src/contract.ts';
-import { testWatcher } from './test-watcher.ts';
+import { humanAuthorDetector, testWatcher } from './test-watcher.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -26,22 +24,7 @@ afterAll(async () => {
 /** How many messages each author-level judgment read, in order. */
 async function windows(name: string, withClock: boolean): Promise<number[]> {
   const seen: number[] = [];
-  const detector: WatchDetector = {
-    detect: () => Promise.reject(new Error('not used: judge is author')),
-    async detectAuthor(request) {
-      seen.push(request.messages.length);
-      return {
-        ai_probability: 0.1,
-        verdict: 'likely_human',
-        confidence: 'low',
-        warnings: [],
-        mode: 'general',
-        messages: request.messages.map((_, index) => ({ index, ai_probability: 0.1, skipped: null })),
-        request_id: `req_${seen.length}`,
-      } as unknown as DetectAuthorResponse;
-    },
-    roomForBackground: async () => true,
-  };
+  const detector = humanAuthorDetector((messages) => seen.push(messages.length));
   const store = new SqliteStore(join(dir, name));
   // Forty days ago: every message is older than the real clock's one-day window.
   let now = Date.now() - 40 * DAY_MS;

@@ -7,11 +7,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WatchDetector } from '../../adapters/chat/watch/detector.ts';
 import { SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
 import type { IncomingMessage } from '../../adapters/chat/watch/watcher.ts';
-import type { DetectAuthorResponse } from '../../src/contract.ts';
-import { testWatcher } from './test-watcher.ts';
+import { humanAuthorDetector, testWatcher } from './test-watcher.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -45,25 +43,9 @@ async function judgedSizes(ordered: boolean, name: string): Promise<Record<strin
   const scope = 'discord:1';
   await store.watchChannel(scope, 'C1', 0);
   const sizes: Record<string, number> = {};
-  const detector: WatchDetector = {
-    detect: () => Promise.reject(new Error('not used')),
-    async detectAuthor(request) {
-      sizes[request.messages.at(-1)!.slice(0, 9)] = request.messages.length;
-      return {
-        ai_probability: 0.1,
-        verdict: 'likely_human',
-        confidence: 'low',
-        warnings: [],
-        mode: 'general',
-        request_id: 'req_test',
-        model: 'test',
-        messages_used: request.messages.length,
-        words_used: 0,
-        messages: [],
-      } as unknown as DetectAuthorResponse;
-    },
-    roomForBackground: async () => true,
-  };
+  const detector = humanAuthorDetector((messages) => {
+    sizes[messages.at(-1)!.slice(0, 9)] = messages.length;
+  });
   const watcher = testWatcher({ store: slowLookups(store, [150, 0]), detector, idlePollMs: 10 });
   watcher.start();
   try {
