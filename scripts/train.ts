@@ -15,6 +15,14 @@
  *                  artifact, byte for byte; on a shared loaded machine the run gets more than one share)
  *   --polish-recall X  operating point of the polished-vs-generated head: the share of polished and
  *                  rewritten training texts (out of fold) that it calls polished (default 0.85)
+ *   --polish-extras a,b|none  the head's own signals it reads (POLISH_EXTRA_NAMES of src/detector/polish.ts;
+ *                  default all), --polish-trees N its trees (default 150, depth 3; 0 = linear only),
+ *                  --polish-sparse-scale X, --polish-l2-dense X, --polish-l2-sparse X, --polish-balance X
+ *                  its linear part (defaults 1, 1e-4, 1e-6, 0.5), --no-polish-rewrites: the Learning-to-Rewrite
+ *                  and Turkish satire rewrites count as AI-written, not polished (scripts/polish-cv.ts chose these)
+ *   --refit-polish FILE  refit only the polish head, from the fold models FILE (`--fold-models`) of the run
+ *                  that wrote --from PATH (default models/detector.bin); the rest of that artifact is kept
+ *                  byte for byte, so the document model's scores stay the same; writes --out
  *   --loso         instead of training the artifact, leave-one-source-out over train: every source
  *                  held out in turn (LMs, classifier, trees and thresholds fitted without it);
  *                  prints AUROC and likely_ai rates per source, writes models/loso.json
@@ -68,7 +76,7 @@ import { dirname, join, resolve } from 'node:path';
 import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { deleteArticles, misspell } from '../src/detector/attacks.ts';
-import { writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
+import { readArtifact, writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
 import { TextDetector, aiThresholdFor, calibrateForLength, countWords, humanThresholdFor } from '../src/detector/engine.ts';
 import {
   DENSE_DIM,
@@ -86,8 +94,11 @@ import {
 } from '../src/detector/features.ts';
 import { CharLM, buildCharLM, type CharLMArrays } from '../src/detector/charlm.ts';
 import { BigramLM, buildBigramLM, buildCrossMoments, type BigramArrays } from '../src/detector/lm.ts';
-import { formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
-import type { FoldModelData } from './lib/fold-models.ts';
+import { auroc, formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
+import { POLISHED_THRESHOLD } from '../src/detector/origin.ts';
+import { foldModels, type FoldModelData } from './lib/fold-models.ts';
+import { polishArtifact, polishLabel, trainPolishHead, type PolishFitOptions, type PolishSample } from './lib/polish-head.ts';
+import { POLISH_EXTRA_NAMES, polishExtras, type PolishExtraName } from '../src/detector/polish.ts';
 import { neutralise } from './lib/shortcuts.ts';
 import { LoadedModel, blendScores, linearScore, oodScore, stackedInput, type LinearWeights } from '../src/detector/model.ts';
 import { forestMargin, trainForest, type Forest, type GBDTOptions } from '../src/detector/gbdt.ts';
@@ -207,6 +218,34 @@ const HUMAN_MAX_MISS = Number(arg('--human-max-miss') ?? 0.03);
 const HUMAN_GUARD_MIN = 20;
 /** Share of polished / rewritten training texts (out of fold) the polish head calls polished (its 0.5). */
 const POLISH_RECALL = Number(arg('--polish-recall') ?? 0.85);
+/**
+ * The polish head's settings (`scripts/lib/polish-head.ts`), chosen by grouped cross-validation on
+ * train with `scripts/polish-cv.ts` (docs/detector.md, "AI-polished vs AI-written, second round").
+ */
+const POLISH_TREES = Number(arg('--polish-trees') ?? 150);
+const POLISH_OPTS: PolishFitOptions & { rewrites: boolean } = {
+  epochs: Number(arg('--epochs') ?? 8),
+  lr: Number(arg('--lr') ?? 0.1),
+  l2Dense: Number(arg('--polish-l2-dense') ?? 1e-4),
+  l2Sparse: Number(arg('--polish-l2-sparse') ?? 1e-6),
+  sparseScale: Number(arg('--polish-sparse-scale') ?? 1),
+  seed: SEED + 100,
+  balance: Number(arg('--polish-balance') ?? 0.5),
+  extras: (arg('--polish-extras') ?? POLISH_EXTRA_NAMES.join(','))
+    .split(',')
+    .filter((n) => n && n !== 'none')
+    .map((n) => {
+      if (!(POLISH_EXTRA_NAMES as readonly string[]).includes(n)) throw new Error(`--polish-extras: unknown signal ${n}`);
+      return n as PolishExtraName;
+    }),
+  ...(POLISH_TREES > 0
+    ? { trees: { trees: POLISH_TREES, depth: 3, learningRate: 0.05, lambda: 1, minChildWeight: 5, bins: 64, linearWeight: 0.5 } }
+    : {}),
+  rewrites: !process.argv.includes('--no-polish-rewrites'),
+};
+/** --refit-polish FILE: refit only the polish head, from the fold models FILE of the run that trained `--from`. */
+const REFIT_POLISH = arg('--refit-polish');
+const REFIT_FROM = resolve(ROOT, arg('--from') ?? 'models/detector.bin');
 /** Per-source cap on the share of human texts flagged (checked on out-of-fold scores). */
 const SOURCE_MAX_FPR = Number(arg('--source-max-fpr') ?? 0.01);
 const SOURCE_GUARD_MIN = 20;
@@ -710,78 +749,46 @@ function fitCalibration(docs: Doc[], oof: number[], floorScale = 1): Record<stri
 }
 
 /**
- * The polish head's label of an AI text: 1 for a human's text polished, edited or rewritten by an AI
- * (v4 `contribution` polished / rewritten, and the MixSet `polish of human text` / `rewrite of human
- * text` generators), 0 for text an AI wrote (AI text paraphrased by an AI counts as AI-written).
+ * The polished-vs-generated head's training texts: the original AI training texts, each with its
+ * cross-fitted features, its out-of-fold raw score and the head's own signals under the LMs of the
+ * fold that did not see it (as a new text gets them from the final model).
  */
-export function polishLabel(row: CorpusRow): 0 | 1 {
-  if (row.contribution === 'polished' || row.contribution === 'rewritten') return 1;
-  if (row.contribution) return 0;
-  return /polish of human text|rewrite of human text/i.test(row.generator) ? 1 : 0;
-}
-
-interface PolishHead {
-  weights: LinearWeights;
-  a: number;
-  b: number;
-  /** Out-of-fold probabilities of the AI training texts it was fitted on (index into `train`). */
-  oof: Map<number, number>;
+function polishSamples(
+  train: Doc[],
+  feats: FeatureVector[],
+  oofRaw: readonly number[],
+  contexts: readonly LMContext[],
+): { idx: number[]; samples: PolishSample[] } {
+  const idx = train.map((_, i) => i).filter((i) => train[i]!.y === 1 && !train[i]!.aug);
+  const samples = idx.map((i): PolishSample => {
+    const d = train[i]!;
+    return {
+      row: d.row,
+      f: feats[i]!,
+      extras: polishExtras(d.lower, contexts[d.fold]!, oofRaw[i]!),
+      y: polishLabel(d.row, POLISH_OPTS.rewrites),
+    };
+  });
+  return { idx, samples };
 }
 
 /**
- * The polished-vs-generated head: logistic regression over the same cross-fitted features, fitted on
- * the AI training texts (original texts only). Platt-scaled on its out-of-fold scores, then shifted
- * so that 0.5 is the operating point at which POLISH_RECALL of the polished / rewritten texts read
- * as polished.
+ * The polish head out of fold (its own group folds) on the v4 training texts of 40+ words, the
+ * population of the issue's target: AUROC between polished + rewritten and generated + humanized,
+ * and the share of the polished ones at or over the head's 0.5 and the headline's POLISHED_THRESHOLD.
  */
-function fitPolishHead(train: Doc[], feats: FeatureVector[], mean: Float64Array, std: Float64Array): PolishHead {
-  const idx = train.map((_, i) => i).filter((i) => train[i]!.y === 1 && !train[i]!.aug);
-  const label = idx.map((i) => polishLabel(train[i]!.row));
-  // Each (source, label) cell weighs (mean cell size / its size)^BALANCE, then both labels weigh the same in total.
-  const cell = (j: number): string => `${train[idx[j]!]!.row.source}|${label[j]}`;
-  const counts = new Map<string, number>();
-  for (let j = 0; j < idx.length; j++) counts.set(cell(j), (counts.get(cell(j)) ?? 0) + 1);
-  const meanSize = idx.length / counts.size;
-  const raw = idx.map((_, j) => (meanSize / counts.get(cell(j))!) ** BALANCE);
-  const total = [0, 0];
-  raw.forEach((w, j) => {
-    total[label[j]!]! += w;
-  });
-  const rows: TrainRow[] = idx.map((i, j) => {
-    const f = feats[i]!;
-    const z = new Float64Array(DENSE_DIM);
-    for (let k = 0; k < DENSE_DIM; k++) z[k] = (f.dense[k]! - mean[k]!) / std[k]!;
-    return { f, z, y: label[j]!, w: (raw[j]! * idx.length) / (2 * total[label[j]!]!) };
-  });
-  const oofScore = new Array<number>(idx.length);
-  for (let k = 0; k < FOLDS; k++) {
-    const w = trainLogistic(
-      rows.filter((_, j) => train[idx[j]!]!.fold !== k),
-      mean,
-      std,
-      { ...LR_OPTS, seed: SEED + 100 + k },
-    );
-    idx.forEach((i, j) => {
-      if (train[i]!.fold === k) oofScore[j] = linearScore(feats[i]!, w);
-    });
-  }
-  const weights = trainLogistic(rows, mean, std, { ...LR_OPTS, seed: SEED + 100 });
-  const platt = fitPlatt(
-    oofScore,
-    label,
-    rows.map((r) => r.w),
+function reportPolish(samples: readonly PolishSample[], oof: readonly number[]): void {
+  const v4 = samples.map((_, j) => j).filter((j) => samples[j]!.row.contribution !== undefined && samples[j]!.f.words >= 40);
+  const isPolished = (j: number): boolean => ['polished', 'rewritten'].includes(samples[j]!.row.contribution!);
+  const pol = v4.filter(isPolished);
+  const share = (t: number): string => `${((100 * pol.filter((j) => oof[j]! >= t).length) / Math.max(1, pol.length)).toFixed(1)}%`;
+  console.log(
+    `\nPolish head, out of fold on v4 train (40+ words): AUROC ${auroc(
+      v4.map((j) => oof[j]!),
+      v4.map((j) => (isPolished(j) ? 1 : 0)),
+    ).toFixed(3)} (${pol.length} polished / rewritten, ${v4.length - pol.length} generated / humanized); ` +
+      `polished / rewritten at >= 0.5: ${share(0.5)}, at >= ${POLISHED_THRESHOLD}: ${share(POLISHED_THRESHOLD)}`,
   );
-  const polished = idx
-    .map((_, j) => j)
-    .filter((j) => label[j] === 1)
-    .map((j) => platt.a * oofScore[j]! + platt.b)
-    .sort((x, z) => x - z);
-  // The logit at which POLISH_RECALL of the polished texts lie above: that point becomes 0.5.
-  const cut = polished[Math.min(polished.length - 1, Math.floor((1 - POLISH_RECALL) * polished.length))] ?? 0;
-  const b = platt.b - cut;
-  const oof = new Map<number, number>();
-  for (let j = 0; j < idx.length; j++) oof.set(idx[j]!, 1 / (1 + Math.exp(-(platt.a * oofScore[j]! + b))));
-  return { weights, a: platt.a, b, oof };
 }
 
 /** Dense features that describe register (fluency under the human LM, sentence shape, punctuation), not authorship. */
@@ -874,6 +881,76 @@ function modelArrays(f: Pick<Fitted, 'final' | 'weights' | 'forest'>): Record<st
   };
 }
 
+/**
+ * The model id: a hash of every array and of the header facts that change a score. `--refit-polish`
+ * computes it from the artifact it starts from, as `npm run train` did, so that a refitted head
+ * gets the id a full run with the same settings gives.
+ */
+function modelVersion(arrays: Record<string, Float32Array | Uint32Array>, facts: Record<string, unknown>): string {
+  const hash = createHash('sha256');
+  for (const a of Object.values(arrays)) hash.update(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+  hash.update(JSON.stringify(facts));
+  return `td1-${hash.digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * `--refit-polish FILE`: the polish head alone, refitted on the cross-fitted features that the fold
+ * models FILE (`--fold-models` of the run that wrote `--from`) give the training texts, which are the
+ * features that run fitted its head on; everything else of `--from` is kept as it is, so the
+ * document model's scores do not change. Minutes instead of a full training run.
+ */
+function refitPolish(train: Doc[]): void {
+  const { header, arrays } = readArtifact(REFIT_FROM);
+  const data = v8.deserialize(readFileSync(REFIT_POLISH!)) as FoldModelData[];
+  if (data.length !== FOLDS) throw new Error(`--refit-polish: ${REFIT_POLISH} has ${data.length} folds, this run ${FOLDS}`);
+  const fm = foldModels(header, arrays, data);
+  // A fold cache of another run scores the texts differently than that run's out-of-fold calibration: refuse it.
+  const probe = train.find((d) => d.y === 1 && !d.aug && d.words >= 40);
+  if (probe && fm.foldOf(probe.row) !== probe.fold) throw new Error('--refit-polish: the fold cache assigns other folds');
+  const feats: FeatureVector[] = new Array(train.length);
+  const raw = new Array<number>(train.length).fill(0);
+  train.forEach((d, i) => {
+    if (d.y !== 1 || d.aug) return;
+    const r = fm.rawLogit(d.fold, normalize(d.row.text).text, d.row.language);
+    feats[i] = r.features;
+    raw[i] = r.raw;
+  });
+  log('polish refit: cross-fitted features of the AI training texts');
+  const mean = Float64Array.from(header.dense.mean);
+  const std = Float64Array.from(header.dense.std);
+  const ps = polishSamples(train, feats, raw, fm.lm);
+  const fittedPolish = trainPolishHead(ps.samples, mean, std, POLISH_OPTS, POLISH_RECALL);
+  reportPolish(ps.samples, fittedPolish.oof);
+  const polish = polishArtifact(fittedPolish.head);
+  log(`polish head done (a=${polish.header.a.toFixed(3)}, b=${polish.header.b.toFixed(3)})`);
+  const kept = Object.fromEntries(Object.entries(arrays).filter(([name]) => !name.startsWith('polish.')));
+  const out = { ...kept, ...polish.arrays };
+  const version = modelVersion(out, {
+    calibration: header.calibration,
+    ood: header.ood,
+    vocabList: header.vocab,
+    mean: header.dense.mean,
+    std: header.dense.std,
+    bias: header.bias,
+    forest: header.forest ? [header.forest.base, header.forest.linearWeight ?? 0] : null,
+    polish: polish.header,
+  });
+  const { arrays: _layout, ...rest } = header;
+  const next: Omit<ArtifactHeader, 'arrays'> = {
+    ...rest,
+    version,
+    polish: polish.header,
+    training: { ...header.training, polishRecall: POLISH_RECALL, polishHead: POLISH_OPTS, polishRefitFrom: header.version },
+  };
+  if (DRY_RUN) {
+    log(`dry run: ${version} not written`);
+    return;
+  }
+  mkdirSync(dirname(OUT), { recursive: true });
+  writeArtifact(OUT, next, out);
+  log(`wrote ${OUT} (${version}; document model of ${header.version} kept)`);
+}
+
 function evaluate(
   detector: TextDetector,
   rows: CorpusRow[],
@@ -930,6 +1007,8 @@ interface Fitted {
   foldScore: (fold: number, lower: string, language: Language) => number;
   /** The fold models themselves (what `scripts/lib/fold-models.ts` rebuilds), for `--fold-models FILE`. */
   foldData: FoldModelData[];
+  /** Fold k's LMs (built without fold k), as the features see them. */
+  contexts: LMContext[];
 }
 
 /** LMs (cross-fitted), linear model, stacked trees; used for the artifact and for every LOGO round. */
@@ -993,7 +1072,7 @@ async function fitModel(train: Doc[], brownIds: Uint16Array[], vocab: Map<string
     forest: foldForest[k],
     linearWeight: USE_TREES ? LINEAR_WEIGHT : 0,
   }));
-  return { final, weights, forest, oof, mean, std, feats, foldScore, foldData };
+  return { final, weights, forest, oof, mean, std, feats, foldScore, foldData, contexts };
 }
 
 async function main(): Promise<void> {
@@ -1048,14 +1127,22 @@ async function main(): Promise<void> {
     await runGroupOut(LOSO ? 'source' : 'generator', train, brownIds, vocab);
     return;
   }
+  if (REFIT_POLISH) {
+    refitPolish(train);
+    return;
+  }
 
   const fitted = await fitModel(train, brownIds, vocab);
   const { final, weights, forest, oof, mean, std, feats } = fitted;
   // Calibration and thresholds from the original texts only: the perturbed copies are not a sample of real input.
   const nOrig = trainPrep.length;
   const calibration = fitCalibration(train.slice(0, nOrig), oof.slice(0, nOrig));
-  const polish = fitPolishHead(train, feats, mean, std);
-  log(`polish head done (a=${polish.a.toFixed(3)}, b=${polish.b.toFixed(3)})`);
+  const ps = polishSamples(train, feats, oof, fitted.contexts);
+  const fittedPolish = trainPolishHead(ps.samples, mean, std, POLISH_OPTS, POLISH_RECALL);
+  reportPolish(ps.samples, fittedPolish.oof);
+  const polishOof = new Map(ps.idx.map((i, j) => [i, fittedPolish.oof[j]!] as [number, number]));
+  const polish = polishArtifact(fittedPolish.head);
+  log(`polish head done (a=${polish.header.a.toFixed(3)}, b=${polish.header.b.toFixed(3)})`);
   const oofPath = arg('--dump-oof');
   if (oofPath) {
     // The calibration data itself (out-of-fold raw scores), for studying calibration offline.
@@ -1070,7 +1157,7 @@ async function main(): Promise<void> {
         ...(d.row.contribution ? { contribution: d.row.contribution } : {}),
         words: d.words,
         oof: oof[i],
-        ...(polish.oof.has(i) ? { polished: polish.oof.get(i) } : {}),
+        ...(polishOof.has(i) ? { polished: polishOof.get(i) } : {}),
       }),
     );
     writeFileSync(oofPath, `${lines.join('\n')}\n`);
@@ -1107,26 +1194,17 @@ async function main(): Promise<void> {
     ),
   );
 
-  const arrays = {
-    ...modelArrays({ final, weights, forest }),
-    'polish.dense': polish.weights.dense,
-    'polish.sparse': polish.weights.sparse,
-  };
-  const hash = createHash('sha256');
-  for (const a of Object.values(arrays)) hash.update(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
-  hash.update(
-    JSON.stringify({
-      calibration,
-      ood,
-      vocabList,
-      mean: [...mean],
-      std: [...std],
-      bias: weights.bias,
-      forest: forest ? [forest.base, LINEAR_WEIGHT] : null,
-      polish: [polish.weights.bias, polish.a, polish.b],
-    }),
-  );
-  const version = `td1-${hash.digest('hex').slice(0, 12)}`;
+  const arrays = { ...modelArrays({ final, weights, forest }), ...polish.arrays };
+  const version = modelVersion(arrays, {
+    calibration,
+    ood,
+    vocabList,
+    mean: [...mean],
+    std: [...std],
+    bias: weights.bias,
+    forest: forest ? [forest.base, LINEAR_WEIGHT] : null,
+    polish: polish.header,
+  });
   const header: Omit<ArtifactHeader, 'arrays'> = {
     format: 'textdetect-model',
     formatVersion: 1,
@@ -1148,7 +1226,7 @@ async function main(): Promise<void> {
       : {}),
     calibration,
     ood,
-    polish: { bias: polish.weights.bias, a: polish.a, b: polish.b },
+    polish: polish.header,
     pos: { tags: TAG_NAMES, suffix: TAGGER_SUFFIX, defaultTag: TAGGER.defaultTag },
     training: {
       train: trainRows.length,
@@ -1164,6 +1242,7 @@ async function main(): Promise<void> {
       targetFpr: TARGET_FPR,
       humanMaxMiss: HUMAN_MAX_MISS,
       polishRecall: POLISH_RECALL,
+      polishHead: POLISH_OPTS,
       augmentation: {
         share: AUG_FRAC,
         weight: AUG_WEIGHT,

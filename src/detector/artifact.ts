@@ -72,8 +72,17 @@ export interface ArtifactHeader {
    * features (the detector's `dense.mean` / `dense.std`) and the hashed sparse features (arrays
    * `polish.dense`, `polish.sparse`), calibrated so that at 0.5 the training's `--polish-recall` of polished texts read as polished; the
    * headline calls a text polished from POLISHED_THRESHOLD (contract.ts), above that point. Absent in earlier artifacts.
+   * `extra`: the head's own signals it also reads (`POLISH_EXTRA_NAMES` of polish.ts, by name), their
+   * standardisation and weights; `forest`: trees over [dense features, those signals] (arrays
+   * `polish.gb.*`), their margin blended with the linear logit. Both absent in the first head.
    */
-  polish?: { bias: number; a: number; b: number };
+  polish?: {
+    bias: number;
+    a: number;
+    b: number;
+    extra?: { names: string[]; mean: number[]; std: number[]; weights: number[] };
+    forest?: { depth: number; nTrees: number; nFeatures: number; base: number; linearWeight: number };
+  };
   /** Part-of-speech tagger: tag names (id 0 is the text start), word endings → tag id, the unknown-word tag. */
   pos?: { tags: string[]; suffix: Array<[string, number]>; defaultTag: number };
   /** Free-form training facts (data sizes, options, dev metrics) for humans reading the file. */

@@ -108,7 +108,8 @@ export class TextDetector implements Detector {
     if (fallback) warnings.push('calibration_fallback');
     const lower = lowerForFeatures(norm.text, language);
     const f = this.m.features(lower, language);
-    let p = calibrateForLength(this.m.rawLogit(f), calib, f.words);
+    const raw = this.m.rawLogit(f);
+    let p = calibrateForLength(raw, calib, f.words);
     const short = f.words < SHORT_TEXT_WORDS;
     if (short) {
       warnings.push('short_text');
@@ -171,7 +172,7 @@ export class TextDetector implements Detector {
       generated_spans: parts?.spans ?? [],
       generated_share: parts?.share ?? null,
       composition: parts?.composition ?? null,
-      polished_probability: short ? null : polishedOf(this.m, f),
+      polished_probability: short ? null : polishedOf(this.m, f, lower, raw),
       // Read off the finished answer just below, by the one rule every route shares.
       origin: 'uncertain',
     };
@@ -249,10 +250,12 @@ export class TextDetector implements Detector {
       words += n;
     }
     let p = 0.5;
-    let pooled: ReturnType<LoadedModel['features']> | undefined;
+    let pooled: { f: ReturnType<LoadedModel['features']>; lower: string; raw: number } | undefined;
     if (used.length > 0) {
-      pooled = this.m.features(lowerForFeatures(normalize(poolMessages(used)).text, language), language);
-      p = round4(authorProbability(author, this.m.rawLogit(pooled), words));
+      const lower = lowerForFeatures(normalize(poolMessages(used)).text, language);
+      const f = this.m.features(lower, language);
+      pooled = { f, lower, raw: this.m.rawLogit(f) };
+      p = round4(authorProbability(author, pooled.raw, words));
     }
     const band = authorBandFor(author, words);
     // The evidence floor of one text, on the used messages' words together: below it no verdict
@@ -260,7 +263,7 @@ export class TextDetector implements Detector {
     const evidence_needed = evidenceNeeded(used.length, words);
     // Polished or written: read off the messages pooled into one text, like ai_probability, because
     // single chat lines are mostly under the evidence floor on their own.
-    const polished_probability = pooled && !evidence_needed ? polishedOf(this.m, pooled) : null;
+    const polished_probability = pooled && !evidence_needed ? polishedOf(this.m, pooled.f, pooled.lower, pooled.raw) : null;
     let verdict = verdictOf(p, band.aiThreshold, author.humanThreshold);
     if (evidence_needed) {
       warnings.add('too_little_evidence');
@@ -389,8 +392,8 @@ export function shortestCalibrated(calib: GroupCalibration): number {
 }
 
 /** The polish head's probability at four decimals; null for an artifact trained before the head existed. */
-function polishedOf(m: LoadedModel, f: ReturnType<LoadedModel['features']>): number | null {
-  const p = m.polishedProbability(f);
+function polishedOf(m: LoadedModel, f: ReturnType<LoadedModel['features']>, lower: string, raw: number): number | null {
+  const p = m.polishedProbability(f, lower, raw);
   return p === undefined ? null : round4(p);
 }
 

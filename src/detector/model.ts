@@ -7,6 +7,7 @@ import { extractFeatures, DENSE_DIM, HASH_DIM, type FeatureVector, type LMContex
 import { forestMargin, type Forest } from './gbdt.ts';
 import { CharLM } from './charlm.ts';
 import { BigramLM, type BigramArrays } from './lm.ts';
+import { needsExtras, polishExtras, polishHeadFrom, polishRaw, type PolishHead } from './polish.ts';
 import type { PosContext, PosLMArrays } from './pos.ts';
 import type { Language, Mode } from './types.ts';
 
@@ -122,7 +123,7 @@ export class LoadedModel {
   readonly forest: Forest | undefined;
   private readonly linearWeight: number;
   /** The polished-vs-generated head (`header.polish`), when the artifact has one. */
-  private readonly polish: { w: LinearWeights; a: number; b: number } | undefined;
+  private readonly polish: PolishHead | undefined;
   private readonly stack = new Float64Array(DENSE_DIM + 1);
 
   constructor(header: ArtifactHeader, arrays: ArtifactArrays) {
@@ -159,16 +160,7 @@ export class LoadedModel {
       std: Float64Array.from(header.dense.std),
     };
     this.linearWeight = header.forest?.linearWeight ?? 0;
-    if (header.polish) {
-      const pd = arrays['polish.dense'] as Float32Array | undefined;
-      const ps = arrays['polish.sparse'] as Float32Array | undefined;
-      if (!pd || !ps) throw new Error('Model artifact lacks the weights of its polish head.');
-      this.polish = {
-        w: { bias: header.polish.bias, dense: pd, sparse: ps, mean: this.weights.mean, std: this.weights.std },
-        a: header.polish.a,
-        b: header.polish.b,
-      };
-    }
+    this.polish = polishHeadFrom(header, arrays);
     if (header.forest) {
       const feat = arrays['gb.feature'];
       const thr = arrays['gb.threshold'] as Float32Array | undefined;
@@ -197,11 +189,14 @@ export class LoadedModel {
 
   /**
    * Probability that an AI-touched text is a human's text polished or rewritten by an AI rather than
-   * AI-written (0.5 = the operating point); undefined for an artifact without the head.
+   * AI-written (0.5 = the operating point); undefined for an artifact without the head. `lower` is
+   * the text `f` was extracted from and `raw` its `rawLogit`, which the head's own signals read.
    */
-  polishedProbability(f: FeatureVector): number | undefined {
-    if (!this.polish) return undefined;
-    return sigmoid(this.polish.a * linearScore(f, this.polish.w) + this.polish.b);
+  polishedProbability(f: FeatureVector, lower: string, raw: number): number | undefined {
+    const h = this.polish;
+    if (!h) return undefined;
+    const extras = needsExtras(h) ? polishExtras(lower, this.lm, raw) : undefined;
+    return sigmoid(h.a * polishRaw(h, f, extras) + h.b);
   }
 
   calibrationFor(language: Language, mode: Mode): GroupCalibration {

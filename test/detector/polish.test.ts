@@ -12,7 +12,10 @@ import { createDetector, DEFAULT_AUTHOR_MODEL_PATH, DEFAULT_MODEL_PATH, type Det
 import { auroc, metricRow } from '../../src/detector/metrics.ts';
 import { LoadedModel, linearScore, round4, sigmoid } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
+import { forestMargin } from '../../src/detector/gbdt.ts';
 import { POLISHED_THRESHOLD } from '../../src/detector/origin.ts';
+import { POLISH_EXTRA_NAMES, polishExtras, polishHeadFrom, polishLinear, polishTreeInput } from '../../src/detector/polish.ts';
+import { calibratePolish, polishArtifact, polishFolds, polishLabel } from '../../scripts/lib/polish-head.ts';
 import { isSampler, readJsonl, type CorpusRow } from '../../src/detector/training.ts';
 import { trainingDataFile } from '../helpers/training-data.ts';
 
@@ -38,8 +41,11 @@ let header: ArtifactHeader;
 let arrays: ArtifactArrays;
 /** The shipped artifact with a polish head of known weights (one dense feature, one hashed slot). */
 let withHead: { detector: TextDetector; model: LoadedModel };
+/** The shipped artifact as it is. */
+let shipped: TextDetector;
 beforeAll(() => {
   ({ header, arrays } = readArtifact(DEFAULT_MODEL_PATH));
+  shipped = new TextDetector(new LoadedModel(header, arrays));
   const h: ArtifactHeader = { ...header, polish: { bias: -0.2, a: 1.3, b: 0.1 } };
   const model = new LoadedModel(h, { ...arrays, 'polish.dense': headDense, 'polish.sparse': headSparse });
   withHead = { detector: new TextDetector(model, readAuthorModel(DEFAULT_AUTHOR_MODEL_PATH)), model };
@@ -79,8 +85,134 @@ describe('polished_probability', () => {
     expect(few.polished_probability).toBeNull();
     const r = withHead.detector.detectAuthor(MESSAGES);
     expect(r.evidence_needed).toBeNull();
-    const pooled = withHead.model.features(lowerForFeatures(normalize(MESSAGES.join('\n')).text, 'en'), 'en');
-    expect(r.polished_probability).toBe(round4(withHead.model.polishedProbability(pooled)!));
+    const lower = lowerForFeatures(normalize(MESSAGES.join('\n')).text, 'en');
+    const pooled = withHead.model.features(lower, 'en');
+    expect(r.polished_probability).toBe(round4(withHead.model.polishedProbability(pooled, lower, withHead.model.rawLogit(pooled))!));
+  });
+});
+
+describe('the head of the second round: its own signals and trees (polish.ts)', () => {
+  const TWO_SENTENCES = 'The committee met on Tuesday to review the budget. Members raised concerns about the cost of the new roof.';
+
+  it('computes the per-sentence signals from the same LMs, passing the raw score through', () => {
+    const model = withHead.model;
+    const lower = lowerForFeatures(normalize(LONG).text, 'en');
+    const e = polishExtras(lower, model.lm, 1.25);
+    expect(e).toHaveLength(POLISH_EXTRA_NAMES.length);
+    const at = (n: (typeof POLISH_EXTRA_NAMES)[number]): number => e[POLISH_EXTRA_NAMES.indexOf(n)]!;
+    expect(at('raw')).toBe(1.25);
+    expect(at('s_diff_min')).toBeLessThanOrEqual(at('s_diff_max'));
+    expect(at('s_diff_std')).toBeGreaterThan(0);
+    expect(at('s_diff_ai_share')).toBeGreaterThanOrEqual(0);
+    expect(at('s_diff_ai_share')).toBeLessThanOrEqual(1);
+    // One sentence: no spread, its lowest and highest are the same.
+    const one = polishExtras(lowerForFeatures(normalize('The committee met on Tuesday to review the budget.').text, 'en'), model.lm, 0);
+    expect(one[POLISH_EXTRA_NAMES.indexOf('s_diff_std')]).toBe(0);
+    expect(one[POLISH_EXTRA_NAMES.indexOf('s_diff_min')]).toBe(one[POLISH_EXTRA_NAMES.indexOf('s_diff_max')]);
+    // Words outside the vocabulary (a writer's misspellings) raise the out-of-vocabulary share.
+    const typos = polishExtras(
+      lowerForFeatures(normalize('The comittee mett on Tusday to reveiw the budjet. Members raised concerns about the cost.').text, 'en'),
+      model.lm,
+      0,
+    );
+    const clean = polishExtras(lowerForFeatures(normalize(TWO_SENTENCES).text, 'en'), model.lm, 0);
+    expect(typos[POLISH_EXTRA_NAMES.indexOf('oov')]).toBeGreaterThan(clean[POLISH_EXTRA_NAMES.indexOf('oov')]!);
+  });
+
+  it('the shipped head reads its signals and trees: polished_probability is its calibrated blend', () => {
+    const head = polishHeadFrom(header, arrays);
+    expect(head?.extra?.index.length).toBeGreaterThan(0);
+    expect(head?.forest?.nTrees).toBeGreaterThan(0);
+    const r = shipped.detect(LONG);
+    const lower = lowerForFeatures(normalize(LONG).text, 'en');
+    const m = new LoadedModel(header, arrays);
+    const f = m.features(lower, 'en');
+    const extras = polishExtras(lower, m.lm, m.rawLogit(f));
+    const lin = polishLinear(head!, f, extras);
+    const blend =
+      (1 - head!.forest!.linearWeight) * forestMargin(head!.forest!, polishTreeInput(head!, f, extras)) + head!.forest!.linearWeight * lin;
+    expect(r.polished_probability).toBe(round4(sigmoid(head!.a * blend + head!.b)));
+  });
+
+  it('survives the artifact: a head stored by polishArtifact reads back with the same scores', () => {
+    const { header: ph, arrays: pa } = polishArtifact(polishHeadFrom(header, arrays)!);
+    // As an artifact stores it: the header as JSON, the arrays as copies of their bytes.
+    const stored = JSON.parse(JSON.stringify(ph)) as typeof ph;
+    const copies = Object.fromEntries(Object.entries(pa).map(([k, v]) => [k, v.slice()]));
+    const kept = Object.fromEntries(Object.entries(arrays).filter(([k]) => !k.startsWith('polish.')));
+    const again = new TextDetector(new LoadedModel({ ...header, polish: stored }, { ...kept, ...copies }));
+    for (const text of [LONG, `${TWO_SENTENCES} ${LONG}`])
+      expect(again.detect(text).polished_probability).toBe(shipped.detect(text).polished_probability);
+  });
+
+  it('refuses a head that reads a signal this code does not compute, or declares trees without them', () => {
+    const p = header.polish!;
+    expect(() => new LoadedModel({ ...header, polish: { ...p, extra: { ...p.extra!, names: ['no_such_signal'] } } }, arrays)).toThrow(
+      /unknown signal no_such_signal/,
+    );
+    const { 'polish.gb.leaf': _leaf, ...withoutTrees } = arrays;
+    expect(() => new LoadedModel(header, withoutTrees)).toThrow(/trees of its polish head/);
+  });
+});
+
+describe('training the head (scripts/lib/polish-head.ts)', () => {
+  const row = (source: string, generator: string, contribution?: CorpusRow['contribution'], text = 'x'): CorpusRow =>
+    ({
+      id: `${source}-${generator}-${text.length}`,
+      text,
+      label: 'ai',
+      mode: 'general',
+      language: 'en',
+      source,
+      generator,
+      ...(contribution ? { contribution } : {}),
+    }) as CorpusRow;
+
+  it('labels polished and rewritten texts 1, AI-written and humanised ones 0; the rewrite sources only when asked', () => {
+    expect(polishLabel(row('imbd-revised', 'gpt-4o', 'rewritten'))).toBe(1);
+    expect(polishLabel(row('gede-essays', 'gpt-4o-mini', 'humanized'))).toBe(0);
+    expect(polishLabel(row('mixset-revised', 'gpt-4 (word-level polish of human text)'))).toBe(1);
+    expect(polishLabel(row('mixset-revised', 'gpt-4 (humanize of AI text) [source model Dolly]'))).toBe(0);
+    expect(polishLabel(row('l2r-general', 'gpt-4o'))).toBe(0);
+    expect(polishLabel(row('l2r-general', 'gpt-4o'), true)).toBe(1);
+    expect(polishLabel(row('tr-satire-rewrite', 'LLM (not named in the repository)'), true)).toBe(1);
+    expect(polishLabel(row('detectrl-yelp', 'gpt-3.5-turbo + LLM polish'), true)).toBe(0);
+  });
+
+  it('puts the AI texts made from one human original in one fold, whatever their ids', () => {
+    const original =
+      'The harbour authority announced on Monday that ferry services between the islands would resume after repairs to the northern pier were finished';
+    const rows = [
+      row('imbd-revised', 'gpt-4o', 'polished', original),
+      row('imbd-revised', 'qwen2-7b-instruct', 'rewritten', `${original}, officials said, thanking residents for their patience`),
+      row(
+        'imbd-revised',
+        'llama-3-8b-instruct',
+        'generated',
+        `Ferry services between the islands would resume after the northern pier repairs, the harbour authority announced on Monday`,
+      ),
+    ];
+    for (let seed = 0; seed < 8; seed++) {
+      const folds = polishFolds(
+        rows.map((r) => ({ ...r, id: `${r.id}-${seed}` })),
+        4,
+      );
+      expect(new Set(folds).size, `seed ${seed}`).toBe(1);
+    }
+  });
+
+  it('sets the operating point on the reference texts only', () => {
+    // Scores 0..9; labels: the reference polished texts score 6..9, the others 1 and 2.
+    const oof = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+    const labels = [0, 1, 1, 0, 0, 0, 1, 1, 1, 1];
+    const reference = [false, false, false, false, false, false, true, true, true, true];
+    const w = oof.map(() => 1);
+    const on = (ref: boolean[]): number => {
+      const { a, b } = calibratePolish(oof, labels, w, 0.75, ref);
+      return -b / a; // the score at 0.5
+    };
+    expect(on(reference)).toBeCloseTo(7, 6);
+    expect(on(labels.map((y) => y === 1))).toBeCloseTo(2, 6);
   });
 });
 
@@ -138,9 +270,11 @@ describe('likely_human thresholds per length band', () => {
 });
 
 /**
- * The shipped model on v4-dev (td1-cfc9afcbf95f: polished + rewritten vs generated AUROC 0.819,
- * 3 of 90 polished texts shown as AI-written; instruction-tuned AI texts called likely_human at most
- * 5.7% of a source, APT-Eval's polished texts; no human text likely_ai). Floors under those figures.
+ * The shipped model on v4-dev (td1-46b2d4866180, the second-round polish head on the document model
+ * of td1-cfc9afcbf95f: polished + rewritten vs generated AUROC 0.893, was 0.819; 9 of 90 polished
+ * texts shown as AI-written at POLISHED_THRESHOLD, was 5; instruction-tuned AI texts called
+ * likely_human at most 5.7% of a source, APT-Eval's polished texts; no human text likely_ai).
+ * Floors under those figures: the issue's targets, AUROC ≥ 0.85 and ≤ 20% shown as AI-written.
  */
 describe.skipIf(!existsSync(V4_DEV))('v4-dev', () => {
   let scored: Array<{ row: CorpusRow; r: DetectionResult }>;
@@ -159,7 +293,7 @@ describe.skipIf(!existsSync(V4_DEV))('v4-dev', () => {
         ai.map((x) => x.r.polished_probability!),
         y,
       ),
-    ).toBeGreaterThanOrEqual(0.8);
+    ).toBeGreaterThanOrEqual(0.85);
     const pol = scored.filter((x) => polished(x.row));
     const shownWritten = pol.filter((x) => x.r.verdict === 'likely_ai' && x.r.polished_probability! < POLISHED_THRESHOLD).length;
     expect(shownWritten / pol.length).toBeLessThanOrEqual(0.2);
