@@ -270,8 +270,8 @@ describe('likely_human thresholds per length band', () => {
 });
 
 /**
- * The shipped model on v4-dev (td1-46b2d4866180, the second-round polish head on the document model
- * of td1-cfc9afcbf95f: polished + rewritten vs generated AUROC 0.893, was 0.819; 9 of 90 polished
+ * The shipped model on v4-dev (td1-68ecc14e4ba8, the second-round polish head on the document model
+ * of td1-cfc9afcbf95f: polished + rewritten vs generated AUROC 0.896, was 0.819; 8 of 90 polished
  * texts shown as AI-written at POLISHED_THRESHOLD, was 5; instruction-tuned AI texts called
  * likely_human at most 5.7% of a source, APT-Eval's polished texts; no human text likely_ai).
  * Floors under those figures: the issue's targets, AUROC ≥ 0.85 and ≤ 20% shown as AI-written.
