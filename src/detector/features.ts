@@ -120,7 +120,7 @@ const FUNCTION_WORDS: Record<'en' | 'tr', Set<string>> = {
 };
 
 export interface LMContext {
-  vocab: Map<string, number>;
+  vocab: VocabLookup;
   human: BigramLM;
   ai: BigramLM;
   /** Per context: E and Var of log p_human under the AI model's next-token distribution. */
@@ -152,25 +152,26 @@ export interface FeatureVector {
 /**
  * Counts of one block's hashed features, in a small open-addressing table keyed by feature
  * index: a 300-word text touches a few thousand of the 2^18 indices, and a table that fits in
- * the core's cache counts them faster than an array of all 2^18. `touched` lists the slots in
- * the order their features were first seen, which is the order the features are output (and
- * their squares summed) in, as with a plain array of counts.
+ * the core's cache counts them faster than an array of all 2^18. A slot is two words, the
+ * feature index (−1 when free) and its count, so a probe reads one cache line. `touched` lists
+ * the slots in the order their features were first seen, which is the order the features are
+ * output (and their squares summed) in, as with a plain array of counts.
  */
-let counted = new Int32Array(1 << 14).fill(-1);
-let counts = new Float32Array(1 << 14);
+let slots = new Int32Array(2 << 14).fill(-1);
 let touched = new Int32Array(1 << 14);
 let countMask = (1 << 14) - 1;
 /** The output of `sparseFeatures` before it is copied out. */
 let outIdx = new Int32Array(1 << 14);
 let outVal = new Float32Array(1 << 14);
+/** The characters of the text the character n-grams read, folded (digits to `0`, line breaks to spaces). */
+let folded = new Uint16Array(4096);
 
 /** Makes room for counting up to `adds` distinct features in one block and for `total` features out. */
 function reserve(adds: number, total: number): void {
-  if (adds * 2 > counted.length) {
-    let cap = counted.length;
+  if (adds * 2 > touched.length) {
+    let cap = touched.length;
     while (cap < adds * 2) cap <<= 1;
-    counted = new Int32Array(cap).fill(-1);
-    counts = new Float32Array(cap);
+    slots = new Int32Array(2 * cap).fill(-1);
     touched = new Int32Array(cap);
     countMask = cap - 1;
   }
@@ -184,14 +185,15 @@ function reserve(adds: number, total: number): void {
 function count(j: number, distinct: number): number {
   let h = Math.imul(j, 0x9e3779b1) & countMask;
   for (;;) {
-    const k = counted[h]!;
+    const at = h << 1;
+    const k = slots[at]!;
     if (k === j) {
-      counts[h]! += 1;
+      slots[at + 1]!++;
       return distinct;
     }
     if (k === -1) {
-      counted[h] = j;
-      counts[h] = 1;
+      slots[at] = j;
+      slots[at + 1] = 1;
       touched[distinct] = h;
       return distinct + 1;
     }
@@ -277,28 +279,96 @@ function meanStd(values: Float64Array): [number, number] {
 
 /**
  * Moves the counted block into the output from position `at` with sqrt-tf and L2 normalisation
- * (a count's square root is kept at float32 precision, as the features' values are); returns
- * the new output length.
+ * (a count's square root is kept at float32 precision, as the features' values are, and its
+ * square summed unrounded); returns the new output length.
  */
 function flushBlock(distinct: number, at: number): number {
   let norm = 0;
   for (let i = 0; i < distinct; i++) {
-    const h = touched[i]!;
-    const v = Math.sqrt(counts[h]!);
-    counts[h] = v;
+    const v = Math.sqrt(slots[(touched[i]! << 1) + 1]!);
     norm += v * v;
   }
   const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
   for (let i = 0; i < distinct; i++) {
-    const h = touched[i]!;
-    outIdx[at] = counted[h]!;
-    outVal[at++] = counts[h]! * inv;
-    counted[h] = -1;
+    const slot = touched[i]! << 1;
+    outIdx[at] = slots[slot]!;
+    outVal[at++] = Math.fround(Math.sqrt(slots[slot + 1]!)) * inv;
+    slots[slot] = -1;
   }
   return at;
 }
 
-export function tokenIds(tokens: string[], vocab: Map<string, number>): Uint16Array {
+/** What `tokenIds` needs of a vocabulary: a `Map` (training builds one), or the loaded model's `Vocabulary`. */
+export interface VocabLookup {
+  get(token: string): number | undefined;
+  readonly size: number;
+}
+
+/**
+ * Token → id of a model's vocabulary, answering as a `Map` of its words to their positions does
+ * (a word listed twice has its last position). A `Map` of tens of thousands of strings costs a
+ * text's tokens three scattered memory reads each (bucket, entry, key); here a token's own hash
+ * picks a slot holding that hash and the id, so a probe is one read, and the word itself is read
+ * only to confirm a match.
+ */
+export class Vocabulary implements VocabLookup {
+  readonly size: number;
+  private readonly words: readonly string[];
+  /** Per slot: the word's hash and its id (−1: free). */
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+
+  constructor(words: readonly string[]) {
+    this.words = words;
+    let cap = 2;
+    while (cap < words.length * 2) cap <<= 1;
+    this.slots = new Int32Array(2 * cap).fill(-1);
+    this.mask = cap - 1;
+    let size = 0;
+    for (let id = 0; id < words.length; id++) {
+      const word = words[id]!;
+      const hash = vocabHash(word);
+      let h = mix(hash) & this.mask;
+      for (;;) {
+        const at = h << 1;
+        const other = this.slots[at + 1]!;
+        if (other === -1) {
+          this.slots[at] = hash;
+          this.slots[at + 1] = id;
+          size++;
+          break;
+        }
+        if (this.slots[at] === hash && words[other] === word) {
+          this.slots[at + 1] = id;
+          break;
+        }
+        h = (h + 1) & this.mask;
+      }
+    }
+    this.size = size;
+  }
+
+  get(token: string): number | undefined {
+    const hash = vocabHash(token);
+    let h = mix(hash) & this.mask;
+    for (;;) {
+      const at = h << 1;
+      const id = this.slots[at + 1]!;
+      if (id === -1) return undefined;
+      if (this.slots[at] === hash && this.words[id] === token) return id;
+      h = (h + 1) & this.mask;
+    }
+  }
+}
+
+/** FNV-1a over a word's UTF-16 code units, as a signed 32-bit integer (what an Int32Array slot holds). */
+function vocabHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h | 0;
+}
+
+export function tokenIds(tokens: string[], vocab: VocabLookup): Uint16Array {
   const ids = new Uint16Array(tokens.length + 1);
   ids[0] = BOS;
   for (let i = 0; i < tokens.length; i++) ids[i + 1] = vocab.get(tokens[i]!) ?? UNK;
@@ -527,14 +597,19 @@ export function sparseFeatures(masked: string, tokens: readonly string[]): { idx
   }
   let out = flushBlock(distinct, 0);
   distinct = 0;
+  // Each character is read and folded once, not once per n-gram it is in (up to five).
+  if (L > folded.length) folded = new Uint16Array(L * 2);
+  const chars = folded;
+  for (let i = 0; i < L; i++) {
+    const c = masked.charCodeAt(i);
+    // Digits are content, not style.
+    chars[i] = c >= 0x30 && c <= 0x39 ? 0x30 : c === 0x0a ? 0x20 : c;
+  }
   for (let i = 0; i + 3 <= L; i++) {
     let h = 0x811c9dc5;
-    for (let j = 0; j < 5 && i + j < L; j++) {
-      let c = masked.charCodeAt(i + j);
-      if (c >= 0x30 && c <= 0x39)
-        c = 0x30; // digits are content, not style
-      else if (c === 0x0a) c = 0x20;
-      h = Math.imul(h ^ c, 0x01000193);
+    const end = Math.min(5, L - i);
+    for (let j = 0; j < end; j++) {
+      h = Math.imul(h ^ chars[i + j]!, 0x01000193);
       if (j >= 2) distinct = count(mix(h ^ (j * 0x3c6ef372)) & HASH_MASK, distinct);
     }
   }

@@ -15,6 +15,7 @@ import {
   sparseFeatures,
   tokenIds,
   tokenize,
+  Vocabulary,
 } from '../../src/detector/features.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
 import { evidenceWords } from '../../src/detector/language.ts';
@@ -259,6 +260,30 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       'SHOUTING TEXT WITH a few lower words. AND Names',
     ];
     for (const text of texts) expect(evidenceWords(text), text.slice(0, 40)).toEqual(plain(text));
+  });
+
+  it('vocabulary: the hashed table answers as a Map of each word to its position', () => {
+    const plain = new Map(header.vocab.map((word, id) => [word, id] as [string, number]));
+    const table = new Vocabulary(header.vocab);
+    expect(table.size).toBe(plain.size);
+    for (const word of header.vocab) expect(table.get(word), word).toBe(plain.get(word));
+    const others = [
+      ...TEXTS.flatMap(([text, language]) => tokenize(lowerOf(text, language))),
+      ...header.vocab.slice(0, 2000).flatMap((w) => [`${w}s`, w.slice(1), w.toUpperCase(), `${w}\u0307`]),
+      '',
+      '😀',
+      'ı',
+      NUM_TOKEN,
+    ];
+    for (const token of others) expect(table.get(token), token).toBe(plain.get(token));
+    // A word listed twice answers with its last position, as Map.set leaves it.
+    const twice = new Vocabulary(['a', 'b', 'a', 'c']);
+    expect([twice.get('a'), twice.get('b'), twice.get('c'), twice.get('d'), twice.size]).toEqual([2, 1, 3, undefined, 3]);
+    // And the ids a text is scored with are those of the plain Map.
+    for (const [text, language] of TEXTS) {
+      const tokens = tokenize(lowerOf(text, language));
+      expect([...tokenIds(tokens, model.lm.vocab)], text.slice(0, 40)).toEqual([...tokenIds(tokens, plain)]);
+    }
   });
 
   it('word tokens: one ASCII character answered directly, as \\p{L} answers it', () => {
