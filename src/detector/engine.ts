@@ -108,7 +108,10 @@ export class TextDetector implements Detector {
     if (fallback) warnings.push('calibration_fallback');
     const lower = lowerForFeatures(norm.text, language);
     const f = this.m.features(lower, language);
-    let p = calibrateForLength(this.m.rawLogit(f), calib, f.words);
+    // Both linear models in one pass over the features; the polish head's answer is used only
+    // from the evidence floor on.
+    const scored = this.m.rawLogitAndPolished(f);
+    let p = calibrateForLength(scored.raw, calib, f.words);
     const short = f.words < SHORT_TEXT_WORDS;
     if (short) {
       warnings.push('short_text');
@@ -171,7 +174,7 @@ export class TextDetector implements Detector {
       generated_spans: parts?.spans ?? [],
       generated_share: parts?.share ?? null,
       composition: parts?.composition ?? null,
-      polished_probability: short ? null : polishedOf(this.m, f),
+      polished_probability: short || scored.polished === undefined ? null : round4(scored.polished),
       // Read off the finished answer just below, by the one rule every route shares.
       origin: 'uncertain',
     };

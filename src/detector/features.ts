@@ -241,13 +241,15 @@ function select(a: Float64Array, k: number, lo = 0, hi = a.length - 1): number {
  * The q-quantile of `values` as linear interpolation between the two order statistics around
  * q·(n − 1), by selection rather than a sort (reorders `values`). Per text there are a few hundred
  * word and ~6 times as many character log-ratios, and sorting them was a large part of a call.
+ * `from`: values[0 .. from) are already the `from` smallest (a selection made them so), so the
+ * order statistic is looked for in values[from ..] alone (q·(n − 1) must be at least `from`).
  */
-function selectQuantile(values: Float64Array, q: number): number {
+function selectQuantile(values: Float64Array, q: number, from = 0): number {
   if (values.length === 0) return 0;
   const pos = q * (values.length - 1);
   const lo = Math.floor(pos);
   const hi = Math.min(values.length - 1, lo + 1);
-  const a = select(values, lo);
+  const a = select(values, lo, from);
   // After selecting lo, everything above index lo is ≥ a: the next order statistic is their minimum.
   let b = a;
   if (hi !== lo) {
@@ -259,11 +261,13 @@ function selectQuantile(values: Float64Array, q: number): number {
 
 let quantileScratch = new Float64Array(4096);
 /** The 10th and 90th percentiles of `values` (left as they are). */
-function quantiles(values: Float64Array): [number, number] {
+export function quantiles(values: Float64Array): [number, number] {
   if (values.length > quantileScratch.length) quantileScratch = new Float64Array(values.length * 2);
   const copy = quantileScratch.subarray(0, values.length);
   copy.set(values);
-  return [selectQuantile(copy, 0.1), selectQuantile(copy, 0.9)];
+  const p10 = selectQuantile(copy, 0.1);
+  // Selecting the 10th percentile left the smallest tenth at the front: the 90th is among the rest.
+  return [p10, selectQuantile(copy, 0.9, Math.floor(0.1 * (values.length - 1)))];
 }
 
 function meanStd(values: Float64Array): [number, number] {

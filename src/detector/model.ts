@@ -27,6 +27,33 @@ export function linearScore(f: FeatureVector, w: LinearWeights): number {
   return s;
 }
 
+/**
+ * `linearScore` of two weight sets over one feature vector in one pass: each sum takes the same
+ * terms in the same order as `linearScore`'s, so each is `linearScore`'s bit for bit, and the
+ * sparse weights of both are read together (the features' indices are scattered over 2^18 weights
+ * each, so the reads miss the cache, and two independent misses overlap).
+ */
+export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearWeights): [number, number] {
+  let s1 = w1.bias;
+  let s2 = w2.bias;
+  const dense = f.dense;
+  for (let i = 0; i < DENSE_DIM; i++) {
+    s1 += w1.dense[i]! * ((dense[i]! - w1.mean[i]!) / w1.std[i]!);
+    s2 += w2.dense[i]! * ((dense[i]! - w2.mean[i]!) / w2.std[i]!);
+  }
+  const idx = f.idx;
+  const val = f.val;
+  const sparse1 = w1.sparse;
+  const sparse2 = w2.sparse;
+  for (let i = 0; i < idx.length; i++) {
+    const j = idx[i]!;
+    const v = val[i]!;
+    s1 += sparse1[j]! * v;
+    s2 += sparse2[j]! * v;
+  }
+  return [s1, s2];
+}
+
 /** The trees' input: the raw dense features followed by the linear model's logit. */
 export function stackedInput(f: FeatureVector, linearLogit: number, out = new Float64Array(DENSE_DIM + 1)): Float64Array {
   out.set(f.dense);
@@ -189,10 +216,23 @@ export class LoadedModel {
 
   /** Uncalibrated score: the trees' margin over [dense features, linear logit] blended with that logit, or the logit alone. */
   rawLogit(f: FeatureVector): number {
-    const lin = linearScore(f, this.weights);
+    return this.#raw(f, linearScore(f, this.weights));
+  }
+
+  #raw(f: FeatureVector, lin: number): number {
     if (!this.forest) return lin;
     const margin = forestMargin(this.forest, stackedInput(f, lin, this.stack));
     return blendScores(margin, lin, this.linearWeight);
+  }
+
+  /**
+   * `rawLogit(f)` and `polishedProbability(f)` together, the two linear models summed in one pass
+   * over the features (`linearScorePair`): the same numbers as the two calls.
+   */
+  rawLogitAndPolished(f: FeatureVector): { raw: number; polished: number | undefined } {
+    if (!this.polish) return { raw: this.rawLogit(f), polished: undefined };
+    const [lin, polish] = linearScorePair(f, this.weights, this.polish.w);
+    return { raw: this.#raw(f, lin), polished: sigmoid(this.polish.a * polish + this.polish.b) };
   }
 
   /**

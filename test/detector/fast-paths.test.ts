@@ -12,6 +12,7 @@ import {
   extractFeatures,
   isWordToken,
   maskRuns,
+  quantiles,
   sparseFeatures,
   tokenIds,
   tokenize,
@@ -20,7 +21,7 @@ import {
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
 import { evidenceWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
-import { LoadedModel } from '../../src/detector/model.ts';
+import { LoadedModel, linearScore, linearScorePair } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
 
 const { header, arrays } = readArtifact(DEFAULT_MODEL_PATH);
@@ -283,6 +284,43 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
     for (const [text, language] of TEXTS) {
       const tokens = tokenize(lowerOf(text, language));
       expect([...tokenIds(tokens, model.lm.vocab)], text.slice(0, 40)).toEqual([...tokenIds(tokens, plain)]);
+    }
+  });
+
+  it('percentiles: the 90th selected among what the 10th left above it, as interpolating a sorted copy gives', () => {
+    const plain = (values: Float64Array, q: number): number => {
+      if (values.length === 0) return 0;
+      const sorted = [...values].sort((a, b) => a - b);
+      const pos = q * (sorted.length - 1);
+      const lo = Math.floor(pos);
+      const a = sorted[lo]!;
+      const b = sorted[Math.min(sorted.length - 1, lo + 1)]!;
+      return a + (b - a) * (pos - lo);
+    };
+    let seed = 7;
+    const random = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    for (const n of [0, 1, 2, 3, 5, 9, 10, 11, 20, 57, 300, 1799, 4000]) {
+      for (const kind of ['spread', 'ties', 'zeros']) {
+        const values = Float64Array.from({ length: n }, () =>
+          kind === 'spread' ? (random() - 0.6) * 9 : kind === 'ties' ? Math.round(random() * 4) / 2 : random() < 0.5 ? -0 : 0,
+        );
+        const before = [...values];
+        expect(quantiles(values), `${kind} ${n}`).toEqual([plain(values, 0.1), plain(values, 0.9)]);
+        expect([...values]).toEqual(before);
+      }
+    }
+  });
+
+  it('linear models: the detector’s and the polish head’s sums in one pass, as linearScore sums each', () => {
+    const polish = (model as unknown as { polish: { w: Parameters<typeof linearScore>[1] } }).polish.w;
+    const long = Array.from({ length: 60 }, (_, i) => TEXTS[i % 5]![0]).join(' ');
+    for (const [text, language] of [...TEXTS, [long, 'en'] as [string, 'en']]) {
+      const f = extractFeatures(lowerOf(text, language), language, model.lm);
+      expect(linearScorePair(f, model.weights, polish), text.slice(0, 40)).toEqual([linearScore(f, model.weights), linearScore(f, polish)]);
+      expect(model.rawLogitAndPolished(f), text.slice(0, 40)).toEqual({ raw: model.rawLogit(f), polished: model.polishedProbability(f) });
     }
   });
 
