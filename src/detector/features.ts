@@ -166,6 +166,21 @@ let outVal = new Float32Array(1 << 14);
 /** The characters of the text the character n-grams read, folded (digits to `0`, line breaks to spaces). */
 let folded = new Uint16Array(4096);
 
+/**
+ * The characters of `text` as the character n-grams read them, in a scratch array: digits fold to
+ * `0` (they are content, not style) and line breaks to spaces. Read and folded once, not once per
+ * n-gram a character is in (up to five).
+ */
+function foldedChars(text: string): Uint16Array {
+  if (text.length > folded.length) folded = new Uint16Array(text.length * 2);
+  const chars = folded;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    chars[i] = c >= 0x30 && c <= 0x39 ? 0x30 : c === 0x0a ? 0x20 : c;
+  }
+  return chars;
+}
+
 /** Makes room for counting up to `adds` distinct features in one block and for `total` features out. */
 function reserve(adds: number, total: number): void {
   if (adds * 2 > touched.length) {
@@ -601,14 +616,7 @@ export function sparseFeatures(masked: string, tokens: readonly string[]): { idx
   }
   let out = flushBlock(distinct, 0);
   distinct = 0;
-  // Each character is read and folded once, not once per n-gram it is in (up to five).
-  if (L > folded.length) folded = new Uint16Array(L * 2);
-  const chars = folded;
-  for (let i = 0; i < L; i++) {
-    const c = masked.charCodeAt(i);
-    // Digits are content, not style.
-    chars[i] = c >= 0x30 && c <= 0x39 ? 0x30 : c === 0x0a ? 0x20 : c;
-  }
+  const chars = foldedChars(masked);
   for (let i = 0; i + 3 <= L; i++) {
     let h = 0x811c9dc5;
     const end = Math.min(5, L - i);
@@ -756,13 +764,12 @@ export function hashedWeightSums(
   let charN = 0;
   const text = maskRuns(lower);
   const L = text.length;
+  const chars = foldedChars(text);
   for (let i = 0; i + 3 <= L; i++) {
     let h = 0x811c9dc5;
-    for (let j = 0; j < 5 && i + j < L; j++) {
-      let c = text.charCodeAt(i + j);
-      if (c >= 0x30 && c <= 0x39) c = 0x30;
-      else if (c === 0x0a) c = 0x20;
-      h = Math.imul(h ^ c, 0x01000193);
+    const end = Math.min(5, L - i);
+    for (let j = 0; j < end; j++) {
+      h = Math.imul(h ^ chars[i + j]!, 0x01000193);
       if (j >= 2) {
         char += sparse[mix(h ^ (j * 0x3c6ef372)) & HASH_MASK]!;
         charN++;

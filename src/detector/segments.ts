@@ -361,10 +361,13 @@ export function sentenceRatios(model: SegmentModel, evidence: Float64Array, n: n
   return out;
 }
 
-function logSumExp(x: number, y: number): number {
+export function logSumExp(x: number, y: number): number {
   const m = x > y ? x : y;
   if (m === -Infinity) return m;
-  return m + Math.log(Math.exp(x - m) + Math.exp(y - m));
+  if (m === Infinity || Number.isNaN(m)) return m + Math.log(Math.exp(x - m) + Math.exp(y - m));
+  // One of the two is m, and exp(m − m) is exactly 1: one exp instead of two, the same sum.
+  const other = x > y ? y : x;
+  return m + Math.log(1 + Math.exp(other - m));
 }
 
 /**

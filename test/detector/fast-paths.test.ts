@@ -10,6 +10,7 @@ import {
   HASH_DIM,
   NUM_TOKEN,
   extractFeatures,
+  hashedWeightSums,
   isWordToken,
   maskRuns,
   quantiles,
@@ -23,6 +24,7 @@ import { evidenceWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
 import { LoadedModel, linearScore, linearScorePair } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
+import { logSumExp } from '../../src/detector/segments.ts';
 
 const { header, arrays } = readArtifact(DEFAULT_MODEL_PATH);
 const model = new LoadedModel(header, arrays);
@@ -322,6 +324,56 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       expect(linearScorePair(f, model.weights, polish), text.slice(0, 40)).toEqual([linearScore(f, model.weights), linearScore(f, polish)]);
       expect(model.rawLogitAndPolished(f), text.slice(0, 40)).toEqual({ raw: model.rawLogit(f), polished: model.polishedProbability(f) });
     }
+  });
+
+  it('hashed weight sums: the characters folded once, as reading each n-gram’s characters gives', () => {
+    const sparse = model.weights.sparse;
+    const plain = (lower: string) => {
+      const text = maskRuns(lower);
+      let char = 0;
+      let charN = 0;
+      for (let i = 0; i + 3 <= text.length; i++) {
+        let h = 0x811c9dc5;
+        for (let j = 0; j < 5 && i + j < text.length; j++) {
+          let c = text.charCodeAt(i + j);
+          if (c >= 0x30 && c <= 0x39) c = 0x30;
+          else if (c === 0x0a) c = 0x20;
+          h = Math.imul(h ^ c, 0x01000193);
+          if (j >= 2) {
+            char += sparse[mix(h ^ (j * 0x3c6ef372)) & (HASH_DIM - 1)]!;
+            charN++;
+          }
+        }
+      }
+      return { char, charN };
+    };
+    for (const [text, language] of [...TEXTS, ['Line one 42\nline two 7.5; ***** masked', 'en'] as [string, 'en']]) {
+      const lower = lowerOf(text, language);
+      const sums = hashedWeightSums(lower, tokenize(lower), sparse);
+      expect({ char: sums.char, charN: sums.charN }, text.slice(0, 40)).toEqual(plain(lower));
+    }
+  });
+
+  it('log-sum-exp: one exp where the larger term is exp(0) = 1, as computing both gives', () => {
+    const plain = (x: number, y: number) => {
+      const m = x > y ? x : y;
+      if (m === -Infinity) return m;
+      return m + Math.log(Math.exp(x - m) + Math.exp(y - m));
+    };
+    const values = [0, -0, 1e-300, -1e-12, 0.5, -0.5, 3, -3, -40, -745, -746, 700, 709, 710, -1e308, Infinity, -Infinity, Number.NaN];
+    let seed = 11;
+    for (let i = 0; i < 300; i++) {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      values.push((seed / 2 ** 32 - 0.5) * 200);
+    }
+    const differ: string[] = [];
+    for (const x of values) {
+      for (const y of values.slice(0, 60)) {
+        if (!Object.is(logSumExp(x, y), plain(x, y))) differ.push(`${x} ${y}`);
+        if (!Object.is(logSumExp(y, x), plain(y, x))) differ.push(`${y} ${x}`);
+      }
+    }
+    expect(differ).toEqual([]);
   });
 
   it('word tokens: one ASCII character answered directly, as \\p{L} answers it', () => {
