@@ -299,22 +299,23 @@ function meanStd(values: Float64Array): [number, number] {
 /**
  * Moves the counted block into the output from position `at` with sqrt-tf and L2 normalisation
  * (a count's square root is kept at float32 precision, as the features' values are, and its
- * square summed unrounded); returns the new output length.
+ * square summed unrounded); returns the new output length. The table is read once, in the
+ * first-seen order, and the output then scaled in place.
  */
 function flushBlock(distinct: number, at: number): number {
   let norm = 0;
   for (let i = 0; i < distinct; i++) {
-    const v = Math.sqrt(slots[(touched[i]! << 1) + 1]!);
-    norm += v * v;
-  }
-  const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-  for (let i = 0; i < distinct; i++) {
     const slot = touched[i]! << 1;
-    outIdx[at] = slots[slot]!;
-    outVal[at++] = Math.fround(Math.sqrt(slots[slot + 1]!)) * inv;
+    const v = Math.sqrt(slots[slot + 1]!);
+    norm += v * v;
+    outIdx[at + i] = slots[slot]!;
+    // Float32 storage rounds it as the features' values are rounded.
+    outVal[at + i] = v;
     slots[slot] = -1;
   }
-  return at;
+  const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+  for (let i = at; i < at + distinct; i++) outVal[i] = outVal[i]! * inv;
+  return at + distinct;
 }
 
 /** What `tokenIds` needs of a vocabulary: a `Map` (training builds one), or the loaded model's `Vocabulary`. */
