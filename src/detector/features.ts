@@ -506,7 +506,9 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const punct = new Float64Array(10);
   let fw = 0;
   const fwSet = FUNCTION_WORDS[language];
-  for (const tok of tokens) {
+  const fwIds = functionWordIds(lm.vocab, language);
+  for (let t = 0; t < n; t++) {
+    const tok = tokens[t]!;
     const c = tok.charCodeAt(0);
     if (isWordToken(tok)) {
       words++;
@@ -515,7 +517,8 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
       else {
         wordLenSum += tok.length;
         wordLenSq += tok.length * tok.length;
-        if (fwSet.has(tok)) fw++;
+        const id = ids[t + 1]!;
+        if (fwIds && id !== UNK ? fwIds[id] === 1 : fwSet.has(tok)) fw++;
       }
       continue;
     }
@@ -568,7 +571,7 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   dense[k++] = slm > 0 ? Math.log(slMax / slm) : 0;
   dense[k++] = wlm;
   dense[k++] = Math.sqrt(Math.max(0, wordLenSq / plainWords - wlm * wlm));
-  dense[k++] = mattr(tokens, 50);
+  dense[k++] = mattr(tokens, ids, 50);
   for (let i = 0; i < 10; i++) dense[k++] = punct[i]! / nw;
   dense[k++] = fw / plainWords;
   const [rb, rt] = repetition(ids);
@@ -680,34 +683,84 @@ function maxWindowMean(values: Float64Array, window: number, whole: number): num
   return best / window;
 }
 
-/** Moving-average type/token ratio (window w): vocabulary richness independent of length. */
-function mattr(tokens: string[], w: number): number {
-  const words = tokens.filter((t) => t.length > 1 || isLetterToken(t));
-  if (words.length === 0) return 0;
-  if (words.length <= w) return new Set(words).size / words.length;
-  // Each distinct word numbered once, so the sliding window counts in an array instead of a map.
-  const number = new Map<string, number>();
-  const seq = new Int32Array(words.length);
-  for (let i = 0; i < words.length; i++) {
-    let id = number.get(words[i]!);
-    if (id === undefined) {
-      id = number.size;
-      number.set(words[i]!, id);
+/** Per vocabulary id, its sequence number in the current `mattr` call (−1: not seen yet); reset after each call. */
+let numberOfId = new Int32Array(1 << 16).fill(-1);
+let mattrSeq = new Int32Array(1024);
+
+/**
+ * Moving-average type/token ratio (window w): vocabulary richness independent of length. `ids`:
+ * the tokens' vocabulary ids (`tokenIds`, BOS first). Each distinct word is numbered once, so the
+ * sliding window counts in an array instead of a map: a word in the vocabulary by its id (one
+ * string has one id, one id one string: the vocabulary is at most 2^16 distinct words, as the
+ * 16-bit ids and the artifact have it), any other by its text.
+ */
+function mattr(tokens: string[], ids: Uint16Array, w: number): number {
+  if (tokens.length > mattrSeq.length) mattrSeq = new Int32Array(tokens.length * 2);
+  const seq = mattrSeq;
+  let m = 0;
+  let distinctWords = 0;
+  let others: Map<string, number> | undefined;
+  for (let i = 0; i < tokens.length; i++) {
+    const tok = tokens[i]!;
+    if (!(tok.length > 1 || isLetterToken(tok))) continue;
+    const id = ids[i + 1]!;
+    let number: number | undefined;
+    if (id !== UNK) {
+      number = numberOfId[id]!;
+      if (number < 0) {
+        number = distinctWords++;
+        numberOfId[id] = number;
+      }
+    } else {
+      others ??= new Map();
+      number = others.get(tok);
+      if (number === undefined) {
+        number = distinctWords++;
+        others.set(tok, number);
+      }
     }
-    seq[i] = id;
+    seq[m++] = number;
   }
-  const counts = new Int32Array(number.size);
+  for (let i = 1; i < ids.length; i++) numberOfId[ids[i]!] = -1;
+  if (m === 0) return 0;
+  if (m <= w) return distinctWords / m;
+  const counts = new Int32Array(distinctWords);
   let distinct = 0;
   for (let i = 0; i < w; i++) if (counts[seq[i]!]!++ === 0) distinct++;
   let total = distinct;
   let windows = 1;
-  for (let i = w; i < seq.length; i++) {
+  for (let i = w; i < m; i++) {
     if (--counts[seq[i - w]!]! === 0) distinct--;
     if (counts[seq[i]!]!++ === 0) distinct++;
     total += distinct;
     windows++;
   }
   return total / windows / w;
+}
+
+/** Per vocabulary and language, which ids are function words (the stylometry feature's list). */
+const FUNCTION_WORD_IDS = new WeakMap<VocabLookup, Record<'en' | 'tr', Uint8Array>>();
+
+/**
+ * Flags by vocabulary id of the language's function words, so a token in the vocabulary is checked
+ * by its id instead of hashing its text again; undefined for a vocabulary too large for 16-bit ids.
+ */
+function functionWordIds(vocab: VocabLookup, language: 'en' | 'tr'): Uint8Array | undefined {
+  if (vocab.size > 1 << 16) return undefined;
+  let flags = FUNCTION_WORD_IDS.get(vocab);
+  if (!flags) {
+    const of = (lang: 'en' | 'tr'): Uint8Array => {
+      const out = new Uint8Array(1 << 16);
+      for (const word of FUNCTION_WORDS[lang]) {
+        const id = vocab.get(word);
+        if (id !== undefined) out[id] = 1;
+      }
+      return out;
+    };
+    flags = { en: of('en'), tr: of('tr') };
+    FUNCTION_WORD_IDS.set(vocab, flags);
+  }
+  return flags[language];
 }
 
 /** Fraction of token bigrams and trigrams that occur more than once in the text. */

@@ -11,6 +11,7 @@ import {
   NUM_TOKEN,
   extractFeatures,
   hashedWeightSums,
+  isFunctionWord,
   isWordToken,
   maskRuns,
   quantiles,
@@ -171,7 +172,14 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
   it('moving type/token ratio: words numbered once and counted in an array, as a map of words counts them', () => {
     const at = DENSE_NAMES.indexOf('mattr');
     const long = Array.from({ length: 120 }, (_, i) => ['the', 'cat', `w${i % 37}`, 'sat', `x${i % 11}`][i % 5]).join(' ');
-    for (const [text, language] of [...TEXTS, [long, 'en'] as [string, 'en']]) {
+    // Words out of the vocabulary (numbered by their text) among words in it (numbered by id).
+    const mixed = Array.from({ length: 90 }, (_, i) => ['zqvx', `qqj${i % 7}`, 'and', 'blorft', 'the', '7', 'şimdi'][i % 7]).join(' ');
+    const extra: Array<[string, 'en' | 'tr']> = [
+      [long, 'en'],
+      [mixed, 'en'],
+      [mixed, 'tr'],
+    ];
+    for (const [text, language] of [...TEXTS, ...extra]) {
       const lower = lowerOf(text, language);
       const words = tokenize(lower).filter((t) => t.length > 1 || /\p{L}/u.test(t));
       let expected = 0;
@@ -192,6 +200,26 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
         expected = total / windows / 50;
       }
       expect(extractFeatures(lower, language, model.lm).dense[at], text.slice(0, 40)).toBe(expected);
+    }
+  });
+
+  it('function words: a token in the vocabulary checked by its id, as the word list checks its text', () => {
+    const at = DENSE_NAMES.indexOf('function_words');
+    const mixed = Array.from({ length: 90 }, (_, i) => ['zqvx', 'however', 'and', 'blorft', 'The', '7', 've', 'için', 'bir'][i % 9]).join(' ');
+    const texts: Array<[string, 'en' | 'tr']> = [...TEXTS, [mixed, 'en'], [mixed, 'tr']];
+    for (const [text, language] of texts) {
+      const lower = lowerOf(text, language);
+      const tokens = tokenize(lower);
+      let words = 0;
+      let numbers = 0;
+      let fw = 0;
+      for (const tok of tokens) {
+        if (!isWordToken(tok)) continue;
+        words++;
+        if (tok === NUM_TOKEN) numbers++;
+        else if (isFunctionWord(tok, language)) fw++;
+      }
+      expect(extractFeatures(lower, language, model.lm).dense[at], `${language} ${text.slice(0, 40)}`).toBe(fw / Math.max(1, words - numbers));
     }
   });
 
