@@ -684,7 +684,7 @@ function maxWindowMean(values: Float64Array, window: number, whole: number): num
 }
 
 /** Per vocabulary id, its sequence number in the current `mattr` call (−1: not seen yet); reset after each call. */
-let numberOfId = new Int32Array(1 << 16).fill(-1);
+const numberOfId = new Int32Array(1 << 16).fill(-1);
 let mattrSeq = new Int32Array(1024);
 
 /**

@@ -205,7 +205,9 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
 
   it('function words: a token in the vocabulary checked by its id, as the word list checks its text', () => {
     const at = DENSE_NAMES.indexOf('function_words');
-    const mixed = Array.from({ length: 90 }, (_, i) => ['zqvx', 'however', 'and', 'blorft', 'The', '7', 've', 'için', 'bir'][i % 9]).join(' ');
+    const mixed = Array.from({ length: 90 }, (_, i) => ['zqvx', 'however', 'and', 'blorft', 'The', '7', 've', 'için', 'bir'][i % 9]).join(
+      ' ',
+    );
     const texts: Array<[string, 'en' | 'tr']> = [...TEXTS, [mixed, 'en'], [mixed, 'tr']];
     for (const [text, language] of texts) {
       const lower = lowerOf(text, language);
@@ -219,7 +221,9 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
         if (tok === NUM_TOKEN) numbers++;
         else if (isFunctionWord(tok, language)) fw++;
       }
-      expect(extractFeatures(lower, language, model.lm).dense[at], `${language} ${text.slice(0, 40)}`).toBe(fw / Math.max(1, words - numbers));
+      expect(extractFeatures(lower, language, model.lm).dense[at], `${language} ${text.slice(0, 40)}`).toBe(
+        fw / Math.max(1, words - numbers),
+      );
     }
   });
 
