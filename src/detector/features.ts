@@ -745,7 +745,7 @@ const FUNCTION_WORD_IDS = new WeakMap<VocabLookup, Record<'en' | 'tr', Uint8Arra
  * Flags by vocabulary id of the language's function words, so a token in the vocabulary is checked
  * by its id instead of hashing its text again; undefined for a vocabulary too large for 16-bit ids.
  */
-function functionWordIds(vocab: VocabLookup, language: 'en' | 'tr'): Uint8Array | undefined {
+export function functionWordIds(vocab: VocabLookup, language: 'en' | 'tr'): Uint8Array | undefined {
   if (vocab.size > 1 << 16) return undefined;
   let flags = FUNCTION_WORD_IDS.get(vocab);
   if (!flags) {

@@ -25,7 +25,7 @@ import { evidenceWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
 import { LoadedModel, linearScore, linearScorePair } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
-import { logSumExp } from '../../src/detector/segments.ts';
+import { EV_FUNCTION_WORDS, logSumExp, sentenceEvidence } from '../../src/detector/segments.ts';
 
 const { header, arrays } = readArtifact(DEFAULT_MODEL_PATH);
 const model = new LoadedModel(header, arrays);
@@ -224,6 +224,9 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       expect(extractFeatures(lower, language, model.lm).dense[at], `${language} ${text.slice(0, 40)}`).toBe(
         fw / Math.max(1, words - numbers),
       );
+      // The sentences' evidence counts them the same way.
+      const plainSentence = tokens.filter((tok) => isWordToken(tok) && isFunctionWord(tok, language)).length;
+      expect(sentenceEvidence(lower, language, model.lm, model.weights.sparse)[EV_FUNCTION_WORDS], text.slice(0, 40)).toBe(plainSentence);
     }
   });
 
