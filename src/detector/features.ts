@@ -773,8 +773,10 @@ function repetition(ids: Uint16Array): [number, number] {
   // Bigrams in the first half of the table, trigrams in the second: a key is seen again or new.
   const keys = seenKeys.subarray(0, 2 * cap).fill(-1);
   const mask = cap - 1;
-  const seen = (key: number, base: number): boolean => {
-    let h = (Math.imul((key % 4294967296) ^ Math.floor(key / 4294967296), 0x9e3779b1) >>> 0) & mask;
+  // `hash`: the key's low 32 bits xor its high bits, computed by the caller from the ids in
+  // integer arithmetic rather than from the number (a division and a remainder of doubles).
+  const seen = (key: number, hash: number, base: number): boolean => {
+    let h = (Math.imul(hash, 0x9e3779b1) >>> 0) & mask;
     for (;;) {
       const k = keys[base + h]!;
       if (k === key) return true;
@@ -788,8 +790,12 @@ function repetition(ids: Uint16Array): [number, number] {
   let biRep = 0,
     triRep = 0;
   for (let i = 2; i < n; i++) {
-    if (seen(ids[i - 1]! * 65536 + ids[i]!, 0)) biRep++;
-    if (seen((ids[i - 2]! * 65536 + ids[i - 1]!) * 65536 + ids[i]!, cap)) triRep++;
+    const a = ids[i - 2]!;
+    const b = ids[i - 1]!;
+    const c = ids[i]!;
+    const low = (b << 16) | c;
+    if (seen(b * 65536 + c, low, 0)) biRep++;
+    if (seen((a * 65536 + b) * 65536 + c, low ^ a, cap)) triRep++;
   }
   return [biRep / (n - 2), triRep / (n - 2)];
 }
