@@ -18,6 +18,15 @@
  * ratio of two runs a few seconds apart is steadier than either run). Each run also reports the
  * CPU time per call (user + system over the measured calls), which waiting for a busy core does
  * not inflate as it does wall time.
+ *
+ * `--baseline REV --in-process` compares the two builds' 300-word `detect()` CPU time in one process
+ * instead, without and with segments: both detectors are loaded side by side and blocks of
+ * `--block N` calls (default 150) alternate between them, `--blocks N` pairs (default 30), each
+ * block timed by its CPU time, so both see the same load at the same moment (on a shared machine
+ * the separate runs above swing by tens of percent). It runs twice, in two processes, loading
+ * either build first (the one loaded second ran a few percent faster in a check of one build
+ * against itself); printed: each process's median new/old of the block pairs and their geometric
+ * mean. Both detectors' tables share the core's caches here, which each run alone does not.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -248,7 +257,102 @@ async function compare(rev: string): Promise<void> {
   }
 }
 
-if (baseline) {
+/** One process of `--in-process`: both builds' detectors, blocks of calls alternating; prints JSON. */
+async function abChild(newRoot: string, oldRoot: string, newFirst: boolean): Promise<void> {
+  const texts = loadTexts();
+  const texts300 = texts.rows
+    .filter((r) => r.language === 'en')
+    .map((r) => r.text.split(/\s+/))
+    .filter((w) => w.length >= 300)
+    .map((w) => w.slice(0, 300).join(' '));
+  const load = async (root: string) =>
+    (
+      (await import(pathToFileURL(join(root, 'src/detector/index.ts')).href)) as {
+        createDetector: (options: { model?: string }) => Promise<Detector>;
+      }
+    ).createDetector({});
+  const first = await load(newFirst ? newRoot : oldRoot);
+  const second = await load(newFirst ? oldRoot : newRoot);
+  const [neu, old] = newFirst ? [first, second] : [second, first];
+  const block = Number(arg('--block') ?? 150);
+  const blocks = Number(arg('--blocks') ?? 30);
+  let at = 0;
+  const run = (detector: Detector, segments: boolean): number => {
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < block; i++) detector.detect(texts300[(at + i) % texts300.length]!, { mode: 'academic', segments });
+    const used = process.cpuUsage(cpu);
+    return (used.user + used.system) / 1000 / block;
+  };
+  const out: Record<string, { ratio: number; neu: number; old: number }> = {};
+  for (const segments of [false, true]) {
+    for (let i = 0; i < 3; i++) {
+      run(neu, segments);
+      run(old, segments);
+    }
+    const ratios: number[] = [];
+    const neuCpu: number[] = [];
+    const oldCpu: number[] = [];
+    for (let b = 0; b < blocks; b++) {
+      // Which goes first alternates within the pairs too.
+      let n: number;
+      let o: number;
+      if (b % 2) {
+        n = run(neu, segments);
+        o = run(old, segments);
+      } else {
+        o = run(old, segments);
+        n = run(neu, segments);
+      }
+      at += block;
+      ratios.push(n / o);
+      neuCpu.push(n);
+      oldCpu.push(o);
+    }
+    out[segments ? 'segments' : 'plain'] = { ratio: median(ratios), neu: median(neuCpu), old: median(oldCpu) };
+  }
+  console.log(JSON.stringify(out));
+}
+
+/** `--in-process`: the two orders of loading, each in its own process. */
+function compareInProcess(rev: string): void {
+  const dir = unpackRevision(rev);
+  try {
+    const passOn = ['--data', '--texts', '--block', '--blocks'].flatMap((name) => {
+      const value = arg(name);
+      return value === undefined ? [] : [name, value];
+    });
+    const results: Array<{ newFirst: boolean; load: number; out: Record<string, { ratio: number; neu: number; old: number }> }> = [];
+    for (const newFirst of [false, true]) {
+      const load = loadavg()[0]!;
+      const child = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(import.meta.url), '--ab-child', dir, ...(newFirst ? ['--new-first'] : []), ...passOn],
+        { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      if (child.status !== 0) throw new Error(`the in-process comparison exited with ${child.status}`);
+      results.push({ newFirst, load, out: JSON.parse(child.stdout.trim().split('\n').at(-1)!) });
+    }
+    console.log(`new: this checkout; old: ${rev}; 300-word detect() CPU time per call, blocks alternating in one process`);
+    for (const key of ['plain', 'segments']) {
+      const parts = results.map(
+        (r) =>
+          `${r.newFirst ? 'new' : 'old'} loaded first (load ${r.load.toFixed(2)}): new ${r.out[key]!.neu.toFixed(3)} ms, old ${r.out[key]!.old.toFixed(3)} ms, new/old ${r.out[key]!.ratio.toFixed(3)}`,
+      );
+      const mean = Math.sqrt(results[0]!.out[key]!.ratio * results[1]!.out[key]!.ratio);
+      console.log(
+        `${key === 'plain' ? 'detect 300 words' : 'detect 300 words+segments'}: new/old ${mean.toFixed(3)} (geometric mean of the two orders)\n  ${parts.join('\n  ')}`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (arg('--ab-child')) {
+  await abChild(ROOT, arg('--ab-child')!, process.argv.includes('--new-first'));
+} else if (baseline && process.argv.includes('--in-process')) {
+  compareInProcess(baseline);
+} else if (baseline) {
   await compare(baseline);
 } else {
   const texts = loadTexts();

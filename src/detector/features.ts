@@ -120,7 +120,7 @@ const FUNCTION_WORDS: Record<'en' | 'tr', Set<string>> = {
 };
 
 export interface LMContext {
-  vocab: Map<string, number>;
+  vocab: VocabLookup;
   human: BigramLM;
   ai: BigramLM;
   /** Per context: E and Var of log p_human under the AI model's next-token distribution. */
@@ -152,25 +152,41 @@ export interface FeatureVector {
 /**
  * Counts of one block's hashed features, in a small open-addressing table keyed by feature
  * index: a 300-word text touches a few thousand of the 2^18 indices, and a table that fits in
- * the core's cache counts them faster than an array of all 2^18. `touched` lists the slots in
- * the order their features were first seen, which is the order the features are output (and
- * their squares summed) in, as with a plain array of counts.
+ * the core's cache counts them faster than an array of all 2^18. A slot is two words, the
+ * feature index (−1 when free) and its count, so a probe reads one cache line. `touched` lists
+ * the slots in the order their features were first seen, which is the order the features are
+ * output (and their squares summed) in, as with a plain array of counts.
  */
-let counted = new Int32Array(1 << 14).fill(-1);
-let counts = new Float32Array(1 << 14);
+let slots = new Int32Array(2 << 14).fill(-1);
 let touched = new Int32Array(1 << 14);
 let countMask = (1 << 14) - 1;
 /** The output of `sparseFeatures` before it is copied out. */
 let outIdx = new Int32Array(1 << 14);
 let outVal = new Float32Array(1 << 14);
+/** The characters of the text the character n-grams read, folded (digits to `0`, line breaks to spaces). */
+let folded = new Uint16Array(4096);
+
+/**
+ * The characters of `text` as the character n-grams read them, in a scratch array: digits fold to
+ * `0` (they are content, not style) and line breaks to spaces. Read and folded once, not once per
+ * n-gram a character is in (up to five).
+ */
+function foldedChars(text: string): Uint16Array {
+  if (text.length > folded.length) folded = new Uint16Array(text.length * 2);
+  const chars = folded;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    chars[i] = c >= 0x30 && c <= 0x39 ? 0x30 : c === 0x0a ? 0x20 : c;
+  }
+  return chars;
+}
 
 /** Makes room for counting up to `adds` distinct features in one block and for `total` features out. */
 function reserve(adds: number, total: number): void {
-  if (adds * 2 > counted.length) {
-    let cap = counted.length;
+  if (adds * 2 > touched.length) {
+    let cap = touched.length;
     while (cap < adds * 2) cap <<= 1;
-    counted = new Int32Array(cap).fill(-1);
-    counts = new Float32Array(cap);
+    slots = new Int32Array(2 * cap).fill(-1);
     touched = new Int32Array(cap);
     countMask = cap - 1;
   }
@@ -184,14 +200,15 @@ function reserve(adds: number, total: number): void {
 function count(j: number, distinct: number): number {
   let h = Math.imul(j, 0x9e3779b1) & countMask;
   for (;;) {
-    const k = counted[h]!;
+    const at = h << 1;
+    const k = slots[at]!;
     if (k === j) {
-      counts[h]! += 1;
+      slots[at + 1]!++;
       return distinct;
     }
     if (k === -1) {
-      counted[h] = j;
-      counts[h] = 1;
+      slots[at] = j;
+      slots[at + 1] = 1;
       touched[distinct] = h;
       return distinct + 1;
     }
@@ -239,13 +256,15 @@ function select(a: Float64Array, k: number, lo = 0, hi = a.length - 1): number {
  * The q-quantile of `values` as linear interpolation between the two order statistics around
  * q·(n − 1), by selection rather than a sort (reorders `values`). Per text there are a few hundred
  * word and ~6 times as many character log-ratios, and sorting them was a large part of a call.
+ * `from`: values[0 .. from) are already the `from` smallest (a selection made them so), so the
+ * order statistic is looked for in values[from ..] alone (q·(n − 1) must be at least `from`).
  */
-function selectQuantile(values: Float64Array, q: number): number {
+function selectQuantile(values: Float64Array, q: number, from = 0): number {
   if (values.length === 0) return 0;
   const pos = q * (values.length - 1);
   const lo = Math.floor(pos);
   const hi = Math.min(values.length - 1, lo + 1);
-  const a = select(values, lo);
+  const a = select(values, lo, from);
   // After selecting lo, everything above index lo is ≥ a: the next order statistic is their minimum.
   let b = a;
   if (hi !== lo) {
@@ -257,11 +276,13 @@ function selectQuantile(values: Float64Array, q: number): number {
 
 let quantileScratch = new Float64Array(4096);
 /** The 10th and 90th percentiles of `values` (left as they are). */
-function quantiles(values: Float64Array): [number, number] {
+export function quantiles(values: Float64Array): [number, number] {
   if (values.length > quantileScratch.length) quantileScratch = new Float64Array(values.length * 2);
   const copy = quantileScratch.subarray(0, values.length);
   copy.set(values);
-  return [selectQuantile(copy, 0.1), selectQuantile(copy, 0.9)];
+  const p10 = selectQuantile(copy, 0.1);
+  // Selecting the 10th percentile left the smallest tenth at the front: the 90th is among the rest.
+  return [p10, selectQuantile(copy, 0.9, Math.floor(0.1 * (values.length - 1)))];
 }
 
 function meanStd(values: Float64Array): [number, number] {
@@ -277,28 +298,97 @@ function meanStd(values: Float64Array): [number, number] {
 
 /**
  * Moves the counted block into the output from position `at` with sqrt-tf and L2 normalisation
- * (a count's square root is kept at float32 precision, as the features' values are); returns
- * the new output length.
+ * (a count's square root is kept at float32 precision, as the features' values are, and its
+ * square summed unrounded); returns the new output length. The table is read once, in the
+ * first-seen order, and the output then scaled in place.
  */
 function flushBlock(distinct: number, at: number): number {
   let norm = 0;
   for (let i = 0; i < distinct; i++) {
-    const h = touched[i]!;
-    const v = Math.sqrt(counts[h]!);
-    counts[h] = v;
+    const slot = touched[i]! << 1;
+    const v = Math.sqrt(slots[slot + 1]!);
     norm += v * v;
+    outIdx[at + i] = slots[slot]!;
+    // Float32 storage rounds it as the features' values are rounded.
+    outVal[at + i] = v;
+    slots[slot] = -1;
   }
   const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-  for (let i = 0; i < distinct; i++) {
-    const h = touched[i]!;
-    outIdx[at] = counted[h]!;
-    outVal[at++] = counts[h]! * inv;
-    counted[h] = -1;
-  }
-  return at;
+  for (let i = at; i < at + distinct; i++) outVal[i] = outVal[i]! * inv;
+  return at + distinct;
 }
 
-export function tokenIds(tokens: string[], vocab: Map<string, number>): Uint16Array {
+/** What `tokenIds` needs of a vocabulary: a `Map` (training builds one), or the loaded model's `Vocabulary`. */
+export interface VocabLookup {
+  get(token: string): number | undefined;
+  readonly size: number;
+}
+
+/**
+ * Token → id of a model's vocabulary, answering as a `Map` of its words to their positions does
+ * (a word listed twice has its last position). A `Map` of tens of thousands of strings costs a
+ * text's tokens three scattered memory reads each (bucket, entry, key); here a token's own hash
+ * picks a slot holding that hash and the id, so a probe is one read, and the word itself is read
+ * only to confirm a match.
+ */
+export class Vocabulary implements VocabLookup {
+  readonly size: number;
+  private readonly words: readonly string[];
+  /** Per slot: the word's hash and its id (−1: free). */
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+
+  constructor(words: readonly string[]) {
+    this.words = words;
+    let cap = 2;
+    while (cap < words.length * 2) cap <<= 1;
+    this.slots = new Int32Array(2 * cap).fill(-1);
+    this.mask = cap - 1;
+    let size = 0;
+    for (let id = 0; id < words.length; id++) {
+      const word = words[id]!;
+      const hash = vocabHash(word);
+      let h = mix(hash) & this.mask;
+      for (;;) {
+        const at = h << 1;
+        const other = this.slots[at + 1]!;
+        if (other === -1) {
+          this.slots[at] = hash;
+          this.slots[at + 1] = id;
+          size++;
+          break;
+        }
+        if (this.slots[at] === hash && words[other] === word) {
+          this.slots[at + 1] = id;
+          break;
+        }
+        h = (h + 1) & this.mask;
+      }
+    }
+    this.size = size;
+  }
+
+  get(token: string): number | undefined {
+    const hash = vocabHash(token);
+    let h = mix(hash) & this.mask;
+    for (;;) {
+      const at = h << 1;
+      const id = this.slots[at + 1]!;
+      if (id === -1) return undefined;
+      if (this.slots[at] === hash && this.words[id] === token) return id;
+      h = (h + 1) & this.mask;
+    }
+  }
+}
+
+/** FNV-1a over a word's UTF-16 code units, as a signed 32-bit integer (what an Int32Array slot holds). */
+function vocabHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h | 0;
+}
+
+export function tokenIds(tokens: string[], vocab: VocabLookup): Uint16Array {
   const ids = new Uint16Array(tokens.length + 1);
   ids[0] = BOS;
   for (let i = 0; i < tokens.length; i++) ids[i + 1] = vocab.get(tokens[i]!) ?? UNK;
@@ -416,7 +506,9 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   const punct = new Float64Array(10);
   let fw = 0;
   const fwSet = FUNCTION_WORDS[language];
-  for (const tok of tokens) {
+  const fwIds = functionWordIds(lm.vocab, language);
+  for (let t = 0; t < n; t++) {
+    const tok = tokens[t]!;
     const c = tok.charCodeAt(0);
     if (isWordToken(tok)) {
       words++;
@@ -425,7 +517,8 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
       else {
         wordLenSum += tok.length;
         wordLenSq += tok.length * tok.length;
-        if (fwSet.has(tok)) fw++;
+        const id = ids[t + 1]!;
+        if (fwIds && id !== UNK ? fwIds[id] === 1 : fwSet.has(tok)) fw++;
       }
       continue;
     }
@@ -478,7 +571,7 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   dense[k++] = slm > 0 ? Math.log(slMax / slm) : 0;
   dense[k++] = wlm;
   dense[k++] = Math.sqrt(Math.max(0, wordLenSq / plainWords - wlm * wlm));
-  dense[k++] = mattr(tokens, 50);
+  dense[k++] = mattr(tokens, ids, 50);
   for (let i = 0; i < 10; i++) dense[k++] = punct[i]! / nw;
   dense[k++] = fw / plainWords;
   const [rb, rt] = repetition(ids);
@@ -527,14 +620,12 @@ export function sparseFeatures(masked: string, tokens: readonly string[]): { idx
   }
   let out = flushBlock(distinct, 0);
   distinct = 0;
+  const chars = foldedChars(masked);
   for (let i = 0; i + 3 <= L; i++) {
     let h = 0x811c9dc5;
-    for (let j = 0; j < 5 && i + j < L; j++) {
-      let c = masked.charCodeAt(i + j);
-      if (c >= 0x30 && c <= 0x39)
-        c = 0x30; // digits are content, not style
-      else if (c === 0x0a) c = 0x20;
-      h = Math.imul(h ^ c, 0x01000193);
+    const end = Math.min(5, L - i);
+    for (let j = 0; j < end; j++) {
+      h = Math.imul(h ^ chars[i + j]!, 0x01000193);
       if (j >= 2) distinct = count(mix(h ^ (j * 0x3c6ef372)) & HASH_MASK, distinct);
     }
   }
@@ -592,34 +683,84 @@ function maxWindowMean(values: Float64Array, window: number, whole: number): num
   return best / window;
 }
 
-/** Moving-average type/token ratio (window w): vocabulary richness independent of length. */
-function mattr(tokens: string[], w: number): number {
-  const words = tokens.filter((t) => t.length > 1 || isLetterToken(t));
-  if (words.length === 0) return 0;
-  if (words.length <= w) return new Set(words).size / words.length;
-  // Each distinct word numbered once, so the sliding window counts in an array instead of a map.
-  const number = new Map<string, number>();
-  const seq = new Int32Array(words.length);
-  for (let i = 0; i < words.length; i++) {
-    let id = number.get(words[i]!);
-    if (id === undefined) {
-      id = number.size;
-      number.set(words[i]!, id);
+/** Per vocabulary id, its sequence number in the current `mattr` call (−1: not seen yet); reset after each call. */
+const numberOfId = new Int32Array(1 << 16).fill(-1);
+let mattrSeq = new Int32Array(1024);
+
+/**
+ * Moving-average type/token ratio (window w): vocabulary richness independent of length. `ids`:
+ * the tokens' vocabulary ids (`tokenIds`, BOS first). Each distinct word is numbered once, so the
+ * sliding window counts in an array instead of a map: a word in the vocabulary by its id (one
+ * string has one id, one id one string: the vocabulary is at most 2^16 distinct words, as the
+ * 16-bit ids and the artifact have it), any other by its text.
+ */
+function mattr(tokens: string[], ids: Uint16Array, w: number): number {
+  if (tokens.length > mattrSeq.length) mattrSeq = new Int32Array(tokens.length * 2);
+  const seq = mattrSeq;
+  let m = 0;
+  let distinctWords = 0;
+  let others: Map<string, number> | undefined;
+  for (let i = 0; i < tokens.length; i++) {
+    const tok = tokens[i]!;
+    if (!(tok.length > 1 || isLetterToken(tok))) continue;
+    const id = ids[i + 1]!;
+    let number: number | undefined;
+    if (id !== UNK) {
+      number = numberOfId[id]!;
+      if (number < 0) {
+        number = distinctWords++;
+        numberOfId[id] = number;
+      }
+    } else {
+      others ??= new Map();
+      number = others.get(tok);
+      if (number === undefined) {
+        number = distinctWords++;
+        others.set(tok, number);
+      }
     }
-    seq[i] = id;
+    seq[m++] = number;
   }
-  const counts = new Int32Array(number.size);
+  for (let i = 1; i < ids.length; i++) numberOfId[ids[i]!] = -1;
+  if (m === 0) return 0;
+  if (m <= w) return distinctWords / m;
+  const counts = new Int32Array(distinctWords);
   let distinct = 0;
   for (let i = 0; i < w; i++) if (counts[seq[i]!]!++ === 0) distinct++;
   let total = distinct;
   let windows = 1;
-  for (let i = w; i < seq.length; i++) {
+  for (let i = w; i < m; i++) {
     if (--counts[seq[i - w]!]! === 0) distinct--;
     if (counts[seq[i]!]!++ === 0) distinct++;
     total += distinct;
     windows++;
   }
   return total / windows / w;
+}
+
+/** Per vocabulary and language, which ids are function words (the stylometry feature's list). */
+const FUNCTION_WORD_IDS = new WeakMap<VocabLookup, Record<'en' | 'tr', Uint8Array>>();
+
+/**
+ * Flags by vocabulary id of the language's function words, so a token in the vocabulary is checked
+ * by its id instead of hashing its text again; undefined for a vocabulary too large for 16-bit ids.
+ */
+export function functionWordIds(vocab: VocabLookup, language: 'en' | 'tr'): Uint8Array | undefined {
+  if (vocab.size > 1 << 16) return undefined;
+  let flags = FUNCTION_WORD_IDS.get(vocab);
+  if (!flags) {
+    const of = (lang: 'en' | 'tr'): Uint8Array => {
+      const out = new Uint8Array(1 << 16);
+      for (const word of FUNCTION_WORDS[lang]) {
+        const id = vocab.get(word);
+        if (id !== undefined) out[id] = 1;
+      }
+      return out;
+    };
+    flags = { en: of('en'), tr: of('tr') };
+    FUNCTION_WORD_IDS.set(vocab, flags);
+  }
+  return flags[language];
 }
 
 /** Fraction of token bigrams and trigrams that occur more than once in the text. */
@@ -632,8 +773,10 @@ function repetition(ids: Uint16Array): [number, number] {
   // Bigrams in the first half of the table, trigrams in the second: a key is seen again or new.
   const keys = seenKeys.subarray(0, 2 * cap).fill(-1);
   const mask = cap - 1;
-  const seen = (key: number, base: number): boolean => {
-    let h = (Math.imul((key % 4294967296) ^ Math.floor(key / 4294967296), 0x9e3779b1) >>> 0) & mask;
+  // `hash`: the key's low 32 bits xor its high bits, computed by the caller from the ids in
+  // integer arithmetic rather than from the number (a division and a remainder of doubles).
+  const seen = (key: number, hash: number, base: number): boolean => {
+    let h = (Math.imul(hash, 0x9e3779b1) >>> 0) & mask;
     for (;;) {
       const k = keys[base + h]!;
       if (k === key) return true;
@@ -647,8 +790,12 @@ function repetition(ids: Uint16Array): [number, number] {
   let biRep = 0,
     triRep = 0;
   for (let i = 2; i < n; i++) {
-    if (seen(ids[i - 1]! * 65536 + ids[i]!, 0)) biRep++;
-    if (seen((ids[i - 2]! * 65536 + ids[i - 1]!) * 65536 + ids[i]!, cap)) triRep++;
+    const a = ids[i - 2]!;
+    const b = ids[i - 1]!;
+    const c = ids[i]!;
+    const low = (b << 16) | c;
+    if (seen(b * 65536 + c, low, 0)) biRep++;
+    if (seen((a * 65536 + b) * 65536 + c, low ^ a, cap)) triRep++;
   }
   return [biRep / (n - 2), triRep / (n - 2)];
 }
@@ -677,13 +824,12 @@ export function hashedWeightSums(
   let charN = 0;
   const text = maskRuns(lower);
   const L = text.length;
+  const chars = foldedChars(text);
   for (let i = 0; i + 3 <= L; i++) {
     let h = 0x811c9dc5;
-    for (let j = 0; j < 5 && i + j < L; j++) {
-      let c = text.charCodeAt(i + j);
-      if (c >= 0x30 && c <= 0x39) c = 0x30;
-      else if (c === 0x0a) c = 0x20;
-      h = Math.imul(h ^ c, 0x01000193);
+    const end = Math.min(5, L - i);
+    for (let j = 0; j < end; j++) {
+      h = Math.imul(h ^ chars[i + j]!, 0x01000193);
       if (j >= 2) {
         char += sparse[mix(h ^ (j * 0x3c6ef372)) & HASH_MASK]!;
         charN++;

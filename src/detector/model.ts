@@ -3,7 +3,7 @@
  * shared by training (cross-fitted evaluation) and the detector.
  */
 import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from './artifact.ts';
-import { extractFeatures, DENSE_DIM, HASH_DIM, type FeatureVector, type LMContext, type ShortLexWeights } from './features.ts';
+import { extractFeatures, DENSE_DIM, HASH_DIM, Vocabulary, type FeatureVector, type LMContext, type ShortLexWeights } from './features.ts';
 import { forestMargin, type Forest } from './gbdt.ts';
 import { CharLM } from './charlm.ts';
 import { BigramLM, type BigramArrays } from './lm.ts';
@@ -134,8 +134,8 @@ export class LoadedModel {
         `Model ${header.version} was trained with a different feature layout than this code; retrain with \`npm run train\`.`,
       );
     }
-    const vocab = new Map<string, number>();
-    for (const [i, w] of header.vocab.entries()) vocab.set(w, i);
+    // Answers as a Map of each word to its position would (src/detector/features.ts).
+    const vocab = new Vocabulary(header.vocab);
     this.lm = {
       pos: posContextFrom(header, arrays),
       vocab,
@@ -181,7 +181,10 @@ export class LoadedModel {
 
   /** Uncalibrated score: the trees' margin over [dense features, linear logit] blended with that logit, or the logit alone. */
   rawLogit(f: FeatureVector): number {
-    const lin = linearScore(f, this.weights);
+    return this.#raw(f, linearScore(f, this.weights));
+  }
+
+  #raw(f: FeatureVector, lin: number): number {
     if (!this.forest) return lin;
     const margin = forestMargin(this.forest, stackedInput(f, lin, this.stack));
     return blendScores(margin, lin, this.linearWeight);

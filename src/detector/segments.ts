@@ -11,7 +11,7 @@
  * train:segments`), fitted on mixed documents built from the training corpora.
  */
 import { forestMargin, type Forest } from './gbdt.ts';
-import { hashedWeightSums, isFunctionWord, isWordToken, tokenIds, tokenize, type LMContext } from './features.ts';
+import { functionWordIds, hashedWeightSums, isFunctionWord, isWordToken, tokenIds, tokenize, type LMContext } from './features.ts';
 import { UNK, bigramPair } from './lm.ts';
 import { round4 } from './model.ts';
 import { lowerForFeatures } from './normalize.ts';
@@ -191,6 +191,8 @@ export function sentenceEvidence(
   let letters = 0;
   let functionWords = 0;
   const bigrams = bigramPair(lm.human, lm.ai);
+  // A token in the vocabulary is checked by its id, the rest by its text (features.ts).
+  const fwIds = functionWordIds(lm.vocab, language);
   for (let t = 1; t < ids.length; t++) {
     const prev = ids[t - 1]!;
     const cur = ids[t]!;
@@ -207,7 +209,7 @@ export function sentenceEvidence(
     if (isWordToken(tok)) {
       words++;
       letters += tok.length;
-      if (isFunctionWord(tok, language)) functionWords++;
+      if (fwIds && cur !== UNK ? fwIds[cur] === 1 : isFunctionWord(tok, language)) functionWords++;
     } else if (tok === ',') commas++;
   }
   let pos = 0;
@@ -361,10 +363,13 @@ export function sentenceRatios(model: SegmentModel, evidence: Float64Array, n: n
   return out;
 }
 
-function logSumExp(x: number, y: number): number {
+export function logSumExp(x: number, y: number): number {
   const m = x > y ? x : y;
   if (m === -Infinity) return m;
-  return m + Math.log(Math.exp(x - m) + Math.exp(y - m));
+  if (m === Infinity || Number.isNaN(m)) return m + Math.log(Math.exp(x - m) + Math.exp(y - m));
+  // One of the two is m, and exp(m − m) is exactly 1: one exp instead of two, the same sum.
+  const other = x > y ? y : x;
+  return m + Math.log(1 + Math.exp(other - m));
 }
 
 /**

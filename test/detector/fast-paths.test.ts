@@ -10,17 +10,22 @@ import {
   HASH_DIM,
   NUM_TOKEN,
   extractFeatures,
+  hashedWeightSums,
+  isFunctionWord,
   isWordToken,
   maskRuns,
+  quantiles,
   sparseFeatures,
   tokenIds,
   tokenize,
+  Vocabulary,
 } from '../../src/detector/features.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
 import { evidenceWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
 import { LoadedModel } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
+import { EV_FUNCTION_WORDS, logSumExp, sentenceEvidence } from '../../src/detector/segments.ts';
 
 const { header, arrays } = readArtifact(DEFAULT_MODEL_PATH);
 const model = new LoadedModel(header, arrays);
@@ -167,7 +172,14 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
   it('moving type/token ratio: words numbered once and counted in an array, as a map of words counts them', () => {
     const at = DENSE_NAMES.indexOf('mattr');
     const long = Array.from({ length: 120 }, (_, i) => ['the', 'cat', `w${i % 37}`, 'sat', `x${i % 11}`][i % 5]).join(' ');
-    for (const [text, language] of [...TEXTS, [long, 'en'] as [string, 'en']]) {
+    // Words out of the vocabulary (numbered by their text) among words in it (numbered by id).
+    const mixed = Array.from({ length: 90 }, (_, i) => ['zqvx', `qqj${i % 7}`, 'and', 'blorft', 'the', '7', 'şimdi'][i % 7]).join(' ');
+    const extra: Array<[string, 'en' | 'tr']> = [
+      [long, 'en'],
+      [mixed, 'en'],
+      [mixed, 'tr'],
+    ];
+    for (const [text, language] of [...TEXTS, ...extra]) {
       const lower = lowerOf(text, language);
       const words = tokenize(lower).filter((t) => t.length > 1 || /\p{L}/u.test(t));
       let expected = 0;
@@ -188,6 +200,33 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
         expected = total / windows / 50;
       }
       expect(extractFeatures(lower, language, model.lm).dense[at], text.slice(0, 40)).toBe(expected);
+    }
+  });
+
+  it('function words: a token in the vocabulary checked by its id, as the word list checks its text', () => {
+    const at = DENSE_NAMES.indexOf('function_words');
+    const mixed = Array.from({ length: 90 }, (_, i) => ['zqvx', 'however', 'and', 'blorft', 'The', '7', 've', 'için', 'bir'][i % 9]).join(
+      ' ',
+    );
+    const texts: Array<[string, 'en' | 'tr']> = [...TEXTS, [mixed, 'en'], [mixed, 'tr']];
+    for (const [text, language] of texts) {
+      const lower = lowerOf(text, language);
+      const tokens = tokenize(lower);
+      let words = 0;
+      let numbers = 0;
+      let fw = 0;
+      for (const tok of tokens) {
+        if (!isWordToken(tok)) continue;
+        words++;
+        if (tok === NUM_TOKEN) numbers++;
+        else if (isFunctionWord(tok, language)) fw++;
+      }
+      expect(extractFeatures(lower, language, model.lm).dense[at], `${language} ${text.slice(0, 40)}`).toBe(
+        fw / Math.max(1, words - numbers),
+      );
+      // The sentences' evidence counts them the same way.
+      const plainSentence = tokens.filter((tok) => isWordToken(tok) && isFunctionWord(tok, language)).length;
+      expect(sentenceEvidence(lower, language, model.lm, model.weights.sparse)[EV_FUNCTION_WORDS], text.slice(0, 40)).toBe(plainSentence);
     }
   });
 
@@ -259,6 +298,107 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       'SHOUTING TEXT WITH a few lower words. AND Names',
     ];
     for (const text of texts) expect(evidenceWords(text), text.slice(0, 40)).toEqual(plain(text));
+  });
+
+  it('vocabulary: the hashed table answers as a Map of each word to its position', () => {
+    const plain = new Map(header.vocab.map((word, id) => [word, id] as [string, number]));
+    const table = new Vocabulary(header.vocab);
+    expect(table.size).toBe(plain.size);
+    for (const word of header.vocab) expect(table.get(word), word).toBe(plain.get(word));
+    const others = [
+      ...TEXTS.flatMap(([text, language]) => tokenize(lowerOf(text, language))),
+      ...header.vocab.slice(0, 2000).flatMap((w) => [`${w}s`, w.slice(1), w.toUpperCase(), `${w}\u0307`]),
+      '',
+      '😀',
+      'ı',
+      NUM_TOKEN,
+    ];
+    for (const token of others) expect(table.get(token), token).toBe(plain.get(token));
+    // A word listed twice answers with its last position, as Map.set leaves it.
+    const twice = new Vocabulary(['a', 'b', 'a', 'c']);
+    expect([twice.get('a'), twice.get('b'), twice.get('c'), twice.get('d'), twice.size]).toEqual([2, 1, 3, undefined, 3]);
+    // And the ids a text is scored with are those of the plain Map.
+    for (const [text, language] of TEXTS) {
+      const tokens = tokenize(lowerOf(text, language));
+      expect([...tokenIds(tokens, model.lm.vocab)], text.slice(0, 40)).toEqual([...tokenIds(tokens, plain)]);
+    }
+  });
+
+  it('percentiles: the 90th selected among what the 10th left above it, as interpolating a sorted copy gives', () => {
+    const plain = (values: Float64Array, q: number): number => {
+      if (values.length === 0) return 0;
+      const sorted = [...values].sort((a, b) => a - b);
+      const pos = q * (sorted.length - 1);
+      const lo = Math.floor(pos);
+      const a = sorted[lo]!;
+      const b = sorted[Math.min(sorted.length - 1, lo + 1)]!;
+      return a + (b - a) * (pos - lo);
+    };
+    let seed = 7;
+    const random = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    for (const n of [0, 1, 2, 3, 5, 9, 10, 11, 20, 57, 300, 1799, 4000]) {
+      for (const kind of ['spread', 'ties', 'zeros']) {
+        const values = Float64Array.from({ length: n }, () =>
+          kind === 'spread' ? (random() - 0.6) * 9 : kind === 'ties' ? Math.round(random() * 4) / 2 : random() < 0.5 ? -0 : 0,
+        );
+        const before = [...values];
+        expect(quantiles(values), `${kind} ${n}`).toEqual([plain(values, 0.1), plain(values, 0.9)]);
+        expect([...values]).toEqual(before);
+      }
+    }
+  });
+
+  it('hashed weight sums: the characters folded once, as reading each n-gram’s characters gives', () => {
+    const sparse = model.weights.sparse;
+    const plain = (lower: string) => {
+      const text = maskRuns(lower);
+      let char = 0;
+      let charN = 0;
+      for (let i = 0; i + 3 <= text.length; i++) {
+        let h = 0x811c9dc5;
+        for (let j = 0; j < 5 && i + j < text.length; j++) {
+          let c = text.charCodeAt(i + j);
+          if (c >= 0x30 && c <= 0x39) c = 0x30;
+          else if (c === 0x0a) c = 0x20;
+          h = Math.imul(h ^ c, 0x01000193);
+          if (j >= 2) {
+            char += sparse[mix(h ^ (j * 0x3c6ef372)) & (HASH_DIM - 1)]!;
+            charN++;
+          }
+        }
+      }
+      return { char, charN };
+    };
+    for (const [text, language] of [...TEXTS, ['Line one 42\nline two 7.5; ***** masked', 'en'] as [string, 'en']]) {
+      const lower = lowerOf(text, language);
+      const sums = hashedWeightSums(lower, tokenize(lower), sparse);
+      expect({ char: sums.char, charN: sums.charN }, text.slice(0, 40)).toEqual(plain(lower));
+    }
+  });
+
+  it('log-sum-exp: one exp where the larger term is exp(0) = 1, as computing both gives', () => {
+    const plain = (x: number, y: number) => {
+      const m = x > y ? x : y;
+      if (m === -Infinity) return m;
+      return m + Math.log(Math.exp(x - m) + Math.exp(y - m));
+    };
+    const values = [0, -0, 1e-300, -1e-12, 0.5, -0.5, 3, -3, -40, -745, -746, 700, 709, 710, -1e308, Infinity, -Infinity, Number.NaN];
+    let seed = 11;
+    for (let i = 0; i < 300; i++) {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      values.push((seed / 2 ** 32 - 0.5) * 200);
+    }
+    const differ: string[] = [];
+    for (const x of values) {
+      for (const y of values.slice(0, 60)) {
+        if (!Object.is(logSumExp(x, y), plain(x, y))) differ.push(`${x} ${y}`);
+        if (!Object.is(logSumExp(y, x), plain(y, x))) differ.push(`${y} ${x}`);
+      }
+    }
+    expect(differ).toEqual([]);
   });
 
   it('word tokens: one ASCII character answered directly, as \\p{L} answers it', () => {
