@@ -146,6 +146,19 @@ export interface FeatureVector {
   val: Float32Array;
   /** Number of word tokens (letters or digits), for the short-text rule. */
   words: number;
+  /**
+   * The text's tokens, their vocabulary ids (BOS first) and each token's word-LM evidence
+   * (log p_AI − log p_human of its bigram), as the features read them: the polish head's own
+   * signals read the same, so it need not tokenise and score the text a second time.
+   */
+  tokens?: TokenEvidence | undefined;
+}
+
+export interface TokenEvidence {
+  tokens: string[];
+  ids: Uint16Array;
+  /** `diff[t]` for token t (its bigram with the token before it, BOS for the first). */
+  diff: Float64Array;
 }
 
 // Scratch buffers: detection is synchronous and single-threaded, so one set suffices.
@@ -398,7 +411,11 @@ export function tokenIds(tokens: string[], vocab: VocabLookup): Uint16Array {
 /** Per-token log p under each word LM and their difference (scratch: detection is single-threaded). */
 let wordScratch = new Float64Array(3 * 1024);
 
-export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMContext): FeatureVector {
+/**
+ * `keepTokens`: also return the tokens and their evidence (`FeatureVector.tokens`), which the polish
+ * head reads at run time; training leaves them out, as it holds tens of thousands of vectors.
+ */
+export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMContext, keepTokens = false): FeatureVector {
   const tokens = tokenize(lower);
   const ids = tokenIds(tokens, lm.vocab);
   const n = tokens.length;
@@ -592,7 +609,7 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   let lex = lm.shortLex.bias;
   for (let i = 0; i < idx.length; i++) lex += lm.shortLex.weights[idx[i]!]! * val[i]!;
   dense[k++] = lex;
-  return { dense, idx, val, words };
+  return { dense, idx, val, words, tokens: keepTokens ? { tokens, ids, diff: diff.slice() } : undefined };
 }
 
 /** The lower-cased text with its masking runs (`***`, site-anonymised names) blanked, as the character features read it. */

@@ -176,7 +176,7 @@ export class LoadedModel {
   }
 
   features(lower: string, language: Language): FeatureVector {
-    return extractFeatures(lower, language, this.lm);
+    return extractFeatures(lower, language, this.lm, true);
   }
 
   /** Uncalibrated score: the trees' margin over [dense features, linear logit] blended with that logit, or the logit alone. */
@@ -198,7 +198,7 @@ export class LoadedModel {
   polishedProbability(f: FeatureVector, lower: string, raw: number): number | undefined {
     const h = this.polish;
     if (!h) return undefined;
-    const extras = needsExtras(h) ? polishExtras(lower, this.lm, raw) : undefined;
+    const extras = needsExtras(h) ? polishExtras(lower, this.lm, raw, f.tokens) : undefined;
     return sigmoid(h.a * polishRaw(h, f, extras) + h.b);
   }
 

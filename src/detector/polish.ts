@@ -9,7 +9,16 @@
  * features, so they cost one more pass over the text's tokens, not another model.
  */
 import type { ArtifactArrays, ArtifactHeader } from './artifact.ts';
-import { DENSE_DIM, HASH_DIM, isWordToken, tokenIds, tokenize, type FeatureVector, type LMContext } from './features.ts';
+import {
+  DENSE_DIM,
+  HASH_DIM,
+  isWordToken,
+  tokenIds,
+  tokenize,
+  type FeatureVector,
+  type LMContext,
+  type TokenEvidence,
+} from './features.ts';
 import { forestMargin, type Forest } from './gbdt.ts';
 import { UNK, bigramPair } from './lm.ts';
 
@@ -32,13 +41,15 @@ const MIN_SENTENCE_WORDS = 4;
 /**
  * The head's own signals of a lower-cased normalised text (as `extractFeatures` reads it) under the
  * LMs `lm`, with the document's raw score `raw`. Sentences end at `.`, `!` and `?` tokens, as the
- * stylometry features count them.
+ * stylometry features count them. `evidence`, when the features of the same text carry it
+ * (`FeatureVector.tokens`), spares tokenising and scoring the text again: the same numbers.
  */
-export function polishExtras(lower: string, lm: LMContext, raw: number): Float64Array {
+export function polishExtras(lower: string, lm: LMContext, raw: number, evidence?: TokenEvidence): Float64Array {
   const out = new Float64Array(POLISH_EXTRA_NAMES.length);
   out[0] = raw;
-  const tokens = tokenize(lower);
-  const ids = tokenIds(tokens, lm.vocab);
+  const tokens = evidence?.tokens ?? tokenize(lower);
+  const ids = evidence?.ids ?? tokenIds(tokens, lm.vocab);
+  const diff = evidence?.diff;
   const pair = bigramPair(lm.human, lm.ai);
   let n = 0;
   let sum = 0;
@@ -66,8 +77,11 @@ export function polishExtras(lower: string, lm: LMContext, raw: number): Float64
     tokensIn = 0;
   };
   for (let t = 1; t < ids.length; t++) {
-    pair.logProbs(ids[t - 1]!, ids[t]!);
-    sum += pair.a - pair.h;
+    if (diff) sum += diff[t - 1]!;
+    else {
+      pair.logProbs(ids[t - 1]!, ids[t]!);
+      sum += pair.a - pair.h;
+    }
     tokensIn++;
     const tok = tokens[t - 1]!;
     if (isWordToken(tok)) {

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readArtifact, type ArtifactArrays, type ArtifactHeader, type GroupCalibration } from '../../src/detector/artifact.ts';
 import { readAuthorModel } from '../../src/detector/author.ts';
 import { TextDetector, humanThresholdFor } from '../../src/detector/engine.ts';
-import { DENSE_DIM, HASH_DIM } from '../../src/detector/features.ts';
+import { DENSE_DIM, extractFeatures, HASH_DIM } from '../../src/detector/features.ts';
 import { createDetector, DEFAULT_AUTHOR_MODEL_PATH, DEFAULT_MODEL_PATH, type DetectionResult } from '../../src/detector/index.ts';
 import { auroc, metricRow } from '../../src/detector/metrics.ts';
 import { LoadedModel, linearScore, round4, sigmoid } from '../../src/detector/model.ts';
@@ -132,6 +132,26 @@ describe('the head of the second round: its own signals and trees (polish.ts)', 
     const blend =
       (1 - head!.forest!.linearWeight) * forestMargin(head!.forest!, polishTreeInput(head!, f, extras)) + head!.forest!.linearWeight * lin;
     expect(r.polished_probability).toBe(round4(sigmoid(head!.a * blend + head!.b)));
+  });
+
+  it('reads the tokens and word-LM evidence the features kept: the same signals, bit for bit, as tokenising again', () => {
+    const m = new LoadedModel(header, arrays);
+    const texts: [string, 'en' | 'tr'][] = [
+      [LONG, 'en'],
+      [TWO_SENTENCES, 'en'],
+      ['The comittee mett on Tusday to reveiw the budjet! Members raised concerns? about the cost', 'en'],
+      ['word', 'en'],
+      ['Komite salı günü bütçeyi incelemek için toplandı. Üyeler yeni çatının maliyeti konusundaki endişelerini dile getirdi.', 'tr'],
+    ];
+    for (const [text, language] of texts) {
+      const lower = lowerForFeatures(normalize(text).text, language);
+      const f = m.features(lower, language);
+      expect(f.tokens, text.slice(0, 30)).toBeDefined();
+      const raw = m.rawLogit(f);
+      expect([...polishExtras(lower, m.lm, raw, f.tokens)], text.slice(0, 30)).toEqual([...polishExtras(lower, m.lm, raw)]);
+    }
+    // Training keeps no tokens in its tens of thousands of vectors.
+    expect(extractFeatures(lowerForFeatures(normalize(LONG).text, 'en'), 'en', m.lm).tokens).toBeUndefined();
   });
 
   it('survives the artifact: a head stored by polishArtifact reads back with the same scores', () => {
