@@ -28,6 +28,33 @@ export function linearScore(f: FeatureVector, w: LinearWeights): number {
   return s;
 }
 
+/**
+ * `linearScore` of two weight sets over one feature vector in one pass: each sum takes the same
+ * terms in the same order as `linearScore`'s, so each is `linearScore`'s bit for bit, and the
+ * sparse weights of both are read together (the features' indices are scattered over 2^18 weights
+ * each, so the reads miss the cache, and two independent misses overlap).
+ */
+export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearWeights): [number, number] {
+  let s1 = w1.bias;
+  let s2 = w2.bias;
+  const dense = f.dense;
+  for (let i = 0; i < DENSE_DIM; i++) {
+    s1 += w1.dense[i]! * ((dense[i]! - w1.mean[i]!) / w1.std[i]!);
+    s2 += w2.dense[i]! * ((dense[i]! - w2.mean[i]!) / w2.std[i]!);
+  }
+  const idx = f.idx;
+  const val = f.val;
+  const sparse1 = w1.sparse;
+  const sparse2 = w2.sparse;
+  for (let i = 0; i < idx.length; i++) {
+    const j = idx[i]!;
+    const v = val[i]!;
+    s1 += sparse1[j]! * v;
+    s2 += sparse2[j]! * v;
+  }
+  return [s1, s2];
+}
+
 /** The trees' input: the raw dense features followed by the linear model's logit. */
 export function stackedInput(f: FeatureVector, linearLogit: number, out = new Float64Array(DENSE_DIM + 1)): Float64Array {
   out.set(f.dense);
@@ -124,6 +151,8 @@ export class LoadedModel {
   private readonly linearWeight: number;
   /** The polished-vs-generated head (`header.polish`), when the artifact has one. */
   private readonly polish: PolishHead | undefined;
+  /** The polish head's linear sum of a run-time vector, taken with the document model's (`rawLogit`). */
+  readonly #polishBase = new WeakMap<FeatureVector, number>();
   private readonly stack = new Float64Array(DENSE_DIM + 1);
 
   constructor(header: ArtifactHeader, arrays: ArtifactArrays) {
@@ -179,8 +208,17 @@ export class LoadedModel {
     return extractFeatures(lower, language, this.lm, true);
   }
 
-  /** Uncalibrated score: the trees' margin over [dense features, linear logit] blended with that logit, or the logit alone. */
+  /**
+   * Uncalibrated score: the trees' margin over [dense features, linear logit] blended with that logit, or the logit alone.
+   * For a run-time vector (`f.tokens`) the polish head's bias, dense and hashed sum is taken in the
+   * same pass (`linearScorePair`) and kept for `polishedProbability` of the same vector.
+   */
   rawLogit(f: FeatureVector): number {
+    if (this.polish && f.tokens) {
+      const [lin, polishBase] = linearScorePair(f, this.weights, this.polish);
+      this.#polishBase.set(f, polishBase);
+      return this.#raw(f, lin);
+    }
     return this.#raw(f, linearScore(f, this.weights));
   }
 
@@ -199,7 +237,7 @@ export class LoadedModel {
     const h = this.polish;
     if (!h) return undefined;
     const extras = needsExtras(h) ? polishExtras(lower, this.lm, raw, f.tokens) : undefined;
-    return sigmoid(h.a * polishRaw(h, f, extras) + h.b);
+    return sigmoid(h.a * polishRaw(h, f, extras, this.#polishBase.get(f)) + h.b);
   }
 
   calibrationFor(language: Language, mode: Mode): GroupCalibration {

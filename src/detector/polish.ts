@@ -125,11 +125,18 @@ export function needsExtras(h: PolishHead): boolean {
   return (h.extra?.index.length ?? 0) > 0 || h.forest !== undefined;
 }
 
-/** The linear logit of the head. */
-export function polishLinear(h: PolishHead, f: FeatureVector, extras: Float64Array | undefined): number {
-  let s = h.bias;
-  for (let i = 0; i < DENSE_DIM; i++) s += h.dense[i]! * ((f.dense[i]! - h.mean[i]!) / h.std[i]!);
-  for (let i = 0; i < f.idx.length; i++) s += h.sparse[f.idx[i]!]! * f.val[i]!;
+/**
+ * The linear logit of the head. `base`: its bias, dense and hashed terms already summed in that
+ * order (`linearScorePair` with the document model's weights), so only its own signals are added.
+ */
+export function polishLinear(h: PolishHead, f: FeatureVector, extras: Float64Array | undefined, base?: number): number {
+  let s: number;
+  if (base !== undefined) s = base;
+  else {
+    s = h.bias;
+    for (let i = 0; i < DENSE_DIM; i++) s += h.dense[i]! * ((f.dense[i]! - h.mean[i]!) / h.std[i]!);
+    for (let i = 0; i < f.idx.length; i++) s += h.sparse[f.idx[i]!]! * f.val[i]!;
+  }
   const e = h.extra;
   if (e && extras) for (let j = 0; j < e.index.length; j++) s += e.weights[j]! * ((extras[e.index[j]!]! - e.mean[j]!) / e.std[j]!);
   return s;
@@ -149,8 +156,8 @@ export function polishTreeInput(h: Pick<PolishHead, 'extra'>, f: FeatureVector, 
 }
 
 /** The head's uncalibrated score: the linear logit, or the trees' margin blended with it. */
-export function polishRaw(h: PolishHead, f: FeatureVector, extras: Float64Array | undefined): number {
-  const lin = polishLinear(h, f, extras);
+export function polishRaw(h: PolishHead, f: FeatureVector, extras: Float64Array | undefined, base?: number): number {
+  const lin = polishLinear(h, f, extras, base);
   if (!h.forest) return lin;
   const margin = forestMargin(h.forest, polishTreeInput(h, f, extras));
   return (1 - h.forest.linearWeight) * margin + h.forest.linearWeight * lin;

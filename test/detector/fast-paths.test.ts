@@ -23,7 +23,7 @@ import {
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
 import { evidenceWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
-import { LoadedModel } from '../../src/detector/model.ts';
+import { LoadedModel, linearScore, linearScorePair } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
 import { EV_FUNCTION_WORDS, logSumExp, sentenceEvidence } from '../../src/detector/segments.ts';
 
@@ -348,6 +348,21 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
         expect(quantiles(values), `${kind} ${n}`).toEqual([plain(values, 0.1), plain(values, 0.9)]);
         expect([...values]).toEqual(before);
       }
+    }
+  });
+
+  it('linear models: the document model’s and the polish head’s sums in one pass, as linearScore sums each; the polish answer the same either way', () => {
+    const polish = (model as unknown as { polish: Parameters<typeof linearScore>[1] }).polish;
+    const long = Array.from({ length: 60 }, (_, i) => TEXTS[i % 5]![0]).join(' ');
+    for (const [text, language] of [...TEXTS, [long, 'en'] as [string, 'en']]) {
+      const lower = lowerOf(text, language);
+      const f = extractFeatures(lower, language, model.lm);
+      expect(linearScorePair(f, model.weights, polish), text.slice(0, 40)).toEqual([linearScore(f, model.weights), linearScore(f, polish)]);
+      // A training vector (no tokens) is summed on its own; a run-time one shares the pass with rawLogit.
+      const runtime = model.features(lower, language);
+      const raw = model.rawLogit(runtime);
+      expect(raw).toBe(model.rawLogit(f));
+      expect(model.polishedProbability(runtime, lower, raw), text.slice(0, 40)).toBe(model.polishedProbability(f, lower, raw));
     }
   });
 
