@@ -4,7 +4,7 @@
  * chooses its settings by grouped cross-validation on train).
  */
 import type { ArtifactHeader } from '../../src/detector/artifact.ts';
-import { DENSE_DIM, HASH_DIM, type FeatureVector } from '../../src/detector/features.ts';
+import { DENSE_DIM, type FeatureVector } from '../../src/detector/features.ts';
 import { trainForest, type GBDTOptions } from '../../src/detector/gbdt.ts';
 import {
   POLISH_EXTRA_NAMES,
@@ -14,7 +14,7 @@ import {
   type PolishExtraName,
   type PolishHead,
 } from '../../src/detector/polish.ts';
-import { fitPlatt, rng, stableHash, type CorpusRow } from '../../src/detector/training.ts';
+import { adagradLogistic, fitPlatt, stableHash, type CorpusRow } from '../../src/detector/training.ts';
 
 /**
  * The head's label of an AI text: 1 for a human's text polished, edited or rewritten by an AI (v4
@@ -93,53 +93,20 @@ export function fitPolishHead(
     for (let j = 0; j < ne; j++) z[DENSE_DIM + j] = (s.extras[index[j]!]! - eMean[j]!) / eStd[j]!;
     return z;
   });
-  const wd = new Float64Array(dim);
-  const ws = new Float32Array(HASH_DIM);
-  const gd = new Float64Array(dim).fill(1e-8);
-  const gs = new Float32Array(HASH_DIM).fill(1e-8);
-  let b = 0;
-  let gb = 1e-8;
-  const rand = rng(o.seed);
-  const order = samples.map((_, i) => i);
-  const scale = o.sparseScale;
-  for (let epoch = 0; epoch < o.epochs; epoch++) {
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(rand() * (i + 1));
-      [order[i], order[j]] = [order[j]!, order[i]!];
-    }
-    for (const r of order) {
-      const z = zs[r]!;
-      const f = samples[r]!.f;
-      let s = b;
-      for (let k = 0; k < dim; k++) s += wd[k]! * z[k]!;
-      if (scale > 0) for (let k = 0; k < f.idx.length; k++) s += ws[f.idx[k]!]! * f.val[k]! * scale;
-      const g = (1 / (1 + Math.exp(-s)) - samples[r]!.y) * weights[r]!;
-      gb += g * g;
-      b -= (o.lr * g) / Math.sqrt(gb);
-      for (let k = 0; k < dim; k++) {
-        const gr = g * z[k]! + o.l2Dense * wd[k]!;
-        gd[k]! += gr * gr;
-        wd[k]! -= (o.lr * gr) / Math.sqrt(gd[k]!);
-      }
-      if (scale > 0)
-        for (let k = 0; k < f.idx.length; k++) {
-          const j = f.idx[k]!;
-          const gr = g * f.val[k]! * scale + o.l2Sparse * ws[j]!;
-          gs[j]! += gr * gr;
-          ws[j]! -= (o.lr * gr) / Math.sqrt(gs[j]!);
-        }
-    }
-  }
-  for (let j = 0; j < HASH_DIM; j++) ws[j]! *= scale;
+  const fit = adagradLogistic(
+    samples.map((s, r) => ({ z: zs[r]!, f: s.f, y: s.y, w: weights[r]! })),
+    dim,
+    o,
+  );
   const head: PolishHead = {
-    bias: b,
+    bias: fit.bias,
     a: 1,
     b: 0,
-    dense: Float32Array.from(wd.subarray(0, DENSE_DIM)),
-    sparse: ws,
+    dense: fit.dense.slice(0, DENSE_DIM),
+    sparse: fit.sparse,
     mean,
     std,
-    ...(ne > 0 ? { extra: { index, mean: eMean, std: eStd, weights: Array.from(wd.subarray(DENSE_DIM), (w) => Math.fround(w)) } } : {}),
+    ...(ne > 0 ? { extra: { index, mean: eMean, std: eStd, weights: Array.from(fit.dense.subarray(DENSE_DIM)) } } : {}),
   };
   if (o.trees) {
     const forest = trainForest(

@@ -121,14 +121,29 @@ export interface LROptions {
 
 /** Logistic regression by AdaGrad SGD over dense + hashed sparse features. Deterministic for a seed. */
 export function trainLogistic(rows: TrainRow[], mean: Float64Array, std: Float64Array, o: LROptions): LinearWeights {
-  const wd = new Float64Array(DENSE_DIM);
+  return { ...adagradLogistic(rows, DENSE_DIM, o), mean, std };
+}
+
+/**
+ * The fit behind `trainLogistic` and the polish head: AdaGrad SGD logistic regression over the
+ * first `dim` standardised inputs of each row (`z`) and its hashed sparse features. The sparse
+ * weights come back multiplied by `sparseScale`, so run time needs no extra multiply; with a scale
+ * of 0 the hashed features are skipped (their weights would stay 0). Deterministic for a seed.
+ */
+export function adagradLogistic(
+  rows: readonly TrainRow[],
+  dim: number,
+  o: LROptions,
+): { bias: number; dense: Float32Array; sparse: Float32Array } {
+  const wd = new Float64Array(dim);
   const ws = new Float32Array(HASH_DIM);
-  const gd = new Float64Array(DENSE_DIM).fill(1e-8);
+  const gd = new Float64Array(dim).fill(1e-8);
   const gs = new Float32Array(HASH_DIM).fill(1e-8);
   let b = 0;
   let gb = 1e-8;
   const rand = rng(o.seed);
   const order = rows.map((_, i) => i);
+  const scale = o.sparseScale;
   for (let epoch = 0; epoch < o.epochs; epoch++) {
     for (let i = order.length - 1; i > 0; i--) {
       const j = Math.floor(rand() * (i + 1));
@@ -138,28 +153,28 @@ export function trainLogistic(rows: TrainRow[], mean: Float64Array, std: Float64
       const row = rows[r]!;
       const { z, f } = row;
       let s = b;
-      for (let k = 0; k < DENSE_DIM; k++) s += wd[k]! * z[k]!;
-      for (let k = 0; k < f.idx.length; k++) s += ws[f.idx[k]!]! * f.val[k]! * o.sparseScale;
+      for (let k = 0; k < dim; k++) s += wd[k]! * z[k]!;
+      if (scale > 0) for (let k = 0; k < f.idx.length; k++) s += ws[f.idx[k]!]! * f.val[k]! * scale;
       const p = 1 / (1 + Math.exp(-s));
       const g = (p - row.y) * row.w;
       gb += g * g;
       b -= (o.lr * g) / Math.sqrt(gb);
-      for (let k = 0; k < DENSE_DIM; k++) {
+      for (let k = 0; k < dim; k++) {
         const gr = g * z[k]! + o.l2Dense * wd[k]!;
         gd[k]! += gr * gr;
         wd[k]! -= (o.lr * gr) / Math.sqrt(gd[k]!);
       }
-      for (let k = 0; k < f.idx.length; k++) {
-        const j = f.idx[k]!;
-        const gr = g * f.val[k]! * o.sparseScale + o.l2Sparse * ws[j]!;
-        gs[j]! += gr * gr;
-        ws[j]! -= (o.lr * gr) / Math.sqrt(gs[j]!);
-      }
+      if (scale > 0)
+        for (let k = 0; k < f.idx.length; k++) {
+          const j = f.idx[k]!;
+          const gr = g * f.val[k]! * scale + o.l2Sparse * ws[j]!;
+          gs[j]! += gr * gr;
+          ws[j]! -= (o.lr * gr) / Math.sqrt(gs[j]!);
+        }
     }
   }
-  // Fold the sparse scale into the stored weights so run time needs no extra multiply.
-  for (let j = 0; j < HASH_DIM; j++) ws[j]! *= o.sparseScale;
-  return { bias: b, dense: Float32Array.from(wd), sparse: ws, mean, std };
+  for (let j = 0; j < HASH_DIM; j++) ws[j]! *= scale;
+  return { bias: b, dense: Float32Array.from(wd), sparse: ws };
 }
 
 /**
