@@ -229,13 +229,15 @@ function count(j: number, distinct: number): number {
   }
 }
 
-function fnv(s: string): number {
+/** FNV-1a of a token or character n-gram, unsigned: the hashed features' first step. */
+export function fnv(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h >>> 0;
 }
 
-function mix(h: number): number {
+/** A finalising mix of a hash, so its low bits pick a hashed feature or a table slot evenly. */
+export function mix(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return (h ^ (h >>> 16)) >>> 0;

@@ -10,10 +10,12 @@ import {
   HASH_DIM,
   NUM_TOKEN,
   extractFeatures,
+  fnv,
   hashedWeightSums,
   isFunctionWord,
   isWordToken,
   maskRuns,
+  mix,
   quantiles,
   sparseFeatures,
   tokenIds,
@@ -43,17 +45,7 @@ const TEXTS: Array<[string, 'en' | 'tr']> = [
   ['', 'en'],
 ];
 
-function fnv(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-function mix(h: number): number {
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
+// The hashes are the features' own (fnv, mix): what the plain way below checks is the counting, not them.
 /** Hashed word 1–2-grams and character 3–5-grams as the plain way counts them: a Map per block, in first-seen order. */
 function plainSparse(masked: string, tokens: readonly string[]): { idx: number[]; val: number[] } {
   const idx: number[] = [];
