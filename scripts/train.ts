@@ -11,6 +11,8 @@
  *   --human-max-miss X  per-source cap on the share of instruction-tuned AI texts called likely_human,
  *                  out of fold, per language:mode and length band (default 0.03; 0.5 = the old fixed
  *                  threshold 0.5; base and fine-tuned samplers are not bound, see `isSampler`)
+ *   --human-cap X  the highest likely_human threshold of any mode and band (default 0.2; 0.5 = before
+ *                  issue 31's third round)
  *   --jobs N       compute the cross-fitting folds' LMs and features in N > 1 child processes (the same
  *                  artifact, byte for byte; on a shared loaded machine the run gets more than one share)
  *   --polish-recall X  operating point of the polished-vs-generated head: the share of polished and
@@ -214,6 +216,13 @@ function floorOf(key: string, scale = 1): number {
  * Held out, a family does worse than out of fold, hence the margin under the 5% bound.
  */
 const HUMAN_MAX_MISS = Number(arg('--human-max-miss') ?? 0.03);
+/**
+ * The highest calibrated probability a text may have and still be called likely human, whatever the
+ * bound above allows. Where a mode's training AI texts are few or all score high (en:legal at 40–80
+ * words), the bound alone left 0.5, so a text the model gives even odds of being AI-written was
+ * "likely human": a moderator reads that as cleared. 0.2 asks for four-to-one odds.
+ */
+const HUMAN_CAP = Number(arg('--human-cap') ?? 0.2);
 /** Fewer AI texts of a source than this in a band: the source does not set the band's threshold. */
 const HUMAN_GUARD_MIN = 20;
 /** Share of polished / rewritten training texts (out of fold) the polish head calls polished (its 0.5). */
@@ -704,7 +713,7 @@ function fitCalibration(docs: Doc[], oof: number[], floorScale = 1): Record<stri
         });
       }
     }
-    const humanThreshold = Math.min(0.5, aiThreshold);
+    const humanThreshold = Math.min(HUMAN_CAP, aiThreshold);
     const bound = idx.filter((i) => docs[i]!.y === 1 && !isSampler(docs[i]!.row.generator));
     // The highest threshold under which at most HUMAN_MAX_MISS of every source's bound AI texts (and
     // of all of them) fall; a source with too few texts in the band does not set it.
@@ -1241,6 +1250,7 @@ async function main(): Promise<void> {
       trees: USE_TREES ? GB_OPTS : null,
       targetFpr: TARGET_FPR,
       humanMaxMiss: HUMAN_MAX_MISS,
+      humanCap: HUMAN_CAP,
       polishRecall: POLISH_RECALL,
       polishHead: POLISH_OPTS,
       augmentation: {

@@ -219,6 +219,10 @@ describe('detector engine', () => {
         expect(c!.a).toBeGreaterThan(0);
         expect(c!.aiThreshold).toBeGreaterThanOrEqual(c!.humanThreshold);
         for (const band of c!.aiThresholdByLength ?? []) expect(band.threshold).toBeGreaterThanOrEqual(c!.humanThreshold);
+        // "Likely human" needs four-to-one odds in every mode and length band (train.ts --human-cap).
+        expect(header.training.humanCap).toBe(0.2);
+        expect(c!.humanThreshold).toBeLessThanOrEqual(0.2);
+        for (const band of c!.humanThresholdByLength ?? []) expect(band.threshold).toBeLessThanOrEqual(0.2);
         let prev = -1;
         for (let s = -20; s <= 20; s += 0.5) {
           const p = calibrate(s, c!);
