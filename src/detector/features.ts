@@ -131,7 +131,22 @@ export interface LMContext {
   char: { human: CharLM; ai: CharLM };
   /** The short-text lexical model: weights over the hashed features, fitted on short texts only (see `short_lex`). */
   shortLex: ShortLexWeights;
+  /**
+   * At run time (`LoadedModel`), the hashed weights read at each feature of a text, interleaved:
+   * at `HASHED_STRIDE * j` the short-text lexical model's weight of feature j (the same numbers as
+   * `shortLex.weights`), then the document model's, then the polish head's. A text's features are
+   * scattered over 2^18 indices, so each read is a likely cache miss; with the three side by side,
+   * one line serves the three reads, the later ones (`linearScorePair`, the sentences' sums) finding
+   * it already cached.
+   */
+  hashed?: Float32Array | undefined;
 }
+
+/** Weights per hashed feature in `LMContext.hashed`, and where each set sits in a feature's group. */
+export const HASHED_STRIDE = 3;
+export const HASHED_SHORT_LEX = 0;
+export const HASHED_DOCUMENT = 1;
+export const HASHED_POLISH = 2;
 
 export interface ShortLexWeights {
   bias: number;
@@ -609,7 +624,9 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   // learnt from short texts alone, where the whole-text model's sparse weights are set mostly by
   // long texts. Cross-fitted in training like the LMs, so the classifier sees honest values.
   let lex = lm.shortLex.bias;
-  for (let i = 0; i < idx.length; i++) lex += lm.shortLex.weights[idx[i]!]! * val[i]!;
+  const table = lm.hashed;
+  if (table) for (let i = 0; i < idx.length; i++) lex += table[HASHED_STRIDE * idx[i]!]! * val[i]!;
+  else for (let i = 0; i < idx.length; i++) lex += lm.shortLex.weights[idx[i]!]! * val[i]!;
   dense[k++] = lex;
   return { dense, idx, val, words, tokens: keepTokens ? { tokens, ids, diff: diff.slice() } : undefined };
 }
@@ -825,18 +842,23 @@ let seenKeys = new Float64Array(4096);
  * The linear model's sparse weights summed over the hashed features of one piece of text, per
  * block, with the number of features in each: the same hashing as `extractFeatures`, but raw
  * counts (no sublinear tf, no L2 norm), so the sums of neighbouring pieces can be pooled. The
- * sentence model (`segments.ts`) scores sentences and runs of sentences from these.
+ * sentence model (`segments.ts`) scores sentences and runs of sentences from these. Feature j's
+ * weight is `sparse[stride * j + offset]` (the plain array, or the document model's in `LMContext.hashed`).
  */
 export function hashedWeightSums(
   lower: string,
   tokens: readonly string[],
   sparse: Float32Array,
+  stride = 1,
+  offset = 0,
 ): { word: number; wordN: number; char: number; charN: number } {
   let word = 0;
   let prevHash = 0x9747b28c;
   for (const tok of tokens) {
     const h = fnv(tok);
-    word += sparse[mix(h ^ 0x1b873593) & HASH_MASK]! + sparse[mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995) & HASH_MASK]!;
+    word +=
+      sparse[stride * (mix(h ^ 0x1b873593) & HASH_MASK) + offset]! +
+      sparse[stride * (mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995) & HASH_MASK) + offset]!;
     prevHash = h;
   }
   let char = 0;
@@ -850,7 +872,7 @@ export function hashedWeightSums(
     for (let j = 0; j < end; j++) {
       h = Math.imul(h ^ chars[i + j]!, 0x01000193);
       if (j >= 2) {
-        char += sparse[mix(h ^ (j * 0x3c6ef372)) & HASH_MASK]!;
+        char += sparse[stride * (mix(h ^ (j * 0x3c6ef372)) & HASH_MASK) + offset]!;
         charN++;
       }
     }

@@ -8,6 +8,8 @@ import { readArtifact } from '../../src/detector/artifact.ts';
 import {
   DENSE_NAMES,
   HASH_DIM,
+  HASHED_DOCUMENT,
+  HASHED_STRIDE,
   NUM_TOKEN,
   extractFeatures,
   fnv,
@@ -350,6 +352,13 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       const lower = lowerOf(text, language);
       const f = extractFeatures(lower, language, model.lm);
       expect(linearScorePair(f, model.weights, polish), text.slice(0, 40)).toEqual([linearScore(f, model.weights), linearScore(f, polish)]);
+      // The interleaved table holds the same weights: the same sums, and the same short-text lexical feature.
+      expect(linearScorePair(f, model.weights, polish, model.lm.hashed), text.slice(0, 40)).toEqual([
+        linearScore(f, model.weights),
+        linearScore(f, polish),
+      ]);
+      const plainLex = extractFeatures(lower, language, { ...model.lm, hashed: undefined });
+      expect([...f.dense], text.slice(0, 40)).toEqual([...plainLex.dense]);
       // A training vector (no tokens) is summed on its own; a run-time one shares the pass with rawLogit.
       const runtime = model.features(lower, language);
       const raw = model.rawLogit(runtime);
@@ -383,6 +392,8 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       const lower = lowerOf(text, language);
       const sums = hashedWeightSums(lower, tokenize(lower), sparse);
       expect({ char: sums.char, charN: sums.charN }, text.slice(0, 40)).toEqual(plain(lower));
+      // Read from the interleaved table (`LMContext.hashed`), as the sentence model does: the same sums.
+      expect(hashedWeightSums(lower, tokenize(lower), model.lm.hashed!, HASHED_STRIDE, HASHED_DOCUMENT), text.slice(0, 40)).toEqual(sums);
     }
   });
 
