@@ -85,7 +85,17 @@ const RE_SENTENCE_END = /[.!?…:]["'”’»)]*$/u;
 
 /** Words of a text that can carry evidence, lower-cased; names and code-like tokens dropped. */
 export function evidenceWords(text: string): string[] {
-  return wordsOfCleaned(text.replace(RE_NOISE, ' '));
+  return wordsOfCleaned(blankNoise(text));
+}
+
+/**
+ * `text` with RE_NOISE's matches blanked. Each of its alternatives needs a backtick, an `@`, a `#`,
+ * `://` or `www.` in the text; most texts have none, and finding that out is a few fast scans of
+ * the string where the regular expression tries every position (about 2% of a 300-word `detect()`).
+ */
+export function blankNoise(text: string): string {
+  if (!text.includes('`') && !text.includes('@') && !text.includes('#') && !text.includes('://') && !text.includes('www.')) return text;
+  return text.replace(RE_NOISE, ' ');
 }
 
 /** `evidenceWords` of a text whose noise (`RE_NOISE`) is already blanked. */
@@ -188,7 +198,7 @@ function lowerWord(word: string): string {
 export function identifyLanguage(fullText: string): LanguageGuess {
   const text = fullText.length > SAMPLE_CHARS ? fullText.slice(0, SAMPLE_CHARS) : fullText;
   // Blanked once for both the script count and the words.
-  const cleaned = text.replace(RE_NOISE, ' ');
+  const cleaned = blankNoise(text);
   const scripts = scriptCounts(cleaned);
   if (scripts.other > scripts.latin && scripts.other >= MIN_EVIDENCE) {
     // A non-Latin script is clear evidence by itself (a few letters of it are not).

@@ -25,7 +25,7 @@ import {
   Vocabulary,
 } from '../../src/detector/features.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
-import { evidenceWords } from '../../src/detector/language.ts';
+import { blankNoise, evidenceWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
 import { LoadedModel, linearScore, linearScorePair } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
@@ -292,6 +292,25 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       'SHOUTING TEXT WITH a few lower words. AND Names',
     ];
     for (const text of texts) expect(evidenceWords(text), text.slice(0, 40)).toEqual(plain(text));
+  });
+
+  it('language noise: a text with none of its characters is left as it is, as the regular expression leaves it', () => {
+    const RE_NOISE = /```[\s\S]*?(?:```|$)|`[^`\n]*`|\b(?:https?:\/\/|www\.)\S+|(?<!\S)\S[^\s@]*@\S[^\s.]*\.\S+|[@#][\p{L}\p{N}_.-]+/gu;
+    const texts = [
+      ...TEXTS.map(([text]) => text),
+      'see https://example.com/x or http://a.b and www.example.org today',
+      'WWW.EXAMPLE.ORG HTTPS://EXAMPLE.COM ftp://host.example',
+      'mail ada@example.com, @bob and #tag_1; `inline` code',
+      '```\nfenced\n``` after',
+      'a@b.c',
+      '#',
+      '@',
+      '`',
+      'www.',
+      '://',
+      'plain text, no noise at all: 3.5 kg; “quoted” — dash',
+    ];
+    for (const text of texts) expect(blankNoise(text), text.slice(0, 40)).toBe(text.replace(RE_NOISE, ' '));
   });
 
   it('vocabulary: the hashed table answers as a Map of each word to its position', () => {
