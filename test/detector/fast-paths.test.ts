@@ -25,7 +25,7 @@ import {
   Vocabulary,
 } from '../../src/detector/features.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
-import { blankNoise, evidenceWords } from '../../src/detector/language.ts';
+import { blankNoise, evidenceWords, isSpaceCode, languageEvidence, languageEvidenceOfWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
 import { LoadedModel, linearScore, linearScorePair } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
@@ -292,6 +292,24 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       'SHOUTING TEXT WITH a few lower words. AND Names',
     ];
     for (const text of texts) expect(evidenceWords(text), text.slice(0, 40)).toEqual(plain(text));
+    // Identification's counts read in place, as counting evidenceWords' words one by one gives them.
+    const more = [
+      ...texts,
+      'bu bir deneme ve çok güzel, ama değil mi? Ich weiß, daß es für dich ist. the of and zwischen werden',
+      'Ünal İstanbul’da. ¿Qué? «Le» ¡Hola! “The” ‘dog’ (And) "so" \'it\' Ärger Ωmega 𝐀bc x\u00a0y\u2003z\u3000w\ufeffv',
+      'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa zwischenzwischen thethe the. THE. The) tHe',
+      '',
+      '   ',
+      'A B C D e f',
+    ];
+    for (const text of more) {
+      const cleaned = blankNoise(text);
+      expect(languageEvidence(cleaned), text.slice(0, 40)).toEqual(languageEvidenceOfWords(evidenceWords(text)));
+    }
+  });
+
+  it('white space: the code units \\s matches, as the regular expression says', () => {
+    for (let c = 0; c < 0x10000; c++) expect(isSpaceCode(c), `U+${c.toString(16)}`).toBe(/\s/u.test(String.fromCharCode(c)));
   });
 
   it('language noise: a text with none of its characters is left as it is, as the regular expression leaves it', () => {
