@@ -19,9 +19,11 @@ import {
   maskRuns,
   mix,
   quantiles,
+  scanTokens,
   sparseFeatures,
   tokenIds,
   tokenize,
+  tokenizeByRegExp,
   Vocabulary,
 } from '../../src/detector/features.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
@@ -329,6 +331,25 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       'plain text, no noise at all: 3.5 kg; “quoted” — dash',
     ];
     for (const text of texts) expect(blankNoise(text), text.slice(0, 40)).toBe(text.replace(RE_NOISE, ' '));
+  });
+
+  it('tokens: read by the characters’ classes, as the regular expression matches them', () => {
+    const texts = [
+      ...TEXTS.map(([text, language]) => maskRuns(lowerOf(text, language))),
+      "don't can't rock'n'roll o'' 'tis x'1 a'b'c' it's'",
+      '3.14 1,000,000 12:30 1. 2.. 3.a .5 ,6 7: 8:9:10 ٣٤٥ ½ ² 42nd a1b2',
+      'e\u0301cole \u0301start ñ ü ß ı İ ǅ ʰ 中文 한국어 ﬁ',
+      'tab\tnew\nline\u00a0nbsp\u2003em\u3000ideo\ufeffbom\u200bzwsp — – … “ ” ‘ ’ « » ¿ ¡ © ® ™ € $ % & * + = < > | ~ ^',
+      '',
+      '   ',
+      "'",
+      "a'",
+      '1.',
+    ];
+    for (const text of texts) expect(scanTokens(text), JSON.stringify(text.slice(0, 40))).toEqual(tokenizeByRegExp(text));
+    // A code point outside the BMP is left to the regular expression.
+    expect(scanTokens('emoji 😀 here')).toBeUndefined();
+    expect(tokenize('emoji 😀 here')).toEqual(tokenizeByRegExp('emoji 😀 here'));
   });
 
   it('vocabulary: the hashed table answers as a Map of each word to its position', () => {
