@@ -391,10 +391,24 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return seed / 2 ** 32;
     };
-    for (const n of [0, 1, 2, 3, 5, 9, 10, 11, 20, 57, 300, 1799, 4000]) {
-      for (const kind of ['spread', 'ties', 'zeros']) {
-        const values = Float64Array.from({ length: n }, () =>
-          kind === 'spread' ? (random() - 0.6) * 9 : kind === 'ties' ? Math.round(random() * 4) / 2 : random() < 0.5 ? -0 : 0,
+    // Above 601 values the selection first selects within a sample (Floyd and Rivest); sorted,
+    // reversed and constant inputs are the classic bad cases of a selection.
+    for (const n of [0, 1, 2, 3, 5, 9, 10, 11, 20, 57, 300, 600, 601, 602, 603, 1000, 1799, 2500, 4000, 12000]) {
+      for (const kind of ['spread', 'ties', 'zeros', 'sorted', 'reversed', 'constant']) {
+        const values = Float64Array.from({ length: n }, (_, i) =>
+          kind === 'spread'
+            ? (random() - 0.6) * 9
+            : kind === 'ties'
+              ? Math.round(random() * 4) / 2
+              : kind === 'zeros'
+                ? random() < 0.5
+                  ? -0
+                  : 0
+                : kind === 'sorted'
+                  ? i / 7
+                  : kind === 'reversed'
+                    ? (n - i) / 7
+                    : 1.5,
         );
         const before = [...values];
         expect(quantiles(values), `${kind} ${n}`).toEqual([plain(values, 0.1), plain(values, 0.9)]);
