@@ -4,7 +4,7 @@
  */
 import type { GroupCalibration } from './artifact.ts';
 import { authorBandFor, authorProbability, poolMessages, type AuthorModel } from './author.ts';
-import { isWordToken, tokenize } from './features.ts';
+import { HASHED_DOCUMENT, HASHED_STRIDE, isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, round4, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize, type NormalizedText } from './normalize.ts';
@@ -326,7 +326,10 @@ export class TextDetector implements Detector {
       map: norm.map,
       language,
       lm: this.m.lm,
-      sparse: this.m.weights.sparse,
+      // The interleaved table (`LMContext.hashed`), whose lines the document's pass has just read.
+      ...(this.m.lm.hashed
+        ? { sparse: this.m.lm.hashed, sparseStride: HASHED_STRIDE, sparseOffset: HASHED_DOCUMENT }
+        : { sparse: this.m.weights.sparse }),
       forest: this.segmentForest,
       documentProbability: probability,
       documentLikelyAi: likelyAi,

@@ -83,13 +83,115 @@ const FREQ_IDS = 302;
 
 /** Tokens of lower-cased text; numbers collapse to one token. Masking runs of `***` (site-anonymised names) are dropped. */
 export function tokenize(lower: string): string[] {
-  const m = maskRuns(lower).match(RE_TOKEN);
+  return tokenizeMasked(maskRuns(lower));
+}
+
+/** `tokenize` of a text whose masking runs are already blanked (`maskRuns`). */
+export function tokenizeMasked(masked: string): string[] {
+  return scanTokens(masked) ?? tokenizeByRegExp(masked);
+}
+
+/** `tokenizeMasked` by RE_TOKEN itself: the definition, which `scanTokens` answers as. */
+export function tokenizeByRegExp(masked: string): string[] {
+  const m = masked.match(RE_TOKEN);
   if (!m) return [];
   for (let i = 0; i < m.length; i++) {
     const c = m[i]!.charCodeAt(0);
     if ((c >= 0x30 && c <= 0x39) || (c > 0x7f && /^\p{N}/u.test(m[i]!))) m[i] = NUM_TOKEN;
   }
   return m;
+}
+
+const CLASS_L = 1;
+const CLASS_M = 2;
+const CLASS_N = 4;
+const CLASS_SPACE = 8;
+/** Per UTF-16 code unit (not a surrogate): which of \p{L}, \p{M}, \p{N}, \s it is, plus 16 once known (filled as met). */
+const charClass = new Uint8Array(0x10000);
+function classOf(c: number): number {
+  let k = charClass[c]!;
+  if (k === 0) {
+    const ch = String.fromCharCode(c);
+    k =
+      16 |
+      (/\p{L}/u.test(ch) ? CLASS_L : 0) |
+      (/\p{M}/u.test(ch) ? CLASS_M : 0) |
+      (/\p{N}/u.test(ch) ? CLASS_N : 0) |
+      (/\s/u.test(ch) ? CLASS_SPACE : 0);
+    charClass[c] = k;
+  }
+  return k;
+}
+
+/**
+ * RE_TOKEN's matches read by the characters' classes (`classOf`), numbers already `NUM_TOKEN`; undefined
+ * for a text with a surrogate (a code point outside the BMP), which RE_TOKEN then reads. A match
+ * starts with a letter (then letters and marks, then any number of `'` + letters), a digit (then
+ * digits, then any number of `.`, `,` or `:` + digits) or one character that is none of letter,
+ * digit, mark or white space; anything else starts none. The regular expression tried its three
+ * alternatives at every position, about 3% of a 300-word `detect()`.
+ */
+export function scanTokens(text: string): string[] | undefined {
+  const L = text.length;
+  const out: string[] = [];
+  let p = 0;
+  while (p < L) {
+    const c = text.charCodeAt(p);
+    if (c >= 0xd800 && c <= 0xdfff) return undefined;
+    const k = classOf(c);
+    if (k & CLASS_L) {
+      let q = p + 1;
+      while (q < L) {
+        const d = text.charCodeAt(q);
+        if (d >= 0xd800 && d <= 0xdfff) return undefined;
+        if (!(classOf(d) & (CLASS_L | CLASS_M))) break;
+        q++;
+      }
+      while (q + 1 < L && text.charCodeAt(q) === 0x27) {
+        const d = text.charCodeAt(q + 1);
+        if (d >= 0xd800 && d <= 0xdfff) return undefined;
+        if (!(classOf(d) & CLASS_L)) break;
+        q += 2;
+        while (q < L) {
+          const e = text.charCodeAt(q);
+          if (e >= 0xd800 && e <= 0xdfff) return undefined;
+          if (!(classOf(e) & CLASS_L)) break;
+          q++;
+        }
+      }
+      out.push(text.slice(p, q));
+      p = q;
+    } else if (k & CLASS_N) {
+      let q = p + 1;
+      while (q < L) {
+        const d = text.charCodeAt(q);
+        if (d >= 0xd800 && d <= 0xdfff) return undefined;
+        if (!(classOf(d) & CLASS_N)) break;
+        q++;
+      }
+      for (;;) {
+        if (q + 1 >= L) break;
+        const sep = text.charCodeAt(q);
+        if (sep !== 0x2e && sep !== 0x2c && sep !== 0x3a) break;
+        const d = text.charCodeAt(q + 1);
+        if (d >= 0xd800 && d <= 0xdfff) return undefined;
+        if (!(classOf(d) & CLASS_N)) break;
+        q += 2;
+        while (q < L) {
+          const e = text.charCodeAt(q);
+          if (e >= 0xd800 && e <= 0xdfff) return undefined;
+          if (!(classOf(e) & CLASS_N)) break;
+          q++;
+        }
+      }
+      out.push(NUM_TOKEN);
+      p = q;
+    } else {
+      if (!(k & (CLASS_M | CLASS_SPACE))) out.push(text[p]!);
+      p++;
+    }
+  }
+  return out;
 }
 
 /** Whether a token counts as a word (letters or a number) rather than punctuation. */
@@ -131,7 +233,22 @@ export interface LMContext {
   char: { human: CharLM; ai: CharLM };
   /** The short-text lexical model: weights over the hashed features, fitted on short texts only (see `short_lex`). */
   shortLex: ShortLexWeights;
+  /**
+   * At run time (`LoadedModel`), the hashed weights read at each feature of a text, interleaved:
+   * at `HASHED_STRIDE * j` the short-text lexical model's weight of feature j (the same numbers as
+   * `shortLex.weights`), then the document model's, then the polish head's. A text's features are
+   * scattered over 2^18 indices, so each read is a likely cache miss; with the three side by side,
+   * one line serves the three reads, the later ones (`linearScorePair`, the sentences' sums) finding
+   * it already cached.
+   */
+  hashed?: Float32Array | undefined;
 }
+
+/** Weights per hashed feature in `LMContext.hashed`, and where each set sits in a feature's group. */
+export const HASHED_STRIDE = 3;
+export const HASHED_SHORT_LEX = 0;
+export const HASHED_DOCUMENT = 1;
+export const HASHED_POLISH = 2;
 
 export interface ShortLexWeights {
   bias: number;
@@ -243,8 +360,12 @@ export function mix(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** The k-th smallest value (0-based) of `a`, reordering it (Hoare's selection). */
-function select(a: Float64Array, k: number, lo = 0, hi = a.length - 1): number {
+/**
+ * Hoare's selection with the middle value as pivot, which the features were defined with: it stays
+ * for values with a NaN, where "the k-th smallest" is not defined and `select` could answer
+ * otherwise (the log-ratios have none: they are differences of finite log-probabilities).
+ */
+function selectHoare(a: Float64Array, k: number, lo = 0, hi = a.length - 1): number {
   while (lo < hi) {
     const pivot = a[(lo + hi) >>> 1]!;
     let i = lo;
@@ -268,18 +389,72 @@ function select(a: Float64Array, k: number, lo = 0, hi = a.length - 1): number {
 }
 
 /**
+ * The k-th smallest value (0-based) of `a[lo..hi]`, reordering it so that what is left of k is no
+ * larger and what is right of it no smaller (Floyd and Rivest's selection: on a long range it first
+ * selects within a sample around where k should fall, so the pivot partitioning the range lands
+ * close to k; Hoare's selection with the middle value as pivot read the ~1,800 character log-ratios
+ * about three times per percentile, with a mispredicted branch on about every other value). Any
+ * selection gives the same value, the k-th smallest.
+ */
+function select(a: Float64Array, k: number, lo = 0, hi = a.length - 1): number {
+  let left = lo;
+  let right = hi;
+  while (right > left) {
+    if (right - left > 600) {
+      const n = right - left + 1;
+      const m = k - left + 1;
+      const z = Math.log(n);
+      const s = 0.5 * Math.exp((2 * z) / 3);
+      const sd = 0.5 * Math.sqrt((z * s * (n - s)) / n) * (m - n / 2 < 0 ? -1 : 1);
+      select(a, k, Math.max(left, Math.floor(k - (m * s) / n + sd)), Math.min(right, Math.floor(k + ((n - m) * s) / n + sd)));
+    }
+    const t = a[k]!;
+    let i = left;
+    let j = right;
+    a[k] = a[left]!;
+    a[left] = t;
+    if (a[right]! > t) {
+      a[left] = a[right]!;
+      a[right] = t;
+    }
+    while (i < j) {
+      const x = a[i]!;
+      a[i] = a[j]!;
+      a[j] = x;
+      i++;
+      j--;
+      while (a[i]! < t) i++;
+      while (a[j]! > t) j--;
+    }
+    if (a[left] === t) {
+      const x = a[left]!;
+      a[left] = a[j]!;
+      a[j] = x;
+    } else {
+      j++;
+      const x = a[j]!;
+      a[j] = a[right]!;
+      a[right] = x;
+    }
+    if (j <= k) left = j + 1;
+    if (k <= j) right = j - 1;
+  }
+  return a[k]!;
+}
+
+/**
  * The q-quantile of `values` as linear interpolation between the two order statistics around
  * q·(n − 1), by selection rather than a sort (reorders `values`). Per text there are a few hundred
  * word and ~6 times as many character log-ratios, and sorting them was a large part of a call.
  * `from`: values[0 .. from) are already the `from` smallest (a selection made them so), so the
  * order statistic is looked for in values[from ..] alone (q·(n − 1) must be at least `from`).
  */
-function selectQuantile(values: Float64Array, q: number, from = 0): number {
+function selectQuantile(values: Float64Array, q: number, from = 0, plain = false): number {
   if (values.length === 0) return 0;
   const pos = q * (values.length - 1);
   const lo = Math.floor(pos);
   const hi = Math.min(values.length - 1, lo + 1);
-  const a = select(values, lo, from);
+  const a = plain ? selectHoare(values, lo, from) : select(values, lo, from);
   // After selecting lo, everything above index lo is ≥ a: the next order statistic is their minimum.
   let b = a;
   if (hi !== lo) {
@@ -295,9 +470,11 @@ export function quantiles(values: Float64Array): [number, number] {
   if (values.length > quantileScratch.length) quantileScratch = new Float64Array(values.length * 2);
   const copy = quantileScratch.subarray(0, values.length);
   copy.set(values);
-  const p10 = selectQuantile(copy, 0.1);
+  let nan = false;
+  for (let i = 0; i < copy.length; i++) if (Number.isNaN(copy[i]!)) nan = true;
+  const p10 = selectQuantile(copy, 0.1, 0, nan);
   // Selecting the 10th percentile left the smallest tenth at the front: the 90th is among the rest.
-  return [p10, selectQuantile(copy, 0.9, Math.floor(0.1 * (values.length - 1)))];
+  return [p10, selectQuantile(copy, 0.9, Math.floor(0.1 * (values.length - 1)), nan)];
 }
 
 function meanStd(values: Float64Array): [number, number] {
@@ -418,7 +595,8 @@ let wordScratch = new Float64Array(3 * 1024);
  * head reads at run time; training leaves them out, as it holds tens of thousands of vectors.
  */
 export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMContext, keepTokens = false): FeatureVector {
-  const tokens = tokenize(lower);
+  const masked = maskRuns(lower);
+  const tokens = tokenizeMasked(masked);
   const ids = tokenIds(tokens, lm.vocab);
   const n = tokens.length;
   const dense = new Float64Array(DENSE_DIM);
@@ -601,7 +779,6 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   // syntax, and only separate the two Turkish sources' sites, so the block stays 0 there.
   if (language === 'en') k = posFeatures(tokens, ids, lm.pos, dense, k);
   else k += POS_FEATURE_NAMES.length;
-  const masked = maskRuns(lower);
   k = charFeatures(masked, lm.char, dense, k);
 
   const { idx, val } = sparseFeatures(masked, tokens);
@@ -609,7 +786,9 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
   // learnt from short texts alone, where the whole-text model's sparse weights are set mostly by
   // long texts. Cross-fitted in training like the LMs, so the classifier sees honest values.
   let lex = lm.shortLex.bias;
-  for (let i = 0; i < idx.length; i++) lex += lm.shortLex.weights[idx[i]!]! * val[i]!;
+  const table = lm.hashed;
+  if (table) for (let i = 0; i < idx.length; i++) lex += table[HASHED_STRIDE * idx[i]!]! * val[i]!;
+  else for (let i = 0; i < idx.length; i++) lex += lm.shortLex.weights[idx[i]!]! * val[i]!;
   dense[k++] = lex;
   return { dense, idx, val, words, tokens: keepTokens ? { tokens, ids, diff: diff.slice() } : undefined };
 }
@@ -825,18 +1004,23 @@ let seenKeys = new Float64Array(4096);
  * The linear model's sparse weights summed over the hashed features of one piece of text, per
  * block, with the number of features in each: the same hashing as `extractFeatures`, but raw
  * counts (no sublinear tf, no L2 norm), so the sums of neighbouring pieces can be pooled. The
- * sentence model (`segments.ts`) scores sentences and runs of sentences from these.
+ * sentence model (`segments.ts`) scores sentences and runs of sentences from these. Feature j's
+ * weight is `sparse[stride * j + offset]` (the plain array, or the document model's in `LMContext.hashed`).
  */
 export function hashedWeightSums(
   lower: string,
   tokens: readonly string[],
   sparse: Float32Array,
+  stride = 1,
+  offset = 0,
 ): { word: number; wordN: number; char: number; charN: number } {
   let word = 0;
   let prevHash = 0x9747b28c;
   for (const tok of tokens) {
     const h = fnv(tok);
-    word += sparse[mix(h ^ 0x1b873593) & HASH_MASK]! + sparse[mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995) & HASH_MASK]!;
+    word +=
+      sparse[stride * (mix(h ^ 0x1b873593) & HASH_MASK) + offset]! +
+      sparse[stride * (mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995) & HASH_MASK) + offset]!;
     prevHash = h;
   }
   let char = 0;
@@ -850,7 +1034,7 @@ export function hashedWeightSums(
     for (let j = 0; j < end; j++) {
       h = Math.imul(h ^ chars[i + j]!, 0x01000193);
       if (j >= 2) {
-        char += sparse[mix(h ^ (j * 0x3c6ef372)) & HASH_MASK]!;
+        char += sparse[stride * (mix(h ^ (j * 0x3c6ef372)) & HASH_MASK) + offset]!;
         charN++;
       }
     }

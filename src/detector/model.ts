@@ -3,7 +3,19 @@
  * shared by training (cross-fitted evaluation) and the detector.
  */
 import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from './artifact.ts';
-import { extractFeatures, DENSE_DIM, HASH_DIM, Vocabulary, type FeatureVector, type LMContext, type ShortLexWeights } from './features.ts';
+import {
+  extractFeatures,
+  DENSE_DIM,
+  HASH_DIM,
+  HASHED_DOCUMENT,
+  HASHED_POLISH,
+  HASHED_SHORT_LEX,
+  HASHED_STRIDE,
+  Vocabulary,
+  type FeatureVector,
+  type LMContext,
+  type ShortLexWeights,
+} from './features.ts';
 import { forestMargin, type Forest } from './gbdt.ts';
 import { CharLM } from './charlm.ts';
 import { BigramLM, type BigramArrays } from './lm.ts';
@@ -34,7 +46,7 @@ export function linearScore(f: FeatureVector, w: LinearWeights): number {
  * sparse weights of both are read together (the features' indices are scattered over 2^18 weights
  * each, so the reads miss the cache, and two independent misses overlap).
  */
-export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearWeights): [number, number] {
+export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearWeights, hashed?: Float32Array): [number, number] {
   let s1 = w1.bias;
   let s2 = w2.bias;
   const dense = f.dense;
@@ -44,6 +56,16 @@ export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearW
   }
   const idx = f.idx;
   const val = f.val;
+  if (hashed) {
+    // w1's and w2's hashed weights interleaved as in `LMContext.hashed` (the same numbers).
+    for (let i = 0; i < idx.length; i++) {
+      const j = HASHED_STRIDE * idx[i]!;
+      const v = val[i]!;
+      s1 += hashed[j + HASHED_DOCUMENT]! * v;
+      s2 += hashed[j + HASHED_POLISH]! * v;
+    }
+    return [s1, s2];
+  }
   const sparse1 = w1.sparse;
   const sparse2 = w2.sparse;
   for (let i = 0; i < idx.length; i++) {
@@ -53,6 +75,17 @@ export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearW
     s2 += sparse2[j]! * v;
   }
   return [s1, s2];
+}
+
+/** `LMContext.hashed`: the short-text lexical model's, the document model's and the polish head's hashed weights, interleaved. */
+export function interleaveHashed(shortLex: Float32Array, document: Float32Array, polish: Float32Array): Float32Array {
+  const table = new Float32Array(HASHED_STRIDE * HASH_DIM);
+  for (let j = 0; j < HASH_DIM; j++) {
+    table[HASHED_STRIDE * j + HASHED_SHORT_LEX] = shortLex[j]!;
+    table[HASHED_STRIDE * j + HASHED_DOCUMENT] = document[j]!;
+    table[HASHED_STRIDE * j + HASHED_POLISH] = polish[j]!;
+  }
+  return table;
 }
 
 /** The trees' input: the raw dense features followed by the linear model's logit. */
@@ -190,6 +223,7 @@ export class LoadedModel {
     };
     this.linearWeight = header.forest?.linearWeight ?? 0;
     this.polish = polishHeadFrom(header, arrays);
+    if (this.polish) this.lm.hashed = interleaveHashed(this.lm.shortLex.weights, sparse, this.polish.sparse);
     if (header.forest) {
       const feat = arrays['gb.feature'];
       const thr = arrays['gb.threshold'] as Float32Array | undefined;
@@ -215,7 +249,7 @@ export class LoadedModel {
    */
   rawLogit(f: FeatureVector): number {
     if (this.polish && f.tokens) {
-      const [lin, polishBase] = linearScorePair(f, this.weights, this.polish);
+      const [lin, polishBase] = linearScorePair(f, this.weights, this.polish, this.lm.hashed);
       this.#polishBase.set(f, polishBase);
       return this.#raw(f, lin);
     }

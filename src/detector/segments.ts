@@ -175,6 +175,8 @@ export function sentenceEvidence(
   sparse: Float32Array,
   out: Float64Array = new Float64Array(EVIDENCE_SIZE),
   offset = 0,
+  sparseStride = 1,
+  sparseOffset = 0,
 ): Float64Array {
   const tokens = tokenize(lower);
   const ids = tokenIds(tokens, lm.vocab);
@@ -228,7 +230,7 @@ export function sentenceEvidence(
       b = c;
     }
   }
-  const hashed = hashedWeightSums(lower, tokens, sparse);
+  const hashed = hashedWeightSums(lower, tokens, sparse, sparseStride, sparseOffset);
   out[offset + EV_TOKENS]! += tokens.length;
   out[offset + EV_WORDS]! += words;
   out[offset + EV_LM_FREQUENT]! += lmFrequent;
@@ -745,8 +747,10 @@ export interface SegmentInput {
   map: Int32Array;
   language: Language;
   lm: LMContext;
-  /** The linear model's weights of the hashed features. */
+  /** The linear model's weights of the hashed features: feature j's at `sparseStride * j + sparseOffset` (default 1 and 0). */
   sparse: Float32Array;
+  sparseStride?: number;
+  sparseOffset?: number;
   /** The document's calibrated probability and whether its verdict is `likely_ai`. */
   documentProbability: number;
   documentLikelyAi: boolean;
@@ -784,6 +788,8 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
       input.sparse,
       evidence,
       i * EVIDENCE_SIZE,
+      input.sparseStride,
+      input.sparseOffset,
     );
     words[i] = evidence[i * EVIDENCE_SIZE + EV_WORDS]!;
   }

@@ -8,6 +8,8 @@ import { readArtifact } from '../../src/detector/artifact.ts';
 import {
   DENSE_NAMES,
   HASH_DIM,
+  HASHED_DOCUMENT,
+  HASHED_STRIDE,
   NUM_TOKEN,
   extractFeatures,
   fnv,
@@ -17,13 +19,15 @@ import {
   maskRuns,
   mix,
   quantiles,
+  scanTokens,
   sparseFeatures,
   tokenIds,
   tokenize,
+  tokenizeByRegExp,
   Vocabulary,
 } from '../../src/detector/features.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
-import { evidenceWords } from '../../src/detector/language.ts';
+import { blankNoise, evidenceWords, isSpaceCode, languageEvidence, languageEvidenceOfWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
 import { LoadedModel, linearScore, linearScorePair } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
@@ -290,6 +294,62 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       'SHOUTING TEXT WITH a few lower words. AND Names',
     ];
     for (const text of texts) expect(evidenceWords(text), text.slice(0, 40)).toEqual(plain(text));
+    // Identification's counts read in place, as counting evidenceWords' words one by one gives them.
+    const more = [
+      ...texts,
+      'bu bir deneme ve çok güzel, ama değil mi? Ich weiß, daß es für dich ist. the of and zwischen werden',
+      'Ünal İstanbul’da. ¿Qué? «Le» ¡Hola! “The” ‘dog’ (And) "so" \'it\' Ärger Ωmega 𝐀bc x\u00a0y\u2003z\u3000w\ufeffv',
+      'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa zwischenzwischen thethe the. THE. The) tHe',
+      '',
+      '   ',
+      'A B C D e f',
+    ];
+    for (const text of more) {
+      const cleaned = blankNoise(text);
+      expect(languageEvidence(cleaned), text.slice(0, 40)).toEqual(languageEvidenceOfWords(evidenceWords(text)));
+    }
+  });
+
+  it('white space: the code units \\s matches, as the regular expression says', () => {
+    for (let c = 0; c < 0x10000; c++) expect(isSpaceCode(c), `U+${c.toString(16)}`).toBe(/\s/u.test(String.fromCharCode(c)));
+  });
+
+  it('language noise: a text with none of its characters is left as it is, as the regular expression leaves it', () => {
+    const RE_NOISE = /```[\s\S]*?(?:```|$)|`[^`\n]*`|\b(?:https?:\/\/|www\.)\S+|(?<!\S)\S[^\s@]*@\S[^\s.]*\.\S+|[@#][\p{L}\p{N}_.-]+/gu;
+    const texts = [
+      ...TEXTS.map(([text]) => text),
+      'see https://example.com/x or http://a.b and www.example.org today',
+      'WWW.EXAMPLE.ORG HTTPS://EXAMPLE.COM ftp://host.example',
+      'mail ada@example.com, @bob and #tag_1; `inline` code',
+      '```\nfenced\n``` after',
+      'a@b.c',
+      '#',
+      '@',
+      '`',
+      'www.',
+      '://',
+      'plain text, no noise at all: 3.5 kg; “quoted” — dash',
+    ];
+    for (const text of texts) expect(blankNoise(text), text.slice(0, 40)).toBe(text.replace(RE_NOISE, ' '));
+  });
+
+  it('tokens: read by the characters’ classes, as the regular expression matches them', () => {
+    const texts = [
+      ...TEXTS.map(([text, language]) => maskRuns(lowerOf(text, language))),
+      "don't can't rock'n'roll o'' 'tis x'1 a'b'c' it's'",
+      '3.14 1,000,000 12:30 1. 2.. 3.a .5 ,6 7: 8:9:10 ٣٤٥ ½ ² 42nd a1b2',
+      'e\u0301cole \u0301start ñ ü ß ı İ ǅ ʰ 中文 한국어 ﬁ',
+      'tab\tnew\nline\u00a0nbsp\u2003em\u3000ideo\ufeffbom\u200bzwsp — – … “ ” ‘ ’ « » ¿ ¡ © ® ™ € $ % & * + = < > | ~ ^',
+      '',
+      '   ',
+      "'",
+      "a'",
+      '1.',
+    ];
+    for (const text of texts) expect(scanTokens(text), JSON.stringify(text.slice(0, 40))).toEqual(tokenizeByRegExp(text));
+    // A code point outside the BMP is left to the regular expression.
+    expect(scanTokens('emoji 😀 here')).toBeUndefined();
+    expect(tokenize('emoji 😀 here')).toEqual(tokenizeByRegExp('emoji 😀 here'));
   });
 
   it('vocabulary: the hashed table answers as a Map of each word to its position', () => {
@@ -331,10 +391,24 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return seed / 2 ** 32;
     };
-    for (const n of [0, 1, 2, 3, 5, 9, 10, 11, 20, 57, 300, 1799, 4000]) {
-      for (const kind of ['spread', 'ties', 'zeros']) {
-        const values = Float64Array.from({ length: n }, () =>
-          kind === 'spread' ? (random() - 0.6) * 9 : kind === 'ties' ? Math.round(random() * 4) / 2 : random() < 0.5 ? -0 : 0,
+    // Above 601 values the selection first selects within a sample (Floyd and Rivest); sorted,
+    // reversed and constant inputs are the classic bad cases of a selection.
+    for (const n of [0, 1, 2, 3, 5, 9, 10, 11, 20, 57, 300, 600, 601, 602, 603, 1000, 1799, 2500, 4000, 12000]) {
+      for (const kind of ['spread', 'ties', 'zeros', 'sorted', 'reversed', 'constant']) {
+        const values = Float64Array.from({ length: n }, (_, i) =>
+          kind === 'spread'
+            ? (random() - 0.6) * 9
+            : kind === 'ties'
+              ? Math.round(random() * 4) / 2
+              : kind === 'zeros'
+                ? random() < 0.5
+                  ? -0
+                  : 0
+                : kind === 'sorted'
+                  ? i / 7
+                  : kind === 'reversed'
+                    ? (n - i) / 7
+                    : 1.5,
         );
         const before = [...values];
         expect(quantiles(values), `${kind} ${n}`).toEqual([plain(values, 0.1), plain(values, 0.9)]);
@@ -350,6 +424,13 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       const lower = lowerOf(text, language);
       const f = extractFeatures(lower, language, model.lm);
       expect(linearScorePair(f, model.weights, polish), text.slice(0, 40)).toEqual([linearScore(f, model.weights), linearScore(f, polish)]);
+      // The interleaved table holds the same weights: the same sums, and the same short-text lexical feature.
+      expect(linearScorePair(f, model.weights, polish, model.lm.hashed), text.slice(0, 40)).toEqual([
+        linearScore(f, model.weights),
+        linearScore(f, polish),
+      ]);
+      const plainLex = extractFeatures(lower, language, { ...model.lm, hashed: undefined });
+      expect([...f.dense], text.slice(0, 40)).toEqual([...plainLex.dense]);
       // A training vector (no tokens) is summed on its own; a run-time one shares the pass with rawLogit.
       const runtime = model.features(lower, language);
       const raw = model.rawLogit(runtime);
@@ -383,6 +464,8 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
       const lower = lowerOf(text, language);
       const sums = hashedWeightSums(lower, tokenize(lower), sparse);
       expect({ char: sums.char, charN: sums.charN }, text.slice(0, 40)).toEqual(plain(lower));
+      // Read from the interleaved table (`LMContext.hashed`), as the sentence model does: the same sums.
+      expect(hashedWeightSums(lower, tokenize(lower), model.lm.hashed!, HASHED_STRIDE, HASHED_DOCUMENT), text.slice(0, 40)).toEqual(sums);
     }
   });
 
