@@ -123,6 +123,18 @@ function classOf(c: number): number {
   return k;
 }
 
+/** Where the run of characters of the classes `mask` from `q` ends; -1 at a surrogate (scanTokens gives up). */
+function runEnd(text: string, q: number, mask: number): number {
+  const L = text.length;
+  while (q < L) {
+    const c = text.charCodeAt(q);
+    if (c >= 0xd800 && c <= 0xdfff) return -1;
+    if (!(classOf(c) & mask)) break;
+    q++;
+  }
+  return q;
+}
+
 /**
  * RE_TOKEN's matches read by the characters' classes (`classOf`), numbers already `NUM_TOKEN`; undefined
  * for a text with a surrogate (a code point outside the BMP), which RE_TOKEN then reads. A match
@@ -140,50 +152,27 @@ export function scanTokens(text: string): string[] | undefined {
     if (c >= 0xd800 && c <= 0xdfff) return undefined;
     const k = classOf(c);
     if (k & CLASS_L) {
-      let q = p + 1;
-      while (q < L) {
-        const d = text.charCodeAt(q);
-        if (d >= 0xd800 && d <= 0xdfff) return undefined;
-        if (!(classOf(d) & (CLASS_L | CLASS_M))) break;
-        q++;
-      }
-      while (q + 1 < L && text.charCodeAt(q) === 0x27) {
+      let q = runEnd(text, p + 1, CLASS_L | CLASS_M);
+      while (q >= 0 && q + 1 < L && text.charCodeAt(q) === 0x27) {
         const d = text.charCodeAt(q + 1);
         if (d >= 0xd800 && d <= 0xdfff) return undefined;
         if (!(classOf(d) & CLASS_L)) break;
-        q += 2;
-        while (q < L) {
-          const e = text.charCodeAt(q);
-          if (e >= 0xd800 && e <= 0xdfff) return undefined;
-          if (!(classOf(e) & CLASS_L)) break;
-          q++;
-        }
+        q = runEnd(text, q + 2, CLASS_L);
       }
+      if (q < 0) return undefined;
       out.push(text.slice(p, q));
       p = q;
     } else if (k & CLASS_N) {
-      let q = p + 1;
-      while (q < L) {
-        const d = text.charCodeAt(q);
-        if (d >= 0xd800 && d <= 0xdfff) return undefined;
-        if (!(classOf(d) & CLASS_N)) break;
-        q++;
-      }
-      for (;;) {
-        if (q + 1 >= L) break;
+      let q = runEnd(text, p + 1, CLASS_N);
+      while (q >= 0 && q + 1 < L) {
         const sep = text.charCodeAt(q);
         if (sep !== 0x2e && sep !== 0x2c && sep !== 0x3a) break;
         const d = text.charCodeAt(q + 1);
         if (d >= 0xd800 && d <= 0xdfff) return undefined;
         if (!(classOf(d) & CLASS_N)) break;
-        q += 2;
-        while (q < L) {
-          const e = text.charCodeAt(q);
-          if (e >= 0xd800 && e <= 0xdfff) return undefined;
-          if (!(classOf(e) & CLASS_N)) break;
-          q++;
-        }
+        q = runEnd(text, q + 2, CLASS_N);
       }
+      if (q < 0) return undefined;
       out.push(NUM_TOKEN);
       p = q;
     } else {
