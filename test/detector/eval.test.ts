@@ -118,7 +118,9 @@ describe.skipIf(!existsSync(EXTRA_DEV))('extra-dev slice', () => {
 });
 
 /** td1-0ad3ce9c5312 and td1-abb2c3bb8a92 (same scores) on this slice: AUROC 0.912, AI likely_ai 0.356, human likely_ai 0 of 289 (no source above 0). */
-const EXTRA_FLOORS = { auroc: 0.89, tpr: 0.3, fpr: 0.01 };
+// tpr 0.3 → 0.28 in issue 31's third round: general mode's likely_ai floor went back to 0.96 so that
+// no source held out sees over 1% of its humans flagged, and this slice's AI detection rate went to 0.298.
+const EXTRA_FLOORS = { auroc: 0.89, tpr: 0.28, fpr: 0.01 };
 
 // The v3 sources (Showerthoughts, HC3-Plus, DetectRL attacks, SeqXGPT base models), every 3rd line
 // of v3-dev with the known shortcuts taken out as training takes them out (scripts/lib/shortcuts.ts),
