@@ -562,11 +562,9 @@ export class Vocabulary implements VocabLookup {
   }
 }
 
-/** FNV-1a over a word's UTF-16 code units, as a signed 32-bit integer (what an Int32Array slot holds). */
+/** `fnv` of a word as a signed 32-bit integer (what an Int32Array slot holds). */
 function vocabHash(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h | 0;
+  return fnv(s) | 0;
 }
 
 export function tokenIds(tokens: string[], vocab: VocabLookup): Uint16Array {
@@ -691,7 +689,6 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
     wordLenSq = 0;
   const punct = new Float64Array(10);
   let fw = 0;
-  const fwSet = FUNCTION_WORDS[language];
   const fwIds = functionWordIds(lm.vocab, language);
   for (let t = 0; t < n; t++) {
     const tok = tokens[t]!;
@@ -704,7 +701,7 @@ export function extractFeatures(lower: string, language: 'en' | 'tr', lm: LMCont
         wordLenSum += tok.length;
         wordLenSq += tok.length * tok.length;
         const id = ids[t + 1]!;
-        if (fwIds && id !== UNK ? fwIds[id] === 1 : fwSet.has(tok)) fw++;
+        if (isFunctionWordAt(tok, id, fwIds, language)) fw++;
       }
       continue;
     }
@@ -1034,4 +1031,9 @@ export function hashedWeightSums(
 /** Whether a lower-cased token is one of the language's function words (the stylometry feature's list). */
 export function isFunctionWord(tok: string, language: 'en' | 'tr'): boolean {
   return FUNCTION_WORDS[language].has(tok);
+}
+
+/** `isFunctionWord` of a token with vocabulary id `id`, read off `functionWordIds`' flags when it is in the vocabulary. */
+export function isFunctionWordAt(tok: string, id: number, flags: Uint8Array | undefined, language: 'en' | 'tr'): boolean {
+  return flags && id !== UNK ? flags[id] === 1 : FUNCTION_WORDS[language].has(tok);
 }

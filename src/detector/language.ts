@@ -214,6 +214,10 @@ export interface LanguageEvidence {
   nonAsciiLetters: number;
 }
 
+function noEvidence(): LanguageEvidence {
+  return { evidence: new Array<number>(LANGS.length).fill(0), words: 0, latinLetters: 0, nonAsciiLetters: 0 };
+}
+
 /** Adds one evidence word's counts (`w` as `evidenceWords` gives it) to `e`. */
 function addWord(e: LanguageEvidence, w: string): void {
   const mask = STOPMASK.get(w);
@@ -243,7 +247,7 @@ function addMask(e: LanguageEvidence, mask: number): void {
 
 /** The counts of `evidenceWords(text)`'s words, one by one (the plain way, which `languageEvidence` answers as). */
 export function languageEvidenceOfWords(words: readonly string[]): LanguageEvidence {
-  const e: LanguageEvidence = { evidence: new Array<number>(LANGS.length).fill(0), words: 0, latinLetters: 0, nonAsciiLetters: 0 };
+  const e = noEvidence();
   for (const w of words) addWord(e, w);
   return e;
 }
@@ -296,7 +300,7 @@ let chunkBounds = new Int32Array(2048);
  * up, this took about a third of identification's time.
  */
 export function languageEvidence(cleaned: string): LanguageEvidence {
-  const e: LanguageEvidence = { evidence: new Array<number>(LANGS.length).fill(0), words: 0, latinLetters: 0, nonAsciiLetters: 0 };
+  const e = noEvidence();
   const L = cleaned.length;
   let n = 0;
   for (let i = 0; i < L; ) {

@@ -11,7 +11,7 @@
  * train:segments`), fitted on mixed documents built from the training corpora.
  */
 import { forestMargin, type Forest } from './gbdt.ts';
-import { functionWordIds, hashedWeightSums, isFunctionWord, isWordToken, tokenIds, tokenize, type LMContext } from './features.ts';
+import { functionWordIds, hashedWeightSums, isFunctionWordAt, isWordToken, tokenIds, tokenize, type LMContext } from './features.ts';
 import { UNK, bigramPair } from './lm.ts';
 import { round4 } from './model.ts';
 import { lowerForFeatures } from './normalize.ts';
@@ -211,7 +211,7 @@ export function sentenceEvidence(
     if (isWordToken(tok)) {
       words++;
       letters += tok.length;
-      if (fwIds && cur !== UNK ? fwIds[cur] === 1 : isFunctionWord(tok, language)) functionWords++;
+      if (isFunctionWordAt(tok, cur, fwIds, language)) functionWords++;
     } else if (tok === ',') commas++;
   }
   let pos = 0;
