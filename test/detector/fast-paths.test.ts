@@ -50,6 +50,20 @@ const TEXTS: Array<[string, 'en' | 'tr']> = [
 ];
 
 // The hashes are the features' own (fnv, mix): what the plain way below checks is the counting, not them.
+/** Each character 3–5-gram's mixed hash, the plain way: every n-gram reads and folds its own characters. */
+function plainCharGrams(masked: string, visit: (hash: number) => void): void {
+  for (let i = 0; i + 3 <= masked.length; i++) {
+    let h = 0x811c9dc5;
+    for (let j = 0; j < 5 && i + j < masked.length; j++) {
+      let c = masked.charCodeAt(i + j);
+      if (c >= 0x30 && c <= 0x39) c = 0x30;
+      else if (c === 0x0a) c = 0x20;
+      h = Math.imul(h ^ c, 0x01000193);
+      if (j >= 2) visit(mix(h ^ (j * 0x3c6ef372)));
+    }
+  }
+}
+
 /** Hashed word 1–2-grams and character 3–5-grams as the plain way counts them: a Map per block, in first-seen order. */
 function plainSparse(masked: string, tokens: readonly string[]): { idx: number[]; val: number[] } {
   const idx: number[] = [];
@@ -79,16 +93,7 @@ function plainSparse(masked: string, tokens: readonly string[]): { idx: number[]
   }
   flush(words);
   const chars = new Map<number, number>();
-  for (let i = 0; i + 3 <= masked.length; i++) {
-    let h = 0x811c9dc5;
-    for (let j = 0; j < 5 && i + j < masked.length; j++) {
-      let c = masked.charCodeAt(i + j);
-      if (c >= 0x30 && c <= 0x39) c = 0x30;
-      else if (c === 0x0a) c = 0x20;
-      h = Math.imul(h ^ c, 0x01000193);
-      if (j >= 2) add(chars, mix(h ^ (j * 0x3c6ef372)));
-    }
-  }
+  plainCharGrams(masked, (h) => add(chars, h));
   flush(chars);
   return { idx, val };
 }
@@ -442,22 +447,12 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
   it('hashed weight sums: the characters folded once, as reading each n-gram’s characters gives', () => {
     const sparse = model.weights.sparse;
     const plain = (lower: string) => {
-      const text = maskRuns(lower);
       let char = 0;
       let charN = 0;
-      for (let i = 0; i + 3 <= text.length; i++) {
-        let h = 0x811c9dc5;
-        for (let j = 0; j < 5 && i + j < text.length; j++) {
-          let c = text.charCodeAt(i + j);
-          if (c >= 0x30 && c <= 0x39) c = 0x30;
-          else if (c === 0x0a) c = 0x20;
-          h = Math.imul(h ^ c, 0x01000193);
-          if (j >= 2) {
-            char += sparse[mix(h ^ (j * 0x3c6ef372)) & (HASH_DIM - 1)]!;
-            charN++;
-          }
-        }
-      }
+      plainCharGrams(maskRuns(lower), (h) => {
+        char += sparse[h & (HASH_DIM - 1)]!;
+        charN++;
+      });
       return { char, charN };
     };
     for (const [text, language] of [...TEXTS, ['Line one 42\nline two 7.5; ***** masked', 'en'] as [string, 'en']]) {
