@@ -145,6 +145,28 @@ export type Origin = (typeof ORIGINS)[number];
  */
 export const POLISHED_THRESHOLD = 0.65;
 
+/**
+ * One window of a long document. A text longer than one window is judged window by window (the
+ * rule and the window size: docs/service.md, "Whole documents"); each window is scored like a text
+ * of its own. Offsets are UTF-16 offsets into the submitted (or, for files, the extracted) text.
+ */
+export interface DocumentWindow {
+  /** UTF-16 offset into the text, inclusive. */
+  start: number;
+  /** UTF-16 offset into the text, exclusive. */
+  end: number;
+  /** Words the engine counted in the window. */
+  words: number;
+  /** First and last page (1-based) the window covers, for files that have pages (PDF); else null. */
+  pages: { first: number; last: number } | null;
+  /** The window's own calibrated probability, as if it were sent alone. */
+  ai_probability: number;
+  verdict: Verdict;
+  confidence: Confidence;
+  /** The window's headline (see ORIGINS). */
+  origin: Origin;
+}
+
 export interface DetectResponse {
   /** 0..1, calibrated per mode. */
   ai_probability: number;
@@ -179,6 +201,12 @@ export interface DetectResponse {
    * `origin` already does.
    */
   polished_probability: number | null;
+  /**
+   * The windows of a text longer than one window, in text order; empty for a text of one window.
+   * The whole text's `verdict`, `ai_probability` and `generated_share` follow from them (docs/service.md,
+   * "Whole documents"). Optional in the type for older servers; this server always sends it.
+   */
+  windows?: DocumentWindow[];
 }
 
 /** Most messages one author request may carry. */
