@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOO_SHORT_HEADLINE, WARNING_SENTENCES } from '../../adapters/chat/format.ts';
 import { ACTION_RECHECK_PREFIX, ACTION_SHOW_DETAILS } from '../../adapters/slack/blocks.ts';
+import { DETAILS_NOT_OPENED_MESSAGE, EXPIRED_MESSAGE, UNREADABLE_BUTTON_MESSAGE } from '../../adapters/slack/listeners/button-context.ts';
 import {
   buttonPayload,
   interactionBody,
@@ -39,14 +40,34 @@ describe('button values Slack would never send', () => {
     expect(h.proxy.detectBodies).toHaveLength(0);
   });
 
-  it('`{}` as the details value opens a modal with the sentence', async () => {
+  it('`{}` as the details value is answered with an ephemeral sentence, without a window or a detection (issue 40, item 7)', async () => {
     const before = h.slack.callsOf('views.open').length;
-    const { payload, triggerId } = buttonPayload(h, { action_id: ACTION_SHOW_DETAILS, value: '{}' });
+    const { payload, responseUrl } = buttonPayload(h, { action_id: ACTION_SHOW_DETAILS, value: '{}' });
     const res = await postToApp(h, interactionBody(payload));
     expect(res.status).toBe(200);
-    const open = await h.slack.waitFor((c) => c.method === 'views.open' && c.args.trigger_id === triggerId);
-    expect(h.slack.callsOf('views.open').length - before).toBe(1);
-    expect(JSON.stringify(open.args.view)).toContain('This button could not be read');
+    const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === responseUrl.split('/').pop());
+    expect(reply.args).toMatchObject({ response_type: 'ephemeral', replace_original: false });
+    expect(reply.args.text).toBe(UNREADABLE_BUTTON_MESSAGE);
+    expect(h.slack.callsOf('views.open').length).toBe(before);
+    expect(h.proxy.detectBodies).toHaveLength(0);
+  });
+
+  it('a details button whose check is gone says so in an ephemeral line', async () => {
+    const { payload, responseUrl } = buttonPayload(h, { action_id: ACTION_SHOW_DETAILS, value: JSON.stringify({ c: 'gone', m: 'general' }) });
+    expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
+    const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === responseUrl.split('/').pop());
+    expect(reply.args).toMatchObject({ response_type: 'ephemeral', replace_original: false, text: EXPIRED_MESSAGE });
+    expect(h.proxy.detectBodies).toHaveLength(0);
+  });
+
+  it('a details click whose window Slack will not open (invalid_trigger_id) is told to press again', async () => {
+    const click = buttonPayload(h, { action_id: ACTION_SHOW_DETAILS, value: JSON.stringify({ c: 'unknown', m: 'general', t: 'Two words.' }) });
+    const payload = { ...click.payload, trigger_id: 'not-a-trigger-slack-issued' };
+    expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
+    const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === click.responseUrl.split('/').pop());
+    expect(reply.args).toMatchObject({ response_type: 'ephemeral', replace_original: false, text: DETAILS_NOT_OPENED_MESSAGE });
+    const open = h.slack.callsOf('views.open').at(-1)!;
+    expect(open.args.trigger_id).toBe('not-a-trigger-slack-issued');
     expect(h.proxy.detectBodies).toHaveLength(0);
   });
 });
