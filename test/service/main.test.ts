@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -167,6 +167,35 @@ describe('npm start (src/service/main.ts)', () => {
     } finally {
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);
+    }
+  });
+
+  it('a metrics port in use names METRICS_PORT, not PORT (issue 40, item 7)', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], {
+        env: {
+          ...process.env,
+          HOST: '127.0.0.1',
+          PORT: '0',
+          METRICS_PORT: String(port),
+          API_KEYS_FILE: join(dir, 'metrics-port-in-use', 'api-keys.json'),
+          REDIS_URL: '',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const code = await new Promise((r) => child.on('exit', r));
+      expect(code).toBe(1);
+      expect(stderr).toContain(
+        `textdetect: 127.0.0.1:${port} is already in use (another textdetect service, or another program, listens there). Stop that one, or start this one on another port with METRICS_PORT, e.g. METRICS_PORT=${port + 1} npm start.\n`,
+      );
+      expect(stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
     }
   });
 
