@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOO_SHORT_HEADLINE, WARNING_SENTENCES } from '../../adapters/chat/format.ts';
 import { ACTION_RECHECK_PREFIX, ACTION_SHOW_DETAILS } from '../../adapters/slack/blocks.ts';
+import { EVIDENCE_FLOOR_WORDS } from '../../src/contract.ts';
+import { countWords } from '../../src/detector/engine.ts';
 import { DETAILS_NOT_OPENED_MESSAGE, EXPIRED_MESSAGE, UNREADABLE_BUTTON_MESSAGE } from '../../adapters/slack/listeners/button-context.ts';
 import {
   buttonPayload,
@@ -84,6 +86,36 @@ describe('too short to judge', () => {
     expect(blocks.find((b) => b.block_id === 'warning')).toBeUndefined();
     expect(shown).not.toContain(ACTION_RECHECK_PREFIX);
     expect(shown).not.toContain(ACTION_SHOW_DETAILS);
+  });
+});
+
+describe('/detect help says what the bot does (issue 40, item 8)', () => {
+  /** The first `words` words of LONG_TEXT, as the engine counts them. */
+  function textOf(words: number): string {
+    const all = LONG_TEXT.split(/\s+/);
+    const text = all.slice(0, words).join(' ');
+    expect(countWords(text, 'en')).toBe(words);
+    return text;
+  }
+  const scoreShown = (blocks: unknown): boolean => /\b\d{1,3}%/.test(JSON.stringify(blocks));
+
+  it(`the help's floor is the engine's: ${EVIDENCE_FLOOR_WORDS - 1} words are too short to judge with no score, ${EVIDENCE_FLOOR_WORDS} get one`, async () => {
+    const help = slashCommandBody(h, 'help');
+    const ack = JSON.parse((await postToApp(h, help.body)).body) as { text: string };
+    expect(ack.text).toContain(`Under ${EVIDENCE_FLOOR_WORDS} words a text is too short to judge: no verdict and no score are shown.`);
+    expect(ack.text).not.toMatch(/weak|low-confidence/);
+
+    const short = slashCommandBody(h, textOf(EVIDENCE_FLOOR_WORDS - 1));
+    await postToApp(h, short.body);
+    const shortReply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === short.responseUrl.split('/').pop());
+    expect(JSON.stringify(shortReply.args.blocks)).toContain(TOO_SHORT_HEADLINE);
+    expect(scoreShown(shortReply.args.blocks)).toBe(false);
+
+    const enough = slashCommandBody(h, textOf(EVIDENCE_FLOOR_WORDS));
+    await postToApp(h, enough.body);
+    const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === enough.responseUrl.split('/').pop());
+    expect(JSON.stringify(reply.args.blocks)).not.toContain(TOO_SHORT_HEADLINE);
+    expect(scoreShown(reply.args.blocks)).toBe(true);
   });
 });
 
