@@ -128,15 +128,11 @@ export function buildOpenApiDocument(
               headers: limited,
               content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectResponse' } } },
             },
-            '400': errorResponse(
-              '`invalid_json` (body not JSON / not UTF-8) or `invalid_request` (a field is wrong; see `param`).',
-            ),
+            '400': errorResponse('`invalid_json` (body not JSON / not UTF-8) or `invalid_request` (a field is wrong; see `param`).'),
             '401': UNAUTHORIZED,
             '403': WRONG_ENVIRONMENT,
             '408': REQUEST_TIMEOUT,
-            '413': errorResponse(
-              '`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).',
-            ),
+            '413': errorResponse('`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).'),
             '415': errorResponse(
               '`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed (no `Content-Encoding` other than `identity`).',
             ),

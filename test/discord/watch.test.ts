@@ -432,7 +432,8 @@ describe.each([
     const poster = user(snowflake(), 'burst-poster') as Author;
     for (const m of aiPosts(r!.world.place, poster)) r!.fake.dispatch('MESSAGE_CREATE', m);
     const card = await r!.fake.waitForRequest(
-      (q) => q.method === 'POST' && q.path === `/channels/${r!.world.modlog}/messages` && q.body?.embeds?.[0]?.description?.includes(poster.id),
+      (q) =>
+        q.method === 'POST' && q.path === `/channels/${r!.world.modlog}/messages` && q.body?.embeds?.[0]?.description?.includes(poster.id),
     );
     const confirm = card.body.components[0].components[0].custom_id as string;
     const cardMessage = { id: snowflake(), channelId: r!.world.modlog, embeds: card.body.embeds, components: card.body.components };
@@ -453,7 +454,9 @@ describe.each([
     expect(updates).toHaveLength(1);
     const winner = updates[0]!;
     const review = winner.body.data.embeds[0].fields.find((f: { name: string }) => f.name === 'Review').value as string;
-    expect(review).toMatch(new RegExp(`^\\S+ [A-Z][a-z]+( positive)? by ${winner.nick} \\(${winner.press.member.user.id}\\) · <t:\\d+:f>$`));
+    expect(review).toMatch(
+      new RegExp(`^\\S+ [A-Z][a-z]+( positive)? by ${winner.nick} \\(${winner.press.member.user.id}\\) · <t:\\d+:f>$`),
+    );
     const late = answers.filter((a) => a.callback.body.type !== 7);
     expect(late).toHaveLength(2);
     for (const a of late) {

@@ -55,7 +55,10 @@ describe('button values Slack would never send', () => {
   });
 
   it('a details button whose check is gone says so in an ephemeral line', async () => {
-    const { payload, responseUrl } = buttonPayload(h, { action_id: ACTION_SHOW_DETAILS, value: JSON.stringify({ c: 'gone', m: 'general' }) });
+    const { payload, responseUrl } = buttonPayload(h, {
+      action_id: ACTION_SHOW_DETAILS,
+      value: JSON.stringify({ c: 'gone', m: 'general' }),
+    });
     expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
     const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === responseUrl.split('/').pop());
     expect(reply.args).toMatchObject({ response_type: 'ephemeral', replace_original: false, text: EXPIRED_MESSAGE });
@@ -63,7 +66,10 @@ describe('button values Slack would never send', () => {
   });
 
   it('a details click whose window Slack will not open (invalid_trigger_id) is told to press again', async () => {
-    const click = buttonPayload(h, { action_id: ACTION_SHOW_DETAILS, value: JSON.stringify({ c: 'unknown', m: 'general', t: 'Two words.' }) });
+    const click = buttonPayload(h, {
+      action_id: ACTION_SHOW_DETAILS,
+      value: JSON.stringify({ c: 'unknown', m: 'general', t: 'Two words.' }),
+    });
     const payload = { ...click.payload, trigger_id: 'not-a-trigger-slack-issued' };
     expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
     const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === click.responseUrl.split('/').pop());

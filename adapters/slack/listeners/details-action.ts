@@ -20,7 +20,8 @@ export function registerDetailsAction(app: App, ctx: SlackAppContext): void {
   app.action<BlockAction<ButtonAction>>(ACTION_SHOW_DETAILS, async ({ ack, body, action, client, respond }) => {
     await ack();
     // Bolt gives `respond` only when the click came with a response_url (a message's button does).
-    const tell = (sentence: string): Promise<void> => tellSentence(ctx, client, body.trigger_id, respond as RespondFn | undefined, sentence);
+    const tell = (sentence: string): Promise<void> =>
+      tellSentence(ctx, client, body.trigger_id, respond as RespondFn | undefined, sentence);
     const click = await readButtonClick(ctx, body, action);
     if (!click) {
       ctx.logger.warn({ action_id: action.action_id }, 'unreadable details button value');
