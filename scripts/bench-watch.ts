@@ -31,10 +31,10 @@ import { watchDetectorFor } from '../adapters/chat/watch/detector.ts';
 import { PostgresStore, SqliteStore, type StoreLocation, type WatchStore } from '../adapters/chat/store/index.ts';
 import { createDiscordBot } from '../adapters/discord/bot.ts';
 import { createApiKey, startService } from '../src/service/index.ts';
-import { FakeDiscord, snowflake } from '../test/discord/fake-discord.ts';
-import { chatInputDetect, user } from '../test/discord/payloads.ts';
+import { FakeDiscord, snowflake } from '../demo/discord/fake-discord.ts';
+import { chatInputDetect, user } from '../demo/discord/payloads.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.ts';
-import { guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from '../test/discord/watch-payloads.ts';
+import { guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from '../demo/discord/watch-payloads.ts';
 import { benchTexts } from './bench-texts.ts';
 
 const { values: args } = parseArgs({

@@ -13,9 +13,9 @@ import { TOO_SHORT_HEADLINE, WARNING_SENTENCES } from '../../adapters/chat/forma
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { DetectClient } from '../../src/client/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
-import { FakeDiscord, type RecordedRequest, snowflake } from './fake-discord.ts';
-import { userCommand } from './member-payloads.ts';
-import { buttonPress, chatInputDetect, guildCreate, messageCommand, type Place, user } from './payloads.ts';
+import { FakeDiscord, type RecordedRequest, snowflake } from '../../demo/discord/fake-discord.ts';
+import { userCommand } from '../../demo/discord/member-payloads.ts';
+import { buttonPress, chatInputDetect, guildCreate, messageCommand, type Place, user } from '../../demo/discord/payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.moderator-sentences`;

@@ -21,8 +21,8 @@ import { createApiKey, startService, type RunningService } from '../../src/servi
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { startRedisServer } from '../helpers/redis.ts';
 import { DetectProxy } from '../slack/proxy.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
-import { chatInputDetect, user, type Place } from './payloads.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
+import { chatInputDetect, user, type Place } from '../../demo/discord/payloads.ts';
 import {
   cardButtonPress,
   guildWithChannels,
@@ -33,7 +33,7 @@ import {
   settingsCommand,
   threadCreate,
   type Author,
-} from './watch-payloads.ts';
+} from '../../demo/discord/watch-payloads.ts';
 import { firstFlagId } from '../helpers/watch-db.ts';
 
 const APP_ID = snowflake();
