@@ -74,6 +74,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   body: any;
   at: number;
+  /** What the fake answered (set once it has). */
+  response?: { status: number; body: any };
 }
 
 export interface OverrideResponse {
@@ -140,6 +142,7 @@ export class FakeDiscord {
   readonly #acknowledged = new Set<string>();
   #waiters: { predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }[] = [];
   #readyWaiters: (() => void)[] = [];
+  readonly #listeners = new Set<(request: RecordedRequest) => void>();
   /** Attachment bytes served under `/attachments/…` (the CDN's path), by path. */
   readonly #files = new Map<
     string,
@@ -237,6 +240,11 @@ export class FakeDiscord {
       };
       this.#waiters.push({ predicate, resolve: done });
     });
+  }
+
+  /** Calls `listener` with every REST request once it has been answered (the demo's page draws from them). */
+  onRequest(listener: (request: RecordedRequest) => void): void {
+    this.#listeners.add(listener);
   }
 
   /** Resolves once a client has identified and been sent READY. */
@@ -411,7 +419,9 @@ export class FakeDiscord {
       } else {
         res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
       }
+      record.response = { status, body: payload };
       // Notified after answering, so a test sees the request once the client has its response.
+      for (const listener of this.#listeners) listener(record);
       for (const waiter of this.#waiters.filter((w) => w.predicate(record))) {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
         waiter.resolve(record);

@@ -1,0 +1,172 @@
+/**
+ * The demo's page on loopback: the transcript as a chat (what people did, what the bot posted,
+ * grouped by the tour's steps), a box to run `/detect` on one's own text, and the bot's buttons
+ * (review cards' Confirm / False positive / Dismiss, re-checks) pressed as the moderator. The page
+ * loads nothing from elsewhere: its style and script are inline, links are drawn as text.
+ *
+ * Requests that act (`POST /check`, `POST /press`) must be JSON from the page's own origin, so
+ * another site open in the same browser cannot drive the demo.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { entryHtml } from './render.ts';
+import { DemoInputError, type DemoSession } from './session.ts';
+import { STEP_TITLES, type Step, type Transcript } from './transcript.ts';
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+export interface DemoPage {
+  url: string;
+  close(): Promise<void>;
+}
+
+function timelineHtml(transcript: Transcript, session: DemoSession): string {
+  const parts: string[] = [];
+  let step: Step | undefined;
+  for (const entry of transcript.entries()) {
+    if (entry.step !== step) {
+      step = entry.step;
+      parts.push(`<h2>${step === 'yours' ? 'Your turn' : STEP_TITLES[step]}</h2>`);
+    }
+    parts.push(entryHtml(entry, session.names));
+  }
+  return parts.join('\n');
+}
+
+function page(session: DemoSession, transcript: Transcript): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>textdetect demo: the ${session.platform} bot</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font:15px/1.45 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d1f23}
+header{background:#2b2d31;color:#fff;padding:.8em 1.2em}header small{color:#b5bac1;display:block}
+main{display:flex;gap:1.5em;padding:1em 1.2em;align-items:flex-start}
+#timeline{flex:3;min-width:0}aside{flex:1;position:sticky;top:1em;background:#fff;padding:1em;border-radius:8px}
+h2{font-size:1em;margin:1.5em 0 .5em;color:#4e5058}
+.entry{background:#fff;border-radius:8px;padding:.6em .9em;margin:.4em 0}
+.entry.action{background:#eef1ff}.meta{font-size:.8em;color:#5c5f66;margin-bottom:.2em}
+.command{font-family:ui-monospace,monospace}.source{font-size:.8em;color:#6d7178}
+.message{border-left:4px solid #c7ccd1;padding:.3em .7em;margin:.3em 0;background:#f9fafb}
+.title{font-weight:600}.text{margin:.2em 0}dl{margin:.3em 0}dt{font-weight:600;font-size:.85em;margin-top:.3em}dd{margin:0}
+.footer{font-size:.75em;color:#6d7178;margin-top:.3em}.quote{display:block;border-left:3px solid #c7ccd1;padding-left:.5em;color:#3c3f45}
+.link{text-decoration:underline dotted}code{background:#eceef1;padding:0 .2em;border-radius:3px}
+.buttons{margin-top:.4em;display:flex;gap:.4em;flex-wrap:wrap}
+button{border:0;border-radius:4px;padding:.35em .8em;cursor:pointer;font:inherit;background:#4e5058;color:#fff}
+button.primary{background:#5865f2}button.success{background:#248046}button.danger{background:#da373c}
+textarea{width:100%;box-sizing:border-box;min-height:12em;font:inherit}#status{min-height:1.5em;color:#5c5f66}
+</style></head>
+<body>
+<header><strong>textdetect demo: the ${session.platform} bot</strong>
+<small>The real bot and detection service, against a stand-in of ${session.platform} on this machine (127.0.0.1). Nothing leaves this machine; no token, account or database is needed.</small></header>
+<main><section id="timeline">${timelineHtml(transcript, session)}</section>
+<aside><form id="check"><strong>Check your own text</strong>
+<p>Runs <code>/detect</code> as the moderator, with per-sentence scores.</p>
+<textarea name="text" required placeholder="Paste a paragraph or two (40 words or more for a verdict)."></textarea>
+<p><button type="submit" class="primary">/detect</button></p><p id="status"></p></form>
+<p>Buttons under the bot's messages work: press <em>Confirm</em>, <em>False positive</em> or <em>Dismiss</em> on the review card as a moderator would, or re-check a result in another mode.</p></aside></main>
+<script>
+let version = -1;
+const timeline = document.getElementById('timeline');
+const status = document.getElementById('status');
+async function refresh() {
+  try {
+    const res = await fetch('/entries?since=' + version);
+    if (res.status === 200) { const body = await res.json(); version = body.version; timeline.innerHTML = body.html; }
+  } catch {}
+}
+async function send(path, body) {
+  status.textContent = 'Waiting for the bot…';
+  const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = await res.json().catch(() => ({}));
+  status.textContent = res.ok ? 'Answered.' : (answer.error || 'The demo could not do that.');
+  await refresh();
+}
+document.getElementById('check').addEventListener('submit', (e) => { e.preventDefault(); send('/check', { text: e.target.text.value }); });
+timeline.addEventListener('click', (e) => {
+  const b = e.target.closest('button[data-entry]');
+  if (b) { b.disabled = true; send('/press', { entry: Number(b.dataset.entry), button: b.dataset.button }); }
+});
+setInterval(refresh, 1000);
+</script></body></html>`;
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new DemoInputError('Send JSON.');
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new DemoInputError('That is more than the demo page takes at once (64 KB).');
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    if (body !== null && typeof body === 'object') return body as Record<string, unknown>;
+  } catch {
+    // answered below
+  }
+  throw new DemoInputError('Send a JSON object.');
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body));
+}
+
+/** Serves the page on 127.0.0.1:`port` (0: any free port). */
+export async function startPage(session: DemoSession, transcript: Transcript, port = 0): Promise<DemoPage> {
+  let origin = '';
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', origin);
+    if (req.method === 'GET' && url.pathname === '/') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page(session, transcript));
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/entries') {
+      if (Number(url.searchParams.get('since')) === transcript.version) {
+        res.writeHead(204).end();
+        return;
+      }
+      json(res, 200, { version: transcript.version, html: timelineHtml(transcript, session) });
+      return;
+    }
+    if (req.method === 'POST' && (url.pathname === '/check' || url.pathname === '/press')) {
+      if (req.headers.origin !== undefined && req.headers.origin !== origin) {
+        json(res, 403, { error: 'Only the demo page itself may do this.' });
+        return;
+      }
+      try {
+        const body = await readJson(req);
+        if (url.pathname === '/check') {
+          if (typeof body.text !== 'string') throw new DemoInputError('Type or paste a text to check.');
+          await session.checkText(body.text);
+        } else {
+          if (typeof body.entry !== 'number' || typeof body.button !== 'string') throw new DemoInputError('Press a button of the bot’s.');
+          await session.press(body.entry, body.button);
+        }
+        json(res, 200, { ok: true });
+      } catch (err) {
+        if (err instanceof DemoInputError) json(res, 400, { error: err.message });
+        else json(res, 500, { error: `The demo could not do that: ${(err as Error).message}` });
+      }
+      return;
+    }
+    json(res, 404, { error: 'Nothing here; the demo is at /.' });
+  };
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) json(res, 500, { error: (err as Error).message });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: `${origin}/`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * What main.ts and the page need of a platform's demo (demo/discord/session.ts, demo/slack/session.ts):
+ * the scripted tour, and the two things a visitor of the page can do afterwards.
+ */
+import type { Logger } from 'pino';
+import type { Names } from './markup.ts';
+import type { Transcript } from './transcript.ts';
+
+export interface SessionOptions {
+  /** The bot's data folder (SQLite files), a temporary one the demo deletes at exit. */
+  dataDir: string;
+  transcript: Transcript;
+  logger: Logger;
+}
+
+export interface TourResult {
+  /** When the review card was posted, in milliseconds since the demo process started. */
+  cardAtMs: number;
+}
+
+/** A sentence for the visitor when the page asks for something that cannot be done. */
+export class DemoInputError extends Error {
+  override name = 'DemoInputError';
+}
+
+export interface DemoSession {
+  /** `Discord` or `Slack`. */
+  readonly platform: string;
+  /** The server's or workspace's name, its channels' names: how the page and the terminal name mentions. */
+  readonly names: Names;
+  /** The four steps, one after another, each waiting for the bot's answers before the next. */
+  tour(): Promise<TourResult>;
+  /** `/detect` on the visitor's own text, as the moderator; resolves once the bot has answered. */
+  checkText(text: string): Promise<void>;
+  /** A press on a button of an entry the bot posted, as the moderator; resolves once the bot has answered. */
+  press(entryId: number, buttonId: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,232 @@
+/**
+ * `npm run demo` end to end, as a new user runs it: npm, then the compiled demo (dist/demo/main.js),
+ * in a child process with a throw-away TMPDIR (where the demo's data folder and the in-process
+ * service's key file go) and the run's throw-away HOME. Every node process of the tree, npm's
+ * included, is preloaded with the loopback guard (demo/loopback-guard.ts through NODE_OPTIONS): any
+ * name lookup or connection beyond loopback is refused and written to a log, which must stay empty.
+ * The environment also carries a user's own settings pointing at real hosts (Discord's API, a Redis,
+ * a PostgreSQL): the demo must use none of them, and the guard would see it if it did.
+ *
+ * Needs the build (`npm test` runs `npm run build` first), as the package tests do.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STEP_TITLES } from '../../demo/transcript.ts';
+import { WAIT_MS } from '../helpers/load.ts';
+import { ROOT } from '../package/helpers.ts';
+
+const GUARD = join(ROOT, 'dist', 'demo', 'loopback-guard.js');
+
+let dir: string;
+
+beforeAll(async () => {
+  if (!existsSync(join(ROOT, 'dist', 'demo', 'main.js'))) {
+    throw new Error('dist/demo is missing: run `npm run build` (npm test does) before this test.');
+  }
+  dir = await mkdtemp(join(tmpdir(), 'textdetect-demo-test-'));
+});
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+interface Demo {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with npm's exit code, or its signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  tmp: string;
+  guardLog: string;
+}
+
+async function startDemo(name: string, args: string[]): Promise<Demo> {
+  const tmp = await mkdtemp(join(dir, `${name}-tmp-`));
+  const guardLog = join(dir, `${name}-guard.log`);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    // This node first, so npm runs the demo with it.
+    PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+    TMPDIR: tmp,
+    NODE_OPTIONS: `--import=${pathToFileURL(GUARD).href}`,
+    LOOPBACK_GUARD_LOG: guardLog,
+    npm_config_update_notifier: 'false',
+    // A user's own bot settings, all pointing away from this machine: the demo uses none of them.
+    DISCORD_TOKEN: 'a-real-looking-token',
+    DISCORD_API_URL: 'https://discord.com/api',
+    REDIS_URL: 'redis://redis.example.com:6379',
+    DATABASE_URL: 'postgres://textdetect@db.example.com/textdetect',
+    DETECT_API_URL: 'https://detect.example.com',
+    DETECT_API_KEY: 'sk_live_not-used',
+  };
+  delete env.DATA_DIR;
+  // Its own process group, so a Ctrl-C can be sent to npm and the demo together, as a terminal does.
+  const child = spawn('npm', ['run', '--silent', 'demo', '--', ...args], {
+    cwd: ROOT,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, output: () => output, exited, tmp, guardLog };
+}
+
+/** Resolves once the output matches `pattern`; fails with the output if the demo exits first or takes past WAIT_MS. */
+async function waitForOutput(demo: Demo, pattern: RegExp): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + WAIT_MS;
+  let ended = false;
+  void demo.exited.then(() => {
+    ended = true;
+  });
+  for (;;) {
+    const match = demo.output().match(pattern);
+    if (match) return match;
+    if (ended || Date.now() > deadline) throw new Error(`the demo did not print ${pattern}:\n${demo.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The lines the terminal printed under a step's heading, up to the next heading. */
+function section(output: string, title: string): string {
+  const start = output.indexOf(title);
+  expect(start, `no "${title}" in the output:\n${output}`).toBeGreaterThanOrEqual(0);
+  const rest = output.slice(start + title.length);
+  const next = rest.search(/\n── |\nReview card posted/);
+  return next === -1 ? rest : rest.slice(0, next);
+}
+
+async function expectNothingLeft(demo: Demo): Promise<void> {
+  // The bot's SQLite folder and the in-process service's key folder are gone with the process
+  // (npm keeps Node's compile cache there, which is npm's own).
+  expect((await readdir(demo.tmp)).filter((name) => name !== 'node-compile-cache')).toEqual([]);
+  const log = (await readFile(demo.guardLog, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { event: string; argv: string[]; what?: string; target?: string });
+  // The guard was in npm and in the demo itself, and refused nothing.
+  const carriers = log.filter((l) => l.event === 'installed').map((l) => l.argv[0] ?? '');
+  expect(
+    carriers.some((script) => /npm-cli\.js$|[/\\]npm$/.test(script)),
+    carriers.join('\n'),
+  ).toBe(true);
+  expect(
+    carriers.some((script) => script.endsWith(join('dist', 'demo', 'main.js'))),
+    carriers.join('\n'),
+  ).toBe(true);
+  expect(log.filter((l) => l.event !== 'installed')).toEqual([]);
+}
+
+describe('npm run demo', () => {
+  it('is the documented script, running the compiled demo', async () => {
+    const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.demo).toBe('node dist/demo/main.js');
+  });
+
+  it('--once prints the checks, a member check, a document check and a review card, with no outside connection, and leaves nothing behind', async () => {
+    const demo = await startDemo('once', ['--once']);
+    const { code } = await demo.exited;
+    const output = demo.output();
+    expect(code, output).toBe(0);
+
+    const checks = section(output, STEP_TITLES.check);
+    expect(checks.match(/you \(moderator\): \/detect text: /g)).toHaveLength(2);
+    expect(checks).toContain('(text: Brown corpus, cn01 (general fiction, 1961))');
+    expect(
+      checks.match(/#general · textdetect · only you can see this:\n {2}┃ .+\n {2}┃ .+ probability that an AI wrote it/g),
+    ).toHaveLength(2);
+
+    const member = section(output, STEP_TITLES.member);
+    expect(member).toContain('/detect user: @marta');
+    expect(member).toMatch(/Recent messages of @marta: .+ probability that an AI wrote them, over 8 messages/);
+
+    const document = section(output, STEP_TITLES.document);
+    expect(document).toContain('/detect file: essay.pdf');
+    expect(document).toMatch(/┃ 📄 essay\.pdf: .+\n {2}┃ PDF, 1 page, [\d,]+ characters read/);
+
+    const card = section(output, STEP_TITLES.card);
+    for (const command of ['watch channel: #general', 'modlog channel: #mod-log', 'cards channel: #general state: on']) {
+      expect(card).toContain(`/detect-settings ${command}`);
+    }
+    expect(card).toMatch(/#general · quill: “/);
+    expect(card).toMatch(/#mod-log · textdetect:\n {2}┃ .*Flag for review: .+\n {2}┃ Author: quill \(\d+\)/);
+    expect(card).toContain('┃ [Confirm] [False positive] [Dismiss]');
+    // Nothing of the bot's in the watched channel but the moderator's private answers.
+    expect(card).not.toMatch(/#general · textdetect:/);
+
+    const timing = output.match(/Review card posted (\d+\.\d) s after the demo started\./);
+    expect(timing, output).not.toBeNull();
+    console.log(`npm run demo -- --once: review card ${timing?.[1]} s after the demo process started`);
+    expect(output).toContain('Outside connections attempted: none.');
+    expect(output).toContain('Stopped; the demo’s temporary files are deleted.');
+    await expectNothingLeft(demo);
+  });
+
+  it('serves the tour on a loopback page where the card’s buttons and /detect work, and stops cleanly on Ctrl-C', async () => {
+    const demo = await startDemo('page', ['--port', '0']);
+    try {
+      const [, url] = await waitForOutput(demo, /Open (http:\/\/127\.0\.0\.1:\d+\/) to check your own texts/);
+      const base = url as string;
+      const page = await fetch(base);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain('<title>textdetect demo: the Discord bot</title>');
+      // Nothing on the page is loaded from elsewhere.
+      expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//);
+
+      const entries = async (): Promise<string> => ((await (await fetch(`${base}entries`)).json()) as { html: string }).html;
+      const tour = await entries();
+      for (const title of Object.values(STEP_TITLES).filter((t) => t !== STEP_TITLES.setup)) expect(tour).toContain(title);
+      const confirm = tour.match(/data-entry="(\d+)" data-button="([^"]+)">Confirm</);
+      expect(confirm, tour).not.toBeNull();
+      const press = { entry: Number(confirm?.[1]), button: confirm?.[2] };
+
+      const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+        fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        });
+      // Another site open in the same browser cannot drive the demo.
+      const foreign = await post('press', press, { origin: 'https://example.com' });
+      expect(foreign.status).toBe(403);
+      const empty = await post('check', { text: '   ' });
+      expect(empty.status).toBe(400);
+      expect(await empty.json()).toEqual({ error: 'Type or paste a text to check.' });
+
+      const pressed = await post('press', press, { origin: base.replace(/\/$/, '') });
+      expect(pressed.status, await pressed.clone().text()).toBe(200);
+      expect(await entries()).toMatch(/✅ Confirmed by you \(\d+\)/);
+
+      const own =
+        'The river was high that spring, and the ferry ran only in the mornings. We waited on the bank with our bags, watching the brown water carry branches past, and my father told the story of the year the bridge washed out, which he told every time we crossed.';
+      const checked = await post('check', { text: own });
+      expect(checked.status, await checked.clone().text()).toBe(200);
+      const after = await entries();
+      expect(after).toContain('Your turn');
+      expect(after).toContain('text: your text');
+      // The terminal follows what the visitor did.
+      await waitForOutput(demo, /pressed “Confirm”[\s\S]*✅ Confirmed by you[\s\S]*\/detect text: “The river was high/);
+    } finally {
+      // Ctrl-C: SIGINT to npm and the demo together.
+      if (demo.child.pid !== undefined) process.kill(-demo.child.pid, 'SIGINT');
+    }
+    const { code, signal } = await demo.exited;
+    // npm itself ends on the signal, as in a terminal; the demo under it finished its own stop first.
+    expect(code === 0 || signal === 'SIGINT', demo.output()).toBe(true);
+    expect(demo.output()).toContain('Stopped; the demo’s temporary files are deleted.');
+    await expectNothingLeft(demo);
+  });
+});
