@@ -75,6 +75,7 @@ async function main(): Promise<number> {
     return help ? 0 : 2;
   }
   const platform = args.platform === 'slack' ? 'Slack' : 'Discord';
+  const product = args.platform === 'slack' ? 'the Slack app' : 'the Discord bot';
   // Quiet unless something goes wrong: the terminal is for the transcript.
   const logger = pino({ level: process.env.LOG_LEVEL?.trim() || 'error' }, pino.destination(2));
   const dataDir = await mkdtemp(join(tmpdir(), 'textdetect-demo-'));
@@ -92,18 +93,20 @@ async function main(): Promise<number> {
   const printStep = (step: keyof typeof STEP_TITLES): void => {
     say();
     say(`── ${STEP_TITLES[step]} ${'─'.repeat(Math.max(3, 76 - STEP_TITLES[step].length))}`);
-    for (const entry of transcript.entries()) if (entry.step === step) for (const line of entryLines(entry, names.current)) say(line);
+    for (const entry of transcript.entries()) {
+      if (entry.step === step && !entry.removed) for (const line of entryLines(entry, names.current)) say(line);
+    }
   };
   transcript.onStepEnd((ended) => {
     if (ended !== 'yours') printStep(ended);
   });
   // After the tour: what the visitor does on the page (and what the bot edits, such as a pressed card), as it settles.
   transcript.onChange((entry) => {
-    if (transcript.step === 'yours' && !entry.pending) for (const line of entryLines(entry, names.current)) say(line);
+    if (transcript.step === 'yours' && !entry.pending && !entry.removed) for (const line of entryLines(entry, names.current)) say(line);
   });
 
-  say(`textdetect demo: the ${platform} bot, against a stand-in of ${platform} on this machine (nothing leaves it).`);
-  say(`Starting the detection service and the bot (bot data in a temporary folder, deleted at exit)…`);
+  say(`textdetect demo: ${product}, against a stand-in of ${platform} on this machine (nothing leaves it).`);
+  say(`Starting the detection service and ${product} (its data in a temporary folder, deleted at exit)…`);
 
   let session: Awaited<ReturnType<typeof startSession>> | undefined;
   let page: Awaited<ReturnType<typeof startPage>> | undefined;
@@ -158,7 +161,10 @@ async function main(): Promise<number> {
 }
 
 async function startSession(platform: 'discord' | 'slack', options: import('./session.ts').SessionOptions) {
-  if (platform === 'slack') throw new Error('TODO slack');
+  if (platform === 'slack') {
+    const { startSlackDemo } = await import('./slack/session.ts');
+    return startSlackDemo(options);
+  }
   const { startDiscordDemo } = await import('./discord/session.ts');
   return startDiscordDemo(options);
 }

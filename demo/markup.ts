@@ -1,7 +1,7 @@
 /**
  * The bots' message markup as the demo draws it, in the terminal (plain text) and on the page (HTML):
  * Discord's markdown (`**bold**`, `` `code` ``, `[text](url)`, `> quote`, backslash escapes, `<t:…>`
- * timestamps, `<#channel>` and `<@member>` mentions). The Slack session turns Slack's mrkdwn into
+ * timestamps, `<#channel>` and `<@member>` mentions, by Discord's numeric ids or Slack's). The Slack session turns Slack's mrkdwn into
  * this before adding a message (demo/slack/session.ts). Links are drawn as text, never followed: the
  * page makes no request beyond its own loopback address.
  */
@@ -16,7 +16,7 @@ type Piece =
   | { kind: 'link'; text: string; url: string };
 
 const INLINE =
-  /\\([\\*_`~|>#[\]()-])|\*\*(.+?)\*\*|`([^`\n]+)`|\[([^\]\n]+)\]\((https?:[^)\s]+)\)|<t:(-?\d+)(?::[tTdDfFR])?>|<#(\d+)>|<@!?(\d+)>|<@&(\d+)>/gs;
+  /\\([\\*_`~|>#[\]()-])|\*\*(.+?)\*\*|`([^`\n]+)`|\[([^\]\n]+)\]\((https?:[^)\s]+)\)|<t:(-?\d+)(?::[tTdDfFR])?>|<#([A-Z0-9]+)>|<@!?([A-Z0-9]+)>|<@&(\d+)>/gs;
 
 function when(seconds: number): string {
   return `${new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 16)} UTC`;

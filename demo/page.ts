@@ -20,29 +20,34 @@ export interface DemoPage {
   close(): Promise<void>;
 }
 
+/** The transcript by step; the setting up (members' earlier messages) folded away. */
 function timelineHtml(transcript: Transcript, session: DemoSession): string {
-  const parts: string[] = [];
-  let step: Step | undefined;
+  const steps = new Map<Step, string[]>();
   for (const entry of transcript.entries()) {
-    if (entry.step !== step) {
-      step = entry.step;
-      parts.push(`<h2>${step === 'yours' ? 'Your turn' : STEP_TITLES[step]}</h2>`);
-    }
-    parts.push(entryHtml(entry, session.names));
+    if (entry.removed) continue;
+    const html = steps.get(entry.step) ?? [];
+    html.push(entryHtml(entry, session.names));
+    steps.set(entry.step, html);
   }
-  return parts.join('\n');
+  return [...steps]
+    .map(([step, html]) =>
+      step === 'setup'
+        ? `<details><summary>${STEP_TITLES.setup}: ${html.length} earlier messages in #general</summary>${html.join('\n')}</details>`
+        : `<h2>${step === 'yours' ? 'Your turn' : STEP_TITLES[step]}</h2>\n${html.join('\n')}`,
+    )
+    .join('\n');
 }
 
 function page(session: DemoSession, transcript: Transcript): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>textdetect demo: the ${session.platform} bot</title>
+<html lang="en"><head><meta charset="utf-8"><title>textdetect demo: ${session.product}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
 body{font:15px/1.45 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d1f23}
 header{background:#2b2d31;color:#fff;padding:.8em 1.2em}header small{color:#b5bac1;display:block}
 main{display:flex;gap:1.5em;padding:1em 1.2em;align-items:flex-start}
 #timeline{flex:3;min-width:0}aside{flex:1;position:sticky;top:1em;background:#fff;padding:1em;border-radius:8px}
-h2{font-size:1em;margin:1.5em 0 .5em;color:#4e5058}
+h2{font-size:1em;margin:1.5em 0 .5em;color:#4e5058}summary{cursor:pointer;color:#4e5058;font-weight:600;margin:.5em 0}
 .entry{background:#fff;border-radius:8px;padding:.6em .9em;margin:.4em 0}
 .entry.action{background:#eef1ff}.meta{font-size:.8em;color:#5c5f66;margin-bottom:.2em}
 .command{font-family:ui-monospace,monospace}.source{font-size:.8em;color:#6d7178}
@@ -56,8 +61,8 @@ button.primary{background:#5865f2}button.success{background:#248046}button.dange
 textarea{width:100%;box-sizing:border-box;min-height:12em;font:inherit}#status{min-height:1.5em;color:#5c5f66}
 </style></head>
 <body>
-<header><strong>textdetect demo: the ${session.platform} bot</strong>
-<small>The real bot and detection service, against a stand-in of ${session.platform} on this machine (127.0.0.1). Nothing leaves this machine; no token, account or database is needed.</small></header>
+<header><strong>textdetect demo: ${session.product}</strong>
+<small>${session.product.replace(/^t/, 'T')} and the detection service, run as in production, against a stand-in of ${session.platform} on this machine (127.0.0.1). Nothing leaves this machine; no token, account or database is needed.</small></header>
 <main><section id="timeline">${timelineHtml(transcript, session)}</section>
 <aside><form id="check"><strong>Check your own text</strong>
 <p>Runs <code>/detect</code> as the moderator, with per-sentence scores.</p>
@@ -71,7 +76,13 @@ const status = document.getElementById('status');
 async function refresh() {
   try {
     const res = await fetch('/entries?since=' + version);
-    if (res.status === 200) { const body = await res.json(); version = body.version; timeline.innerHTML = body.html; }
+    if (res.status === 200) {
+      const body = await res.json();
+      const open = timeline.querySelector('details')?.open;
+      version = body.version;
+      timeline.innerHTML = body.html;
+      if (open) timeline.querySelector('details').open = true;
+    }
   } catch {}
 }
 async function send(path, body) {

@@ -3,6 +3,7 @@
  * the scripted tour, and the two things a visitor of the page can do afterwards.
  */
 import type { Logger } from 'pino';
+import type { WatchDetector } from '../adapters/chat/watch/detector.ts';
 import type { Names } from './markup.ts';
 import type { Transcript } from './transcript.ts';
 
@@ -26,6 +27,8 @@ export class DemoInputError extends Error {
 export interface DemoSession {
   /** `Discord` or `Slack`. */
   readonly platform: string;
+  /** What runs against it: `the Discord bot`, `the Slack app`. */
+  readonly product: string;
   /** The server's or workspace's name, its channels' names: how the page and the terminal name mentions. */
   readonly names: Names;
   /** The four steps, one after another, each waiting for the bot's answers before the next. */
@@ -35,4 +38,33 @@ export interface DemoSession {
   /** A press on a button of an entry the bot posted, as the moderator; resolves once the bot has answered. */
   press(entryId: number, buttonId: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The watcher's detector, counting the judgments it has finished: the tour posts a watched message,
+ * waits for its judgment, and posts the next only while no card has come.
+ */
+export function countJudgments(detector: WatchDetector): { detector: WatchDetector; judged: () => number } {
+  let judged = 0;
+  const counted = <T>(answer: Promise<T>): Promise<T> =>
+    answer.finally(() => {
+      judged += 1;
+    });
+  return {
+    judged: () => judged,
+    detector: {
+      detect: (request, options) => counted(detector.detect(request, options)),
+      detectAuthor: (request, options) => counted(detector.detectAuthor(request, options)),
+      roomForBackground: () => detector.roomForBackground(),
+    },
+  };
+}
+
+/** Polls `condition` until it holds; past `timeoutMs`, fails naming what it waited for. */
+export async function until(condition: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Waited ${Math.round(timeoutMs / 1000)} s for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

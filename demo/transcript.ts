@@ -62,6 +62,8 @@ export interface Entry {
   edited: boolean;
   /** A placeholder the bot fills in later (a deferred answer): the terminal waits for the edit. */
   pending?: boolean | undefined;
+  /** Deleted by the bot (a "checking…" line once the answer is there): no longer drawn. */
+  removed?: boolean | undefined;
 }
 
 type Listener = (entry: Entry) => void;
@@ -100,6 +102,13 @@ export class Transcript {
     entry.pending = false;
     this.#notify(entry);
     return entry;
+  }
+
+  remove(id: number): void {
+    const entry = this.#entries.find((e) => e.id === id);
+    if (!entry) return;
+    entry.removed = true;
+    this.#notify(entry);
   }
 
   get(id: number): Entry | undefined {

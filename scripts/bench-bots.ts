@@ -36,7 +36,7 @@ import { FakeDiscord, snowflake } from '../demo/discord/fake-discord.ts';
 import { chatInputDetect, user } from '../demo/discord/payloads.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { startRedisServer } from '../test/helpers/redis.ts';
-import { FakeSlack, signSlackRequest, type FakeOAuthInstall } from '../test/slack/fake-slack.ts';
+import { FakeSlack, signSlackRequest, type FakeOAuthInstall } from '../demo/slack/fake-slack.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({

@@ -1,6 +1,6 @@
 /**
  * Part of `npm run bench`: a watched Discord channel under a flood, on the fakes. The real
- * discord.js bot (with watching on) runs against the fake Discord (test/discord/fake-discord.ts), the
+ * discord.js bot (with watching on) runs against the fake Discord (demo/discord/fake-discord.ts), the
  * real detection service behind it on loopback, and the bots' real queue and store. The fake
  * gateway sends MESSAGE_CREATE at `--rate` messages per second for `--seconds`, while a moderator
  * runs `/detect` once a second; the bench prints messages scored per second, the queue depth, the

@@ -15,7 +15,7 @@ import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts
 import { DISCORD_MAX_STRING_OPTION } from '../../adapters/discord/commands.ts';
 import { buildPdf } from '../documents.ts';
 import type { Names } from '../markup.ts';
-import { DemoInputError, type DemoSession, type SessionOptions, type TourResult } from '../session.ts';
+import { countJudgments, DemoInputError, type DemoSession, type SessionOptions, type TourResult, until } from '../session.ts';
 import { aiCheckText, AI_TEXTS, essayParagraphs, humanCheckText, memberMessages } from '../texts.ts';
 import type { Button, Message } from '../transcript.ts';
 import { WAIT_MS } from '../wait.ts';
@@ -78,15 +78,6 @@ function isProgress(body: MessageData | undefined): boolean {
 function shorten(text: string, max = 90): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-/** Polls `condition` until it holds; past WAIT_MS, fails naming what it waited for. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Waited ${WAIT_MS / 1000} s for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 function words(text: string): number {
@@ -278,12 +269,13 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
     });
 
     backend = await connectDetectionBackend({}, { logger, userAgent: botUserAgent('discord') });
+    const judgments = countJudgments(watchDetectorFor(backend));
     bot = createDiscordBot({
       token,
       detect: backend.detector,
       logger,
       settings: { apiUrl: fake.apiUrl, state: { dataDir: options.dataDir }, fileOrigins: [fake.cdnOrigin] },
-      watch: { detector: watchDetectorFor(backend), settings: readWatchSettings({}), enabled: 'auto' },
+      watch: { detector: judgments.detector, settings: readWatchSettings({}), enabled: 'auto' },
     });
     await bot.start();
     const started = bot;
@@ -296,7 +288,7 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
         applicationId,
       ),
     );
-    await until(() => started.client.guilds.cache.has(place.guildId), 'the bot to take in the server (GUILD_CREATE)');
+    await until(() => started.client.guilds.cache.has(place.guildId), 'the bot to take in the server (GUILD_CREATE)', WAIT_MS);
     // Marta's messages of the past days, for the member check.
     const martasMessages = memberMessages();
     martasMessages.forEach((m, i) => {
@@ -306,6 +298,7 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
     const running = { backend, bot };
     return {
       platform: 'Discord',
+      product: 'the Discord bot',
       names,
 
       async tour(): Promise<TourResult> {
@@ -349,12 +342,10 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
         );
         // Quill posts AI-register texts one by one, each judged with the ones before it, until a card comes.
         const isCard = (r: RecordedRequest) => r.method === 'POST' && r.path === `/channels/${modlog}/messages` && r.body?.components;
-        const watcher = running.bot.context.watch?.watcher;
-        if (!watcher) throw new Error('Watching did not start: the stand-in application should have the Message Content intent.');
         for (const text of AI_TEXTS) {
-          const scored = watcher.counters.scored;
+          const before = judgments.judged();
           post(quill, text, aiCheckText().source);
-          await until(() => watcher.counters.scored > scored || fake.requests.some(isCard), 'the bot to score a watched message');
+          await until(() => judgments.judged() > before || fake.requests.some(isCard), 'the bot to judge a watched message', WAIT_MS);
           if (fake.requests.some(isCard)) break;
         }
         await fake.waitForRequest(isCard, WAIT_MS);

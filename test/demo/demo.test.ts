@@ -1,5 +1,6 @@
 /**
- * `npm run demo` end to end, as a new user runs it: npm, then the compiled demo (dist/demo/main.js),
+ * `npm run demo` end to end, as a new user runs it (the Discord bot, and `-- --slack` the Slack app):
+ * npm, then the compiled demo (dist/demo/main.js),
  * in a child process with a throw-away TMPDIR (where the demo's data folder and the in-process
  * service's key file go) and the run's throw-away HOME. Every node process of the tree, npm's
  * included, is preloaded with the loopback guard (demo/loopback-guard.ts through NODE_OPTIONS): any
@@ -129,6 +130,119 @@ async function expectNothingLeft(demo: Demo): Promise<void> {
   expect(log.filter((l) => l.event !== 'installed')).toEqual([]);
 }
 
+/** What each platform's tour prints: the moderator's actions and the bot's answers, step by step. */
+const TOURS = {
+  discord: {
+    check: {
+      action: /you \(moderator\): \/detect text: /g,
+      answer: /#general · textdetect · only you can see this:\n {2}┃ .+\n {2}┃ .+ probability that an AI wrote it/g,
+    },
+    member: { action: '/detect user: @marta', answer: /Recent messages of @marta: .+ probability that an AI wrote them, over 8 messages/ },
+    document: { action: '/detect file: essay.pdf', answer: /┃ 📄 essay\.pdf: .+\n {2}┃ PDF, 1 page, [\d,]+ characters read/ },
+    settings: ['watch channel: #general', 'modlog channel: #mod-log', 'cards channel: #general state: on'],
+    author: /┃ Author: quill \(\d+\)/,
+  },
+  slack: {
+    check: {
+      action: /you \(moderator\): \/detect (?!@)/g,
+      answer: /#general · textdetect · only you can see this:\n {2}┃ .+\n {2}┃ .+ estimated probability that the text is AI-written/g,
+    },
+    member: { action: '/detect @marta', answer: /recent messages of @marta\n {2}┃ .+ probability that an AI wrote them, over 8 messages/ },
+    document: {
+      action: '“Check for AI text” on quill’s message with essay.pdf',
+      answer: /┃ 📄 essay\.pdf {2}· {2}PDF, 1 page, [\d,]+ characters read/,
+    },
+    settings: ['watch #general', 'audit #mod-log', 'cards #general on'],
+    author: /┃ Author: quill \(U0QUILL\)/,
+  },
+} as const;
+
+/** Each step of the tour appeared in the terminal, with the bot's answer to it. */
+function expectTour(output: string, platform: keyof typeof TOURS): void {
+  const tour = TOURS[platform];
+  const checks = section(output, STEP_TITLES.check);
+  expect(checks.match(tour.check.action), checks).toHaveLength(2);
+  expect(checks).toContain('(text: Brown corpus, cn01 (general fiction, 1961))');
+  expect(checks.match(tour.check.answer), checks).toHaveLength(2);
+
+  const member = section(output, STEP_TITLES.member);
+  expect(member).toContain(tour.member.action);
+  expect(member).toMatch(tour.member.answer);
+
+  const document = section(output, STEP_TITLES.document);
+  expect(document).toContain(tour.document.action);
+  expect(document).toMatch(tour.document.answer);
+
+  const card = section(output, STEP_TITLES.card);
+  for (const setting of tour.settings) expect(card).toContain(`/detect-settings ${setting}`);
+  expect(card).toMatch(/#general · quill: “/);
+  expect(card).toMatch(/#mod-log · textdetect:\n {2}┃ .*Flag for review: .+/);
+  expect(card).toMatch(tour.author);
+  expect(card).toContain('┃ [Confirm] [False positive] [Dismiss]');
+  // Nothing of the bot's in the watched channel but the moderator's private answers.
+  expect(card).not.toMatch(/#general · textdetect:/);
+
+  const timing = output.match(/Review card posted (\d+\.\d) s after the demo started\./);
+  expect(timing, output).not.toBeNull();
+  console.log(`npm run demo (${platform}): review card ${timing?.[1]} s after the demo process started`);
+  expect(output).toContain('Outside connections attempted: none.');
+}
+
+/**
+ * Runs the demo with its page, waits for the tour, then does on the page what a visitor would: the
+ * card's Confirm, a refused foreign request, an empty and a real /detect; then a Ctrl-C.
+ */
+async function visitPage(demo: Demo, product: string): Promise<void> {
+  try {
+    const [, url] = await waitForOutput(demo, /Open (http:\/\/127\.0\.0\.1:\d+\/) to check your own texts/);
+    const base = url as string;
+    const page = await fetch(base);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(`<title>textdetect demo: ${product}</title>`);
+    // Nothing on the page is loaded from elsewhere.
+    expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//);
+
+    const entries = async (): Promise<string> => ((await (await fetch(`${base}entries`)).json()) as { html: string }).html;
+    const tour = await entries();
+    for (const title of Object.values(STEP_TITLES).filter((t) => t !== STEP_TITLES.setup)) expect(tour).toContain(title);
+    const confirm = tour.match(/data-entry="(\d+)" data-button="([^"]+)">Confirm</);
+    expect(confirm, tour).not.toBeNull();
+    const press = { entry: Number(confirm?.[1]), button: confirm?.[2] };
+
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    // Another site open in the same browser cannot drive the demo.
+    const foreign = await post('press', press, { origin: 'https://example.com' });
+    expect(foreign.status).toBe(403);
+    const empty = await post('check', { text: '   ' });
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toEqual({ error: 'Type or paste a text to check.' });
+
+    const pressed = await post('press', press, { origin: base.replace(/\/$/, '') });
+    expect(pressed.status, await pressed.clone().text()).toBe(200);
+    expect(await entries()).toMatch(/✅ Confirmed(<\/strong>)? by you \(/);
+
+    const own =
+      'The river was high that spring, and the ferry ran only in the mornings. We waited on the bank with our bags, watching the brown water carry branches past, and my father told the story of the year the bridge washed out, which he told every time we crossed.';
+    const checked = await post('check', { text: own });
+    expect(checked.status, await checked.clone().text()).toBe(200);
+    const after = await entries();
+    expect(after).toContain('Your turn');
+    expect(after).toContain('text: your text');
+    // The terminal follows what the visitor did.
+    await waitForOutput(demo, /pressed “Confirm”[\s\S]*✅ Confirmed by you[\s\S]*\/detect (text: )?“?The river was high/);
+  } finally {
+    // Ctrl-C: SIGINT to npm and the demo together.
+    if (demo.child.pid !== undefined) process.kill(-demo.child.pid, 'SIGINT');
+  }
+  const { code, signal } = await demo.exited;
+  // npm itself ends on the signal, as in a terminal; the demo under it finished its own stop first.
+  expect(code === 0 || signal === 'SIGINT', demo.output()).toBe(true);
+  expect(demo.output()).toContain('Stopped; the demo’s temporary files are deleted.');
+  await expectNothingLeft(demo);
+}
+
 describe('npm run demo', () => {
   it('is the documented script, running the compiled demo', async () => {
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
@@ -138,95 +252,20 @@ describe('npm run demo', () => {
   it('--once prints the checks, a member check, a document check and a review card, with no outside connection, and leaves nothing behind', async () => {
     const demo = await startDemo('once', ['--once']);
     const { code } = await demo.exited;
-    const output = demo.output();
-    expect(code, output).toBe(0);
-
-    const checks = section(output, STEP_TITLES.check);
-    expect(checks.match(/you \(moderator\): \/detect text: /g)).toHaveLength(2);
-    expect(checks).toContain('(text: Brown corpus, cn01 (general fiction, 1961))');
-    expect(
-      checks.match(/#general · textdetect · only you can see this:\n {2}┃ .+\n {2}┃ .+ probability that an AI wrote it/g),
-    ).toHaveLength(2);
-
-    const member = section(output, STEP_TITLES.member);
-    expect(member).toContain('/detect user: @marta');
-    expect(member).toMatch(/Recent messages of @marta: .+ probability that an AI wrote them, over 8 messages/);
-
-    const document = section(output, STEP_TITLES.document);
-    expect(document).toContain('/detect file: essay.pdf');
-    expect(document).toMatch(/┃ 📄 essay\.pdf: .+\n {2}┃ PDF, 1 page, [\d,]+ characters read/);
-
-    const card = section(output, STEP_TITLES.card);
-    for (const command of ['watch channel: #general', 'modlog channel: #mod-log', 'cards channel: #general state: on']) {
-      expect(card).toContain(`/detect-settings ${command}`);
-    }
-    expect(card).toMatch(/#general · quill: “/);
-    expect(card).toMatch(/#mod-log · textdetect:\n {2}┃ .*Flag for review: .+\n {2}┃ Author: quill \(\d+\)/);
-    expect(card).toContain('┃ [Confirm] [False positive] [Dismiss]');
-    // Nothing of the bot's in the watched channel but the moderator's private answers.
-    expect(card).not.toMatch(/#general · textdetect:/);
-
-    const timing = output.match(/Review card posted (\d+\.\d) s after the demo started\./);
-    expect(timing, output).not.toBeNull();
-    console.log(`npm run demo -- --once: review card ${timing?.[1]} s after the demo process started`);
-    expect(output).toContain('Outside connections attempted: none.');
-    expect(output).toContain('Stopped; the demo’s temporary files are deleted.');
+    expect(code, demo.output()).toBe(0);
+    expectTour(demo.output(), 'discord');
+    expect(demo.output()).toContain('Stopped; the demo’s temporary files are deleted.');
     await expectNothingLeft(demo);
   });
 
   it('serves the tour on a loopback page where the card’s buttons and /detect work, and stops cleanly on Ctrl-C', async () => {
-    const demo = await startDemo('page', ['--port', '0']);
-    try {
-      const [, url] = await waitForOutput(demo, /Open (http:\/\/127\.0\.0\.1:\d+\/) to check your own texts/);
-      const base = url as string;
-      const page = await fetch(base);
-      expect(page.status).toBe(200);
-      const html = await page.text();
-      expect(html).toContain('<title>textdetect demo: the Discord bot</title>');
-      // Nothing on the page is loaded from elsewhere.
-      expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//);
+    await visitPage(await startDemo('page', ['--port', '0']), 'the Discord bot');
+  });
 
-      const entries = async (): Promise<string> => ((await (await fetch(`${base}entries`)).json()) as { html: string }).html;
-      const tour = await entries();
-      for (const title of Object.values(STEP_TITLES).filter((t) => t !== STEP_TITLES.setup)) expect(tour).toContain(title);
-      const confirm = tour.match(/data-entry="(\d+)" data-button="([^"]+)">Confirm</);
-      expect(confirm, tour).not.toBeNull();
-      const press = { entry: Number(confirm?.[1]), button: confirm?.[2] };
-
-      const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-        fetch(`${base}${path}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...headers },
-          body: JSON.stringify(body),
-        });
-      // Another site open in the same browser cannot drive the demo.
-      const foreign = await post('press', press, { origin: 'https://example.com' });
-      expect(foreign.status).toBe(403);
-      const empty = await post('check', { text: '   ' });
-      expect(empty.status).toBe(400);
-      expect(await empty.json()).toEqual({ error: 'Type or paste a text to check.' });
-
-      const pressed = await post('press', press, { origin: base.replace(/\/$/, '') });
-      expect(pressed.status, await pressed.clone().text()).toBe(200);
-      expect(await entries()).toMatch(/✅ Confirmed by you \(\d+\)/);
-
-      const own =
-        'The river was high that spring, and the ferry ran only in the mornings. We waited on the bank with our bags, watching the brown water carry branches past, and my father told the story of the year the bridge washed out, which he told every time we crossed.';
-      const checked = await post('check', { text: own });
-      expect(checked.status, await checked.clone().text()).toBe(200);
-      const after = await entries();
-      expect(after).toContain('Your turn');
-      expect(after).toContain('text: your text');
-      // The terminal follows what the visitor did.
-      await waitForOutput(demo, /pressed “Confirm”[\s\S]*✅ Confirmed by you[\s\S]*\/detect text: “The river was high/);
-    } finally {
-      // Ctrl-C: SIGINT to npm and the demo together.
-      if (demo.child.pid !== undefined) process.kill(-demo.child.pid, 'SIGINT');
-    }
-    const { code, signal } = await demo.exited;
-    // npm itself ends on the signal, as in a terminal; the demo under it finished its own stop first.
-    expect(code === 0 || signal === 'SIGINT', demo.output()).toBe(true);
-    expect(demo.output()).toContain('Stopped; the demo’s temporary files are deleted.');
-    await expectNothingLeft(demo);
+  it('-- --slack: the same tour with the Slack app, the same page, the same clean stop', async () => {
+    const demo = await startDemo('slack', ['--slack']);
+    await waitForOutput(demo, /Open http:/);
+    expectTour(demo.output(), 'slack');
+    await visitPage(demo, 'the Slack app');
   });
 });
