@@ -24,6 +24,7 @@ const { join } = await import('node:path');
 const { parseArgs } = await import('node:util');
 const { default: pino } = await import('pino');
 const { startPage } = await import('./page.ts');
+const { DemoInputError } = await import('./session.ts');
 const { entryLines } = await import('./render.ts');
 const { STEP_TITLES, Transcript } = await import('./transcript.ts');
 
@@ -128,13 +129,13 @@ async function main(): Promise<number> {
   });
 
   const run = async (): Promise<number> => {
+    // The page first: a port already taken is said before the bot has started.
+    if (!args.once) page = await startPage({ platform, product }, transcript, args.port);
     session = await startSession(args.platform, { dataDir, transcript, logger });
     names.current = session.names;
+    page?.attach(session);
     say(`Ready after ${seconds(performance.now())}.`);
-    if (!args.once) {
-      page = await startPage(session, transcript, args.port);
-      say(`The page: ${page.url}  (it follows the tour as it runs)`);
-    }
+    if (page) say(`The page: ${page.url}  (it follows the tour as it runs)`);
     const { cardAtMs } = await session.tour();
     say();
     say(`Review card posted ${seconds(cardAtMs)} after the demo started.`);
@@ -150,10 +151,19 @@ async function main(): Promise<number> {
     return 0;
   };
 
-  const code = await Promise.race([run(), interrupted.then(() => 0)]).catch((err: unknown) => {
+  const failed = (err: unknown): number => {
+    // A sentence for what the user can change (a port in use); the whole story for anything else.
+    if (err instanceof DemoInputError) {
+      process.stderr.write(`textdetect demo: ${err.message}\n`);
+      return 2;
+    }
     process.stderr.write(`textdetect demo: ${(err as Error)?.stack ?? String(err)}\n`);
     return 1;
-  });
+  };
+  const tour = run();
+  // A Ctrl-C during the tour stops the bot under it: what the tour was waiting for then fails, unheard.
+  tour.catch(() => undefined);
+  const code = await Promise.race([tour, interrupted.then(() => 0)]).catch(failed);
   say(code === 0 ? 'Stopping…' : 'Stopping after an error…');
   await stop();
   say('Stopped; the demo’s temporary files are deleted.');

@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Names } from './markup.ts';
 import { entryHtml } from './render.ts';
 import { DemoInputError, type DemoSession } from './session.ts';
 import { STEP_TITLES, type Step, type Transcript } from './transcript.ts';
@@ -17,16 +18,28 @@ const MAX_BODY_BYTES = 64 * 1024;
 
 export interface DemoPage {
   url: string;
+  /** The session the page's actions go to, once it has started (until then they are refused with a sentence). */
+  attach(session: DemoSession): void;
   close(): Promise<void>;
 }
 
+/** How the page names what it shows, before the session has started. */
+export interface PageLabels {
+  /** `Discord`, `Slack`. */
+  platform: string;
+  /** `the Discord bot`, `the Slack app`. */
+  product: string;
+}
+
+const noNames: Names = () => undefined;
+
 /** The transcript by step; the setting up (members' earlier messages) folded away. */
-function timelineHtml(transcript: Transcript, session: DemoSession): string {
+function timelineHtml(transcript: Transcript, names: Names): string {
   const steps = new Map<Step, string[]>();
   for (const entry of transcript.entries()) {
     if (entry.removed) continue;
     const html = steps.get(entry.step) ?? [];
-    html.push(entryHtml(entry, session.names));
+    html.push(entryHtml(entry, names));
     steps.set(entry.step, html);
   }
   return [...steps]
@@ -38,9 +51,9 @@ function timelineHtml(transcript: Transcript, session: DemoSession): string {
     .join('\n');
 }
 
-function page(session: DemoSession, transcript: Transcript): string {
+function page(labels: PageLabels, transcript: Transcript, names: Names): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>textdetect demo: ${session.product}</title>
+<html lang="en"><head><meta charset="utf-8"><title>textdetect demo: ${labels.product}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
 body{font:15px/1.45 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d1f23}
@@ -61,9 +74,9 @@ button.primary{background:#5865f2}button.success{background:#248046}button.dange
 textarea{width:100%;box-sizing:border-box;min-height:12em;font:inherit}#status{min-height:1.5em;color:#5c5f66}
 </style></head>
 <body>
-<header><strong>textdetect demo: ${session.product}</strong>
-<small>${session.product.replace(/^t/, 'T')} and the detection service, run as in production, against a stand-in of ${session.platform} on this machine (127.0.0.1). Nothing leaves this machine; no token, account or database is needed.</small></header>
-<main><section id="timeline">${timelineHtml(transcript, session)}</section>
+<header><strong>textdetect demo: ${labels.product}</strong>
+<small>${labels.product.replace(/^t/, 'T')} and the detection service, run as in production, against a stand-in of ${labels.platform} on this machine (127.0.0.1). Nothing leaves this machine; no token, account or database is needed.</small></header>
+<main><section id="timeline">${timelineHtml(transcript, names)}</section>
 <aside><form id="check"><strong>Check your own text</strong>
 <p>Runs <code>/detect</code> as the moderator, with per-sentence scores.</p>
 <textarea name="text" required placeholder="Paste a paragraph or two (40 words or more for a verdict)."></textarea>
@@ -124,12 +137,19 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /** Serves the page on 127.0.0.1:`port` (0: any free port). */
-export async function startPage(session: DemoSession, transcript: Transcript, port = 0): Promise<DemoPage> {
+/**
+ * Serves the page on 127.0.0.1:`port` (0: any free port), before the bot has started so that a port
+ * already taken is said at once. A port in use is refused with a sentence naming `--port`.
+ */
+export async function startPage(labels: PageLabels, transcript: Transcript, port = 0): Promise<DemoPage> {
   let origin = '';
+  let session: DemoSession | undefined;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', origin);
     if (req.method === 'GET' && url.pathname === '/') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page(session, transcript));
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+        .end(page(labels, transcript, session?.names ?? noNames));
       return;
     }
     if (req.method === 'GET' && url.pathname === '/entries') {
@@ -137,7 +157,7 @@ export async function startPage(session: DemoSession, transcript: Transcript, po
         res.writeHead(204).end();
         return;
       }
-      json(res, 200, { version: transcript.version, html: timelineHtml(transcript, session) });
+      json(res, 200, { version: transcript.version, html: timelineHtml(transcript, session?.names ?? noNames) });
       return;
     }
     if (req.method === 'POST' && (url.pathname === '/check' || url.pathname === '/press')) {
@@ -146,6 +166,9 @@ export async function startPage(session: DemoSession, transcript: Transcript, po
         return;
       }
       try {
+        if (!session || transcript.step !== 'yours') {
+          throw new DemoInputError('The tour is still running: wait for the review card, then try again.');
+        }
         const body = await readJson(req);
         if (url.pathname === '/check') {
           if (typeof body.text !== 'string') throw new DemoInputError('Type or paste a text to check.');
@@ -169,12 +192,23 @@ export async function startPage(session: DemoSession, transcript: Transcript, po
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new DemoInputError(
+              `Port ${port} is already in use on 127.0.0.1: run \`npm run demo -- --port <another>\`, or leave --port out for any free port.`,
+            )
+          : err,
+      ),
+    );
     server.listen(port, '127.0.0.1', resolve);
   });
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: `${origin}/`,
+    attach(started) {
+      session = started;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

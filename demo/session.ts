@@ -3,6 +3,7 @@
  * the scripted tour, and the two things a visitor of the page can do afterwards.
  */
 import type { Logger } from 'pino';
+import { queuedNotice } from '../adapters/chat/format.ts';
 import type { WatchDetector } from '../adapters/chat/watch/detector.ts';
 import type { Names } from './markup.ts';
 import type { Transcript } from './transcript.ts';
@@ -67,4 +68,18 @@ export async function until(condition: () => boolean, what: string, timeoutMs: n
     if (Date.now() > deadline) throw new Error(`Waited ${Math.round(timeoutMs / 1000)} s for ${what}.`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** A text as an action line shows it: its start in quotes, and how many words it has. */
+export function quoteText(text: string, max = 90): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const words = flat.split(' ').filter(Boolean).length;
+  return `“${flat.length > max ? `${flat.slice(0, max - 1)}…` : flat}” (${words} words)`;
+}
+
+const QUEUED = queuedNotice(1).slice(0, queuedNotice(1).indexOf('('));
+
+/** The bots' notice while a check waits in their queue (adapters/chat/format.ts): not the answer yet. */
+export function isQueuedNotice(text: unknown): boolean {
+  return typeof text === 'string' && text.startsWith(QUEUED);
 }

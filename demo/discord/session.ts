@@ -8,14 +8,22 @@
  */
 import { ApplicationFlags } from 'discord.js';
 import { botUserAgent, connectDetectionBackend, type DetectionBackend } from '../../adapters/chat/backend.ts';
-import { queuedNotice } from '../../adapters/chat/format.ts';
 import { readWatchSettings } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { DISCORD_MAX_STRING_OPTION } from '../../adapters/discord/commands.ts';
 import { buildPdf } from '../documents.ts';
 import type { Names } from '../markup.ts';
-import { countJudgments, DemoInputError, type DemoSession, type SessionOptions, type TourResult, until } from '../session.ts';
+import {
+  countJudgments,
+  DemoInputError,
+  type DemoSession,
+  isQueuedNotice,
+  quoteText,
+  type SessionOptions,
+  type TourResult,
+  until,
+} from '../session.ts';
 import { aiCheckText, AI_TEXTS, essayParagraphs, humanCheckText, memberMessages } from '../texts.ts';
 import type { Button, Message } from '../transcript.ts';
 import { WAIT_MS } from '../wait.ts';
@@ -31,8 +39,6 @@ const MODERATOR_NAME = 'you (moderator)';
 const BUTTON_STYLES: Record<number, Button['style']> = { 1: 'primary', 2: 'secondary', 3: 'success', 4: 'danger' };
 /** Discord's ephemeral message flag. */
 const EPHEMERAL = 64;
-/** What the bot edits a deferred answer to while a check waits in its queue: not the answer yet. */
-const QUEUED_PREFIX = queuedNotice(1).slice(0, queuedNotice(1).indexOf('('));
 
 interface MessageData {
   content?: string;
@@ -72,16 +78,7 @@ function messagesOf(data: MessageData): Message[] {
 
 /** A deferred answer's edit that is a notice of the queue, not the answer. */
 function isProgress(body: MessageData | undefined): boolean {
-  return !body?.embeds?.length && typeof body?.content === 'string' && body.content.startsWith(QUEUED_PREFIX);
-}
-
-function shorten(text: string, max = 90): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-function words(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
+  return !body?.embeds?.length && isQueuedNotice(body?.content);
 }
 
 interface Interaction {
@@ -101,6 +98,11 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
   let backend: DetectionBackend | undefined;
   let bot: DiscordBot | undefined;
   try {
+    /** Set by close(): the tour takes no further step. */
+    let closing = false;
+    const notClosing = (): void => {
+      if (closing) throw new Error('The demo is stopping.');
+    };
     const place: Place = { applicationId, guildId: snowflake(), channelId: snowflake() };
     const channels = new Map([
       [place.channelId, 'general'],
@@ -217,6 +219,7 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
       payload: { id: string; token: string },
       what: { channel?: string; action: string; source?: string; pressed?: number },
     ): Promise<void> {
+      notClosing();
       const channel = what.channel ?? 'general';
       transcript.add({
         channel,
@@ -246,6 +249,7 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
 
     /** A member's message in #general: on the gateway (as Discord delivers it) and in the channel's history. */
     function post(author: HistoryUser, text: string, source: string, agoMs = 0): void {
+      notClosing();
       const stored = history.post(place.channelId, agoMs, textMessage(author, text));
       if (agoMs === 0) {
         fake.dispatch(
@@ -305,7 +309,7 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
         transcript.step = 'check';
         for (const sample of [humanCheckText(), aiCheckText()]) {
           await interact(chatInputDetect(place, moderator, { text: sample.text, mode: 'general' }), {
-            action: `/detect text: “${shorten(sample.text)}” (${words(sample.text)} words)`,
+            action: `/detect text: ${quoteText(sample.text)}`,
             source: sample.source,
           });
         }
@@ -364,7 +368,7 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
         }
         transcript.step = 'yours';
         await interact(chatInputDetect(place, moderator, { text, mode: 'general', segments: true }), {
-          action: `/detect text: “${shorten(text)}” (${words(text)} words) segments: true`,
+          action: `/detect text: ${quoteText(text)} segments: true`,
           source: 'your text',
         });
       },
@@ -386,6 +390,7 @@ export async function startDiscordDemo(options: SessionOptions): Promise<DemoSes
       },
 
       async close(): Promise<void> {
+        closing = true;
         await running.bot.stop();
         await running.backend.close();
         await fake.close();

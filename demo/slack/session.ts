@@ -9,7 +9,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { botUserAgent, connectDetectionBackend, type DetectionBackend } from '../../adapters/chat/backend.ts';
-import { queuedNotice } from '../../adapters/chat/format.ts';
 import { readWatchSettings } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
@@ -17,7 +16,16 @@ import { loadSlackConfig } from '../../adapters/slack/config.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { buildPdf } from '../documents.ts';
 import type { Names } from '../markup.ts';
-import { countJudgments, DemoInputError, type DemoSession, type SessionOptions, type TourResult, until } from '../session.ts';
+import {
+  countJudgments,
+  DemoInputError,
+  type DemoSession,
+  isQueuedNotice,
+  quoteText,
+  type SessionOptions,
+  type TourResult,
+  until,
+} from '../session.ts';
 import { aiCheckText, AI_TEXTS, essayParagraphs, humanCheckText, memberMessages } from '../texts.ts';
 import type { Button, Message } from '../transcript.ts';
 import { WAIT_MS } from '../wait.ts';
@@ -41,8 +49,6 @@ const MODLOG = 'C0MODLOG';
 const MODERATOR: SlackActor = { id: 'U0MOD', name: 'you' };
 const MARTA = 'U0MARTA';
 const QUILL = 'U0QUILL';
-/** Slack's answer while a check waits in the app's queue: not the answer yet. */
-const QUEUED_PREFIX = queuedNotice(1).slice(0, queuedNotice(1).indexOf('('));
 
 interface Block {
   type: string;
@@ -164,16 +170,7 @@ function elementOf(
 }
 
 function isProgress(args: Record<string, unknown>): boolean {
-  return !Array.isArray(args.blocks) && typeof args.text === 'string' && args.text.startsWith(QUEUED_PREFIX);
-}
-
-function shorten(text: string, max = 90): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-function words(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
+  return !Array.isArray(args.blocks) && isQueuedNotice(args.text);
 }
 
 /** A response URL the app was handed: the channel it answers in, and the message it last posted there. */
@@ -219,6 +216,11 @@ export async function startSlackDemo(options: SessionOptions): Promise<DemoSessi
   let backend: DetectionBackend | undefined;
   let app: RunningSlackApp | undefined;
   try {
+    /** Set by close(): the tour takes no further step. */
+    let closing = false;
+    const notClosing = (): void => {
+      if (closing) throw new Error('The demo is stopping.');
+    };
     const interactions = new Map<string, Interaction>();
     const byTs = new Map<string, number>();
     const byView = new Map<string, number>();
@@ -274,6 +276,7 @@ export async function startSlackDemo(options: SessionOptions): Promise<DemoSessi
 
     /** Runs a slash command as the moderator in #general; resolves with the answer through its response URL. */
     async function command(command: string, text: string, action: string, source?: string): Promise<void> {
+      notClosing();
       transcript.add({ channel: 'general', author: MODERATOR_NAME, bot: false, onlyYou: false, action, source, messages: [] });
       const cmd = slashCommandBody({ slack }, text, { command, user_id: MODERATOR.id, user_name: MODERATOR.name, team_domain: 'demo' });
       const id = cmd.responseUrl.split('/').at(-1) as string;
@@ -285,6 +288,7 @@ export async function startSlackDemo(options: SessionOptions): Promise<DemoSessi
 
     /** A member's message in #general: in the channel's history and, as Slack delivers it, as an event to the app. */
     async function say(user: string, text: string, source: string, agoMs = 0, files?: unknown[]): Promise<Record<string, unknown>> {
+      notClosing();
       const message = history.post(GENERAL, agoMs, user, text, files ? { files, upload: false, subtype: 'file_share' } : {});
       transcript.add({
         channel: 'general',
@@ -333,7 +337,7 @@ export async function startSlackDemo(options: SessionOptions): Promise<DemoSessi
       async tour(): Promise<TourResult> {
         transcript.step = 'check';
         for (const sample of [humanCheckText(), aiCheckText()]) {
-          await command('/detect', sample.text, `/detect ${shorten(sample.text)} (${words(sample.text)} words)`, sample.source);
+          await command('/detect', sample.text, `/detect ${quoteText(sample.text)}`, sample.source);
         }
 
         transcript.step = 'member';
@@ -398,7 +402,7 @@ export async function startSlackDemo(options: SessionOptions): Promise<DemoSessi
       async checkText(text: string): Promise<void> {
         if (!text.trim()) throw new DemoInputError('Type or paste a text to check.');
         transcript.step = 'yours';
-        await command('/detect', text, `/detect ${shorten(text)} (${words(text)} words)`, 'your text');
+        await command('/detect', text, `/detect ${quoteText(text)}`, 'your text');
       },
 
       async press(entryId: number, buttonId: string): Promise<void> {
@@ -443,6 +447,7 @@ export async function startSlackDemo(options: SessionOptions): Promise<DemoSessi
       },
 
       async close(): Promise<void> {
+        closing = true;
         await running.app.stop();
         await running.backend.close();
         await slack.stop();

@@ -10,7 +10,9 @@
  *
  * Needs the build (`npm test` runs `npm run build` first), as the package tests do.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -194,8 +196,16 @@ function expectTour(output: string, platform: keyof typeof TOURS): void {
  */
 async function visitPage(demo: Demo, product: string): Promise<void> {
   try {
-    const [, url] = await waitForOutput(demo, /Open (http:\/\/127\.0\.0\.1:\d+\/) to check your own texts/);
+    const [, url] = await waitForOutput(demo, /The page: (http:\/\/127\.0\.0\.1:\d+\/)/);
     const base = url as string;
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    // The tour drives the bot alone until its card: it has four checks ahead of it, which the bot's
+    // queue paces one a second (the in-process key's 60 a minute), so it is still running now.
+    const early = await post('check', { text: 'Too early.' });
+    expect(early.status).toBe(400);
+    expect(await early.json()).toEqual({ error: 'The tour is still running: wait for the review card, then try again.' });
+    await waitForOutput(demo, /Open http:\/\/127\.0\.0\.1:\d+\/ to check your own texts/);
     const page = await fetch(base);
     expect(page.status).toBe(200);
     const html = await page.text();
@@ -210,8 +220,6 @@ async function visitPage(demo: Demo, product: string): Promise<void> {
     expect(confirm, tour).not.toBeNull();
     const press = { entry: Number(confirm?.[1]), button: confirm?.[2] };
 
-    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
     // Another site open in the same browser cannot drive the demo.
     const foreign = await post('press', press, { origin: 'https://example.com' });
     expect(foreign.status).toBe(403);
@@ -260,6 +268,36 @@ describe('npm run demo', () => {
 
   it('serves the tour on a loopback page where the card’s buttons and /detect work, and stops cleanly on Ctrl-C', async () => {
     await visitPage(await startDemo('page', ['--port', '0']), 'the Discord bot');
+  });
+
+  it('says what is wrong with its command line, and names --port when the port is taken', async () => {
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, [join(ROOT, 'dist', 'demo', 'main.js'), ...args], { timeout: WAIT_MS }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: npm run demo \[-- --discord \| --slack\] \[--once\] \[--port N\]/);
+    const unknown = await run(['--teams']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option '--teams'");
+    expect((await run(['--slack', '--discord'])).stderr).toContain('Choose one: --discord or --slack.');
+    expect((await run(['--port', 'eighty'])).stderr).toBe('--port must be a port number (0–65535), not "eighty".\n');
+
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const busy = await run(['--port', String(port)]);
+      expect(busy.code).toBe(2);
+      expect(busy.stderr).toContain(
+        `textdetect demo: Port ${port} is already in use on 127.0.0.1: run \`npm run demo -- --port <another>\`, or leave --port out for any free port.`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 
   it('-- --slack: the same tour with the Slack app, the same page, the same clean stop', async () => {
