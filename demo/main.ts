@@ -12,21 +12,21 @@
  *   npm run demo -- --port 8095     the page on this port (default: any free one)
  */
 import '../src/node-version.ts';
+import { rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
 import { installLoopbackGuard } from './loopback-guard.ts';
+import type { Names } from './markup.ts';
+import { startPage } from './page.ts';
+import { entryLines } from './render.ts';
+import { DemoInputError, type DemoSession, type SessionOptions } from './session.ts';
+import { STEP_TITLES, Transcript } from './transcript.ts';
 
-// Before anything that could open a connection is loaded: the demo stays on this machine.
+// Before the bot and its libraries are loaded (startSession imports them): the demo stays on this machine.
 const guard = installLoopbackGuard();
-
-const { rmSync } = await import('node:fs');
-const { mkdtemp, rm } = await import('node:fs/promises');
-const { tmpdir } = await import('node:os');
-const { join } = await import('node:path');
-const { parseArgs } = await import('node:util');
-const { default: pino } = await import('pino');
-const { startPage } = await import('./page.ts');
-const { DemoInputError } = await import('./session.ts');
-const { entryLines } = await import('./render.ts');
-const { STEP_TITLES, Transcript } = await import('./transcript.ts');
 
 const USAGE = `Usage: npm run demo [-- --discord | --slack] [--once] [--port N]
 
@@ -90,12 +90,12 @@ async function main(): Promise<number> {
   });
 
   const transcript = new Transcript();
-  const names = { current: (() => undefined) as Parameters<typeof entryLines>[1] };
+  let names: Names = () => undefined;
   const printStep = (step: keyof typeof STEP_TITLES): void => {
     say();
     say(`── ${STEP_TITLES[step]} ${'─'.repeat(Math.max(3, 76 - STEP_TITLES[step].length))}`);
     for (const entry of transcript.entries()) {
-      if (entry.step === step && !entry.removed) for (const line of entryLines(entry, names.current)) say(line);
+      if (entry.step === step && !entry.removed) for (const line of entryLines(entry, names)) say(line);
     }
   };
   transcript.onStepEnd((ended) => {
@@ -103,13 +103,13 @@ async function main(): Promise<number> {
   });
   // After the tour: what the visitor does on the page (and what the bot edits, such as a pressed card), as it settles.
   transcript.onChange((entry) => {
-    if (transcript.step === 'yours' && !entry.pending && !entry.removed) for (const line of entryLines(entry, names.current)) say(line);
+    if (transcript.step === 'yours' && !entry.pending && !entry.removed) for (const line of entryLines(entry, names)) say(line);
   });
 
   say(`textdetect demo: ${product}, against a stand-in of ${platform} on this machine (nothing leaves it).`);
   say(`Starting the detection service and ${product} (its data in a temporary folder, deleted at exit)…`);
 
-  let session: Awaited<ReturnType<typeof startSession>> | undefined;
+  let session: DemoSession | undefined;
   let page: Awaited<ReturnType<typeof startPage>> | undefined;
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -132,7 +132,7 @@ async function main(): Promise<number> {
     // The page first: a port already taken is said before the bot has started.
     if (!args.once) page = await startPage({ platform, product }, transcript, args.port);
     session = await startSession(args.platform, { dataDir, transcript, logger });
-    names.current = session.names;
+    names = session.names;
     page?.attach(session);
     say(`Ready after ${seconds(performance.now())}.`);
     if (page) say(`The page: ${page.url}  (it follows the tour as it runs)`);
@@ -170,7 +170,8 @@ async function main(): Promise<number> {
   return code;
 }
 
-async function startSession(platform: 'discord' | 'slack', options: import('./session.ts').SessionOptions) {
+/** The platform's session, imported only now: discord.js or Bolt load after the guard is in place. */
+async function startSession(platform: 'discord' | 'slack', options: SessionOptions): Promise<DemoSession> {
   if (platform === 'slack') {
     const { startSlackDemo } = await import('./slack/session.ts');
     return startSlackDemo(options);

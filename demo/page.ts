@@ -4,8 +4,9 @@
  * (review cards' Confirm / False positive / Dismiss, re-checks) pressed as the moderator. The page
  * loads nothing from elsewhere: its style and script are inline, links are drawn as text.
  *
- * Requests that act (`POST /check`, `POST /press`) must be JSON from the page's own origin, so
- * another site open in the same browser cannot drive the demo.
+ * Requests that act (`POST /check`, `POST /press`) must be JSON from the page's own origin, and every
+ * request must name the page's own address as its Host, so another site open in the same browser can
+ * neither drive the demo nor read it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -136,7 +137,6 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body));
 }
 
-/** Serves the page on 127.0.0.1:`port` (0: any free port). */
 /**
  * Serves the page on 127.0.0.1:`port` (0: any free port), before the bot has started so that a port
  * already taken is said at once. A port in use is refused with a sentence naming `--port`.
@@ -145,6 +145,12 @@ export async function startPage(labels: PageLabels, transcript: Transcript, port
   let origin = '';
   let session: DemoSession | undefined;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Asked for by this address only: a page elsewhere whose name was pointed at 127.0.0.1 (DNS rebinding) gets nothing.
+    const listening = new URL(origin);
+    if (req.headers.host !== listening.host && req.headers.host !== `localhost:${listening.port}`) {
+      json(res, 421, { error: `The demo answers at ${origin}/ only.` });
+      return;
+    }
     const url = new URL(req.url ?? '/', origin);
     if (req.method === 'GET' && url.pathname === '/') {
       res

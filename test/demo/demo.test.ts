@@ -11,6 +11,7 @@
  * Needs the build (`npm test` runs `npm run build` first), as the package tests do.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
@@ -220,9 +221,16 @@ async function visitPage(demo: Demo, product: string): Promise<void> {
     expect(confirm, tour).not.toBeNull();
     const press = { entry: Number(confirm?.[1]), button: confirm?.[2] };
 
-    // Another site open in the same browser cannot drive the demo.
+    // Another site open in the same browser can neither drive the demo nor, through a name pointed at 127.0.0.1, read it.
     const foreign = await post('press', press, { origin: 'https://example.com' });
     expect(foreign.status).toBe(403);
+    const rebound = await new Promise<number | undefined>((resolve, reject) =>
+      httpGet(`${base}entries`, { headers: { host: 'rebound.example.com' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      }).on('error', reject),
+    );
+    expect(rebound).toBe(421);
     const empty = await post('check', { text: '   ' });
     expect(empty.status).toBe(400);
     expect(await empty.json()).toEqual({ error: 'Type or paste a text to check.' });
@@ -302,8 +310,7 @@ describe('npm run demo', () => {
 
   it('-- --slack: the same tour with the Slack app, the same page, the same clean stop', async () => {
     const demo = await startDemo('slack', ['--slack']);
-    await waitForOutput(demo, /Open http:/);
-    expectTour(demo.output(), 'slack');
     await visitPage(demo, 'the Slack app');
+    expectTour(demo.output(), 'slack');
   });
 });
