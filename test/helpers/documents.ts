@@ -1,6 +1,7 @@
 /**
  * Real documents built in the test, byte by byte: PDFs (text pages with running headers and footers,
- * image-only, encrypted, damaged; the writer is demo/documents.ts, shared with `npm run demo`), zips and DOCX files (paragraphs, tables, footnotes, a zip bomb).
+ * image-only, encrypted, damaged; the writer is demo/documents.ts, shared with `npm run demo`), zips
+ * and DOCX files (paragraphs, tables, footnotes, a zip bomb).
  * Hand-written so each test controls exactly what is in the file, including what a library writer
  * would refuse to write (a zip that lies about its sizes). Prose comes from the Brown corpus (real
  * human writing, a dev dependency).

@@ -14,7 +14,9 @@ import { loadSlackConfig, type SlackAppConfig } from '../../adapters/slack/confi
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { FakeSlack, type FakeSlackOptions } from '../../demo/slack/fake-slack.ts';
 import { postSigned, type SlackPost } from '../../demo/slack/payloads.ts';
+import { DetectProxy } from './proxy.ts';
 
+// The payloads Slack sends live with the stand-in (demo/slack/), shared with `npm run demo`.
 export {
   buttonPayload,
   interactionBody,
@@ -23,7 +25,6 @@ export {
   slashCommandBody,
   slashCommandFields,
 } from '../../demo/slack/payloads.ts';
-import { DetectProxy } from './proxy.ts';
 
 export const BOT_TOKEN = 'xoxb-0000-test-token';
 export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef';
