@@ -66,7 +66,7 @@ interface Queued {
 interface Slot {
   child: ChildProcess | undefined;
   ready: Promise<void>;
-  job: (Queued & { timer: NodeJS.Timeout; watch: NodeJS.Timeout | undefined; started: number }) | undefined;
+  job: (Queued & { timer: NodeJS.Timeout; watch: NodeJS.Timeout | undefined }) | undefined;
   /** Resident KB of the reader once warmed up: what it may go back to after a file. */
   baselineKb: number;
   reads: number;
@@ -78,8 +78,6 @@ const WATCH_MS = 20;
 const KEEP_KB = 48 * 1024;
 /** Pause before starting again a reader that exited before it was ready. */
 const RESPAWN_PAUSE_MS = 1000;
-/** Recent read times kept for `typicalReadMs`. */
-const RECENT = 8;
 
 /** Resident memory of a process in KB from /proc (Linux), undefined elsewhere or once it is gone. */
 export function residentKb(pid: number | undefined): number | undefined {
@@ -99,7 +97,6 @@ export class DocumentReader {
   private readonly queue: Queued[] = [];
   /** Readers that finished starting and take files. */
   private readonly started = new WeakSet<ChildProcess>();
-  private readonly recent: number[] = [];
   private nextId = 1;
   private closed = false;
   private startedReaders = false;
@@ -136,15 +133,6 @@ export class DocumentReader {
   /** Process ids of the readers now running (to measure their memory). */
   get pids(): number[] {
     return this.slots.flatMap((slot) => (slot.child?.pid === undefined ? [] : [slot.child.pid]));
-  }
-
-  /**
-   * How long a file typically takes to read here: the mean of the last few reads (a file given up
-   * on counts its whole time limit), or undefined before any file was read.
-   */
-  get typicalReadMs(): number | undefined {
-    if (this.recent.length === 0) return undefined;
-    return this.recent.reduce((sum, ms) => sum + ms, 0) / this.recent.length;
   }
 
   /** Starts the readers if they are not running yet; resolves once every one has started (and warmed up). */
@@ -227,7 +215,6 @@ export class DocumentReader {
       slot.job = undefined;
       if (job) {
         this.clearJob(job);
-        this.record(Date.now() - job.started);
         job.reject(
           new DocumentError(
             'file_unreadable',
@@ -280,7 +267,7 @@ export class DocumentReader {
               );
             }, WATCH_MS)
           : undefined;
-      slot.job = { ...job, timer, watch, started: Date.now() };
+      slot.job = { ...job, timer, watch };
       child.send({ id: job.id, bytes: job.bytes } satisfies ExtractJob);
     }
   }
@@ -291,7 +278,6 @@ export class DocumentReader {
     if (!job || slot.child !== child) return;
     this.clearJob(job);
     slot.job = undefined;
-    this.record(Date.now() - job.started);
     job.reject(error);
     slot.child = undefined;
     child.kill('SIGKILL');
@@ -303,17 +289,11 @@ export class DocumentReader {
     if (job.watch) clearInterval(job.watch);
   }
 
-  private record(ms: number): void {
-    this.recent.push(Math.min(ms, this.options.timeoutMs));
-    if (this.recent.length > RECENT) this.recent.shift();
-  }
-
   private finish(slot: Slot, child: ChildProcess, reply: ExtractReply): void {
     const job = slot.job;
     if (slot.child !== child || !job || job.id !== reply.id) return;
     this.clearJob(job);
     slot.job = undefined;
-    this.record(Date.now() - job.started);
     slot.reads++;
     // A reader that kept memory from this file (a large inflated stream the allocator holds on to),
     // or has read many files, is replaced now, while idle, so the memory goes back to the system.

@@ -151,7 +151,7 @@ describe('a form of many tiny parts (item 15)', () => {
     socket.write(body);
     await closed;
     expect(received).toMatch(/^HTTP\/1\.1 400/);
-    expect(received).toMatch(/more fields than file/);
+    expect(received).toMatch(/more than 4 parts/);
     // Closed by the server as it answered: the parts after the limit were never parsed (a
     // keep-alive answer would mean the whole body was read first).
     expect(received).toMatch(/\r\nconnection: close\r\n/i);
@@ -289,8 +289,8 @@ describe('logs at trace level (item 18)', () => {
       await service.stop();
     }
     const logs = chunks.join('');
-    // Trace level did write the lines that used to carry the header.
-    expect(logs).toMatch(/busboy/);
+    // Every request was logged, the refused one included.
+    expect(logs.match(/"msg":"request"/g)).toHaveLength(3);
     const key = /sk_test_[A-Za-z0-9]{32}/.exec(logs);
     expect(key?.[0]).toBeUndefined();
     expect(logs).not.toContain('Q'.repeat(32));
