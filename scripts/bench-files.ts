@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { fileRequestCost } from '../src/contract.ts';
 import { extractDocument } from '../src/documents/extract.ts';
 import { buildDocx, buildDocxBomb, buildPdf, buildPdfBomb, inOrderShare, paragraphs } from '../test/helpers/documents.ts';
-import { ROOT, startCompiledService, treeRssBytes as rssBytes } from './lib/service-process.ts';
+import { ROOT, rssBytes, startService } from './lib/service-process.ts';
 
 /** What the bench reads of `/v1/detect/file`'s answer: the file's size, or the error's code. */
 type UploadBody = { file: { characters: number }; error?: { code: string } };
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   // The 4 PDFs come from 4 callers: one key may have only 2 files being read at once.
   const fileKeys: string[] = [];
   for (let i = 0; i < 4; i++) fileKeys.push((await createApiKey(keysFile, { name: `bench file caller ${i}` })).key);
-  const service = await startCompiledService(ROOT, { API_KEYS_FILE: keysFile, RATE_LIMIT_MAX: '1000000000' });
+  const service = await startService(keysFile);
   try {
     const upload = async (bytes: Buffer, name: string, callerKey = key): Promise<{ ms: number; status: number; body: UploadBody }> => {
       const form = new FormData();

@@ -40,7 +40,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchTexts } from './bench-texts.ts';
-import { buildRevision } from './lib/service-process.ts';
+import { buildRevision } from './lib/build-revision.ts';
 
 interface AutocannonResult {
   requests: { average: number; total: number };

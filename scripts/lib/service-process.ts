@@ -1,46 +1,40 @@
 /**
- * What the bench scripts need to run the service as `npm start` runs it: an older revision built
- * beside this checkout (`--baseline REV`), the compiled service in a child process, and the resident
- * memory of that process and the document readers it started.
+ * What the bench scripts need to run the service as `npm start` runs it: the compiled service of
+ * this checkout or of a baseline's folder (scripts/lib/build-revision.ts) in a child process, and the
+ * resident memory of that process and the document readers it started.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, symlinkSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** Builds git revision `rev` of this repository into a new folder under `parent`; returns that folder. */
-export function buildRevision(rev: string, parent: string): string {
-  const dir = join(parent, `baseline-${rev.replace(/[^0-9A-Za-z._-]/g, '_')}`);
-  const run = (command: string, argv: string[], cwd: string) => {
-    const result = spawnSync(command, argv, { cwd, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`${command} ${argv.join(' ')} failed: ${result.stderr}`);
-  };
-  spawnSync('mkdir', ['-p', dir]);
-  const archive = spawnSync('git', ['archive', '--format=tar', rev], { cwd: ROOT, maxBuffer: 1 << 30 });
-  if (archive.status !== 0) throw new Error(`git archive ${rev} failed: ${archive.stderr}`);
-  const untar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
-  if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr}`);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  run(process.execPath, ['scripts/build.mjs'], dir);
-  return dir;
-}
-
-export interface ServiceProcess {
+export interface Service {
   url: string;
   pid: number;
   stop(): Promise<void>;
 }
 
 /**
- * Starts the compiled service of the checkout at `root` (`dist/`) on a free loopback port, in-memory
- * rate limits, no web page; `env` adds to or overrides that (API_KEYS_FILE at least).
+ * The compiled service of `root` (this checkout, or a baseline's folder) in a child process, on a
+ * free loopback port, keys from `keysFile`, a rate limit no bench reaches, in-memory counters, no
+ * web page; `env` adds to or overrides that.
  */
-export async function startCompiledService(root: string, env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [join(root, 'dist/src/service/main.js')], {
+export async function startService(keysFile: string, root = ROOT, env: Record<string, string> = {}): Promise<Service> {
+  const child = spawn(process.execPath, ['dist/src/service/main.js'], {
     cwd: root,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', REDIS_URL: '', PLAYGROUND: '0', ...env },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      API_KEYS_FILE: keysFile,
+      RATE_LIMIT_MAX: '1000000000',
+      LOG_LEVEL: 'info',
+      REDIS_URL: '',
+      PLAYGROUND: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -68,7 +62,7 @@ export async function startCompiledService(root: string, env: Record<string, str
 }
 
 /** Resident bytes of a process and of every process under it (the service's document readers). */
-export function treeRssBytes(pid: number): number {
+export function rssBytes(pid: number): number {
   let bytes = 0;
   const pending = [pid];
   while (pending.length) {

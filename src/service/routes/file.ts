@@ -154,9 +154,10 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
         throw new ApiError(422, 'no_text_in_file', 'The file is empty (0 bytes); there is no text to check.', { param: 'file' });
       }
       assertEngineReady(engine);
+      const owner = request.ctx.keyId ?? request.ip;
       let document: ExtractedDocument;
       try {
-        document = await queue.read(request.ctx.keyId ?? request.ip, form.bytes);
+        document = await queue.read(owner, form.bytes);
       } catch (err) {
         if (err instanceof DocumentError) {
           request.ctx.fileType = err.type;
