@@ -25,14 +25,14 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { buildPdf, buildPdfBomb, paragraphs } from '../test/helpers/documents.ts';
 import { buildRevision } from './lib/build-revision.ts';
+import { scriptArgs } from './lib/options.mjs';
 import { ROOT, rssBytes, startService } from './lib/service-process.ts';
 import { table } from './lib/table.ts';
 
-const { values: args } = parseArgs({
+const args = scriptArgs(import.meta.url, {
   options: {
     baseline: { type: 'string' },
     only: { type: 'string' },
@@ -41,7 +41,6 @@ const { values: args } = parseArgs({
     'flood-loops': { type: 'string', default: '2' },
     senders: { type: 'string', default: '8' },
     seconds: { type: 'string', default: '10' },
-    help: { type: 'boolean', short: 'h', default: false },
   },
 });
 
@@ -245,12 +244,6 @@ async function multipartPart(build: Build, keysFile: string, keys: string[]): Pr
 }
 
 async function main(): Promise<void> {
-  if (args.help) {
-    console.log(
-      'npm run bench:floods -- [--baseline REV] [--only readers|multipart] [--readers 1,2] [--files N] [--flood-loops N] [--senders N] [--seconds S]',
-    );
-    return;
-  }
   if (!existsSync(join(ROOT, 'dist', 'src', 'service', 'main.js'))) throw new Error('no compiled build: run `npm run build` first');
   console.log(`textdetect flood bench — ${cpus().length} CPUs (available ${availableParallelism()}), load ${load()}`);
   const dir = await mkdtemp(join(tmpdir(), 'textdetect-bench-floods-'));
