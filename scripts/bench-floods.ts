@@ -15,10 +15,13 @@
  * - `multipart` (item 4): `--senders` connections (default 8, in a worker thread) send forms of one
  *   small file and 1.16M empty parts (10 MB) over and over for `--seconds`; another key's
  *   `/v1/detect` (60 words, one after the other, 50 ms apart) p50/p99/max alone and during the
- *   flood, and the peak resident memory of the service and its readers (sampled every 10 ms).
+ *   flood, and the peak resident memory of the service and its readers (sampled every 10 ms). For
+ *   reference, the same with the same 10 MB sent as JSON to /v1/detect: refused 413 from its
+ *   Content-Length before a byte is read, what any refused request of that size costs.
  *
- * `--baseline REV` builds that git revision (`git archive` under the system's temp folder, this
- * checkout's node_modules linked in) and runs every part against it right after this checkout.
+ * `--baseline REV` builds that git revision (`git archive` under the system's temp folder; this
+ * checkout's node_modules linked in, or its own `npm ci` when its package-lock.json differs) and
+ * runs every part against it right after this checkout.
  * Prints the machine's load average with the figures: on a shared machine they are noisy.
  */
 import { existsSync } from 'node:fs';
@@ -97,6 +100,7 @@ async function readersPart(build: Build, keysFile: string, keys: string[], worke
   try {
     // The readers are warm and have read one slow file: they know files take seconds here.
     await upload(service.url, warmKey, small, 'warm.pdf');
+    const smallAlone = await upload(service.url, warmKey, small, 'note.pdf');
     const alone = await upload(service.url, warmKey, slow, 'slow.pdf');
     let flooding = true;
     const floodAnswers: Answer[] = [];
@@ -122,6 +126,7 @@ async function readersPart(build: Build, keysFile: string, keys: string[], worke
     const times = mine.map((answer) => answer.ms);
     const rows = [
       [`${build.label}, FILE_WORKERS=${workers}`, 'one slow file alone', `${alone.status} ${alone.code} in ${ms(alone.ms)}`],
+      ['', 'one 2-page PDF alone', `${smallAlone.status} ${smallAlone.code} in ${ms(smallAlone.ms)}`],
       ['', `fourth key, ${mine.length} files one after the other`, counts(mine)],
       ['', 'its answer times', `${times.map((t) => (t / 1000).toFixed(1)).join(' ')} s`],
       ['', 'the flooding keys’ answers', counts(floodAnswers)],
@@ -152,10 +157,10 @@ async function readersPart(build: Build, keysFile: string, keys: string[], worke
 const SENDERS = `
 const { connect } = require('node:net');
 const { workerData, parentPort } = require('node:worker_threads');
-const { port, key, senders } = workerData;
-const boundary = 'b';
+const { port, key, senders, json } = workerData;
 const body = Buffer.from('--b\\r\\nContent-Disposition: form-data; name="file"; filename="a.txt"\\r\\n\\r\\nA short note.\\r\\n' + '--b\\r\\n\\r\\n\\r\\n'.repeat(1160000) + '--b--\\r\\n');
-const head = 'POST /v1/detect/file HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer ' + key + '\\r\\nContent-Type: multipart/form-data; boundary=' + boundary + '\\r\\nContent-Length: ' + body.length + '\\r\\n\\r\\n';
+const [path, type] = json ? ['/v1/detect', 'application/json'] : ['/v1/detect/file', 'multipart/form-data; boundary=b'];
+const head = 'POST ' + path + ' HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer ' + key + '\\r\\nContent-Type: ' + type + '\\r\\nContent-Length: ' + body.length + '\\r\\n\\r\\n';
 let stop = false;
 const statuses = {};
 parentPort.on('message', () => { stop = true; });
@@ -178,8 +183,12 @@ async function sender() { while (!stop) await once(); }
 Promise.all(Array.from({ length: senders }, sender)).then(() => parentPort.postMessage(statuses));
 `;
 
-/** Item 4: another key's /v1/detect while senders flood the file route with forms of empty parts. */
-async function multipartPart(build: Build, keysFile: string, keys: string[]): Promise<string[][]> {
+/**
+ * Item 4: another key's /v1/detect while senders flood the file route with forms of empty parts, or
+ * (`json`, for reference: what any refused 10 MB request costs) send the same bytes as a JSON body
+ * to /v1/detect, refused 413 from its Content-Length before a byte of it is read.
+ */
+async function multipartPart(build: Build, keysFile: string, keys: string[], json: boolean): Promise<string[][]> {
   const [flooder, other] = keys as [string, string];
   const service = await startService(keysFile, build.root);
   try {
@@ -212,7 +221,7 @@ async function multipartPart(build: Build, keysFile: string, keys: string[]): Pr
     }, 10);
     const senders = new Worker(SENDERS, {
       eval: true,
-      workerData: { port: Number(new URL(service.url).port), key: flooder, senders: Number(args.senders) },
+      workerData: { port: Number(new URL(service.url).port), key: flooder, senders: Number(args.senders), json },
     });
     const statuses = new Promise<Record<string, number>>((resolve) => senders.once('message', resolve));
     const during = await detectFor(Number(args.seconds));
@@ -222,7 +231,11 @@ async function multipartPart(build: Build, keysFile: string, keys: string[]): Pr
     await senders.terminate();
     const mb = (bytes: number) => `${Math.round(bytes / 1048576)} MB`;
     return [
-      [build.label, 'other key alone: p50 / p99', `${ms(quantile(alone, 0.5))} / ${ms(quantile(alone, 0.99))} (${alone.length} calls)`],
+      [
+        json ? `${build.label}, 10 MB JSON to /v1/detect` : `${build.label}, forms of empty parts`,
+        'other key alone: p50 / p99',
+        `${ms(quantile(alone, 0.5))} / ${ms(quantile(alone, 0.99))} (${alone.length} calls)`,
+      ],
       [
         '',
         `during the flood: p50 / p99 / max`,
@@ -230,7 +243,7 @@ async function multipartPart(build: Build, keysFile: string, keys: string[]): Pr
       ],
       [
         '',
-        'flood forms answered',
+        'flood requests answered',
         Object.entries(answered)
           .map(([status, n]) => `${n} × ${status}`)
           .join(', '),
@@ -264,9 +277,10 @@ async function main(): Promise<void> {
     }
     if (args.only !== 'readers') {
       const rows: string[][] = [];
-      for (const build of builds) rows.push(...(await multipartPart(build, keysFile, keys)));
+      for (const build of builds) rows.push(...(await multipartPart(build, keysFile, keys, false)));
+      for (const build of builds) rows.push(...(await multipartPart(build, keysFile, keys, true)));
       console.log(
-        `\nAnother key's /v1/detect while ${args.senders} senders flood the file route with 10 MB forms of 1.16M empty parts (item 4)\n`,
+        `\nAnother key's /v1/detect while ${args.senders} senders flood the file route with 10 MB forms of 1.16M empty parts (item 4); for reference, the same bytes sent as JSON to /v1/detect, refused from their Content-Length unread\n`,
       );
       console.log(table(['build', 'figure', 'measured'], rows, false, false));
     }

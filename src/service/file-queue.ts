@@ -5,9 +5,9 @@
  * it (being read or waiting), so any key's first file goes before any key's second; then the key that
  * used the readers least lately (reading time, halving every minute), so a key sending a small file
  * now and then goes before keys keeping the readers busy with slow ones; then the file that came
- * first. A key with nothing being read or waiting is thus served by the next reader to come free,
- * and every file being read is cut at the reading time limit (FILE_TIMEOUT_MS), so that file starts
- * within the limit: it is never the one refused for busy readers.
+ * first. Such a key's file is thus read by the next reader to come free, and as every file being
+ * read is cut at the reading time limit (FILE_TIMEOUT_MS), it starts within that limit: it is never
+ * the one refused for busy readers.
  *
  * Waits are bounded by the same limit: a file that would wait longer (the files that go before it,
  * at the recent typical reading time, over the readers) is refused at once with 503 and Retry-After;

@@ -4,9 +4,10 @@
  * (never written to disk, never logged: the log line gets its type, size and pages), read in reader
  * processes by src/documents, taking turns between keys in the file queue (file-queue.ts), and
  * scored by the engine. What it costs is `fileRequestCost` (src/contract.ts), charged through the
- * `limits` plugin once the text's length is known. When the engine runs in worker threads, a document's text (up to MAX_TEXT_CHARS,
- * far longer than most /v1/detect texts) is scored by an engine lane of its own (FILE_WORKERS
- * threads), so other callers' short texts never wait behind a 20-page report in the scoring queue.
+ * `limits` plugin once the text's length is known. When the engine runs in worker threads, a
+ * document's text (up to MAX_TEXT_CHARS, far longer than most /v1/detect texts) is scored by an
+ * engine lane of its own (FILE_WORKERS threads), so other callers' short texts never wait behind a
+ * 20-page report in the scoring queue.
  */
 import type { FastifyInstance } from 'fastify';
 import { countChars, FILE_ERRORS, fileRequestCost, LANGUAGES, MODES } from '../../contract.ts';
