@@ -156,6 +156,30 @@ describe('a form of many tiny parts (item 15)', () => {
     // keep-alive answer would mean the whole body was read first).
     expect(received).toMatch(/\r\nconnection: close\r\n/i);
   }, 60_000);
+
+  it('a form that stops arriving is answered 408, and the file route goes on reading forms', async () => {
+    const slow = await startTestService({ bodyTimeoutMs: 500 });
+    try {
+      const slowKey = await slow.newKey();
+      const part = '--b\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nThe first half of a note';
+      const socket = connect(slow.port, '127.0.0.1');
+      let received = '';
+      socket.on('data', (data) => {
+        received += data.toString('utf8');
+      });
+      socket.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write(
+        `POST /v1/detect/file HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${slowKey}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${part.length + 1000}\r\n\r\n${part}`,
+      );
+      await closed;
+      expect(received).toMatch(/^HTTP\/1\.1 408/);
+      expect(received).toMatch(/"code":"request_timeout"/);
+      expect((await upload(slow, slowKey, 'A note sent whole, after the one that stopped halfway.', 'note.txt')).status).toBe(200);
+    } finally {
+      await slow.stop();
+    }
+  }, 60_000);
 });
 
 /** Waits (without a time bound of its own) until `ready()` holds, looking every 20 ms. */

@@ -142,8 +142,8 @@ export function readFileForm(request: FastifyRequest, maxFileBytes: number): Pro
       parser.destroy();
       reject(closing(error, raw.complete));
     };
-    const onRequestError = (err: unknown): void => refuse(err instanceof ApiError ? err : malformed());
-    raw.on('error', onRequestError);
+    // The body's deadline (envelope.ts) fails the request stream with a 408.
+    raw.on('error', (err) => refuse(err instanceof ApiError ? err : malformed()));
     raw.once('close', () => {
       if (!raw.complete) refuse(malformed());
     });
@@ -182,7 +182,6 @@ export function readFileForm(request: FastifyRequest, maxFileBytes: number): Pro
         return;
       }
       settled = true;
-      raw.off('error', onRequestError);
       resolve({ name: file.name, bytes: Buffer.concat(file.chunks), fields });
     });
     raw.pipe(guard).pipe(parser);
