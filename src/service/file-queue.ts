@@ -273,7 +273,7 @@ function tooMany(): ApiError {
   return new ApiError(
     429,
     'rate_limited',
-    `This key already has ${FILES_PER_KEY} files being read; send the next one when one of them is answered.`,
+    `This key already has ${FILES_PER_KEY} files being read or waiting for a reader; send the next one when one of them is answered.`,
     retryHeaders(1000),
   );
 }
