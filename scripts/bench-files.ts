@@ -18,21 +18,19 @@
  *
  * Prints the machine's load average with the figures: on a shared machine they are noisy.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { fileRequestCost } from '../src/contract.ts';
 import { extractDocument } from '../src/documents/extract.ts';
 import { buildDocx, buildDocxBomb, buildPdf, buildPdfBomb, inOrderShare, paragraphs } from '../test/helpers/documents.ts';
 import { scriptArgs } from './lib/options.mjs';
+import { ROOT, rssBytes, startService } from './lib/service-process.ts';
 
 /** What the bench reads of `/v1/detect/file`'s answer: the file's size, or the error's code. */
 type UploadBody = { file: { characters: number }; error?: { code: string } };
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = scriptArgs(import.meta.url, {
   options: {
     runs: { type: 'string', default: '15' },
@@ -53,61 +51,6 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-
-async function startService(keysFile: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['dist/src/service/main.js'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      API_KEYS_FILE: keysFile,
-      RATE_LIMIT_MAX: '1000000000',
-      LOG_LEVEL: 'info',
-      REDIS_URL: '',
-      PLAYGROUND: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const url = await new Promise<string>((resolvePromise, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      if (output.length < 20_000) output += d;
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match) resolvePromise(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`service exited with ${code}: ${stderr}`)));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    },
-  };
-}
-
-/** Resident bytes of a process and of every process under it (the service's document readers). */
-function rssBytes(pid: number): number {
-  let bytes = 0;
-  const pending = [pid];
-  while (pending.length) {
-    const next = pending.pop() as number;
-    try {
-      bytes += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${next}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-      for (const task of readdirSync(`/proc/${next}/task`)) {
-        const children = readFileSync(`/proc/${next}/task/${task}/children`, 'utf8').trim();
-        if (children) pending.push(...children.split(/\s+/).map(Number));
-      }
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return bytes;
-}
 
 async function main(): Promise<void> {
   if (!existsSync(join(ROOT, 'dist', 'src', 'service', 'main.js'))) throw new Error('no compiled build: run `npm run build` first');

@@ -31,7 +31,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, symlinkSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -39,6 +39,7 @@ import { performance } from 'node:perf_hooks';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchTexts } from './bench-texts.ts';
+import { buildRevision } from './lib/build-revision.ts';
 import { scriptArgs } from './lib/options.mjs';
 
 interface AutocannonResult {
@@ -130,23 +131,6 @@ function buildTexts(sentences: string[], words: number, count: number): string[]
 
 /** How a child runs: compiled JavaScript on plain node, or TypeScript sources through tsx. */
 type Build = 'compiled' | 'tsx';
-
-/** Builds git revision `rev` of this repository into a new folder under the temp folder; returns that folder. */
-function buildRevision(rev: string, parent: string): string {
-  const dir = join(parent, `baseline-${rev.replace(/[^0-9A-Za-z._-]/g, '_')}`);
-  const run = (command: string, argv: string[], cwd: string) => {
-    const result = spawnSync(command, argv, { cwd, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`${command} ${argv.join(' ')} failed: ${result.stderr}`);
-  };
-  spawnSync('mkdir', ['-p', dir]);
-  const archive = spawnSync('git', ['archive', '--format=tar', rev], { cwd: ROOT, maxBuffer: 1 << 30 });
-  if (archive.status !== 0) throw new Error(`git archive ${rev} failed: ${archive.stderr}`);
-  const untar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
-  if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr}`);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  run(process.execPath, ['scripts/build.mjs'], dir);
-  return dir;
-}
 
 interface FairnessResult {
   lightMs: number[];

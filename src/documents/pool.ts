@@ -11,8 +11,11 @@
  * holds what a file inflates to.
  *
  * Each file has a time limit: a reader still reading when it runs out is killed (pdf.js cannot be
- * interrupted any other way) and replaced. Files wait in a queue, in arrival order, while every
- * reader is busy (the service puts its per-key fair queue in front, see src/service/file-queue.ts).
+ * interrupted any other way) and replaced. A replacement takes a second or more to start (pdf.js
+ * warms up), so one reader more than `workers` is kept started and idle, the spare: a reader killed
+ * or replaced hands its place to the spare at once, and a new spare starts in the background. Files
+ * wait in a queue, in arrival order, while every reader is busy (the service puts its per-key queue
+ * in front, see src/service/file-queue.ts).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -65,11 +68,17 @@ interface Queued {
 
 interface Slot {
   child: ChildProcess | undefined;
-  ready: Promise<void>;
-  job: (Queued & { timer: NodeJS.Timeout; watch: NodeJS.Timeout | undefined; started: number }) | undefined;
-  /** Resident KB of the reader once warmed up: what it may go back to after a file. */
-  baselineKb: number;
+  job: (Queued & { timer: NodeJS.Timeout; watch: NodeJS.Timeout | undefined }) | undefined;
   reads: number;
+}
+
+/** A reader process, in a slot or spare. */
+interface Process {
+  /** Resolves once it has started and warmed up (or exited). */
+  ready: Promise<void>;
+  started: boolean;
+  /** Resident KB once warmed up: what it may go back to after a file. */
+  baselineKb: number;
 }
 
 /** How often a reading process's memory is looked at. */
@@ -78,8 +87,6 @@ const WATCH_MS = 20;
 const KEEP_KB = 48 * 1024;
 /** Pause before starting again a reader that exited before it was ready. */
 const RESPAWN_PAUSE_MS = 1000;
-/** Recent read times kept for `typicalReadMs`. */
-const RECENT = 8;
 
 /** Resident memory of a process in KB from /proc (Linux), undefined elsewhere or once it is gone. */
 export function residentKb(pid: number | undefined): number | undefined {
@@ -97,9 +104,9 @@ export class DocumentReader {
   private readonly options: DocumentReaderOptions;
   private readonly slots: Slot[] = [];
   private readonly queue: Queued[] = [];
-  /** Readers that finished starting and take files. */
-  private readonly started = new WeakSet<ChildProcess>();
-  private readonly recent: number[] = [];
+  private readonly processes = new Map<ChildProcess, Process>();
+  /** A started reader waiting to take the place of one that is killed or replaced. */
+  private spare: ChildProcess | undefined;
   private nextId = 1;
   private closed = false;
   private startedReaders = false;
@@ -108,14 +115,15 @@ export class DocumentReader {
   constructor(options: DocumentReaderOptions) {
     this.options = { ...options, workers: Math.max(1, Math.floor(options.workers)) };
     for (let i = 0; i < this.options.workers; i++) {
-      this.slots.push({ child: undefined, ready: Promise.resolve(), job: undefined, baselineKb: 0, reads: 0 });
+      this.slots.push({ child: undefined, job: undefined, reads: 0 });
     }
   }
 
   private start(): void {
     if (this.startedReaders || this.closed) return;
     this.startedReaders = true;
-    for (const slot of this.slots) this.spawn(slot);
+    for (const slot of this.slots) slot.child = this.launch();
+    this.spare = this.launch();
   }
 
   /** Files waiting for a reader. */
@@ -133,24 +141,15 @@ export class DocumentReader {
     return this.options.workers;
   }
 
-  /** Process ids of the readers now running (to measure their memory). */
+  /** Process ids of the readers now running, the spare's included (to measure their memory). */
   get pids(): number[] {
-    return this.slots.flatMap((slot) => (slot.child?.pid === undefined ? [] : [slot.child.pid]));
-  }
-
-  /**
-   * How long a file typically takes to read here: the mean of the last few reads (a file given up
-   * on counts its whole time limit), or undefined before any file was read.
-   */
-  get typicalReadMs(): number | undefined {
-    if (this.recent.length === 0) return undefined;
-    return this.recent.reduce((sum, ms) => sum + ms, 0) / this.recent.length;
+    return [...this.processes.keys()].flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
   }
 
   /** Starts the readers if they are not running yet; resolves once every one has started (and warmed up). */
   async ready(): Promise<void> {
     this.start();
-    await Promise.all(this.slots.map((slot) => slot.ready));
+    await Promise.all([...this.processes.values()].map((reader) => reader.ready));
   }
 
   /** Reads one file. The bytes are copied to the reader process; the caller's buffer can be dropped. */
@@ -179,9 +178,13 @@ export class DocumentReader {
         if (child) await stop(child);
       }),
     );
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare) await stop(spare);
   }
 
-  private spawn(slot: Slot): void {
+  /** Starts a reader process; it takes files once it says it is ready. */
+  private launch(): ChildProcess {
     const heapMb = this.options.maxHeapMb ?? 256;
     const child = fork(fileURLToPath(WORKER_URL), [], {
       // Not the parent's flags (a test runner's loaders, an inspector port): the shim registers what it needs.
@@ -198,49 +201,67 @@ export class DocumentReader {
         // Not allowed here: the reader runs at normal priority.
       }
     }
-    slot.reads = 0;
-    slot.baselineKb = 0;
-    slot.ready = new Promise<void>((resolve) => {
-      const onFirst = (message: { ready?: boolean }): void => {
-        if (!message?.ready) return;
-        child.off('message', onFirst);
-        if (slot.child !== child) {
-          resolve();
-          return;
-        }
-        slot.baselineKb = residentKb(child.pid) ?? 0;
-        child.on('message', (reply: ExtractReply) => this.finish(slot, child, reply));
-        this.started.add(child);
-        resolve();
+    let markReady = (): void => undefined;
+    const reader: Process = { ready: new Promise<void>((resolve) => (markReady = resolve)), started: false, baselineKb: 0 };
+    this.processes.set(child, reader);
+    child.on('message', (message: ExtractReply | { ready: true }) => {
+      if ('ready' in message) {
+        reader.baselineKb = residentKb(child.pid) ?? 0;
+        reader.started = true;
+        markReady();
         this.pump();
-      };
-      child.on('message', onFirst);
-      child.once('exit', () => resolve());
+        return;
+      }
+      const slot = this.slots.find((candidate) => candidate.child === child);
+      if (slot) this.finish(slot, child, message);
     });
     child.on('error', () => {
       // Reported through 'exit', which follows.
     });
-    child.on('exit', (code, signal) => {
-      if (slot.child !== child) return;
-      slot.child = undefined;
-      const job = slot.job;
-      slot.job = undefined;
-      if (job) {
-        this.clearJob(job);
-        this.record(Date.now() - job.started);
-        job.reject(
-          new DocumentError(
-            'file_unreadable',
-            `The file could not be read: reading it needed more memory than this server allows (reader exit ${code ?? signal}); it may be damaged or built to exhaust readers.`,
-          ),
-        );
-      }
-      if (this.closed) return;
-      // A reader that dies before it is ready (a broken install) is retried after a pause, not in a loop.
-      if (this.started.has(child)) this.spawn(slot);
-      else setTimeout(() => !this.closed && !slot.child && this.spawn(slot), RESPAWN_PAUSE_MS).unref();
+    child.once('exit', (code, signal) => {
+      markReady();
+      this.processes.delete(child);
+      this.exited(child, reader.started, code ?? signal);
     });
-    slot.child = child;
+    return child;
+  }
+
+  /** A reader ended by itself (a crash, the system's OOM killer), not because it was stopped. */
+  private exited(child: ChildProcess, started: boolean, status: number | string | null): void {
+    if (child === this.spare) {
+      this.spare = undefined;
+      // A reader that dies before it is ready (a broken install) is started again after a pause, not in a loop.
+      const again = (): void => {
+        if (!this.closed && !this.spare) this.spare = this.launch();
+      };
+      if (!this.closed) setTimeout(again, started ? 0 : RESPAWN_PAUSE_MS).unref();
+      return;
+    }
+    const slot = this.slots.find((candidate) => candidate.child === child);
+    if (!slot) return;
+    slot.child = undefined;
+    const job = slot.job;
+    slot.job = undefined;
+    if (job) {
+      this.clearJob(job);
+      job.reject(
+        new DocumentError(
+          'file_unreadable',
+          `The file could not be read: reading it needed more memory than this server allows (reader exit ${status}); it may be damaged or built to exhaust readers.`,
+        ),
+      );
+    }
+    if (this.closed) return;
+    if (started) this.replace(slot);
+    else setTimeout(() => !this.closed && !slot.child && this.replace(slot), RESPAWN_PAUSE_MS).unref();
+  }
+
+  /** Gives the slot the spare (a new one starts for the next time), or a new reader when there is none. */
+  private replace(slot: Slot): void {
+    slot.child = this.spare ?? this.launch();
+    slot.reads = 0;
+    this.spare = this.launch();
+    this.pump();
   }
 
   private limits(): ExtractLimits {
@@ -250,7 +271,7 @@ export class DocumentReader {
   private pump(): void {
     for (const slot of this.slots) {
       if (this.queue.length === 0) return;
-      if (slot.job || !slot.child || !this.started.has(slot.child)) continue;
+      if (slot.job || !slot.child || !this.processes.get(slot.child)?.started) continue;
       const job = this.queue.shift() as Queued;
       const child = slot.child;
       const timer = setTimeout(() => {
@@ -280,7 +301,7 @@ export class DocumentReader {
               );
             }, WATCH_MS)
           : undefined;
-      slot.job = { ...job, timer, watch, started: Date.now() };
+      slot.job = { ...job, timer, watch };
       child.send({ id: job.id, bytes: job.bytes } satisfies ExtractJob);
     }
   }
@@ -291,11 +312,10 @@ export class DocumentReader {
     if (!job || slot.child !== child) return;
     this.clearJob(job);
     slot.job = undefined;
-    this.record(Date.now() - job.started);
     job.reject(error);
     slot.child = undefined;
     child.kill('SIGKILL');
-    if (!this.closed) this.spawn(slot);
+    if (!this.closed) this.replace(slot);
   }
 
   private clearJob(job: NonNullable<Slot['job']>): void {
@@ -303,25 +323,20 @@ export class DocumentReader {
     if (job.watch) clearInterval(job.watch);
   }
 
-  private record(ms: number): void {
-    this.recent.push(Math.min(ms, this.options.timeoutMs));
-    if (this.recent.length > RECENT) this.recent.shift();
-  }
-
   private finish(slot: Slot, child: ChildProcess, reply: ExtractReply): void {
     const job = slot.job;
     if (slot.child !== child || !job || job.id !== reply.id) return;
     this.clearJob(job);
     slot.job = undefined;
-    this.record(Date.now() - job.started);
     slot.reads++;
     // A reader that kept memory from this file (a large inflated stream the allocator holds on to),
     // or has read many files, is replaced now, while idle, so the memory goes back to the system.
     const kb = residentKb(child.pid);
-    if (slot.reads >= (this.options.recycleAfter ?? 200) || (kb !== undefined && slot.baselineKb > 0 && kb > slot.baselineKb + KEEP_KB)) {
+    const baselineKb = this.processes.get(child)?.baselineKb ?? 0;
+    if (slot.reads >= (this.options.recycleAfter ?? 200) || (kb !== undefined && baselineKb > 0 && kb > baselineKb + KEEP_KB)) {
       slot.child = undefined;
       void stop(child);
-      if (!this.closed) this.spawn(slot);
+      if (!this.closed) this.replace(slot);
     }
     if (reply.document) job.resolve(reply.document);
     else job.reject(new DocumentError(reply.error.code, reply.error.message, { type: reply.error.type, pages: reply.error.pages ?? null }));

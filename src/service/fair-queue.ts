@@ -39,14 +39,11 @@ export class FairQueue {
   #starts = 0;
   #waiting = 0;
 
-  /**
-   * `workers`: the engine's worker threads; 0 when it scores on the main thread. `perWorker`: jobs
-   * handed to each worker at once (1 for the document readers, which read one file at a time).
-   */
-  constructor(workers: number, perWorker = 2) {
+  /** `workers`: the engine's worker threads; 0 when it scores on the main thread. */
+  constructor(workers: number) {
     this.#onMainThread = workers <= 0;
     this.#slots = Math.max(1, workers);
-    this.#capacity = this.#onMainThread ? 1 : Math.max(1, perWorker) * this.#slots;
+    this.#capacity = this.#onMainThread ? 1 : 2 * this.#slots;
   }
 
   /** Jobs waiting for a place (not yet with the engine). */
@@ -57,19 +54,6 @@ export class FairQueue {
   /** Jobs started and not finished. */
   get running(): number {
     return this.#running;
-  }
-
-  /**
-   * Jobs that would start before a job `owner` queued now: its own waiting ones, and of each other
-   * key's, as many as take turns before it (one per round, so at most one more than its own).
-   */
-  waitingAhead(owner: string): number {
-    const mine = this.#lines.get(owner)?.waiting.length ?? 0;
-    let ahead = mine;
-    for (const [other, line] of this.#lines) {
-      if (other !== owner) ahead += Math.min(line.waiting.length, mine + 1);
-    }
-    return ahead;
   }
 
   /** Runs `job` when `owner` gets its turn; resolves or rejects with it. `weight`: the call's units. */

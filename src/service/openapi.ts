@@ -171,7 +171,7 @@ export function buildOpenApiDocument(
               content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectFileResponse' } } },
             },
             '400': errorResponse(
-              '`invalid_request`: no `file` field, an unknown field, a bad `mode`/`language`/`segments`, or a malformed form (see `param`).',
+              '`invalid_request`: no `file` field, an unknown field, a bad `mode`/`language`/`segments`, a malformed form, or one of more than 4 parts (see `param`).',
             ),
             '401': UNAUTHORIZED,
             '403': WRONG_ENVIRONMENT,
@@ -187,12 +187,12 @@ export function buildOpenApiDocument(
               '`file_unreadable` (encrypted, damaged, unpacking to more than the server reads, or not read in time), `no_text_in_file` (e.g. a scanned PDF without a text layer: no OCR is done) or `unsupported_language` (the text is in neither English nor Turkish).',
             ),
             '429': errorResponse(
-              "`rate_limited`, also when the remaining budget cannot cover this file's cost or the key already has files being read; wait `retry_after` seconds.",
+              "`rate_limited`, also when the remaining budget cannot cover this file's cost or the key already has 2 files being read or waiting for a reader; wait `retry_after` seconds.",
               RETRY_HEADERS,
             ),
             '500': INTERNAL_ERROR,
             '503': errorResponse(
-              '`not_ready`: the engine is loading, the server is shutting down, or the document readers are so busy that this file would wait longer than the reading time limit; retry after `Retry-After` seconds.',
+              "`not_ready`: the engine is loading, the server is shutting down, or the document readers are busy with other files: this one would wait for a reader longer than the reading time limit (refused at once), or waited that long (other keys' first files go before a key's second, and keys that used the readers less before those that used them more); retry after `Retry-After` seconds.",
               { 'Retry-After': { schema: { type: 'integer' } } },
             ),
           },

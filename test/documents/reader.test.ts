@@ -186,18 +186,25 @@ describe('DocumentReader (reader processes)', () => {
     await Promise.all(readers.map((reader) => reader.close()));
   });
 
-  it('gives up on a file after the time limit, replaces the worker, and reads the next file', async () => {
+  it('gives up on a file after the time limit, hands its place to the spare reader, and reads the next file', async () => {
     // 250 ms: far less than the 341-page PDF below takes (0.9 s on a warm, idle machine; more when
     // loaded), far more than a short text file takes on the fresh worker (a few ms).
     const reader = new DocumentReader({ workers: 1, timeoutMs: 250, ...LIMITS, maxPages: 1000 });
     readers.push(reader);
     await reader.ready();
+    // The reader and the spare, both started.
+    const [first, spare] = reader.pids;
+    expect(reader.pids).toHaveLength(2);
     const big = buildPdf({ paragraphs: paragraphs(250_000, 110), linesPerPage: 60 });
     const err = await failure(reader.read(big));
     expect(err.code).toBe('file_unreadable');
     expect(err.message).toMatch(/took longer than/);
     const next = await reader.read(Buffer.from('A short note that is read after the slow file was given up.'));
     expect(next.type).toBe('text');
+    // The spare read the note, and a new spare was started; the killed reader is gone once its exit is seen.
+    while (reader.pids.includes(first!)) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(reader.pids).toHaveLength(2);
+    expect(reader.pids[0]).toBe(spare);
   });
 
   it('reads files queued behind each other in order, one per worker', async () => {

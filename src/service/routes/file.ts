@@ -1,16 +1,15 @@
 /**
  * `POST /v1/detect/file`: the text of a document (PDF, DOCX, plain text, Markdown, HTML), scored like
- * `/v1/detect`. The upload arrives as multipart/form-data (@fastify/multipart, in this plugin's scope
- * only), is held in memory (never written to disk, never logged: the log line gets its type, size
- * and pages), read in worker threads by src/documents, and scored by the engine. What it costs is
- * `fileRequestCost` (src/contract.ts), charged through the `limits` plugin once the text's length is
- * known; a key has at most FILES_PER_KEY files being read at once, so one caller cannot fill the
- * readers' queue. When the engine runs in worker threads, a document's text (up to MAX_TEXT_CHARS,
- * far longer than most /v1/detect texts) is scored by an engine lane of its own (FILE_WORKERS
- * threads), so other callers' short texts never wait behind a 20-page report in the scoring queue.
+ * `/v1/detect`. The upload arrives as multipart/form-data (read by file-form.ts), is held in memory
+ * (never written to disk, never logged: the log line gets its type, size and pages), read in reader
+ * processes by src/documents, taking turns between keys in the file queue (file-queue.ts), and
+ * scored by the engine. What it costs is `fileRequestCost` (src/contract.ts), charged through the
+ * `limits` plugin once the text's length is known. When the engine runs in worker threads, a
+ * document's text (up to MAX_TEXT_CHARS, far longer than most /v1/detect texts) is scored by an
+ * engine lane of its own (FILE_WORKERS threads), so other callers' short texts never wait behind a
+ * 20-page report in the scoring queue.
  */
-import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { countChars, FILE_ERRORS, fileRequestCost, LANGUAGES, MODES } from '../../contract.ts';
 import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
 import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
@@ -21,6 +20,7 @@ import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import { detectFileResponseSchema } from '../schemas.ts';
 import { assertEngineReady, detectAnswer, scoreOrRefuse } from './common.ts';
+import { type FileForm, invalid, readFileForm, tooLarge } from './file-form.ts';
 
 type FileConfig = Pick<
   ResolvedConfig,
@@ -43,8 +43,6 @@ export interface FileRouteOptions {
   onQueue?: (queue: FileQueue) => void;
 }
 
-/** Files one key may have being read (or waiting for a reader) at once. */
-export const FILES_PER_KEY = 2;
 /**
  * Niceness of the threads reading and scoring documents (Linux): a document is seconds of bulk CPU
  * work that can wait a little; a /v1/detect caller's short text should not wait behind it.
@@ -52,105 +50,8 @@ export const FILES_PER_KEY = 2;
 const FILE_THREAD_NICE = 10;
 /** Room for the form's boundaries, part headers and fields around the file itself. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
-const FIELDS = ['mode', 'language', 'segments'] as const;
 
-interface FormInput {
-  name: string;
-  bytes: Buffer;
-  fields: Partial<Record<(typeof FIELDS)[number], string>>;
-}
-
-function invalid(message: string, param?: string): ApiError {
-  return new ApiError(400, 'invalid_request', message, param ? { param } : {});
-}
-
-function tooLarge(maxFileBytes: number): ApiError {
-  return new ApiError(
-    413,
-    'file_too_large',
-    `The file is larger than ${formatMb(maxFileBytes)}, the limit on this server; send a smaller file or the part to check.`,
-    { param: 'file', details: { max_bytes: maxFileBytes }, headers: { Connection: 'close' } },
-  );
-}
-
-function formatMb(bytes: number): string {
-  const mb = bytes / (1024 * 1024);
-  return mb >= 1 ? `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB` : `${Math.round(bytes / 1024)} KB`;
-}
-
-/**
- * Characters a name shown back must not carry: controls, bidirectional overrides and isolates (which
- * can make "gpj.exe" read as "exe.jpg"), line and paragraph separators (which break a log or a chat
- * line), and lone surrogates.
- */
-const UNSAFE_IN_NAME = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\p{Zl}\p{Zp}\p{Cs}]/gu;
-
-/** The name as echoed back: its last path part, without unsafe characters, at most 255 code points (never half a character). */
-export function cleanName(raw: string | undefined): string {
-  const base = (raw ?? '').split(/[/\\]/).pop() ?? '';
-  const clean = Array.from(base.replace(UNSAFE_IN_NAME, '').trim()).slice(0, 255).join('').trim();
-  return clean || 'file';
-}
-
-/** Reads the form: one file in the field `file`, and the optional fields; refuses anything else. */
-async function readForm(request: FastifyRequest, maxFileBytes: number): Promise<FormInput> {
-  const fields: FormInput['fields'] = {};
-  let file: { name: string; bytes: Buffer } | undefined;
-  try {
-    for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') {
-          throw invalid(
-            `Unknown file field "${part.fieldname.slice(0, 100)}"; send the document in the field "file".`,
-            part.fieldname.slice(0, 100),
-          );
-        }
-        file = { name: cleanName(part.filename), bytes: await part.toBuffer() };
-      } else {
-        const name = part.fieldname as (typeof FIELDS)[number];
-        if (!FIELDS.includes(name)) {
-          throw invalid(
-            `Unknown field "${part.fieldname.slice(0, 100)}"; accepted fields are file, mode, language and segments.`,
-            part.fieldname.slice(0, 100),
-          );
-        }
-        if (fields[name] !== undefined) throw invalid(`The field "${name}" was sent twice; send it once.`, name);
-        fields[name] = String(part.value);
-      }
-    }
-  } catch (err) {
-    // The rest of a refused form is not parsed: busboy would otherwise go on reading it part by part
-    // on the event loop (a megabyte of empty parts kept every caller waiting), and the connection
-    // closes once the answer is sent instead of draining it.
-    request.raw.unpipe();
-    const close = request.raw.complete ? {} : { headers: { Connection: 'close' } };
-    if (err instanceof ApiError) {
-      if (!request.raw.complete) err.options.headers = { ...err.options.headers, Connection: 'close' };
-      throw err;
-    }
-    switch ((err as { code?: string }).code) {
-      case 'FST_REQ_FILE_TOO_LARGE':
-        throw tooLarge(maxFileBytes);
-      case 'FST_FILES_LIMIT':
-        throw new ApiError(400, 'invalid_request', 'Send one file per request, in the field "file".', { param: 'file', ...close });
-      case 'FST_PARTS_LIMIT':
-      case 'FST_FIELDS_LIMIT':
-      case 'FST_PROTO_VIOLATION':
-        throw new ApiError(400, 'invalid_request', 'The form has more fields than file, mode, language and segments.', close);
-      default:
-        throw new ApiError(
-          400,
-          'invalid_request',
-          'The multipart/form-data body is malformed or was cut short; send the form again.',
-          close,
-        );
-    }
-  }
-  if (!file) throw invalid('The form has no file: send the document in the field "file" (multipart/form-data).', 'file');
-  return { ...file, fields };
-}
-
-function detectOptions(fields: FormInput['fields']): DetectOptions & { segments: boolean } {
+function detectOptions(fields: FileForm['fields']): DetectOptions & { segments: boolean } {
   const mode = fields.mode ?? 'general';
   if (!MODES.includes(mode as Mode)) throw invalid(`The field "mode" must be one of: ${MODES.join(', ')}.`, 'mode');
   const options: DetectOptions & { segments: boolean } = { mode: mode as Mode, segments: false };
@@ -223,20 +124,8 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
     await Promise.all([reader.close(), lane?.close()]);
   });
 
-  await app.register(multipart, {
-    limits: {
-      fileSize: config.maxFileBytes,
-      files: 1,
-      fields: FIELDS.length,
-      parts: FIELDS.length + 1,
-      fieldSize: 100,
-      fieldNameSize: 100,
-      headerPairs: 20,
-    },
-    throwFileSizeLimit: true,
-  });
-
-  const inFlight = new Map<string, number>();
+  // The form is read in the handler (file-form.ts), not by a body parser.
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
 
   app.post(
     '/v1/detect/file',
@@ -258,7 +147,7 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
       },
     },
     async (request, reply) => {
-      const form = await readForm(request, config.maxFileBytes);
+      const form = await readFileForm(request, config.maxFileBytes);
       request.ctx.fileBytes = form.bytes.length;
       const options = detectOptions(form.fields);
       request.ctx.mode = options.mode;
@@ -267,16 +156,6 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
       }
       assertEngineReady(engine);
       const owner = request.ctx.keyId ?? request.ip;
-      const mine = inFlight.get(owner) ?? 0;
-      if (mine >= FILES_PER_KEY) {
-        throw new ApiError(
-          429,
-          'rate_limited',
-          `This key already has ${FILES_PER_KEY} files being read; send the next one when one of them is answered.`,
-          { retryAfter: 1, headers: { 'Retry-After': '1' } },
-        );
-      }
-      inFlight.set(owner, mine + 1);
       let document: ExtractedDocument;
       try {
         document = await queue.read(owner, form.bytes);
@@ -287,10 +166,6 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
           throw new ApiError(FILE_ERRORS[err.code], err.code, err.message, { param: 'file' });
         }
         throw err;
-      } finally {
-        const left = (inFlight.get(owner) ?? 1) - 1;
-        if (left <= 0) inFlight.delete(owner);
-        else inFlight.set(owner, left);
       }
       request.ctx.fileType = document.type;
       request.ctx.filePages = document.pages;
