@@ -6,8 +6,9 @@
 import type { types as SlackTypes } from '@slack/bolt';
 import { fileFacts, type FileOutcome } from '../chat/file-checks.ts';
 import { summarizeComposition, summarizeResult } from '../chat/format.ts';
+import { passagesTitle } from '../../src/words.ts';
 import { LIMITS } from './block-limits.ts';
-import { escapeAndFit, escapeMrkdwn, metaLine, mrkdwn, type SlackMessage } from './blocks.ts';
+import { escapeAndFit, escapeMrkdwn, metaLine, mrkdwn, type SlackMessage, windowsBlock } from './blocks.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
 
@@ -40,12 +41,14 @@ function oneFile(outcome: FileOutcome, index: number): KnownBlock[] {
     { type: 'divider', block_id: `${id}_divider` },
     { type: 'section', block_id: `${id}_verdict`, text: mrkdwn(lines.join('\n').slice(0, LIMITS.sectionText)) },
   ];
+  const map = windowsBlock(summary, `${id}_windows`);
+  if (map) blocks.push(map);
   if (composition.passages.length > 0) {
     blocks.push({
       type: 'section',
       block_id: `${id}_passages`,
       text: mrkdwn(
-        `*Generated passages*${composition.share ? ` (${composition.share} of the file)` : ''}\n${quotes(composition.passages, 800)}`,
+        `*${passagesTitle(summary.origin)}*${composition.share ? ` (${composition.share} of the file)` : ''}\n${quotes(composition.passages, 800)}`,
       ),
     });
   }
