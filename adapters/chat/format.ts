@@ -13,6 +13,7 @@ import {
   ORIGIN_WORDS,
   originHeadline,
   originOfAnswer,
+  passagesTitle,
   type WindowMap,
   warningSentence,
 } from '../../src/words.ts';
@@ -204,8 +205,10 @@ export type CompositionFields = Pick<DetectResponse, 'verdict' | 'segments' | 'g
   Partial<Pick<DetectResponse, 'warnings' | 'origin' | 'ai_probability' | 'confidence'>>;
 
 export interface CompositionSummary {
-  /** The composition box in one line ("Partly generated: about 42% of …"); undefined without sentence scores. */
+  /** The composition box in one line ("Partly generated: part of the text looks …"); undefined without sentence scores. */
   line: string | undefined;
+  /** The title over the quoted passages, e.g. "Passages that look AI-generated (42% of the post; the first 3 of 4)". */
+  title: string;
   /** The generated passages to quote (at most three, text order, trimmed); empty unless partly AI-written. */
   passages: { text: string; percent: string }[];
   /** How many generated passages the post has (may exceed the quoted three). */
@@ -234,7 +237,7 @@ function spanText(span: { start: number; end: number }, segments: readonly Segme
  */
 export function summarizeComposition(
   result: CompositionFields,
-  options: { text?: string | undefined; passageChars?: number } = {},
+  options: { text?: string | undefined; passageChars?: number; of?: 'post' | 'file' } = {},
 ): CompositionSummary {
   const passageChars = options.passageChars ?? 200;
   const spans = Array.isArray(result.generated_spans) ? result.generated_spans : [];
@@ -261,8 +264,13 @@ export function summarizeComposition(
           .filter((p) => p.text !== '')
           .slice(0, 3)
       : [];
+  const notes = [
+    ...(share ? [`${share} of the ${options.of ?? 'post'}`] : []),
+    ...(spans.length > passages.length && passages.length > 0 ? [`the first ${passages.length} of ${spans.length}`] : []),
+  ];
   return {
     line: words.composition ? `${words.composition.label}: ${lowerFirst(words.composition.sentence)}` : undefined,
+    title: `${passagesTitle(words.origin)}${notes.length ? ` (${notes.join('; ')})` : ''}`,
     passages,
     passageCount: spans.length,
     share,

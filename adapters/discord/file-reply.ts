@@ -5,10 +5,10 @@
  * name and the sentence that says why.
  */
 import { escapeMarkdown, type APIEmbed } from 'discord.js';
-import { fileFacts, type FileOutcome } from '../chat/file-checks.ts';
+import type { FileOutcome } from '../chat/file-checks.ts';
 import { summarizeComposition, summarizeResult, truncate } from '../chat/format.ts';
 import { NEUTRAL_COLOUR, windowsField } from './reply.ts';
-import { languageName, modeName, passagesTitle } from '../../src/words.ts';
+import { fileFacts, languageName, modeName, passagesTitle } from '../../src/words.ts';
 
 /** Discord's limits (characters): an embed title, a field value, a description, and all embeds of a message together. */
 const TITLE_MAX = 256;
@@ -31,21 +31,21 @@ export function fileEmbed(outcome: FileOutcome): APIEmbed {
   }
   const { result } = outcome;
   const summary = summarizeResult(result, 200);
-  const composition = summarizeComposition(result, { passageChars: 200 });
-  const lines = [fileFacts(result), `${summary.bar} **${summary.percent}** probability that an AI wrote it`];
+  const composition = summarizeComposition(result, { passageChars: 200, of: 'file' });
+  const lines = [fileFacts(result.file), `${summary.bar} **${summary.percent}** probability that an AI wrote it`];
   if (summary.originLine) lines.push('', summary.originLine);
   if (composition.line) lines.push('', composition.line);
   if (summary.warningLines.length > 0) lines.push('', ...summary.warningLines.map((line) => `⚠️ ${line}`));
   const fields: NonNullable<APIEmbed['fields']> = [
     { name: 'Mode', value: modeName(summary.mode), inline: true },
     { name: 'Language', value: `${languageName(summary.language)} (detected)`, inline: true },
-    ...(summary.confidence ? [{ name: 'Confidence', value: summary.confidence, inline: true }] : []),
+    { name: 'Confidence', value: result.confidence.charAt(0).toUpperCase() + result.confidence.slice(1), inline: true },
   ];
   const map = windowsField(summary);
   if (map) fields.push(map);
   if (composition.passages.length > 0) {
     fields.push({
-      name: `${passagesTitle(summary.origin)}${composition.share ? ` (${composition.share} of the file)` : ''}`,
+      name: composition.title,
       value: truncate(composition.passages.map((p) => `**${p.percent}** “${escapeMarkdown(p.text)}”`).join('\n'), FIELD_VALUE_MAX),
       inline: false,
     });

@@ -24,7 +24,7 @@ import {
 } from '../chat/format.ts';
 import { recheckCustomId } from './commands.ts';
 import type { CheckSource } from './recheck-store.ts';
-import { languageName, modeName, passagesTitle, WINDOWS_TITLE } from '../../src/words.ts';
+import { languageName, modeName, WINDOWS_TITLE } from '../../src/words.ts';
 
 /** Discord's limits on embeds (characters), from its "Embed Limits" table. */
 const FIELD_VALUE_MAX = 1024;
@@ -64,7 +64,7 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
       value: `${languageName(summary.language)}${context.languageGiven ? '' : ' (detected)'}`,
       inline: true,
     },
-    ...(summary.confidence ? [{ name: 'Confidence', value: summary.confidence, inline: true }] : []),
+    { name: 'Confidence', value: result.confidence.charAt(0).toUpperCase() + result.confidence.slice(1), inline: true },
   ];
   if (context.source.kind === 'message') {
     fields.push({ name: 'Message', value: context.source.link, inline: false });
@@ -74,7 +74,7 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
   if (composition.passages.length > 0) {
     const value = composition.passages.map((p) => `**${p.percent}** “${escapeMarkdown(p.text)}”`).join('\n');
     fields.push({
-      name: `${passagesTitle(summary.origin)}${composition.share ? ` (${composition.share} of the post)` : ''}`,
+      name: composition.title,
       value: truncate(value, FIELD_VALUE_MAX),
       inline: false,
     });

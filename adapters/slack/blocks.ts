@@ -19,7 +19,7 @@ import {
 import type { ExcludedCounts } from '../chat/format.ts';
 import { LIMITS } from './block-limits.ts';
 import { ACTION_AUTHOR_CHECK, encodeAuthorButton } from './author-button.ts';
-import { languageName, modeName, passagesTitle, type WindowMap, WINDOWS_TITLE } from '../../src/words.ts';
+import { languageName, modeName, type WindowMap, WINDOWS_TITLE } from '../../src/words.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
 type ModalView = SlackTypes.ModalView;
@@ -181,9 +181,7 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
     blocks.push({
       type: 'section',
       block_id: 'generated_passages',
-      text: mrkdwn(
-        `*${passagesTitle(summary.origin)}*${composition.share ? ` (${composition.share} of the post)` : ''}\n${quotes.join('\n')}`,
-      ),
+      text: mrkdwn(`*${composition.title}*\n${quotes.join('\n')}`),
     });
   }
   if (summary.highlights.length > 0) {

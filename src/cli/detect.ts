@@ -26,7 +26,7 @@ import {
   type Mode,
 } from '../client/index.ts';
 import { errorTypeFor, POLISHED_THRESHOLD } from '../contract.ts';
-import { type AnswerWords, describeAnswer, fileFacts, passagesTitle, WINDOWS_TITLE } from '../words.ts';
+import { type AnswerWords, describeAnswer, fileFacts, formatPercent, passagesTitle, WINDOWS_TITLE } from '../words.ts';
 
 export const EXIT = { ok: 0, badInput: 2, auth: 3, rateLimited: 4, server: 5, interrupted: 130 } as const;
 
@@ -275,7 +275,7 @@ export function formatResult(result: DetectResponse | DetectFileResponse, colour
   );
   if (result.verdict === 'likely_ai' && typeof result.polished_probability === 'number') {
     lines.push(
-      `Polished by an AI rather than written by one: ${percent(result.polished_probability)} probability (read as polished from ${percent(POLISHED_THRESHOLD)})`,
+      `Polished by an AI rather than written by one: ${percent(result.polished_probability)} probability (read as polished from ${formatPercent(POLISHED_THRESHOLD)})`,
     );
   }
   lines.push(`mode: ${result.mode}   language: ${result.language}   model: ${result.model}`, `request_id: ${result.request_id}`);

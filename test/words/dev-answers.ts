@@ -123,7 +123,9 @@ export function documentAnswer(
  * for dozens of windows (the platforms' limits).
  */
 export function documentAnswers(detector: Detector): Array<{ id: string; text: string; answer: DetectResponse }> {
-  const corpus = [...readRows('corpus-dev.jsonl'), ...readRows('extra-dev.jsonl')].filter((r) => r.mode === 'general' && r.text.length > 1000);
+  const corpus = [...readRows('corpus-dev.jsonl'), ...readRows('extra-dev.jsonl')].filter(
+    (r) => r.mode === 'general' && r.text.length > 1000,
+  );
   const human = corpus.filter((r) => r.label === 'human').map((r) => r.text);
   const ai = corpus.filter((r) => r.label === 'ai').map((r) => r.text);
   const polished = readRows('v4-dev.jsonl')
