@@ -201,7 +201,9 @@ describe('/detect', () => {
       /Partly generated: [a-z ]+ of the text looks AI-generated \(\d{1,2}% of its words, one passage\); the rest reads as the author's own writing\./,
     );
     expect(embed.description).not.toMatch(/most likely written by an AI/);
-    expect(embed.fields.find((f: { name: string }) => f.name.startsWith('Passages that look AI-generated'))?.value).toContain('Ramen has become');
+    expect(embed.fields.find((f: { name: string }) => f.name.startsWith('Passages that look AI-generated'))?.value).toContain(
+      'Ramen has become',
+    );
   });
 
   it('a re-check button runs the same text in the other mode; only for the person who ran it', async () => {

@@ -91,6 +91,8 @@ describe('generated passages in the Discord result', () => {
     expect(embed.title).toBe("🟣 Reads as the author's own text, polished by an AI");
     expect(embed.description).toContain("It reads as a person's own writing that an AI system polished, edited or rewrote");
     expect(embed.description).not.toMatch(/most likely written by an AI|generated/);
-    expect(embed.description).toContain('AI wording in most of the text: most of the text reads as AI wording (60% of its words, one passage)');
+    expect(embed.description).toContain(
+      'AI wording in most of the text: most of the text reads as AI wording (60% of its words, one passage)',
+    );
   });
 });

@@ -89,7 +89,9 @@ describe('slash command /detect', () => {
     expect(validateBlockKit(reply.args.blocks as unknown[])).toEqual([]);
     const text = blockText(reply);
     expect(text).toMatch(/\*🟠 Partly AI-written: about \d{1,2}% of the words look generated\*/);
-    expect(text).toMatch(/Partly generated: [a-z ]+ of the text looks AI-generated \(\d{1,2}% of its words, one passage\); the rest reads as the author's own writing\./);
+    expect(text).toMatch(
+      /Partly generated: [a-z ]+ of the text looks AI-generated \(\d{1,2}% of its words, one passage\); the rest reads as the author's own writing\./,
+    );
     expect(text).not.toMatch(/most likely written by an AI|Likely AI-written/);
     expect(String(reply.args.text)).toMatch(
       /^🟠 Partly AI-written: about \d{1,2}% of the words look generated; the whole text \d{1,2}% AI-like/,

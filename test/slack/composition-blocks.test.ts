@@ -52,7 +52,9 @@ describe('generated passages in the Slack result', () => {
     expect(message.text).toBe(
       '🟠 Partly AI-written: about 55% of the words look generated; the whole text 71% AI-like (general, en) (low confidence). Request id: req_partly',
     );
-    expect(section(message.blocks, 'generated_passages')).toBe(`*Passages that look AI-generated (55% of the post)*\n> “${GENERATED}”  *97%*`);
+    expect(section(message.blocks, 'generated_passages')).toBe(
+      `*Passages that look AI-generated (55% of the post)*\n> “${GENERATED}”  *97%*`,
+    );
   });
 
   it('says "unclear" for a mixed post where no passage looks generated, with no passages block', () => {

@@ -20,7 +20,6 @@ if (!HAS_DEV_FILES)
   console.warn(`test/web/words.test.ts: ${NO_TRAINING_DATA_MESSAGE} (${DEV_FILES.map((f) => trainingDataFile(f)).join(', ')})`);
 
 /** Code run inside the page reaches the DOM through this (the project's TypeScript has no DOM lib). */
-// biome-ignore lint/suspicious/noExplicitAny: the page's DOM
 type Dom = any;
 
 describe.runIf(HAS_CHROMIUM && HAS_DEV_FILES)('the page says what every surface says, over the dev answers', () => {
