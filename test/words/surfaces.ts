@@ -32,7 +32,7 @@ export interface Rendered {
 export function plainHeadline(text: string): string {
   return text
     .replace(/[*_`]/g, '')
-    .replace(/^[\p{Extended_Pictographic}\p{Emoji_Presentation}\uFE0F\s]+/u, '')
+    .replace(/^(?:\p{Extended_Pictographic}|\p{Emoji_Presentation}|\uFE0F|\s)+/u, '')
     .trim();
 }
 
