@@ -522,7 +522,7 @@ function windowMap(windows: readonly DocumentWindow[] | undefined, headline: Ori
     .filter((g) => g.n > 0);
   const parts = groups.map(({ origin, n }, i) => {
     const phrase = n === 1 ? WINDOW_PHRASES[origin].one : WINDOW_PHRASES[origin].many;
-    const head = i === 0 ? `${n} of ${windows.length} parts ${phrase}` : `${n} ${phrase.replace(/^reads? as /, 'as ')}`;
+    const head = i === 0 ? `${n} of ${windows.length} parts ${phrase}` : `${n} ${phrase.replace(/^reads? as /, 'as ').replace(/^(?:is|are) /, '')}`;
     if (!AI_ORIGINS.includes(origin)) return head;
     const where = mergedPlaces(
       places,
@@ -576,6 +576,6 @@ export function fileFacts(file: { type: string; pages: number | null; characters
   const parts = [FILE_TYPE_NAMES[file.type] ?? file.type.toUpperCase()];
   if (typeof file.pages === 'number' && file.pages > 0)
     parts.push(`${file.pages.toLocaleString('en-US')} ${file.pages === 1 ? 'page' : 'pages'}`);
-  parts.push(`${file.characters.toLocaleString('en-US')} characters read`);
+  parts.push(`${file.characters.toLocaleString('en-US')} character${file.characters === 1 ? '' : 's'} read`);
   return parts.join(', ');
 }

@@ -3,7 +3,7 @@
  * shows must be what the API answers for the same text.
  *
  * Screenshots go to a temporary folder removed at the end, or to PLAYGROUND_SHOTS_DIR when set (kept
- * there, to look at); PLAYGROUND_SCREENSHOT=docs/img/playground.png also writes the README's picture.
+ * there, to look at). The docs' picture is `npm run screenshot:page`.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -251,11 +251,6 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     });
     await page.locator('#highlighted .seg').last().hover();
     await page.screenshot({ path: join(shots, 'playground-result.png'), fullPage: true });
-    const readme = process.env.PLAYGROUND_SCREENSHOT;
-    if (readme) {
-      await mkdir(dirname(readme), { recursive: true });
-      await page.screenshot({ path: readme, fullPage: true });
-    }
 
     // Asked once: another tab of the same browser starts with the key set.
     const second = await openPage();
