@@ -354,7 +354,8 @@ function compositionWords(answer: AnswerInput, origin: Origin): CompositionWords
   const evidence = spans.length === 0 ? 'none' : spans.every((s) => s.confidence === 'low') ? 'lean' : 'look';
   const passages = count(spans.length, 'passage', 'passages');
   /** "Most of the text looks AI-generated (71% of its words, 3 passages)" */
-  const { words: much, key: band } = shareBand(share);
+  // The band of the figure shown, so 0.897 shown as 90% is "nearly all" too.
+  const { words: much, key: band } = shareBand(Number.parseInt(formatPercent(share), 10) / 100);
   const part = (verb: string) => `${much} of the text ${verb} (${formatPercent(share)} of its words, ${passages})`;
   if (composition !== 'human' && composition !== 'ai' && composition !== 'partly_ai' && composition !== 'uncertain') {
     return { label: 'What the text is made of', sentence: `The service described the text as “${String(composition)}”.` };
@@ -411,7 +412,7 @@ function compositionWords(answer: AnswerInput, origin: Origin): CompositionWords
       }
       return {
         label: { throughout: 'Generated-looking throughout', most: 'Mostly generated-looking', places: 'Generated-looking passages' }[band],
-        sentence: `${part('looks AI-generated')}${composition === 'partly_ai' ? ", and the rest does not read clearly as the author's own either" : ''}, but the text as a whole is not called AI-written, for the reason above.`,
+        sentence: `${part('looks AI-generated')}${composition === 'partly_ai' ? ", and the rest does not read clearly as the author's own either" : ''}, but the text as a whole is not called AI-written (the line above says why).`,
       };
   }
 }
@@ -434,7 +435,7 @@ export interface WindowWords {
 }
 
 export interface WindowMap {
-  /** "Judged part by part, 3 of 12 parts read as AI-written (pages 4–9, 30–33) and 9 as human-written." plus, where parts differ from the whole, how both are true. */
+  /** "3 of 12 parts read as AI-written (pages 4–9, 30–33) and 9 as human-written.", and, where parts differ from the whole, how both are true. */
   summary: string;
   /** One emoji per window, in text order: the map in one line. */
   strip: string;
@@ -522,7 +523,8 @@ function windowMap(windows: readonly DocumentWindow[] | undefined, headline: Ori
     .filter((g) => g.n > 0);
   const parts = groups.map(({ origin, n }, i) => {
     const phrase = n === 1 ? WINDOW_PHRASES[origin].one : WINDOW_PHRASES[origin].many;
-    const head = i === 0 ? `${n} of ${windows.length} parts ${phrase}` : `${n} ${phrase.replace(/^reads? as /, 'as ').replace(/^(?:is|are) /, '')}`;
+    const head =
+      i === 0 ? `${n} of ${windows.length} parts ${phrase}` : `${n} ${phrase.replace(/^reads? as /, 'as ').replace(/^(?:is|are) /, '')}`;
     if (!AI_ORIGINS.includes(origin)) return head;
     const where = mergedPlaces(
       places,
@@ -534,7 +536,7 @@ function windowMap(windows: readonly DocumentWindow[] | undefined, headline: Ori
   const joined = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
   const differs = shown.some((w) => w.origin !== headline);
   const summary =
-    `Judged part by part, ${joined}.` +
+    `${joined}.` +
     (differs ? ' Each part is judged alone, so a part can read differently from the document as a whole, which the headline judges.' : '');
   return { summary, strip: shown.map((w) => w.emoji).join(''), windows: shown };
 }

@@ -30,7 +30,7 @@ const POLISHED = /^Reads as the author's own text, polished by an AI\b/;
 const TOO_SHORT = /^Too short to judge\b/;
 
 /** Words that say how a whole-text reading and a part's reading are both true. */
-const AS_A_WHOLE = /as a whole|judged alone|not called (?:AI|human)-written|never called|whole-text|for the reason above/i;
+const AS_A_WHOLE = /as a whole|judged alone|not called (?:AI|human)-written|never called|whole-text/i;
 
 /** Whole percent of a share as the surfaces round it (1–99, or 0/100 on an older bot). */
 function sharePercents(share: number): number[] {
@@ -49,22 +49,24 @@ export function contradictions(answer: DetectResponse, shown: Rendered): Rule[] 
     if (!TOO_SHORT.test(headline) || /\d%/.test(body)) broken.add('too-short');
     return [...broken];
   }
+  // A sentence that says no passage looks generated is no claim that one does.
+  const affirmed = body.replace(/\bno (?:single )?passage\b[^.\n]*[.\n]?/gi, '');
   if (POLISHED.test(headline) && /generated/i.test(body)) broken.add('polished-vs-generated');
-  if (
-    HUMAN.test(headline) &&
-    /(?<!no (?:single )?passage )looks? (?:AI-)?generated|leans? AI|Generated throughout|Partly generated|Mostly generated/i.test(body)
-  ) {
+  if (HUMAN.test(headline) && /looks? (?:AI-)?generated|leans? AI|Generated throughout|Partly generated|Mostly generated/i.test(affirmed)) {
     if (!AS_A_WHOLE.test(body)) broken.add('human-vs-ai-parts');
   }
   if (
     (AI_WRITTEN.test(headline) || POLISHED.test(headline)) &&
-    /rest reads as the author's own|No passage looks AI-generated|Reads as human writing/i.test(body)
+    /rest reads as the author's own|No passage (?:of the text )?looks AI-generated|Reads as human writing/i.test(body)
   ) {
     if (!AS_A_WHOLE.test(body)) broken.add('ai-vs-human-parts');
   }
+  // The composition said flatly, as a box's title or a line's head: "Generated throughout", "Partly generated: …".
   if (
     UNCLEAR.test(headline) &&
-    /Generated throughout|Throughout: the generated|Reads as human writing|Partly generated|partly AI-generated/i.test(body)
+    /(?:^|\n|: )(?:Generated throughout|Throughout: the generated|Reads as human writing|Partly generated|partly AI-generated|reads as (?:AI-generated|human-written) throughout)/i.test(
+      body,
+    )
   ) {
     if (!AS_A_WHOLE.test(body)) broken.add('unclear-vs-flat');
   }

@@ -249,7 +249,7 @@ describe('the composition box', () => {
     expect(w.composition).toEqual({
       label: 'Generated-looking throughout',
       sentence:
-        'Nearly all of the text looks AI-generated (95% of its words, one passage), but the text as a whole is not called AI-written, for the reason above.',
+        'Nearly all of the text looks AI-generated (95% of its words, one passage), but the text as a whole is not called AI-written (the line above says why).',
     });
     expect(describeAnswer(answer({ composition: 'brand_new' as never })).composition?.sentence).toBe(
       'The service described the text as “brand_new”.',
@@ -312,7 +312,7 @@ describe('the map of a long document', () => {
       ['page 12', '93%', "Reads as the author's own text, polished by an AI"],
     ]);
     expect(map?.summary).toBe(
-      "Judged part by part, 2 of 5 parts read as AI-written (pages 4–9), 1 as the author's own text, polished by an AI (page 12), 1 unclear and 1 as human-written. Each part is judged alone, so a part can read differently from the document as a whole, which the headline judges.",
+      "2 of 5 parts read as AI-written (pages 4–9), 1 as the author's own text, polished by an AI (page 12), 1 unclear and 1 as human-written. Each part is judged alone, so a part can read differently from the document as a whole, which the headline judges.",
     );
   });
 
@@ -321,7 +321,7 @@ describe('the map of a long document', () => {
       answer({ windows: [window(0, 10, 900, 'ai_written', 0.9), window(12, 20, 850, 'ai_written', 0.9)] }),
     ).windows;
     expect(byWords?.windows.map((w) => w.where)).toEqual(['words 1–900', 'words 901–1,750']);
-    expect(byWords?.summary).toBe('Judged part by part, 2 of 2 parts read as AI-written (words 1–1,750).');
+    expect(byWords?.summary).toBe('2 of 2 parts read as AI-written (words 1–1,750).');
     const overlapping = describeAnswer(
       answer({ windows: [window(0, 5000, 900, 'human', 0.1), window(4000, 9000, 900, 'human', 0.1)] }),
     ).windows;
@@ -331,7 +331,7 @@ describe('the map of a long document', () => {
     );
     const many = describeAnswer(answer({ origin: 'partly_ai', verdict: 'mixed', windows: scattered })).windows;
     expect(many?.summary).toMatch(
-      /^Judged part by part, 6 of 12 parts read as AI-written \(words 1–100, words 201–300, words 401–500, words 601–700, and 2 more\) and 6 as human-written\. Each part is judged alone/,
+      /^6 of 12 parts read as AI-written \(words 1–100, words 201–300, words 401–500, words 601–700, and 2 more\) and 6 as human-written\. Each part is judged alone/,
     );
   });
 });
