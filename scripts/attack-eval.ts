@@ -22,6 +22,9 @@ import { createDetector, UnsupportedLanguageError, type Detector, type Mode } fr
 import { metricRow, type Scored } from '../src/detector/metrics.ts';
 import { rng, stableHash } from '../src/detector/training.ts';
 import { table } from './lib/table.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {

@@ -26,7 +26,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { PostgresStore, SqliteStore, type DurableStore } from '../adapters/chat/store/index.ts';
 import { DurableInstallationStore } from '../adapters/slack/installation-store.ts';
@@ -37,9 +36,10 @@ import { chatInputDetect, user } from '../test/discord/payloads.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { startRedisServer } from '../test/helpers/redis.ts';
 import { FakeSlack, signSlackRequest, type FakeOAuthInstall } from '../test/slack/fake-slack.ts';
+import { scriptArgs } from './lib/options.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { values: args } = parseArgs({
+const args = scriptArgs(import.meta.url, {
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },

@@ -21,11 +21,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { DetectClient, RateLimitError, type DetectRequest } from '../src/client/index.ts';
 import { benchTexts } from './bench-texts.ts';
+import { scriptArgs } from './lib/options.mjs';
 
-const { values } = parseArgs({
+const values = scriptArgs(import.meta.url, {
   options: {
     requests: { type: 'string', default: '2000' },
     limit: { type: 'string', default: '600' },

@@ -24,16 +24,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { fileRequestCost } from '../src/contract.ts';
 import { extractDocument } from '../src/documents/extract.ts';
 import { buildDocx, buildDocxBomb, buildPdf, buildPdfBomb, inOrderShare, paragraphs } from '../test/helpers/documents.ts';
+import { scriptArgs } from './lib/options.mjs';
 
 /** What the bench reads of `/v1/detect/file`'s answer: the file's size, or the error's code. */
 type UploadBody = { file: { characters: number }; error?: { code: string } };
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { values: args } = parseArgs({
+const args = scriptArgs(import.meta.url, {
   options: {
     runs: { type: 'string', default: '15' },
     'load-seconds': { type: 'string', default: '8' },

@@ -38,8 +38,8 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { benchTexts } from './bench-texts.ts';
+import { scriptArgs } from './lib/options.mjs';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -70,7 +70,7 @@ const autocannon = require('autocannon') as Autocannon;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-const { values: args } = parseArgs({
+const args = scriptArgs(import.meta.url, {
   options: {
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '1,16,64' },

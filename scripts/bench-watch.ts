@@ -22,7 +22,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ApplicationFlags } from 'discord.js';
 import pino from 'pino';
 import { connectDetectionBackend } from '../adapters/chat/backend.ts';
@@ -36,8 +35,9 @@ import { chatInputDetect, user } from '../test/discord/payloads.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.ts';
 import { guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from '../test/discord/watch-payloads.ts';
 import { benchTexts } from './bench-texts.ts';
+import { scriptArgs } from './lib/options.mjs';
 
-const { values: args } = parseArgs({
+const args = scriptArgs(import.meta.url, {
   options: {
     rate: { type: 'string', default: '50' },
     seconds: { type: 'string', default: '60' },

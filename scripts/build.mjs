@@ -26,6 +26,9 @@ const CLIENT_OUT = join(CLIENT_PACKAGE, 'dist');
 const SOURCE_ROOTS = ['src', 'adapters'];
 
 const ifPossible = process.argv.includes('--if-possible');
+// Anything else (--help, a typo) is answered by the scripts' shared reader of options, loaded only
+// then: the Docker build context carries this file alone and passes no argument.
+if (process.argv.slice(2).some((a) => a !== '--if-possible')) (await import('./lib/options.mjs')).checkScriptArgs(import.meta.url);
 
 let tsc;
 try {

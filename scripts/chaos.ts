@@ -23,7 +23,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { ApplicationFlags } from 'discord.js';
 import pg from 'pg';
 import pino from 'pino';
@@ -38,9 +37,10 @@ import { startPostgresCluster, type PostgresCluster } from '../test/helpers/pg-c
 import { startRedisServer } from '../test/helpers/redis.ts';
 import { LONG_TEXT, postToApp, slashCommandBody, startHarness } from '../test/slack/harness.ts';
 import { DetectProxy } from '../test/slack/proxy.ts';
+import { scriptArgs } from './lib/options.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { values: args } = parseArgs({
+const args = scriptArgs(import.meta.url, {
   options: {
     'redis-seconds': { type: 'string', default: '30' },
     'pg-seconds': { type: 'string', default: '10' },

@@ -11,7 +11,6 @@
  *   npm run check:words -- --examples 3  examples shown per rule and surface (default 2)
  */
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { createDetector } from '../src/detector/index.ts';
 import { checkSurfaces, formatTally } from '../test/words/check.ts';
 import { RULES, type Rule } from '../test/words/contradictions.ts';
@@ -20,25 +19,19 @@ import { SURFACES } from '../test/words/surfaces.ts';
 import { startTestService } from '../test/service/helpers.ts';
 import { trainingDataFile } from '../test/helpers/training-data.ts';
 import { HAS_CHROMIUM, launchBrowser } from '../test/web/browser.ts';
+import { scriptArgs } from './lib/options.mjs';
 
-const USAGE = 'Usage: npm run check:words [-- --every <k>] [--no-page] [--examples <n>]';
-
-const { values } = parseArgs({
+const values = scriptArgs(import.meta.url, {
   options: {
     every: { type: 'string', default: '1' },
     'no-page': { type: 'boolean', default: false },
     examples: { type: 'string', default: '2' },
-    help: { type: 'boolean', short: 'h' },
   },
 });
-if (values.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
 const every = Number(values.every);
 const examples = Number(values.examples);
 if (!Number.isInteger(every) || every < 1 || !Number.isInteger(examples) || examples < 0) {
-  process.stderr.write(`check:words: --every and --examples take whole numbers (every ≥ 1).\n${USAGE}\n`);
+  process.stderr.write('check:words: --every and --examples take whole numbers (every ≥ 1); --help lists the options.\n');
   process.exit(2);
 }
 const missing = DEV_FILES.filter((file) => !existsSync(trainingDataFile(file)));

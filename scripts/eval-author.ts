@@ -19,6 +19,9 @@ import { createDetector } from '../src/detector/index.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { authorsFromFile, windowRanges, type Author } from './author-windows.ts';
 import { table } from './lib/table.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {

@@ -19,6 +19,9 @@ import { createDetector, UnsupportedLanguageError, type DetectionResult } from '
 import { auroc } from '../src/detector/metrics.ts';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { table } from './lib/table.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {

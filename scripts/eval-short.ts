@@ -15,6 +15,9 @@ import { createDetector, UnsupportedLanguageError, type Language, type Mode } fr
 import { countWords } from '../src/detector/engine.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { readJsonl, stableHash, type CorpusRow } from '../src/detector/training.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {

@@ -25,6 +25,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkScriptArgs } from './lib/options.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -50,6 +51,7 @@ const PACKAGES = [
   { name: 'textdetect-client', dir: join(ROOT, 'packages', 'client'), built: 'dist/client/index.js', extraFiles: ['LICENSE'] },
 ];
 
+checkScriptArgs(import.meta.url);
 const args = process.argv.slice(2);
 
 if (args.includes('--refuse-publish')) {

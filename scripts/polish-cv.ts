@@ -39,6 +39,9 @@ import {
   type PolishSample,
 } from './lib/polish-head.ts';
 import { neutralise } from './lib/shortcuts.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {

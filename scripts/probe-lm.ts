@@ -20,6 +20,9 @@ import { BigramLM, UNK, buildBigramLM } from '../src/detector/lm.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { buildVocab, loadBrown, readJsonl, type CorpusRow } from '../src/detector/training.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {

@@ -28,7 +28,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { SqliteStore, type WatchStore } from '../adapters/chat/store/index.ts';
 import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../adapters/chat/watch/config.ts';
@@ -40,9 +39,10 @@ import { DAY_MS, type Outcome, type Preset } from '../adapters/chat/watch/types.
 import { type ReviewCard, Watcher } from '../adapters/chat/watch/watcher.ts';
 import { createDetector } from '../src/detector/index.ts';
 import type { DetectAuthorResponse } from '../src/contract.ts';
+import { scriptArgs } from './lib/options.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { values: args } = parseArgs({
+const args = scriptArgs(import.meta.url, {
   options: {
     messages: { type: 'string', default: '2000' },
     members: { type: 'string', default: '50' },

@@ -10,9 +10,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { startTestService } from '../test/service/helpers.ts';
 import { HAS_CHROMIUM, launchBrowser, NO_CHROMIUM_MESSAGE } from '../test/web/browser.ts';
+import { scriptArgs } from './lib/options.mjs';
 
 const TEXT =
   "Got back from the allotment at half six, knees filthy, hands worse. The beans have finally climbed past the canes, which Dad said they never would. Mrs Okafor from plot 12 gave me a bag of windfall apples and a lecture about slugs. I ate two on the bus home. Tomorrow it's the shed roof, if the felt turns up, which it won't.\n\n" +
@@ -20,13 +20,7 @@ const TEXT =
   'Community gardens offer numerous benefits that extend far beyond the simple act of growing food. They foster a sense of belonging, encourage sustainable practices, and provide valuable opportunities for intergenerational learning. ' +
   'Furthermore, engaging with nature has been shown to significantly reduce stress and enhance overall well-being, making such spaces an essential component of vibrant, resilient communities.';
 
-const { values } = parseArgs({
-  options: { out: { type: 'string', default: 'docs/img/playground.png' }, help: { type: 'boolean', short: 'h' } },
-});
-if (values.help) {
-  process.stdout.write('Usage: npm run screenshot:page [-- --out <file.png>]\n');
-  process.exit(0);
-}
+const values = scriptArgs(import.meta.url, { options: { out: { type: 'string', default: 'docs/img/playground.png' } } });
 if (!HAS_CHROMIUM) {
   process.stderr.write(`screenshot:page: ${NO_CHROMIUM_MESSAGE}\n`);
   process.exit(2);

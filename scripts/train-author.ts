@@ -43,6 +43,9 @@ import { fitPlatt, thresholdAtFpr } from '../src/detector/training.ts';
 import type { Language } from '../src/detector/types.ts';
 import { EVIDENCE_FLOOR_WORDS } from '../src/contract.ts';
 import { table } from './lib/table.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {

@@ -65,6 +65,9 @@ import {
 import { fitLogisticSmall, readJsonl, rng, type CorpusRow } from '../src/detector/training.ts';
 import { foldModels, type FoldModelData } from './lib/fold-models.ts';
 import { planMixedDocs } from './lib/mixed-docs.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {

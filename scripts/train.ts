@@ -123,6 +123,9 @@ import {
   type TrainRow,
 } from '../src/detector/training.ts';
 import { UnsupportedLanguageError, type Language } from '../src/detector/types.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

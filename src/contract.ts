@@ -187,10 +187,14 @@ export interface DetectResponse {
   /**
    * With `segments: true`: estimated share (0..1) of the text's words that are generated, each
    * sentence's `ai_probability` weighted by its words, when there is a generated span; 0 when there
-   * is none; else null.
+   * is none; null without `segments: true`, and under the evidence floor (`too_little_evidence`),
+   * where no share is estimated.
    */
   generated_share: number | null;
-  /** With `segments: true`: what the document is made of; else null. */
+  /**
+   * With `segments: true`: what the document is made of (`uncertain` under the evidence floor, with
+   * no generated span: too few words to judge its parts either); else null.
+   */
   composition: Composition | null;
   /** The headline answer (see ORIGINS): what to tell a person, reading `verdict`, `composition` and `polished_probability` together. */
   origin: Origin;

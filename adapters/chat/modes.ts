@@ -2,7 +2,7 @@
  * Parsing of what a moderator types after the command (`/detect [mode] <text>`) and the help
  * that explains it, shared by both bots so the grammar is the same everywhere.
  */
-import type { Mode } from '../../src/contract.ts';
+import { EVIDENCE_FLOOR_WORDS, type Mode } from '../../src/contract.ts';
 import { CHAT_MODES } from './format.ts';
 
 export function isMode(value: string): value is Mode {
@@ -93,7 +93,9 @@ export function helpLines(options: HelpOptions): string[] {
       `\`${options.memberCheck}\` checks a member’s recent messages in this channel together: far more reliable than one short message.`,
     );
   }
-  lines.push('Only you see the result. Texts under about 40 words get a weak, low-confidence score. English and Turkish are supported.');
+  lines.push(
+    `Only you see the result. Under ${EVIDENCE_FLOOR_WORDS} words a text is too short to judge: no verdict and no score are shown. English and Turkish are supported.`,
+  );
   return lines;
 }
 

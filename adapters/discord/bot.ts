@@ -26,7 +26,7 @@ import { deferAnswer, interactionFields, type BotContext, type DetectionApi } fr
 import { openChatStore, type ChatStore } from '../chat/store/index.ts';
 import { CHECK_AUTHOR_COMMAND, CHECK_MESSAGE_COMMAND, DETECT_COMMAND, SETTINGS_COMMAND } from './commands.ts';
 import { DEFAULT_SETTINGS, type DiscordBotSettings } from './config.ts';
-import { describeDiscordError } from './discord-errors.ts';
+import { describeDiscordError, DiscordUnreachableError } from './discord-errors.ts';
 import { guardGatewayDispatch, type GatewayGuard } from './gateway-guard.ts';
 import { handleAuthorCheckButton, handleCheckAuthorMenu, isAuthorCheckButton } from './handlers/check-author.ts';
 import { handleCheckMessage } from './handlers/check-message.ts';
@@ -68,18 +68,6 @@ export interface DiscordBot {
   start(): Promise<void>;
   /** Cancels pending checks, closes the gateway connection and the state store it opened. */
   stop(): Promise<void>;
-}
-
-/** Discord's API gave no answer at start (refused, unknown host, timed out); `npm run discord` exits 5 with this sentence. */
-export class DiscordUnreachableError extends Error {
-  override name = 'DiscordUnreachableError';
-  constructor(apiUrl: string, cause: unknown) {
-    const code = (cause as { code?: unknown })?.code;
-    const why = typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause);
-    super(`Could not reach Discord's API at ${apiUrl} (${why}); check the network, a proxy or firewall, or DISCORD_API_URL.`, {
-      cause,
-    });
-  }
 }
 
 /**

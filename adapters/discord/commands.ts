@@ -12,7 +12,7 @@ import {
   SlashCommandBuilder,
   type RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord.js';
-import type { Mode } from '../../src/contract.ts';
+import { EVIDENCE_FLOOR_WORDS, type Mode } from '../../src/contract.ts';
 import { DEFAULT_HISTORY_WINDOW, HISTORY_LIMITS } from '../chat/author.ts';
 import { CHAT_MODES } from '../chat/format.ts';
 import { addWatchSubcommands } from './watch/commands.ts';
@@ -127,7 +127,7 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
     .addStringOption((o) =>
       o
         .setName(DETECT_OPTIONS.text)
-        .setDescription('The text to check (English or Turkish; 40+ words for a reliable score)')
+        .setDescription(`The text to check (English or Turkish; under ${EVIDENCE_FLOOR_WORDS} words it is too short to judge)`)
         // Optional only because `user` replaces it; the handler asks for one of the two.
         .setRequired(false)
         .setMaxLength(DISCORD_MAX_STRING_OPTION),

@@ -30,3 +30,18 @@ export function describeDiscordError(err: unknown): LoggableDiscordError {
 
 /** Discord's code for an interaction that was not acknowledged within 3 seconds (or twice). */
 export const UNKNOWN_INTERACTION = 10062;
+
+/**
+ * Discord's API gave no answer (refused, unknown host, timed out): `npm run discord` and
+ * `npm run discord:register` exit 5 with this sentence, which names the setting that points elsewhere.
+ */
+export class DiscordUnreachableError extends Error {
+  override name = 'DiscordUnreachableError';
+  constructor(apiUrl: string, cause: unknown) {
+    const code = (cause as { code?: unknown })?.code;
+    const why = typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause);
+    super(`Could not reach Discord's API at ${apiUrl} (${why}); check the network, a proxy or firewall, or DISCORD_API_URL.`, {
+      cause,
+    });
+  }
+}

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { DiscordAPIError, HTTPError, REST, Routes, type APIApplication, type RESTPutAPIApplicationCommandsResult } from 'discord.js';
 import { DEFAULT_COMMAND_OPTIONS, buildCommands, inviteUrl, parsePermissionSetting, type CommandOptions } from './commands.ts';
 import { parseApiUrl, parseSnowflake, readToken } from './config.ts';
+import { DiscordUnreachableError } from './discord-errors.ts';
 
 export interface RegisterIo {
   stdout: (line: string) => void;
@@ -34,7 +35,7 @@ export function readCommandOptions(env: NodeJS.ProcessEnv): CommandOptions {
   };
 }
 
-function explainDiscordFailure(err: unknown, guildId: string | undefined): { code: number; message: string } {
+function explainDiscordFailure(err: unknown, guildId: string | undefined, apiUrl: string): { code: number; message: string } {
   if (err instanceof DiscordAPIError) {
     if (err.status === 401) {
       return {
@@ -57,8 +58,7 @@ function explainDiscordFailure(err: unknown, guildId: string | undefined): { cod
     return { code: 5, message: `Discord answered ${err.status}: ${err.message}` };
   }
   if (err instanceof HTTPError) return { code: 5, message: `Discord answered HTTP ${err.status}; try again in a minute.` };
-  const reason = err instanceof Error ? err.message : String(err);
-  return { code: 5, message: `Could not reach Discord: ${reason}` };
+  return { code: 5, message: new DiscordUnreachableError(apiUrl, err).message };
 }
 
 /**
@@ -111,7 +111,7 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env, 
     io.stdout(`Invite link (scopes bot + applications.commands): ${inviteUrl(applicationId)}`);
     return 0;
   } catch (err) {
-    const { code, message } = explainDiscordFailure(err, guildId);
+    const { code, message } = explainDiscordFailure(err, guildId, apiUrl);
     io.stderr(message);
     return code;
   }

@@ -260,7 +260,17 @@ export async function startSlackApp(config: SlackAppConfig, deps: SlackAppDeps):
     await app.start();
     logger.info('connected to Slack over Socket Mode');
   } else {
-    const server = (await app.start(config.host ? { port: config.port, host: config.host } : config.port)) as Server;
+    let server: Server;
+    try {
+      server = (await app.start(config.host ? { port: config.port, host: config.host } : config.port)) as Server;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      // Most often a second `npm run slack`: name the setting that avoids it, as the service names PORT.
+      throw new Error(
+        `${config.host ?? '0.0.0.0'}:${config.port} is already in use (another Slack app, or another program, listens there). ` +
+          `Stop that one, or start this one on another port with SLACK_PORT, e.g. SLACK_PORT=${config.port + 1} npm run slack.`,
+      );
+    }
     const address = server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     eventsUrl = `http://${host}:${address.port}${EVENTS_PATH}`;

@@ -78,7 +78,7 @@ Options:
   --quiet               no progress bar
   --api-url, --api-key, --timeout, --retries   as for textdetect (see textdetect --help)
 
-A progress bar is drawn on standard error. Exit codes: 0 every line scored; otherwise the code of
+A progress bar is drawn on standard error when it is a terminal. Exit codes: 0 every line scored; otherwise the code of
 the first failed line (2 bad input, 3 authentication/permission — the run stops, 4 rate limited,
 5 server or network); 130 interrupted.`;
 
@@ -542,9 +542,13 @@ function scoreLocally(detector: LocalDetector, line: InputLine): Outcome {
       };
     }
     if (line.file) {
+      // An error line in the API's terms (type invalid_request_error, a documented code, the field), as every other line's.
       return errorLine(
         line,
-        new UsageError(`Line ${line.lineNo}: "file" lines need the service, which reads the document; run without --local.`),
+        new InvalidRequestError(`Line ${line.lineNo}: "file" lines need the service, which reads the document; run without --local.`, {
+          code: 'invalid_request',
+          param: 'file',
+        }),
       );
     }
     if (!line.request) return errorLine(line, line.problem);
@@ -569,47 +573,38 @@ function scoreLocally(detector: LocalDetector, line: InputLine): Outcome {
   }
 }
 
-/** A progress bar on stderr: redrawn in place on a terminal, a line per 10% otherwise. */
-class ProgressBar {
+/**
+ * The progress bar on stderr, drawn in place and only on a terminal: where stderr is a file, a pipe
+ * or a CI log, a redrawn bar would be a line per update, and the summary lines say what matters.
+ */
+export class ProgressBar {
   done = 0;
   failed = 0;
   private readonly started = Date.now();
   private lastDraw = 0;
-  private lastDecile = -1;
-  private readonly tty: boolean;
+  private readonly draws: boolean;
 
   constructor(
     private readonly total: number | undefined,
-    private readonly enabled: boolean,
-    private readonly stream: NodeJS.WriteStream = process.stderr,
+    wanted: boolean,
+    private readonly stream: Pick<NodeJS.WriteStream, 'isTTY' | 'write'> = process.stderr,
   ) {
-    this.tty = stream.isTTY === true;
+    this.draws = wanted && stream.isTTY === true;
   }
 
   tick(ok: boolean): void {
     this.done++;
     if (!ok) this.failed++;
-    if (!this.enabled) return;
+    if (!this.draws) return;
     const now = Date.now();
-    if (this.tty) {
-      if (now - this.lastDraw >= 100) {
-        this.lastDraw = now;
-        this.stream.write(`\r${this.render()}\u001b[K`);
-      }
-    } else if (this.total) {
-      const decile = Math.floor((this.done / this.total) * 10);
-      if (decile > this.lastDecile) {
-        this.lastDecile = decile;
-        this.stream.write(`${this.render()}\n`);
-      }
-    } else if (this.done % 100 === 0) {
-      this.stream.write(`${this.render()}\n`);
+    if (now - this.lastDraw >= 100) {
+      this.lastDraw = now;
+      this.stream.write(`\r${this.render()}\u001b[K`);
     }
   }
 
   finish(): void {
-    if (!this.enabled) return;
-    this.stream.write(`${this.tty ? '\r' : ''}${this.render()}${this.tty ? '\u001b[K' : ''}\n`);
+    if (this.draws) this.stream.write(`\r${this.render()}\u001b[K\n`);
   }
 
   private render(): string {

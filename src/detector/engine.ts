@@ -158,7 +158,11 @@ export class TextDetector implements Detector {
     else confidence = 'medium';
 
     const parts = options.segments
-      ? this.segmentsOf(text, norm, language, calib, p, verdict === 'likely_ai', short || languageUncertain || wrongLanguage || fallback)
+      ? this.segmentsOf(text, norm, language, calib, p, {
+          likelyAi: verdict === 'likely_ai',
+          neverLikelyAi: short || languageUncertain || wrongLanguage || fallback,
+          belowEvidenceFloor: short,
+        })
       : undefined;
     const result: DetectionResult = {
       ai_probability: p,
@@ -314,9 +318,9 @@ export class TextDetector implements Detector {
     language: Language,
     calib: ReturnType<LoadedModel['calibrationFor']>,
     probability: number,
-    likelyAi: boolean,
-    neverLikelyAi: boolean,
+    verdict: { likelyAi: boolean; neverLikelyAi: boolean; belowEvidenceFloor: boolean },
   ): SegmentsResult {
+    const { likelyAi, neverLikelyAi, belowEvidenceFloor } = verdict;
     if (!this.segmentModel) {
       throw new Error(this.segmentModelProblem ?? `Model ${this.model} has no sentence model; run \`npm run train:segments\`.`);
     }
@@ -333,6 +337,7 @@ export class TextDetector implements Detector {
       forest: this.segmentForest,
       documentProbability: probability,
       documentLikelyAi: likelyAi,
+      belowEvidenceFloor,
       scoreAsDocument: (start, end) => {
         const f = this.m.features(lowerForFeatures(norm.text.slice(start, end), language), language);
         const p = round4(calibrateForLength(this.m.rawLogit(f), calib, f.words));

@@ -755,6 +755,11 @@ export interface SegmentInput {
   documentProbability: number;
   documentLikelyAi: boolean;
   /**
+   * The document is under the evidence floor (`too_little_evidence`): its sentences are scored, but
+   * no span, share or composition is read from so little (the composition is `uncertain`, the share null).
+   */
+  belowEvidenceFloor?: boolean;
+  /**
    * Scores a stretch of the normalised text as if it were a document of its own: calibrated like a
    * document of its length, and whether that document would be called likely AI.
    */
@@ -766,7 +771,8 @@ export interface SegmentInput {
 export interface SegmentsResult {
   segments: SegmentScore[];
   spans: GeneratedSpan[];
-  share: number;
+  /** Null under the evidence floor, where no share is estimated. */
+  share: number | null;
   composition: Composition;
 }
 
@@ -805,6 +811,9 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
     const p = round4(calibrateSentence(model, margins[i]!, words[i]!));
     segments.push({ start, end, text: original.slice(start, end), ai_probability: p });
   }
+  // Too few words to judge the text is too few to judge its parts: a sentence at 0.65 beside
+  // "human, 0% generated" would tell two stories about a text the engine gives no verdict.
+  if (input.belowEvidenceFloor) return { segments, spans: [], share: null, composition: 'uncertain' };
 
   const spans: GeneratedSpan[] = [];
   let totalWords = 0;

@@ -82,7 +82,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(envelopeHooks, { config, isClosing });
   await app.register(auth, { config, keys });
   await app.register(limits, { config, counters });
-  await app.register(envelopeGate);
+  await app.register(envelopeGate, { isClosing });
 
   await app.register(detectRoute, { config, engine });
   await app.register(authorRoute, { config, engine });

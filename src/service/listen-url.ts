@@ -10,3 +10,14 @@ export function listenUrl(server: Server, host: string, configuredPort: number):
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   return `http://${urlHost}:${port}`;
 }
+
+/**
+ * What a process that cannot listen because another holds its port (EADDRINUSE) says: the address,
+ * and the variable that moves this one (most often it is a second start of the same thing).
+ */
+export function portInUseSentence(what: string, host: string, port: number, variable: string, command: string): string {
+  return (
+    `${host}:${port} is already in use (another ${what}, or another program, listens there). ` +
+    `Stop that one, or start this one on another port with ${variable}, e.g. ${variable}=${port + 1} ${command}.`
+  );
+}

@@ -7,6 +7,7 @@ import '../node-version.ts';
 import { access } from 'node:fs/promises';
 import { ConfigError, defaultApiKeysFile, loadConfigFromEnv } from './config.ts';
 import { createLogger, startService } from './index.ts';
+import { portInUseSentence } from './listen-url.ts';
 import { createApiKey, listApiKeys } from './keys.ts';
 import type { KeyEnvironment } from './keys.ts';
 
@@ -68,10 +69,13 @@ async function main(): Promise<number> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     // Most often a second `npm start`: name the setting that avoids it, not only the socket error.
-    process.stderr.write(
-      `textdetect: ${config.host}:${config.port} is already in use (another textdetect service, or another program, listens there). ` +
-        `Stop that one, or start this one on another port with PORT, e.g. PORT=${config.port === 0 ? 8081 : config.port + 1} npm start.\n`,
-    );
+    // The metrics port, when it has one of its own, is opened with the API and can be the one taken.
+    const metricsPort = (err as { port?: unknown }).port === config.metricsPort ? config.metricsPort : undefined;
+    const sentence =
+      metricsPort === undefined
+        ? portInUseSentence('textdetect service', config.host, config.port, 'PORT', 'npm start')
+        : portInUseSentence('textdetect service', config.host, metricsPort, 'METRICS_PORT', 'npm start');
+    process.stderr.write(`textdetect: ${sentence}\n`);
     return 1;
   }
   // The JSON logs carry the URL too, but a person starting the service wants the page's address

@@ -37,10 +37,11 @@ const RATE_HEADERS = {
   },
 };
 
+/** An error answer: like every answer of the API, it carries the ids and the RateLimit-* headers. */
 function errorResponse(description: string, extraHeaders: Record<string, unknown> = {}) {
   return {
     description,
-    headers: { ...ID_HEADERS, ...extraHeaders },
+    headers: { ...ID_HEADERS, ...RATE_HEADERS, ...extraHeaders },
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   };
 }
@@ -54,18 +55,13 @@ const REQUEST_ID_PARAMETER = {
   schema: { type: 'string', format: 'uuid' },
 };
 const RETRY_HEADERS = {
-  ...RATE_HEADERS,
   'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
   'Retry-After-Ms': { description: 'Milliseconds to wait.', schema: { type: 'integer' } },
 };
 const UNAUTHORIZED = errorResponse('`missing_api_key` or `invalid_api_key` (unknown, revoked or expired).', {
-  ...RATE_HEADERS,
   'WWW-Authenticate': { schema: { type: 'string' } },
 });
-const WRONG_ENVIRONMENT = errorResponse(
-  '`wrong_environment`: a live key on a sandbox server or a test key on a production server.',
-  RATE_HEADERS,
-);
+const WRONG_ENVIRONMENT = errorResponse('`wrong_environment`: a live key on a sandbox server or a test key on a production server.');
 const REQUEST_TIMEOUT = errorResponse('`request_timeout`: the body did not arrive in time.');
 const EXPECTATION_FAILED = errorResponse('`expectation_failed`: an `Expect` header other than `100-continue`.');
 const INTERNAL_ERROR = errorResponse('`internal_error`.');
@@ -132,25 +128,17 @@ export function buildOpenApiDocument(
               headers: limited,
               content: { 'application/json': { schema: { $ref: '#/components/schemas/DetectResponse' } } },
             },
-            '400': errorResponse(
-              '`invalid_json` (body not JSON / not UTF-8) or `invalid_request` (a field is wrong; see `param`).',
-              RATE_HEADERS,
-            ),
+            '400': errorResponse('`invalid_json` (body not JSON / not UTF-8) or `invalid_request` (a field is wrong; see `param`).'),
             '401': UNAUTHORIZED,
             '403': WRONG_ENVIRONMENT,
             '408': REQUEST_TIMEOUT,
-            '413': errorResponse(
-              '`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).',
-              RATE_HEADERS,
-            ),
+            '413': errorResponse('`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).'),
             '415': errorResponse(
               '`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed (no `Content-Encoding` other than `identity`).',
-              RATE_HEADERS,
             ),
             '417': EXPECTATION_FAILED,
             '422': errorResponse(
               '`unsupported_language`: the text is in neither English nor Turkish (`detected_language` says what it looks like).',
-              RATE_HEADERS,
             ),
             '429': errorResponse('`rate_limited`; wait `retry_after` seconds.', RETRY_HEADERS),
             '500': INTERNAL_ERROR,
@@ -184,23 +172,19 @@ export function buildOpenApiDocument(
             },
             '400': errorResponse(
               '`invalid_request`: no `file` field, an unknown field, a bad `mode`/`language`/`segments`, or a malformed form (see `param`).',
-              RATE_HEADERS,
             ),
             '401': UNAUTHORIZED,
             '403': WRONG_ENVIRONMENT,
             '408': REQUEST_TIMEOUT,
             '413': errorResponse(
               `\`file_too_large\` (over ${config.maxFileBytes} bytes), \`too_many_pages\` (a PDF over ${config.maxFilePages} pages) or \`text_too_long\` (the extracted text is over ${config.maxTextChars} characters).`,
-              RATE_HEADERS,
             ),
             '415': errorResponse(
               '`unsupported_file_type`: the bytes are not a PDF, DOCX, plain text, Markdown or HTML file (an image, a zip, a program…); `unsupported_media_type`: the body is not multipart/form-data.',
-              RATE_HEADERS,
             ),
             '417': EXPECTATION_FAILED,
             '422': errorResponse(
               '`file_unreadable` (encrypted, damaged, unpacking to more than the server reads, or not read in time), `no_text_in_file` (e.g. a scanned PDF without a text layer: no OCR is done) or `unsupported_language` (the text is in neither English nor Turkish).',
-              RATE_HEADERS,
             ),
             '429': errorResponse(
               "`rate_limited`, also when the remaining budget cannot cover this file's cost or the key already has files being read; wait `retry_after` seconds.",
@@ -241,18 +225,15 @@ export function buildOpenApiDocument(
               '`invalid_json` (body not JSON / not UTF-8) or `invalid_request`: `messages` missing, not an array, empty, over ' +
                 `${AUTHOR_MAX_MESSAGES} items, an item that is not a string (\`param\` is e.g. \`messages[3]\`), an unknown field, ` +
                 "or a cost above the key's whole budget.",
-              RATE_HEADERS,
             ),
             '401': UNAUTHORIZED,
             '403': WRONG_ENVIRONMENT,
             '408': REQUEST_TIMEOUT,
             '413': errorResponse(
               '`text_too_long` (a message, named by `param`, or all messages together over the limit) or `payload_too_large` (body over the byte limit).',
-              RATE_HEADERS,
             ),
             '415': errorResponse(
               '`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed.',
-              RATE_HEADERS,
             ),
             '417': EXPECTATION_FAILED,
             '429': errorResponse(
@@ -288,7 +269,7 @@ export function buildOpenApiDocument(
               headers: limited,
               content: { 'application/json': { schema: { $ref: '#/components/schemas/Ready' } } },
             },
-            '503': errorResponse('`not_ready`; `error.checks` says which part is not.', RATE_HEADERS),
+            '503': errorResponse('`not_ready`; `error.checks` says which part is not.'),
           },
         },
       },

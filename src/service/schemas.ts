@@ -161,13 +161,13 @@ export const detectResponseSchema = {
       minimum: 0,
       maximum: 1,
       description:
-        "With `segments: true`: estimated share of the text's words that are generated (each sentence's `ai_probability` weighted by its words) when there is a generated span, 0 when there is none; else null.",
+        "With `segments: true`: estimated share of the text's words that are generated (each sentence's `ai_probability` weighted by its words) when there is a generated span, 0 when there is none; null without `segments: true`, and under the evidence floor (`too_little_evidence`), where no share is estimated.",
     },
     composition: {
       type: ['string', 'null'],
       enum: [...COMPOSITIONS, null],
       description:
-        'With `segments: true`: `human` or `ai` when the sentences agree, `partly_ai` when some runs look generated and others not, `uncertain` when the evidence says neither; else null. Unlike `verdict: "mixed"` (between the thresholds), `partly_ai` means partly generated.',
+        'With `segments: true`: `human` or `ai` when the sentences agree, `partly_ai` when some runs look generated and others not, `uncertain` when the evidence says neither (always under the evidence floor, with no generated span); else null. Unlike `verdict: "mixed"` (between the thresholds), `partly_ai` means partly generated.',
     },
     origin: originSchema(
       '`partly_ai` (with `segments: true`: a generated part beside a human one, the share in `generated_share`, whatever the verdict)',

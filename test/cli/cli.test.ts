@@ -2,17 +2,19 @@
  * The textdetect CLI as a user runs it (the package bin, in a child process) against the real
  * service on loopback.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/redis.ts';
 import { formatResult, percent, rateLimitNotice } from '../../src/cli/detect.ts';
+import { ProgressBar } from '../../src/cli/score.ts';
 import type { DetectResponse } from '../../src/client/index.ts';
-import { WARNING_CODES } from '../../src/contract.ts';
+import { ERROR_CODES, WARNING_CODES } from '../../src/contract.ts';
 import { WARNING_SENTENCES } from '../../src/words.ts';
 import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
-import { type CliResult, runCli } from './run-cli.ts';
+import { BIN, type CliResult, runCli } from './run-cli.ts';
 import { GENERATED_PARAGRAPH, HUMAN_POST } from '../helpers/texts.ts';
 
 // Written for this test in a generic AI register, so the engine scores it close to 1.
@@ -307,10 +309,10 @@ describe('textdetect score', () => {
     expect(out[2]).toMatchObject({ error: { code: 'invalid_json' } });
     expect(out[3]).toMatchObject({ error: { code: 'empty_text' } });
     expect(out[4]).toMatchObject({ mode: 'financial', language: 'en' });
-    // Some lines were unusable: exit 2, with a summary and the progress bar on stderr.
+    // Some lines were unusable: exit 2, with a summary on stderr, and no progress bar (stderr is a pipe here).
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/scoring \[#+\] 100% 5\/5/);
-    expect(r.stderr).toMatch(/2 of 5 lines could not be scored/);
+    expect(r.stderr).not.toContain('scoring');
+    expect(r.stderr).toMatch(/^textdetect score: 2 of 5 lines could not be scored .*\n$/);
   });
 
   it('answers a text in another language with --local as the API does: its hint, param "language", the API’s error type (issue 32, item 25)', async () => {
@@ -336,6 +338,64 @@ describe('textdetect score', () => {
     expect(fromApi.error.message).toContain('say so with "language"');
     const { request_id: _id, ...apiError } = fromApi.error;
     expect(fromLocal).toEqual({ id: 'de', error: apiError });
+  });
+
+  it('draws the progress bar on a terminal only (issue 40, item 11)', async () => {
+    const input = join(dir, 'in-progress.jsonl');
+    await writeFile(input, `${[lines[0], lines[1], lines[5]].join('\n')}\n`);
+    // stderr a pipe, as in CI or `2> log`: not a line of progress.
+    const piped = await cli(['score', '--local', '-i', input, '-o', join(dir, 'out-progress-piped.jsonl')]);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stderr).toBe('');
+    // The same run in a pseudo-terminal (util-linux `script`): the bar, redrawn in place.
+    const hasScript = spawnSync('script', ['--version']).status === 0;
+    if (hasScript) {
+      const command = [process.execPath, BIN, 'score', '--local', '-i', input, '-o', join(dir, 'out-progress-tty.jsonl')]
+        .map((a) => `'${a.replace(/'/g, "'\\''")}'`)
+        .join(' ');
+      const tty = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], {
+        encoding: 'utf8',
+        env: Object.fromEntries(
+          Object.entries({ ...process.env, NO_COLOR: '1', TEXTDETECT_API_URL: '', TEXTDETECT_API_KEY: '' }).filter(
+            ([k]) => k !== 'FORCE_COLOR',
+          ),
+        ),
+      });
+      expect(tty.status, tty.stdout).toBe(0);
+      expect(tty.stdout).toMatch(/\rscoring \[#{24}\] 100% 3\/3 .*\u001b\[K/);
+    }
+    // And the decision itself, whatever this machine has: a terminal gets the bar, anything else nothing.
+    for (const isTTY of [true, false]) {
+      const written: string[] = [];
+      const bar = new ProgressBar(2, true, { isTTY, write: (chunk: string | Uint8Array) => written.push(String(chunk)) > 0 });
+      bar.tick(true);
+      bar.tick(false);
+      bar.finish();
+      expect(written.length > 0).toBe(isTTY);
+      if (isTTY) expect(written.at(-1)).toMatch(/^\rscoring \[#{24}\] 100% 2\/2 .* failed 1\u001b\[K\n$/);
+    }
+  });
+
+  it('answers a "file" line with --local as an invalid_request_error naming the field (issue 40, item 11)', async () => {
+    const input = join(dir, 'in-local-file.jsonl');
+    const output = join(dir, 'out-local-file.jsonl');
+    await writeFile(input, `${JSON.stringify({ id: 'doc', file: 'essay.pdf' })}\n`);
+    const r = await cli(['score', '--local', '--quiet', '-i', input, '-o', output]);
+    expect(r.code).toBe(2);
+    const [line] = (await readFile(output, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(line).toEqual({
+      id: 'doc',
+      error: {
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'file',
+        message: 'Line 1: "file" lines need the service, which reads the document; run without --local.',
+      },
+    });
+    expect(ERROR_CODES).toContain(line.error.code);
   });
 
   it('scores the same file in-process with --local, matching the API scores', async () => {

@@ -1,9 +1,11 @@
 /**
  * `npm run bench:detector` in a checkout without the training data (issue 25, item 15): it measures
  * on Brown corpus texts instead of dying with an ENOENT stack, and a --data folder without the dev
- * set gets a sentence saying what is missing and where it is described.
+ * set gets a sentence saying what is missing and where it is described. And every script with
+ * options answers --help and an unknown option without a stack (issue 40, item 11).
  */
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,4 +153,52 @@ describe('tests that need the training data', () => {
     ]);
     expect(lines[lines.indexOf(notice[0]!) - 1]).toBe('Tests: 1 passed, 0 failed, 4 skipped');
   });
+});
+
+/**
+ * Every script with options answers `--help` with its usage (its header comment) and exit 0, and an
+ * option it does not know with one line and exit 2, before any work starts (issue 40, item 11:
+ * the benchmarks died with a stack trace, the trainers ignored --help and ran).
+ */
+describe('scripts with options', () => {
+  const scripts = readdirSync(join(ROOT, 'scripts'))
+    .filter((f) => /\.(ts|mjs)$/.test(f))
+    .filter((f) => /process\.argv|parseArgs\(|scriptArgs\(/.test(readFileSync(join(ROOT, 'scripts', f), 'utf8')));
+
+  function run(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const node = script.endsWith('.mjs') ? [`scripts/${script}`] : ['--import', 'tsx', `scripts/${script}`];
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [...node, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  it('each reads its options through scripts/lib/options.mjs', () => {
+    expect(scripts.length).toBeGreaterThan(15);
+    for (const script of scripts)
+      expect(readFileSync(join(ROOT, 'scripts', script), 'utf8'), script).toMatch(/\b(?:checkScriptArgs|scriptArgs)\(import\.meta\.url/);
+  });
+
+  it('each answers --help with its header and exit 0, and an unknown option in one line with exit 2', async () => {
+    // Two at a time: each is a process of its own, and the machine has two cores.
+    const pending = [...scripts];
+    const worker = async () => {
+      for (let script = pending.shift(); script; script = pending.shift()) {
+        const header = /\/\*\*\s*\n\s*\* (.+)/.exec(readFileSync(join(ROOT, 'scripts', script), 'utf8'))?.[1];
+        const help = await run(script, ['--help']);
+        expect(help.code, `${script} --help: ${help.stderr}`).toBe(0);
+        expect(help.stdout.split('\n')[0], script).toBe(header);
+        expect(help.stderr, script).toBe('');
+        const typo = await run(script, ['--no-such-option']);
+        expect(typo.code, `${script}: ${typo.stderr}`).toBe(2);
+        expect(typo.stderr, script).toBe(`${script}: Unknown option '--no-such-option'; --help lists the options.\n`);
+        expect(typo.stdout, script).toBe('');
+      }
+    };
+    await Promise.all([worker(), worker()]);
+  }, 300_000);
 });

@@ -11,6 +11,7 @@ import {
   type Detector,
   type Mode,
 } from '../../src/detector/index.ts';
+import { EVIDENCE_FLOOR_WORDS } from '../../src/contract.ts';
 import { auroc } from '../../src/detector/metrics.ts';
 import { LoadedModel } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
@@ -112,6 +113,29 @@ describe('sentence scores inside a partly generated post', () => {
     expect(plain.generated_spans).toEqual([]);
     expect(plain.generated_share).toBeNull();
     expect(plain.composition).toBeNull();
+  });
+
+  it('reads no composition from a text under the evidence floor (issue 40, item 10)', () => {
+    // README's example text, and a generated one cut just under the floor: sentences scored, nothing read from them.
+    const cut = GENERATED.split(/\s+/)
+      .slice(0, EVIDENCE_FLOOR_WORDS - 1)
+      .join(' ');
+    for (const [text, mode] of [
+      ['Paste a paragraph here.', 'academic'],
+      [cut, 'general'],
+    ] as const) {
+      const r = detector.detect(text, { segments: true, mode });
+      expect(r.warnings).toContain('too_little_evidence');
+      expect(r.segments.length).toBeGreaterThan(0);
+      expect(r.composition).toBe('uncertain');
+      expect(r.generated_share).toBeNull();
+      expect(r.generated_spans).toEqual([]);
+      expect(r.origin).toBe('uncertain');
+    }
+    // At the floor itself the parts are read as usual: a share is estimated (0 without a span).
+    const atFloor = detector.detect(GENERATED.split(/\s+/).slice(0, EVIDENCE_FLOOR_WORDS).join(' '), { segments: true });
+    expect(atFloor.warnings).not.toContain('too_little_evidence');
+    expect(typeof atFloor.generated_share).toBe('number');
   });
 
   it('reads a generated text as generated throughout', () => {
@@ -290,8 +314,9 @@ describe('texts with next to nothing to score', () => {
       const r = detector.detect(text, { segments: true, language: 'en' });
       expect(r.segments).toHaveLength(1);
       expect(r.generated_spans).toEqual([]);
-      expect(r.generated_share).toBe(0);
-      expect(['human', 'uncertain']).toContain(r.composition);
+      // Under the evidence floor: no share is estimated and nothing is said of the parts.
+      expect(r.generated_share).toBeNull();
+      expect(r.composition).toBe('uncertain');
     }
   });
 });

@@ -13,6 +13,9 @@ import { TOO_SHORT, WARNING_SENTENCES } from '../../src/words.ts';
 
 const TOO_SHORT_HEADLINE = `${TOO_SHORT.emoji} ${TOO_SHORT.label}`;
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
+import { buildCommands, DEFAULT_COMMAND_OPTIONS } from '../../adapters/discord/commands.ts';
+import { EVIDENCE_FLOOR_WORDS } from '../../src/contract.ts';
+import { countWords } from '../../src/detector/engine.ts';
 import { DetectClient } from '../../src/client/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { FakeDiscord, type RecordedRequest, snowflake } from './fake-discord.ts';
@@ -76,6 +79,35 @@ describe('too short to judge', () => {
     expect(embed.description).not.toContain('⚠️');
     expect(embed.fields.map((f: { name: string }) => f.name)).not.toContain('Most AI-like sentences');
     expect(JSON.stringify(edit.body.components ?? [])).not.toContain('Re-check');
+  });
+});
+
+describe('the /detect text option says what the bot does (issue 40, item 8)', () => {
+  const TEXT =
+    'The committee reviewed the proposal in detail over the course of the spring term. It is important to note that the findings suggest a significant improvement in overall outcomes for participants. Furthermore, the results demonstrate a clear and consistent trend across every cohort that was examined.';
+  /** The first `words` words of TEXT, as the engine counts them. */
+  function textOf(words: number): string {
+    const text = TEXT.split(/\s+/).slice(0, words).join(' ');
+    expect(countWords(text, 'en')).toBe(words);
+    return text;
+  }
+  const scoreShown = (embed: unknown): boolean => /\b\d{1,3}%/.test(JSON.stringify(embed));
+
+  it(`its floor is the engine's: ${EVIDENCE_FLOOR_WORDS - 1} words are too short to judge with no score, ${EVIDENCE_FLOOR_WORDS} get one`, async () => {
+    const detect = buildCommands(DEFAULT_COMMAND_OPTIONS).find((c) => c.name === 'detect') as {
+      options: { name: string; description: string }[];
+    };
+    expect(detect.options.find((o) => o.name === 'text')?.description).toBe(
+      `The text to check (English or Turkish; under ${EVIDENCE_FLOOR_WORDS} words it is too short to judge)`,
+    );
+    const short = (await answerOf(chatInputDetect(place, moderator, { text: textOf(EVIDENCE_FLOOR_WORDS - 1), mode: 'general' }))).body
+      .embeds[0];
+    expect(short.title).toBe(TOO_SHORT_HEADLINE);
+    expect(scoreShown(short)).toBe(false);
+    const enough = (await answerOf(chatInputDetect(place, moderator, { text: textOf(EVIDENCE_FLOOR_WORDS), mode: 'general' }))).body
+      .embeds[0];
+    expect(enough.title).not.toBe(TOO_SHORT_HEADLINE);
+    expect(scoreShown(enough)).toBe(true);
   });
 });
 

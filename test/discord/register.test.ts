@@ -1,5 +1,6 @@
 /** `npm run discord:register` against the fake Discord REST API. */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCommands, parsePermissionSetting } from '../../adapters/discord/commands.ts';
@@ -193,6 +194,18 @@ describe('discord:register', () => {
     const wrongApp = capture();
     expect(await run([], { DISCORD_TOKEN: TOKEN, DISCORD_API_URL: fake.apiUrl, DISCORD_APPLICATION_ID: snowflake() }, wrongApp.io)).toBe(3);
     expect(wrongApp.err[0]).toMatch(/^Discord refused the registration \(Missing Access\)/);
+  });
+
+  it('says which address it could not reach and names DISCORD_API_URL, as the bot does (exit 5; issue 40, item 7)', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const closed = `http://127.0.0.1:${(server.address() as { port: number }).port}/api`;
+    await new Promise((resolve) => server.close(resolve));
+    const down = capture();
+    expect(await run([], { DISCORD_TOKEN: TOKEN, DISCORD_API_URL: closed, DISCORD_APPLICATION_ID: APP_ID }, down.io)).toBe(5);
+    expect(down.err).toEqual([
+      `Could not reach Discord's API at ${closed} (ECONNREFUSED); check the network, a proxy or firewall, or DISCORD_API_URL.`,
+    ]);
   });
 
   it('npm run discord:register -- --dry-run works as a command', async () => {

@@ -428,6 +428,46 @@ describe.each([
     expect(later.callback.body.data.content).toBe(`This flag was already answered: ${byAdmin}. Your answer was not recorded.`);
   });
 
+  it('a burst of presses on a new card, the member lookup failing (404), never renames the first reviewer (issue 40, item 6)', async () => {
+    const poster = user(snowflake(), 'burst-poster') as Author;
+    for (const m of aiPosts(r!.world.place, poster)) r!.fake.dispatch('MESSAGE_CREATE', m);
+    const card = await r!.fake.waitForRequest(
+      (q) =>
+        q.method === 'POST' && q.path === `/channels/${r!.world.modlog}/messages` && q.body?.embeds?.[0]?.description?.includes(poster.id),
+    );
+    const confirm = card.body.components[0].components[0].custom_id as string;
+    const cardMessage = { id: snowflake(), channelId: r!.world.modlog, embeds: card.body.embeds, components: card.body.components };
+    // No route answers these members: the fake answers GET /guilds/{guild}/members/{user} 404 (Unknown Member).
+    const pressers = [
+      ['Admin', confirm],
+      ['Bob', confirm.replace(':confirmed:', ':dismissed:')],
+      ['Carol', confirm.replace(':confirmed:', ':false_positive:')],
+    ].map(([nick, customId]) => {
+      const press = cardButtonPress(r!.world.place, user(snowflake(), nick!.toLowerCase()), customId!, cardMessage);
+      return { nick: nick!, press: { ...press, member: { ...press.member, nick: nick as string | null } } };
+    });
+    // All three pressed on the card as first posted, before any answer reached their screens.
+    const answers = await Promise.all(pressers.map(({ press }) => interact(r!.fake, press)));
+    const lookups = r!.fake.requests.filter((q) => q.method === 'GET' && /^\/guilds\/\d+\/members\/\d+$/.test(q.path));
+    expect(lookups.length).toBeGreaterThanOrEqual(2);
+    const updates = answers.flatMap((a, i) => (a.callback.body.type === 7 ? [{ ...pressers[i]!, body: a.callback.body }] : []));
+    expect(updates).toHaveLength(1);
+    const winner = updates[0]!;
+    const review = winner.body.data.embeds[0].fields.find((f: { name: string }) => f.name === 'Review').value as string;
+    expect(review).toMatch(
+      new RegExp(`^\\S+ [A-Z][a-z]+( positive)? by ${winner.nick} \\(${winner.press.member.user.id}\\) · <t:\\d+:f>$`),
+    );
+    const late = answers.filter((a) => a.callback.body.type !== 7);
+    expect(late).toHaveLength(2);
+    for (const a of late) {
+      expect(a.callback.body).toMatchObject({ type: 4, data: { flags: 64 } });
+      expect(a.callback.body.data.content).toMatch(
+        new RegExp(`^This flag was already answered: .+ by <@${winner.press.member.user.id}>\\. Your answer was not recorded\\.$`),
+      );
+      expect(a.callback.body.data.content).not.toContain('member (');
+    }
+  });
+
   it('restarted mid-queue, scores every waiting message exactly once, reading the texts again by id', async () => {
     const first = r!;
     const watcher = first.bot.context.watch!.watcher!;
@@ -468,7 +508,10 @@ describe.each([
     const sentAfter = (proxy.detectBodies.slice(sentBefore) as unknown as { messages: string[] }[]).map((b) => b.messages.at(-1));
     for (const m of messages) expect(sentAfter.filter((t) => t === m.content).length).toBeGreaterThanOrEqual(1);
     const report = await second.store.report(`discord:${first.world.place.guildId}`, Date.now());
-    expect(report.channels.get(first.world.general)!.week.scored).toBe(6 + ENGINE_MIN_MESSAGES + 7 + 3);
+    expect(report.channels.get(first.world.general)!.week.scored).toBe(
+      // The earlier cases' messages: shadow mode, the cards-on poster, the flooder, the burst's poster, and these three.
+      6 + ENGINE_MIN_MESSAGES + 7 + ENGINE_MIN_MESSAGES + 3,
+    );
   });
 
   it('deletes everything of the server when the bot is removed, but not in an outage', async () => {

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,18 +147,24 @@ describe('npm start (src/service/main.ts)', () => {
     expect(started.stdout()).toContain('textdetect service stopped');
   });
 
+  /** `npm start` (from the sources) on loopback that is expected to stop: its exit code and stderr. */
+  async function failedStart(env: Record<string, string>): Promise<{ code: unknown; stderr: string }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], {
+      env: { ...process.env, HOST: '127.0.0.1', REDIS_URL: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise((r) => child.on('exit', r));
+    return { code, stderr };
+  }
+
   it('a second start on a port in use names PORT in one sentence (issue 32, item 25)', async () => {
     const keysFile = join(dir, 'port-in-use', 'api-keys.json');
     const first = await startMain({ API_KEYS_FILE: keysFile });
     try {
       const port = new URL(first.url).port;
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/service/main.ts'], {
-        env: { ...process.env, HOST: '127.0.0.1', PORT: port, API_KEYS_FILE: keysFile, REDIS_URL: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.on('data', (d) => (stderr += d));
-      const code = await new Promise((r) => child.on('exit', r));
+      const { code, stderr } = await failedStart({ PORT: port, API_KEYS_FILE: keysFile });
       expect(code).toBe(1);
       expect(stderr).toContain(
         `textdetect: 127.0.0.1:${port} is already in use (another textdetect service, or another program, listens there). Stop that one, or start this one on another port with PORT, e.g. PORT=${Number(port) + 1} npm start.\n`,
@@ -167,6 +173,26 @@ describe('npm start (src/service/main.ts)', () => {
     } finally {
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);
+    }
+  });
+
+  it('a metrics port in use names METRICS_PORT, not PORT (issue 40, item 7)', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const { code, stderr } = await failedStart({
+        PORT: '0',
+        METRICS_PORT: String(port),
+        API_KEYS_FILE: join(dir, 'metrics-port-in-use', 'api-keys.json'),
+      });
+      expect(code).toBe(1);
+      expect(stderr).toContain(
+        `textdetect: 127.0.0.1:${port} is already in use (another textdetect service, or another program, listens there). Stop that one, or start this one on another port with METRICS_PORT, e.g. METRICS_PORT=${port + 1} npm start.\n`,
+      );
+      expect(stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
     }
   });
 

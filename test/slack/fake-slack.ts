@@ -514,6 +514,9 @@ export class FakeSlack {
         };
       case 'views.open':
       case 'views.update': {
+        // Slack opens a window only for a trigger it issued (digits.digits.hex, as triggerId() makes).
+        if (method === 'views.open' && !/^\d+\.\d+\.[0-9a-f]+$/.test(String(args.trigger_id ?? '')))
+          return { ok: false, error: 'invalid_trigger_id' };
         const id = method === 'views.open' ? `V${++this.viewSeq}` : String(args.view_id);
         return { ok: true, view: { id, hash: `h${Date.now()}`, ...(args.view as object) } };
       }

@@ -9,6 +9,9 @@ import { TOO_SHORT, WARNING_SENTENCES } from '../../src/words.ts';
 
 const TOO_SHORT_HEADLINE = `${TOO_SHORT.emoji} ${TOO_SHORT.label}`;
 import { ACTION_RECHECK_PREFIX, ACTION_SHOW_DETAILS } from '../../adapters/slack/blocks.ts';
+import { EVIDENCE_FLOOR_WORDS } from '../../src/contract.ts';
+import { countWords } from '../../src/detector/engine.ts';
+import { DETAILS_NOT_OPENED_MESSAGE, EXPIRED_MESSAGE, UNREADABLE_BUTTON_MESSAGE } from '../../adapters/slack/listeners/button-context.ts';
 import {
   buttonPayload,
   interactionBody,
@@ -41,14 +44,40 @@ describe('button values Slack would never send', () => {
     expect(h.proxy.detectBodies).toHaveLength(0);
   });
 
-  it('`{}` as the details value opens a modal with the sentence', async () => {
+  it('`{}` as the details value is answered with an ephemeral sentence, without a window or a detection (issue 40, item 7)', async () => {
     const before = h.slack.callsOf('views.open').length;
-    const { payload, triggerId } = buttonPayload(h, { action_id: ACTION_SHOW_DETAILS, value: '{}' });
+    const { payload, responseUrl } = buttonPayload(h, { action_id: ACTION_SHOW_DETAILS, value: '{}' });
     const res = await postToApp(h, interactionBody(payload));
     expect(res.status).toBe(200);
-    const open = await h.slack.waitFor((c) => c.method === 'views.open' && c.args.trigger_id === triggerId);
-    expect(h.slack.callsOf('views.open').length - before).toBe(1);
-    expect(JSON.stringify(open.args.view)).toContain('This button could not be read');
+    const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === responseUrl.split('/').pop());
+    expect(reply.args).toMatchObject({ response_type: 'ephemeral', replace_original: false });
+    expect(reply.args.text).toBe(UNREADABLE_BUTTON_MESSAGE);
+    expect(h.slack.callsOf('views.open').length).toBe(before);
+    expect(h.proxy.detectBodies).toHaveLength(0);
+  });
+
+  it('a details button whose check is gone says so in an ephemeral line', async () => {
+    const { payload, responseUrl } = buttonPayload(h, {
+      action_id: ACTION_SHOW_DETAILS,
+      value: JSON.stringify({ c: 'gone', m: 'general' }),
+    });
+    expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
+    const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === responseUrl.split('/').pop());
+    expect(reply.args).toMatchObject({ response_type: 'ephemeral', replace_original: false, text: EXPIRED_MESSAGE });
+    expect(h.proxy.detectBodies).toHaveLength(0);
+  });
+
+  it('a details click whose window Slack will not open (invalid_trigger_id) is told to press again', async () => {
+    const click = buttonPayload(h, {
+      action_id: ACTION_SHOW_DETAILS,
+      value: JSON.stringify({ c: 'unknown', m: 'general', t: 'Two words.' }),
+    });
+    const payload = { ...click.payload, trigger_id: 'not-a-trigger-slack-issued' };
+    expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
+    const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === click.responseUrl.split('/').pop());
+    expect(reply.args).toMatchObject({ response_type: 'ephemeral', replace_original: false, text: DETAILS_NOT_OPENED_MESSAGE });
+    const open = h.slack.callsOf('views.open').at(-1)!;
+    expect(open.args.trigger_id).toBe('not-a-trigger-slack-issued');
     expect(h.proxy.detectBodies).toHaveLength(0);
   });
 });
@@ -65,6 +94,36 @@ describe('too short to judge', () => {
     expect(blocks.find((b) => b.block_id === 'warning')).toBeUndefined();
     expect(shown).not.toContain(ACTION_RECHECK_PREFIX);
     expect(shown).not.toContain(ACTION_SHOW_DETAILS);
+  });
+});
+
+describe('/detect help says what the bot does (issue 40, item 8)', () => {
+  /** The first `words` words of LONG_TEXT, as the engine counts them. */
+  function textOf(words: number): string {
+    const all = LONG_TEXT.split(/\s+/);
+    const text = all.slice(0, words).join(' ');
+    expect(countWords(text, 'en')).toBe(words);
+    return text;
+  }
+  const scoreShown = (blocks: unknown): boolean => /\b\d{1,3}%/.test(JSON.stringify(blocks));
+
+  it(`the help's floor is the engine's: ${EVIDENCE_FLOOR_WORDS - 1} words are too short to judge with no score, ${EVIDENCE_FLOOR_WORDS} get one`, async () => {
+    const help = slashCommandBody(h, 'help');
+    const ack = JSON.parse((await postToApp(h, help.body)).body) as { text: string };
+    expect(ack.text).toContain(`Under ${EVIDENCE_FLOOR_WORDS} words a text is too short to judge: no verdict and no score are shown.`);
+    expect(ack.text).not.toMatch(/weak|low-confidence/);
+
+    const short = slashCommandBody(h, textOf(EVIDENCE_FLOOR_WORDS - 1));
+    await postToApp(h, short.body);
+    const shortReply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === short.responseUrl.split('/').pop());
+    expect(JSON.stringify(shortReply.args.blocks)).toContain(TOO_SHORT_HEADLINE);
+    expect(scoreShown(shortReply.args.blocks)).toBe(false);
+
+    const enough = slashCommandBody(h, textOf(EVIDENCE_FLOOR_WORDS));
+    await postToApp(h, enough.body);
+    const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === enough.responseUrl.split('/').pop());
+    expect(JSON.stringify(reply.args.blocks)).not.toContain(TOO_SHORT_HEADLINE);
+    expect(scoreShown(reply.args.blocks)).toBe(true);
   });
 });
 

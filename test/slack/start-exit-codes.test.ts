@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeSlack } from './fake-slack.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -79,5 +80,25 @@ describe('npm run slack: documented exit codes', () => {
     expect(run.stderr).toContain(`Could not reach Slack's Web API at http://127.0.0.1:${closedPort}/api/`);
     expect(run.stderr).toContain('check the network or SLACK_API_URL.');
     expect(run.code).toBe(5);
+  }, 60_000);
+
+  it('exits 5 naming SLACK_PORT when its port is taken (issue 40, item 7)', async () => {
+    const slack = new FakeSlack({ botToken: 'xoxb-exit' });
+    await slack.start();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const run = await runMain({ SLACK_BOT_TOKEN: 'xoxb-exit', SLACK_API_URL: slack.apiUrl, SLACK_PORT: String(port) });
+      expect(run.stderr).toContain(
+        `textdetect-slack: 127.0.0.1:${port} is already in use (another Slack app, or another program, listens there). ` +
+          `Stop that one, or start this one on another port with SLACK_PORT, e.g. SLACK_PORT=${port + 1} npm run slack.\n`,
+      );
+      expect(run.stderr).not.toMatch(/EADDRINUSE|\n\s+at /);
+      expect(run.code).toBe(5);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+      await slack.stop();
+    }
   }, 60_000);
 });

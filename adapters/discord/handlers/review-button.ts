@@ -140,7 +140,9 @@ export async function handleReviewButton(ctx: BotContext, interaction: ButtonInt
   const shown = answered ? answeredOnCard(embed) : undefined;
   // Asked of Discord only when neither the presser nor the card can tell (a late press on a card not yet showing the answer).
   const name = shown === undefined || reviewerId === interaction.user.id ? await reviewerName(ctx, interaction, reviewerId) : undefined;
-  if (result.applied || !answered) {
+  // A late press rewrites a card not yet showing the answer (the first press's edit failed, or has
+  // not landed yet in a burst) only when it can name the first reviewer: unnamed, it would rename them.
+  if (result.applied || (!answered && name !== undefined)) {
     const edited = reviewedEmbed(embed, {
       outcome: flag.outcome ?? parsed.outcome,
       reviewerId,
@@ -160,7 +162,7 @@ export async function handleReviewButton(ctx: BotContext, interaction: ButtonInt
     await tellPrivately(
       ctx,
       interaction,
-      `This flag was already answered: ${shown ?? `${OUTCOME_DONE[flag.outcome ?? parsed.outcome]} by ${plainPerson(name, reviewerId)}`}. Your answer was not recorded.`,
+      `This flag was already answered: ${shown ?? `${OUTCOME_DONE[flag.outcome ?? parsed.outcome]} by ${name === undefined ? `<@${reviewerId}>` : plainPerson(name, reviewerId)}`}. Your answer was not recorded.`,
     );
   }
 }

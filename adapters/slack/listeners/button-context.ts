@@ -25,6 +25,10 @@ export const EXPIRED_MESSAGE =
 export const UNREADABLE_BUTTON_MESSAGE =
   'This button could not be read: it does not carry a check the bot made (it may come from an older version of the app). Run the check again.';
 
+/** Slack would not open the details window (its trigger had expired, or was not one Slack issued). */
+export const DETAILS_NOT_OPENED_MESSAGE =
+  'The details window could not be opened (Slack allows it only within 3 seconds of the click). Press Show details again.';
+
 export async function readButtonClick(
   ctx: SlackAppContext,
   body: BlockAction<ButtonAction>,

@@ -264,7 +264,7 @@ async function envelopePlugin(app: FastifyInstance, options: EnvelopeOptions): P
 
   app.setNotFoundHandler(async (request, reply) => sendError(request, reply, genericError(404)));
 
-  // First on every request: the ids, then what no request may pass whoever sends it.
+  // First on every request: the ids (what no request may pass whoever sends it is the gate's, once counted).
   app.addHook('onRequest', async (request, reply) => {
     const caller = request.headers['x-request-id'];
     request.ctx = {
@@ -276,28 +276,6 @@ async function envelopePlugin(app: FastifyInstance, options: EnvelopeOptions): P
       errorCode: undefined,
     };
     setIdHeaders(request, reply);
-    if (isClosing()) {
-      reply.header('Connection', 'close');
-      throw new ApiError(503, 'not_ready', 'The service is shutting down; retry on another instance or in a moment.', {
-        retryAfter: 1,
-        headers: { 'Retry-After': '1' },
-      });
-    }
-    const raw = request.raw;
-    if (!request.headers.host && raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
-      throw new ApiError(400, 'invalid_request', 'The request has no Host header, which HTTP/1.1 requires; send Host: <server name>.', {
-        param: 'Host',
-      });
-    }
-    const expectation = request.headers.expect;
-    if (expectation !== undefined && expectation.trim().toLowerCase() !== '100-continue') {
-      throw new ApiError(
-        417,
-        'expectation_failed',
-        `The server does not support "Expect: ${expectation.slice(0, 40)}"; only "Expect: 100-continue" is understood. Send the request without that header.`,
-        { param: 'Expect' },
-      );
-    }
   });
 
   addJsonParser(app);
@@ -359,12 +337,37 @@ async function envelopePlugin(app: FastifyInstance, options: EnvelopeOptions): P
 
 /**
  * Registered after `auth` and `limits`: a request is counted against its budget before it is
- * refused for a bad key, a bad X-Request-Id or an unknown path (scanning and key guessing use up
- * the address's budget), and unknown paths and compressed bodies are answered before any body is
- * read, so e.g. a bad Content-Type cannot turn a 404 into a 415.
+ * refused (shutting down, no Host, an unknown Expect, a bad key, a bad X-Request-Id, an unknown
+ * path: scanning and key guessing use up the address's budget), so every such answer carries the
+ * RateLimit-* headers; unknown paths and compressed bodies are answered before any body is read, so
+ * e.g. a bad Content-Type cannot turn a 404 into a 415.
  */
-async function gatePlugin(app: FastifyInstance): Promise<void> {
-  app.addHook('onRequest', async (request) => {
+async function gatePlugin(app: FastifyInstance, { isClosing }: Pick<EnvelopeOptions, 'isClosing'>): Promise<void> {
+  app.addHook('onRequest', async (request, reply) => {
+    // What no request may pass whoever sends it, probes included; after the count, so these answers
+    // carry the RateLimit-* headers as every other does.
+    if (isClosing()) {
+      reply.header('Connection', 'close');
+      throw new ApiError(503, 'not_ready', 'The service is shutting down; retry on another instance or in a moment.', {
+        retryAfter: 1,
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    const raw = request.raw;
+    if (!request.headers.host && raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
+      throw new ApiError(400, 'invalid_request', 'The request has no Host header, which HTTP/1.1 requires; send Host: <server name>.', {
+        param: 'Host',
+      });
+    }
+    const expectation = request.headers.expect;
+    if (expectation !== undefined && expectation.trim().toLowerCase() !== '100-continue') {
+      throw new ApiError(
+        417,
+        'expectation_failed',
+        `The server does not support "Expect: ${expectation.slice(0, 40)}"; only "Expect: 100-continue" is understood. Send the request without that header.`,
+        { param: 'Expect' },
+      );
+    }
     if (request.authFailure) throw request.authFailure;
     const badId = badCallerId(request);
     if (badId) throw badId;
