@@ -85,8 +85,6 @@ export interface ResultSummary {
   warningCodes: string[];
   /** One sentence per warning the engine gave that the lines above do not already say, in its order. */
   warningLines: string[];
-  /** "High confidence"; undefined when too short. */
-  confidence: string | undefined;
   /** The map of a long document's windows; undefined for a text of one window. */
   windows: WindowMap | undefined;
 }
@@ -119,7 +117,6 @@ export function summarizeResult(result: DetectResponse, highlightChars = 280): R
         })),
     warningCodes,
     warningLines: words.warnings.map((w) => w.sentence),
-    confidence: words.confidence,
     windows: words.windows,
   };
 }

@@ -378,21 +378,31 @@ export function buildDetailsModal(result: DetectResponse): ModalView {
   return modalBase(blocks);
 }
 
-/** Every window of a long document with its place, figure and reading, packed into sections (at most four). */
+/**
+ * Every window of a long document with its place, figure and reading, packed into at most four
+ * sections; what does not fit is counted in a line under them.
+ */
 function windowLines(map: WindowMap): KnownBlock[] {
-  const lines = map.windows.map((w) => `${w.emoji} ${escapeMrkdwn(w.where)}: *${w.percent}*, ${escapeMrkdwn(w.label)}`);
-  const sections: string[] = [];
-  let current = `*${WINDOWS_TITLE}*: ${escapeAndFit(map.summary, 1500)}`;
-  for (const line of lines) {
-    if (Array.from(`${current}\n${line}`).length <= LIMITS.sectionText) current = `${current}\n${line}`;
-    else {
-      sections.push(current);
-      current = line;
-    }
+  const sections = [`*${WINDOWS_TITLE}*: ${escapeAndFit(map.summary, 1500)}`];
+  let listed = 0;
+  for (const w of map.windows) {
+    const line = `${w.emoji} ${escapeMrkdwn(w.where)}: *${w.percent}*, ${escapeMrkdwn(w.label)}`;
+    const last = sections.length - 1;
+    if (Array.from(`${sections[last]}\n${line}`).length <= LIMITS.sectionText) sections[last] = `${sections[last]}\n${line}`;
+    else if (sections.length < 4) sections.push(line);
+    else break;
+    listed++;
   }
-  sections.push(current);
-  const kept = sections.slice(0, 4);
-  return kept.map((text, i) => ({ type: 'section', block_id: `windows_${i}`, text: mrkdwn(text) }));
+  const blocks: KnownBlock[] = sections.map((text, i) => ({ type: 'section', block_id: `windows_${i}`, text: mrkdwn(text) }));
+  const left = map.windows.length - listed;
+  if (left > 0) {
+    blocks.push({
+      type: 'context',
+      block_id: 'windows_left',
+      elements: [mrkdwn(`${left} more parts are not listed: Slack limits how much a window can hold.`)],
+    });
+  }
+  return blocks;
 }
 
 export interface AuditEntry {
