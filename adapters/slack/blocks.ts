@@ -316,7 +316,8 @@ export function buildDetailsModal(result: DetectResponse): ModalView {
       type: 'section',
       block_id: 'summary',
       text: mrkdwn(
-        `*${summary.headline}*\n${summary.tooShortLine ? escapeMrkdwn(summary.tooShortLine) : `\`${summary.bar}\`  *${summary.percent}* for the whole text`}`,
+        `*${summary.headline}*\n${summary.tooShortLine ? escapeMrkdwn(summary.tooShortLine) : `\`${summary.bar}\`  *${summary.percent}* for the whole text`}` +
+          (summary.originLine ? `\n${escapeMrkdwn(summary.originLine)}` : ''),
       ),
     },
     { type: 'context', block_id: 'meta', elements: [mrkdwn(metaLine(summary))] },

@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { stripTypeScriptTypes } from 'node:module';
 import { KEY_PREFIX, type KeyEnvironment } from '../keys.ts';
 
 export interface Asset {
@@ -55,6 +54,14 @@ function read(name: string): Promise<Buffer> {
 async function sharedModule(name: (typeof SHARED_MODULES)[number]): Promise<Buffer> {
   if (!import.meta.url.endsWith('.ts')) return readFile(new URL(`../../${name}.js`, import.meta.url));
   const source = await readFile(new URL(`../../${name}.ts`, import.meta.url), 'utf8');
+  // Loaded here, not at the top: the built service never needs it, and an entry point must reach its
+  // Node version check (src/node-version.ts) on a Node without it.
+  const { stripTypeScriptTypes } = await import('node:module');
+  if (typeof stripTypeScriptTypes !== 'function') {
+    throw new Error(
+      `The page's words (src/${name}.ts) need Node.js 22.13 or newer to run from source; run \`npm run build\` and start dist/.`,
+    );
+  }
   // Node calls the function experimental and warns at its first use; the warning says nothing to a
   // developer running the service from source, so it is not passed on.
   const emitWarning = process.emitWarning;
