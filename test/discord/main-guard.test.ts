@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startBotProcess, type BotProcess } from './bot-process.ts';
 import { slashCommandExample } from './documented-payloads.ts';
-import { FakeDiscord, snowflake } from './fake-discord.ts';
-import { chatInputDetect, user } from './payloads.ts';
+import { FakeDiscord, snowflake } from '../../demo/discord/fake-discord.ts';
+import { chatInputDetect, user } from '../../demo/discord/payloads.ts';
 import { WAIT_MS } from '../helpers/load.ts';
 
 const APP_ID = snowflake();

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApiKey, startService } from '../../src/service/index.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 import { startBotProcess, type BotProcess } from './bot-process.ts';
-import { FakeDiscord, snowflake } from './fake-discord.ts';
-import { chatInputDetect, user } from './payloads.ts';
+import { FakeDiscord, snowflake } from '../../demo/discord/fake-discord.ts';
+import { chatInputDetect, user } from '../../demo/discord/payloads.ts';
 import { WAIT_MS } from '../helpers/load.ts';
 
 const APP_ID = snowflake();

@@ -16,10 +16,10 @@ import type { DetectionApi } from '../../adapters/discord/check.ts';
 import { MISSING_HISTORY_PERMISSION, MISSING_MESSAGE_CONTENT } from '../../adapters/discord/history.ts';
 import type { DetectAuthorRequest, DetectAuthorResponse } from '../../src/contract.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
-import { FakeDiscordHistory, commandEcho, person, replyMessage, textMessage, type HistoryUser } from './fake-history.ts';
-import { READ_HISTORY, detectUser, historySettings, userCommand } from './member-payloads.ts';
-import { buttonPress, messageCommand, user, type Place } from './payloads.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
+import { FakeDiscordHistory, commandEcho, person, replyMessage, textMessage, type HistoryUser } from '../../demo/discord/fake-history.ts';
+import { READ_HISTORY, detectUser, historySettings, userCommand } from '../../demo/discord/member-payloads.ts';
+import { buttonPress, messageCommand, user, type Place } from '../../demo/discord/payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;

@@ -18,9 +18,9 @@ import { EVIDENCE_FLOOR_WORDS } from '../../src/contract.ts';
 import { countWords } from '../../src/detector/engine.ts';
 import { DetectClient } from '../../src/client/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
-import { FakeDiscord, type RecordedRequest, snowflake } from './fake-discord.ts';
-import { userCommand } from './member-payloads.ts';
-import { buttonPress, chatInputDetect, guildCreate, messageCommand, type Place, user } from './payloads.ts';
+import { FakeDiscord, type RecordedRequest, snowflake } from '../../demo/discord/fake-discord.ts';
+import { userCommand } from '../../demo/discord/member-payloads.ts';
+import { buttonPress, chatInputDetect, guildCreate, messageCommand, type Place, user } from '../../demo/discord/payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.moderator-sentences`;

@@ -17,8 +17,8 @@ import { DetectClient } from '../../src/client/index.ts';
 import type { DetectRequest } from '../../src/client/types.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { buttonExample, messageCommandExample, slashCommandExample } from './documented-payloads.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
-import { chatInputDetect, messageCommand, user, type Place } from './payloads.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
+import { chatInputDetect, messageCommand, user, type Place } from '../../demo/discord/payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-replay`;

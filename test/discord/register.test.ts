@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCommands, parsePermissionSetting } from '../../adapters/discord/commands.ts';
 import { run } from '../../adapters/discord/register.ts';
-import { FakeDiscord, snowflake } from './fake-discord.ts';
+import { FakeDiscord, snowflake } from '../../demo/discord/fake-discord.ts';
 
 const APP_ID = snowflake();
 const TOKEN = 'register-test-token';

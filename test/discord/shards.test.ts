@@ -23,8 +23,8 @@ import {
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { DetectProxy } from '../slack/proxy.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
-import { buttonPress, chatInputDetect, messageCommand, user, type Place } from './payloads.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
+import { buttonPress, chatInputDetect, messageCommand, user, type Place } from '../../demo/discord/payloads.ts';
 import { WAIT_MS } from '../helpers/load.ts';
 
 const APP_ID = snowflake();

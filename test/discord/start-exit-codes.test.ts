@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startBotProcess } from './bot-process.ts';
-import { FakeDiscord, snowflake } from './fake-discord.ts';
-import { chatInputDetect, user } from './payloads.ts';
+import { FakeDiscord, snowflake } from '../../demo/discord/fake-discord.ts';
+import { chatInputDetect, user } from '../../demo/discord/payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = 'exit-codes-bot-token.secret-part';

@@ -15,8 +15,8 @@ import { stillQueuedSentence } from '../../adapters/discord/check.ts';
 import type { DiscordBotSettings } from '../../adapters/discord/config.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { DetectProxy } from '../slack/proxy.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
-import { buttonPress, chatInputDetect, messageCommand, user, type Place } from './payloads.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
+import { buttonPress, chatInputDetect, messageCommand, user, type Place } from '../../demo/discord/payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;

@@ -18,9 +18,9 @@ import { SqliteStore } from '../../adapters/chat/store/index.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { buildPdf } from '../helpers/documents.ts';
-import { FakeDiscord, snowflake } from './fake-discord.ts';
-import { type Place, user } from './payloads.ts';
-import { type Author, guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from './watch-payloads.ts';
+import { FakeDiscord, snowflake } from '../../demo/discord/fake-discord.ts';
+import { type Place, user } from '../../demo/discord/payloads.ts';
+import { type Author, guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from '../../demo/discord/watch-payloads.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;

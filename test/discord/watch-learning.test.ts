@@ -23,9 +23,16 @@ import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts
 import { createDetector } from '../../src/detector/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
-import { user } from './payloads.ts';
-import { type Author, cardButtonPress, guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from './watch-payloads.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
+import { user } from '../../demo/discord/payloads.ts';
+import {
+  type Author,
+  cardButtonPress,
+  guildWithChannels,
+  messageCreate,
+  resolvedChannel,
+  settingsCommand,
+} from '../../demo/discord/watch-payloads.ts';
 import { AI_TEXTS } from '../slack/watch-texts.ts';
 
 const APP_ID = snowflake();

@@ -16,13 +16,12 @@ import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { openWatchStore, PostgresStore, SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { INTENT_MISSING_REPLY } from '../../adapters/discord/watch/runtime.ts';
-import { createDetector } from '../../src/detector/index.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { startRedisServer } from '../helpers/redis.ts';
 import { DetectProxy } from '../slack/proxy.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from './fake-discord.ts';
-import { chatInputDetect, user, type Place } from './payloads.ts';
+import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
+import { chatInputDetect, user, type Place } from '../../demo/discord/payloads.ts';
 import {
   cardButtonPress,
   guildWithChannels,
@@ -33,34 +32,12 @@ import {
   settingsCommand,
   threadCreate,
   type Author,
-} from './watch-payloads.ts';
+} from '../../demo/discord/watch-payloads.ts';
 import { firstFlagId } from '../helpers/watch-db.ts';
+import { AI_TEXTS, ENGINE_MIN_MESSAGES, HUMAN_TEXT } from '../slack/watch-texts.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
-
-// Written for these tests in the register of a generated answer: the engine rates each likely_ai on
-// its own (0.98–1.00), and a member who posts enough of them for an author verdict (ENGINE_MIN_MESSAGES,
-// well over the words it needs) is judged likely_ai as an author.
-const AI_TEXTS = [
-  'It is important to note that effective communication plays a crucial role in fostering collaboration within any community. By leveraging clear guidelines and consistent moderation practices, communities can create an inclusive environment where every member feels valued and heard. Furthermore, regular feedback mechanisms enable continuous improvement, ensuring that the community remains vibrant, engaging, and aligned with its core values over time.',
-  "In today's fast-paced digital landscape, maintaining a healthy online community requires a thoughtful and multifaceted approach. Moderators must balance the need for open dialogue with the importance of safety and respect. Additionally, implementing transparent policies helps build trust among members. Ultimately, a well-moderated community can serve as a valuable resource, fostering meaningful connections and promoting positive interactions for everyone involved.",
-  'Artificial intelligence has the potential to transform numerous industries by streamlining processes and enhancing decision-making capabilities. However, it is essential to consider the ethical implications associated with its widespread adoption. By prioritizing transparency, accountability, and fairness, organizations can harness the benefits of AI while mitigating potential risks. In conclusion, a balanced approach is key to ensuring responsible innovation that benefits society as a whole.',
-  'Remote work offers numerous advantages for both employees and employers, including increased flexibility and reduced commuting time. However, it also presents unique challenges, such as maintaining effective communication and fostering a sense of team cohesion. To address these issues, organizations should invest in robust collaboration tools and establish clear expectations. By doing so, they can create a productive and supportive remote work environment.',
-  'Sustainable gardening practices play a vital role in preserving the environment and promoting biodiversity. By utilizing composting, rainwater harvesting, and native plant species, gardeners can significantly reduce their ecological footprint. Moreover, these practices contribute to healthier soil and more resilient ecosystems. Ultimately, embracing sustainable gardening is a meaningful step toward a greener future for generations to come.',
-];
-
-/**
- * The fewest of AI_TEXTS, posted in order, that the engine (the one the service loads) calls their
- * author likely_ai on; under the evidence floor (40 words together) it answers `mixed` with
- * `too_little_evidence`, which no preset flags.
- */
-const ENGINE_MIN_MESSAGES = await (async () => {
-  const engine = await createDetector();
-  const n = AI_TEXTS.findIndex((_, i) => engine.detectAuthor(AI_TEXTS.slice(0, i + 1)).verdict === 'likely_ai') + 1;
-  if (n === 0) throw new Error('No prefix of AI_TEXTS is likely_ai as an author: the fixtures no longer test watching.');
-  return n;
-})();
 
 let clock = Date.now();
 /** Increasing message times, so a member's messages have a clear order. */
@@ -73,9 +50,6 @@ function nextTime(): string {
 function aiPosts(place: Place, author: Author, count = ENGINE_MIN_MESSAGES): Record<string, unknown>[] {
   return Array.from({ length: count }, (_, i) => messageCreate(place, author, AI_TEXTS[i % AI_TEXTS.length]!, { timestamp: nextTime() }));
 }
-// And one in a member's own voice, rated likely_human.
-const HUMAN_TEXT =
-  'ok so i finally got the raid team together last night and honestly it was a mess lol. tank disconnected twice, our healer was eating pizza the whole time and kept forgetting to heal, and i died to the same dumb fire thing like four times. still we got the boss down at like 2am so whatever, worth it. anyone up for tonight? i can do 9ish my time';
 
 const MANAGE_MESSAGES = (1n << 13n).toString();
 

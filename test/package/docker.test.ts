@@ -17,7 +17,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { FakeSlack } from '../slack/fake-slack.ts';
+import { FakeSlack } from '../../demo/slack/fake-slack.ts';
 import { postToApp, slashCommandBody } from '../slack/harness.ts';
 import { freePort } from '../helpers/redis.ts';
 

@@ -14,7 +14,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNREADABLE_REQUEST_REPLY } from '../../adapters/slack/error-handling.ts';
-import { triggerId, type RecordedCall } from './fake-slack.ts';
+import { triggerId, type RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { interactionBody, LONG_TEXT, postToApp, slashCommandBody, slashCommandFields, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;

@@ -6,7 +6,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
-import type { RecordedCall } from './fake-slack.ts';
+import type { RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { LONG_TEXT, postToApp, slashCommandBody, startHarness, type Harness } from './harness.ts';
 import { WAIT_MS } from '../helpers/load.ts';
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateBlockKit } from '../../adapters/slack/block-limits.ts';
-import type { RecordedCall } from './fake-slack.ts';
+import type { RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { LONG_TEXT, postToApp, slashCommandBody, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;

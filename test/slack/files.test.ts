@@ -15,7 +15,7 @@ import { SqliteStore } from '../../adapters/chat/store/index.ts';
 import { validateBlockKit } from '../../adapters/slack/block-limits.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { buildDocx, buildPdf } from '../helpers/documents.ts';
-import { type RecordedCall, signSlackRequest } from './fake-slack.ts';
+import { type RecordedCall, signSlackRequest } from '../../demo/slack/fake-slack.ts';
 import {
   BOT_TOKEN,
   type Harness,

@@ -12,8 +12,19 @@ import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts
 import type { SlackWatchOptions } from '../../adapters/slack/watch/runtime.ts';
 import { loadSlackConfig, type SlackAppConfig } from '../../adapters/slack/config.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
-import { FakeSlack, signSlackRequest, triggerId, type FakeSlackOptions } from './fake-slack.ts';
+import { FakeSlack, type FakeSlackOptions } from '../../demo/slack/fake-slack.ts';
+import { postSigned, type SlackPost } from '../../demo/slack/payloads.ts';
 import { DetectProxy } from './proxy.ts';
+
+// The payloads Slack sends live with the stand-in (demo/slack/), shared with `npm run demo`.
+export {
+  buttonPayload,
+  interactionBody,
+  messageShortcutPayload,
+  type SlackPost,
+  slashCommandBody,
+  slashCommandFields,
+} from '../../demo/slack/payloads.ts';
 
 export const BOT_TOKEN = 'xoxb-0000-test-token';
 export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef';
@@ -113,139 +124,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 }
 
-export interface SlackPost {
-  status: number;
-  body: string;
-  /** Milliseconds from sending until the full response arrived. */
-  elapsedMs: number;
-}
-
 /**
- * POSTs a form body to the app as Slack does: signed (unless `sign: false`), optionally as a retry.
- * Takes only the events URL, so tests that run the app as a separate process use it too.
+ * POSTs a form body to the app as Slack does: signed with the harness's secret (unless `sign: false`),
+ * optionally as a retry. Takes only the events URL, so tests that run the app as a separate process use it too.
  */
-export async function postToApp(
+export function postToApp(
   h: Pick<Harness, 'eventsUrl'>,
   body: string,
   opts: { sign?: boolean; timestampSec?: number; retryNum?: number; secret?: string } = {},
 ): Promise<SlackPost> {
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  if (opts.sign !== false) Object.assign(headers, signSlackRequest(opts.secret ?? SIGNING_SECRET, body, opts.timestampSec));
-  if (opts.retryNum !== undefined) {
-    headers['x-slack-retry-num'] = String(opts.retryNum);
-    headers['x-slack-retry-reason'] = 'http_timeout';
-  }
-  const started = performance.now();
-  const res = await fetch(h.eventsUrl, { method: 'POST', headers, body });
-  const text = await res.text();
-  return { status: res.status, body: text, elapsedMs: performance.now() - started };
-}
-
-/** A slash command's fields as Slack sends them (form-encoded over HTTP, a JSON payload in Socket Mode). */
-export function slashCommandFields(
-  h: Pick<Harness, 'slack'>,
-  text: string,
-  over: Record<string, string> = {},
-): { fields: Record<string, string>; responseUrl: string; triggerId: string } {
-  const responseUrl = h.slack.responseUrl();
-  const trigger = triggerId();
-  const fields = {
-    token: 'verification-token-unused',
-    team_id: h.slack.teamId,
-    team_domain: 'test',
-    channel_id: 'C0GENERAL',
-    channel_name: 'general',
-    user_id: 'U0MOD',
-    user_name: 'grace',
-    command: '/detect',
-    text,
-    api_app_id: 'A0TEST',
-    is_enterprise_install: 'false',
-    response_url: responseUrl,
-    trigger_id: trigger,
-    ...over,
-  };
-  return { fields, responseUrl, triggerId: trigger };
-}
-
-/** A slash command as Slack sends it over HTTP: form-encoded fields. */
-export function slashCommandBody(
-  h: Pick<Harness, 'slack'>,
-  text: string,
-  over: Record<string, string> = {},
-): { body: string; responseUrl: string; triggerId: string } {
-  const { fields, responseUrl, triggerId: trigger } = slashCommandFields(h, text, over);
-  return { body: new URLSearchParams(fields).toString(), responseUrl, triggerId: trigger };
-}
-
-/** An interactivity request as Slack sends it: one form field `payload` holding JSON. */
-export function interactionBody(payload: Record<string, unknown>): string {
-  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-}
-
-export function messageShortcutPayload(
-  h: Harness,
-  message: Record<string, unknown>,
-  over: { channel?: string } = {},
-): { payload: Record<string, unknown>; responseUrl: string } {
-  const responseUrl = h.slack.responseUrl();
-  const channel = over.channel ?? 'C0GENERAL';
-  return {
-    responseUrl,
-    payload: {
-      type: 'message_action',
-      token: 'verification-token-unused',
-      action_ts: `${Date.now() / 1000}`,
-      team: { id: h.slack.teamId, domain: 'test' },
-      user: { id: 'U0MOD', username: 'grace', team_id: h.slack.teamId, name: 'grace' },
-      channel: { id: channel, name: 'general' },
-      is_enterprise_install: false,
-      enterprise: null,
-      callback_id: 'detect_message',
-      trigger_id: triggerId(),
-      response_url: responseUrl,
-      message_ts: message.ts,
-      message: { type: 'message', user: 'U0AUTHOR', team: h.slack.teamId, ...message },
-    },
-  };
-}
-
-export function buttonPayload(
-  h: Harness,
-  action: { action_id: string; value: string; text?: string },
-  container: { channel?: string; messageTs?: string } = {},
-): { payload: Record<string, unknown>; responseUrl: string; triggerId: string } {
-  const responseUrl = h.slack.responseUrl();
-  const trigger = triggerId();
-  const channel = container.channel ?? 'C0GENERAL';
-  return {
-    responseUrl,
-    triggerId: trigger,
-    payload: {
-      type: 'block_actions',
-      user: { id: 'U0MOD', username: 'grace', name: 'grace', team_id: h.slack.teamId },
-      api_app_id: 'A0TEST',
-      token: 'verification-token-unused',
-      container: { type: 'message', message_ts: container.messageTs ?? '1700000000.000100', channel_id: channel, is_ephemeral: true },
-      trigger_id: trigger,
-      team: { id: h.slack.teamId, domain: 'test' },
-      enterprise: null,
-      is_enterprise_install: false,
-      channel: { id: channel, name: 'general' },
-      state: { values: {} },
-      response_url: responseUrl,
-      actions: [
-        {
-          action_id: action.action_id,
-          block_id: 'result_actions',
-          text: { type: 'plain_text', text: action.text ?? action.action_id, emoji: true },
-          value: action.value,
-          type: 'button',
-          action_ts: `${Date.now() / 1000}`,
-        },
-      ],
-    },
-  };
+  return postSigned(h.eventsUrl, body, { ...opts, secret: opts.secret ?? SIGNING_SECRET });
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

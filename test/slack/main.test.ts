@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeSlack } from './fake-slack.ts';
+import { FakeSlack } from '../../demo/slack/fake-slack.ts';
 import { LONG_TEXT, postToApp, slashCommandBody } from './harness.ts';
 import { WAIT_MS } from '../helpers/load.ts';
 

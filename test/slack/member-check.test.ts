@@ -11,8 +11,8 @@ import { UNESCAPED_MEMBER } from '../../adapters/slack/listeners/detect-author.t
 import { parseSettingsCommand } from '../../adapters/slack/settings.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import type { DetectAuthorResponse } from '../../src/contract.ts';
-import type { RecordedCall } from './fake-slack.ts';
-import { FakeSlackHistory } from './fake-history.ts';
+import type { RecordedCall } from '../../demo/slack/fake-slack.ts';
+import { FakeSlackHistory } from '../../demo/slack/fake-history.ts';
 import {
   buttonPayload,
   interactionBody,

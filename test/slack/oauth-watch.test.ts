@@ -16,7 +16,7 @@ import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
 import { InstallationCipher } from '../../adapters/slack/installation-store.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
-import { signSlackRequest, type RecordedCall } from './fake-slack.ts';
+import { signSlackRequest, type RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { buttonPayload, interactionBody, postToApp, SIGNING_SECRET, slashCommandBody, startHarness, type Harness } from './harness.ts';
 import { AI_TEXTS, ENGINE_MIN_MESSAGES } from './watch-texts.ts';
 import { WAIT_MS } from '../helpers/load.ts';

@@ -15,7 +15,7 @@ import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { InstallationCipher } from '../../adapters/slack/installation-store.ts';
 import { NOT_INSTALLED_REPLY } from '../../adapters/slack/oauth.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
-import { signSlackRequest, type RecordedCall } from './fake-slack.ts';
+import { signSlackRequest, type RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { LONG_TEXT, postToApp, SIGNING_SECRET, slashCommandBody, startHarness, type Harness } from './harness.ts';
 
 const CLIENT_ID = '1111111111.2222222222';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis.ts';
-import type { RecordedCall } from './fake-slack.ts';
+import type { RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { LONG_TEXT, postToApp, slashCommandBody, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;

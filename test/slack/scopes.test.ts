@@ -13,7 +13,7 @@ import { SqliteStore } from '../../adapters/chat/store/index.ts';
 import { DEFAULT_WATCH_SETTINGS } from '../../adapters/chat/watch/config.ts';
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
-import type { RecordedCall } from './fake-slack.ts';
+import type { RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { type Harness, interactionBody, messageShortcutPayload, postToApp, slashCommandBody, startHarness } from './harness.ts';
 
 const logs: Record<string, unknown>[] = [];

@@ -4,7 +4,7 @@
  * says so, and the plain-text and rich-text forms of one message are scored alike.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedCall } from './fake-slack.ts';
+import type { RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { interactionBody, LONG_TEXT, messageShortcutPayload, postToApp, slashCommandBody, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;

@@ -14,7 +14,7 @@ import { connectDetectionBackend, type DetectionBackend } from '../../adapters/c
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
 import { loadSlackConfig } from '../../adapters/slack/config.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
-import { FakeSlack, triggerId } from './fake-slack.ts';
+import { FakeSlack, triggerId } from '../../demo/slack/fake-slack.ts';
 import { BOT_TOKEN, LONG_TEXT, slashCommandFields } from './harness.ts';
 import { DetectProxy } from './proxy.ts';
 import { WAIT_MS } from '../helpers/load.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeSlack } from './fake-slack.ts';
+import { FakeSlack } from '../../demo/slack/fake-slack.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

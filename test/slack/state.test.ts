@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
-import type { RecordedCall } from './fake-slack.ts';
+import type { RecordedCall } from '../../demo/slack/fake-slack.ts';
 import {
   buttonPayload,
   interactionBody,

@@ -21,7 +21,7 @@ import { PRESET_BITS } from '../../adapters/chat/watch/presets.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { createDetector } from '../../src/detector/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
-import { signSlackRequest, type RecordedCall } from './fake-slack.ts';
+import { signSlackRequest, type RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { buttonPayload, type Harness, interactionBody, postToApp, SIGNING_SECRET, slashCommandBody, startHarness } from './harness.ts';
 import { AI_TEXTS } from './watch-texts.ts';
 

@@ -20,7 +20,7 @@ import { decodeButtonValue } from '../../adapters/slack/blocks.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { startRedisServer } from '../helpers/redis.ts';
-import type { RecordedCall } from './fake-slack.ts';
+import type { RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { AI_TEXTS, ENGINE_MIN_MESSAGES, HUMAN_TEXT } from './watch-texts.ts';
 import {
   buttonPayload,
@@ -32,7 +32,7 @@ import {
   startHarness,
   type Harness,
 } from './harness.ts';
-import { signSlackRequest } from './fake-slack.ts';
+import { signSlackRequest } from '../../demo/slack/fake-slack.ts';
 import { firstFlagId } from '../helpers/watch-db.ts';
 
 const ALL_SCOPES: string[] = [...DEFAULT_SCOPES];

@@ -158,7 +158,7 @@ export const HAS_DEV_FILES = DEV_FILES.every((file) => existsSync(trainingDataFi
 
 /**
  * The answers the tests render: every 4th text of each dev file and label (each source keeps its
- * share) plus each file's 10 longest texts, about 1,850 answers that cover every headline,
+ * share) plus each file's 10 longest texts, about 1,880 answers that cover every headline,
  * composition and warning the dev texts get (test/words/contradictions.test.ts checks that), and the
  * long documents. The engine scores them in about 10 s on a busy 2-core machine and the four
  * surfaces render them in about as long again; the whole dev set (7,330 answers) is

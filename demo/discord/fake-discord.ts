@@ -11,7 +11,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { WAIT_MS } from '../helpers/load.ts';
+import { WAIT_MS } from '../wait.ts';
 
 const DISCORD_EPOCH = 1_420_070_400_000n;
 let increment = 0n;
@@ -74,6 +74,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   body: any;
   at: number;
+  /** What the fake answered (set once it has). */
+  response?: { status: number; body: any };
 }
 
 export interface OverrideResponse {
@@ -140,6 +142,7 @@ export class FakeDiscord {
   readonly #acknowledged = new Set<string>();
   #waiters: { predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }[] = [];
   #readyWaiters: (() => void)[] = [];
+  readonly #listeners = new Set<(request: RecordedRequest) => void>();
   /** Attachment bytes served under `/attachments/…` (the CDN's path), by path. */
   readonly #files = new Map<
     string,
@@ -237,6 +240,11 @@ export class FakeDiscord {
       };
       this.#waiters.push({ predicate, resolve: done });
     });
+  }
+
+  /** Calls `listener` with every REST request once it has been answered (the demo's page draws from them). */
+  onRequest(listener: (request: RecordedRequest) => void): void {
+    this.#listeners.add(listener);
   }
 
   /** Resolves once a client has identified and been sent READY. */
@@ -411,7 +419,9 @@ export class FakeDiscord {
       } else {
         res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
       }
+      record.response = { status, body: payload };
       // Notified after answering, so a test sees the request once the client has its response.
+      for (const listener of this.#listeners) listener(record);
       for (const waiter of this.#waiters.filter((w) => w.predicate(record))) {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
         waiter.resolve(record);
@@ -436,6 +446,7 @@ export class FakeDiscord {
 
     const botAuth = req.headers.authorization === `Bot ${this.token}`;
     const unauthorized = (): void => answer(401, { message: '401: Unauthorized', code: 0 });
+    const on = (method: string, pattern: RegExp): RegExpExecArray | null => (record.method === method ? pattern.exec(path) : null);
     let m: RegExpExecArray | null;
 
     if (record.method === 'GET' && path === '/gateway/bot') {
@@ -458,7 +469,8 @@ export class FakeDiscord {
         flags: this.#applicationFlags,
       });
     }
-    if (record.method === 'PUT' && (m = /^\/applications\/(\d+)(?:\/guilds\/(\d+))?\/commands$/.exec(path))) {
+    m = on('PUT', /^\/applications\/(\d+)(?:\/guilds\/(\d+))?\/commands$/);
+    if (m) {
       if (!botAuth) return unauthorized();
       if (m[1] !== this.applicationId) return answer(403, { message: 'Missing Access', code: 50001 });
       const guildId = m[2];
@@ -474,14 +486,16 @@ export class FakeDiscord {
       }));
       return answer(200, commands);
     }
-    if (record.method === 'POST' && (m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path))) {
+    m = on('POST', /^\/interactions\/(\d+)\/([^/]+)\/callback$/);
+    if (m) {
       // Discord checks the pair (id, token) and accepts one initial response per interaction.
       if (this.#pending.get(m[2]!) !== m[1]) return answer(404, { message: 'Unknown interaction', code: 10062 });
       if (this.#acknowledged.has(m[2]!)) return answer(400, { message: 'Interaction has already been acknowledged.', code: 40060 });
       this.#acknowledged.add(m[2]!);
       return answer(204);
     }
-    if (record.method === 'PATCH' && (m = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path))) {
+    m = on('PATCH', /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/);
+    if (m) {
       if (m[1] !== this.applicationId || !this.#acknowledged.has(m[2]!)) {
         return answer(404, { message: 'Unknown Webhook', code: 10015 });
       }
@@ -502,7 +516,8 @@ export class FakeDiscord {
         }),
       );
     }
-    if (record.method === 'POST' && (m = /^\/channels\/(\d+)\/messages$/.exec(path))) {
+    m = on('POST', /^\/channels\/(\d+)\/messages$/);
+    if (m) {
       if (!botAuth) return unauthorized();
       const sent = (body ?? {}) as Record<string, unknown>;
       return answer(200, messageObject({ channel_id: m[1], author: this.botUser, content: sent.content ?? '', embeds: sent.embeds ?? [] }));

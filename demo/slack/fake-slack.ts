@@ -7,7 +7,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WAIT_MS } from '../helpers/load.ts';
+import { WAIT_MS } from '../wait.ts';
 
 export interface RecordedCall {
   /** Web API method (`chat.postEphemeral`) or `response_url` for posts to a response URL. */
@@ -18,6 +18,8 @@ export interface RecordedCall {
   /** For response_url posts: the id in the URL. */
   responseId?: string;
   at: number;
+  /** What the fake answered (set once it has): the Web API's JSON, or `ok` for a response_url. */
+  response?: unknown;
 }
 
 export interface FakeSlackOptions {
@@ -123,6 +125,7 @@ export interface SlackFileObject {
 
 export class FakeSlack {
   readonly calls: RecordedCall[] = [];
+  private readonly listeners = new Set<(call: RecordedCall) => void>();
   /** Shared files' bytes, served under `/files-pri/…` (Slack's file host), by path. */
   private readonly files = new Map<
     string,
@@ -389,6 +392,16 @@ export class FakeSlack {
     });
   }
 
+  /** Calls `listener` with every call once it has been answered (the demo's page draws from them). */
+  onCall(listener: (call: RecordedCall) => void): void {
+    this.listeners.add(listener);
+  }
+
+  private answered(call: RecordedCall, response: unknown): void {
+    call.response = response;
+    for (const listener of this.listeners) listener(call);
+  }
+
   private record(call: RecordedCall): void {
     this.calls.push(call);
     for (const waiter of [...this.waiters]) {
@@ -414,14 +427,16 @@ export class FakeSlack {
     const response = /^\/response\/([0-9a-f]+)$/.exec(url.pathname);
     if (response && req.method === 'POST') {
       // Slack's response_url takes JSON and answers a plain `ok`.
-      this.record({
+      const call: RecordedCall = {
         method: 'response_url',
         args: JSON.parse(raw) as Record<string, unknown>,
         token: undefined,
         responseId: response[1],
         at: Date.now(),
-      });
+      };
+      this.record(call);
       reply(200, 'ok', 'text/plain');
+      this.answered(call, 'ok');
       return;
     }
 
@@ -442,7 +457,8 @@ export class FakeSlack {
     }
     const auth = req.headers.authorization;
     const token = auth?.startsWith('Bearer ') ? auth.slice(7) : typeof args.token === 'string' ? args.token : undefined;
-    this.record({ method, args, token, at: Date.now() });
+    const call: RecordedCall = { method, args, token, at: Date.now() };
+    this.record(call);
 
     if (method === 'oauth.v2.access') {
       reply(200, this.oauthAccess(args, auth?.startsWith('Basic ') ? auth.slice(6) : undefined));
@@ -474,7 +490,9 @@ export class FakeSlack {
       });
       return;
     }
-    reply(200, this.answer(method, args));
+    const answer = this.answer(method, args);
+    reply(200, answer);
+    this.answered(call, answer);
   }
 
   private answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
