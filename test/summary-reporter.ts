@@ -14,6 +14,7 @@ export default class SummaryLineReporter implements Reporter {
     const counts = { passed: 0, failed: 0, skipped: 0 };
     const browserSkips = new Map<string, number>();
     let dataTestsSkipped = 0;
+    const dataFolders = new Set<string>();
     for (const testModule of testModules) {
       const path = testModule.moduleId.replaceAll('\\', '/');
       const browserFile = BROWSER_TEST_FILES.find((file) => path.endsWith(file));
@@ -22,7 +23,10 @@ export default class SummaryLineReporter implements Reporter {
         const state = testCase.result().state;
         if (state === 'passed' || state === 'failed' || state === 'skipped') counts[state] += 1;
         if (browserFile && state === 'skipped') browserSkips.set(browserFile, (browserSkips.get(browserFile) ?? 0) + 1);
-        if (needsData && state === 'skipped') dataTestsSkipped += 1;
+        if (needsData && state === 'skipped') {
+          dataTestsSkipped += 1;
+          dataFolders.add(`${/test\/[^/]+\//.exec(path)?.[0] ?? 'test/'}`);
+        }
       }
     }
     process.stdout.write(`Tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
@@ -35,7 +39,9 @@ export default class SummaryLineReporter implements Reporter {
       process.stdout.write(`Web page tests (${total}: ${files}) ${NO_CHROMIUM_MESSAGE}\n`);
     }
     if (dataTestsSkipped > 0 && !HAS_TRAINING_DATA) {
-      process.stdout.write(`Training data tests (${dataTestsSkipped}, in test/detector/) ${NO_TRAINING_DATA_MESSAGE}\n`);
+      process.stdout.write(
+        `Training data tests (${dataTestsSkipped}, in ${[...dataFolders].sort().join(', ')}) ${NO_TRAINING_DATA_MESSAGE}\n`,
+      );
     }
   }
 }

@@ -116,22 +116,3 @@ export async function checkFiles(
     ),
   ];
 }
-
-/** `PDF, 12 pages, 8,012 characters read` under a file's name. */
-export function fileFacts(result: DetectFileResponse): string {
-  const { type, pages, characters } = result.file;
-  const kind = FILE_TYPE_LABELS[type] ?? type.toUpperCase();
-  const parts = [kind];
-  if (typeof pages === 'number' && pages > 0) parts.push(`${pages.toLocaleString('en-US')} ${pages === 1 ? 'page' : 'pages'}`);
-  parts.push(`${characters.toLocaleString('en-US')} characters read`);
-  return parts.join(', ');
-}
-
-// One label per FILE_TYPES entry (contract.ts); a type a newer server adds shows in capitals.
-const FILE_TYPE_LABELS: Record<string, string> = {
-  pdf: 'PDF',
-  docx: 'Word document',
-  text: 'Plain text',
-  markdown: 'Markdown',
-  html: 'HTML',
-};

@@ -1,40 +1,24 @@
 /**
  * What the Slack and Discord bots say about a result, independent of either platform's markup.
- * Each bot turns a `ResultSummary` into Block Kit or an embed; the wording lives here once.
+ * Each bot turns a `ResultSummary` into Block Kit or an embed. The words an answer is shown with,
+ * and the decision of what to say about it, are every surface's (src/words.ts); what is the bots'
+ * own (quotes, bars, member checks, queue notices) lives here once.
  */
-import type { DetectAuthorResponse, DetectResponse, Mode, Origin, Segment, Verdict, WarningCode } from '../../src/contract.ts';
-import { AUTHOR_POLISHED_LINE, ORIGIN_WORDS, originHeadline, originOfAnswer } from './origin-words.ts';
+import type { DetectAuthorResponse, DetectResponse, Mode, Origin, Segment, Verdict } from '../../src/contract.ts';
+import {
+  AUTHOR_HELD_BACK_LABEL,
+  AUTHOR_POLISHED_SENTENCE,
+  describeAnswer,
+  formatPercent,
+  ORIGIN_WORDS,
+  originHeadline,
+  originOfAnswer,
+  passagesTitle,
+  type WindowMap,
+  warningSentence,
+} from '../../src/words.ts';
 
 export const CHAT_MODES: readonly Mode[] = ['general', 'academic', 'financial', 'legal'];
-
-const VERDICT_LABELS: Record<Verdict, string> = {
-  likely_ai: 'Likely AI-written',
-  mixed: 'Mixed or uncertain',
-  likely_human: 'Likely human-written',
-};
-
-/** Colours as 0xRRGGBB, shared so a verdict looks the same in both apps. */
-export const VERDICT_COLOURS: Record<Verdict, number> = {
-  likely_ai: 0xd93f0b,
-  mixed: 0xfbca04,
-  likely_human: 0x2da44e,
-};
-
-export const VERDICT_EMOJI: Record<Verdict, string> = {
-  likely_ai: '🔴',
-  mixed: '🟡',
-  likely_human: '🟢',
-};
-
-export function verdictLabel(verdict: Verdict): string {
-  return VERDICT_LABELS[verdict];
-}
-
-/** `0.873` → `87%`; never shows 0% or 100%, which would overstate what a detector can know. */
-export function formatPercent(probability: number): string {
-  const pct = Math.round(probability * 100);
-  return `${Math.min(99, Math.max(1, pct))}%`;
-}
 
 /** A ten-cell bar such as `████████░░`, readable in any font that chat apps use. */
 export function probabilityBar(probability: number, cells = 10): string {
@@ -71,11 +55,14 @@ export interface ResultSummary {
   verdict: Verdict;
   /** The answer's headline value (`origin`), read from the verdict for servers that do not send it. */
   origin: Origin;
-  /** The origin in words (with the generated share for `partly_ai`), or "too short to judge". */
+  /** The origin in words with its emoji (with the generated share for `partly_ai`), or "too short to judge". */
   headline: string;
   /** The headline's colour. */
   colour: number;
-  /** A sentence under the headline when the headline alone needs one (AI-polished); undefined otherwise. */
+  /**
+   * A sentence under the headline when the headline alone needs one: the polished reading, or why a
+   * score did not become a verdict; undefined otherwise.
+   */
   originLine: string | undefined;
   /**
    * True below the evidence floor (the engine's `too_little_evidence`): the headline then says the
@@ -96,79 +83,41 @@ export interface ResultSummary {
   highlights: { text: string; percent: string }[];
   /** The engine's warning codes, as it sent them. */
   warningCodes: string[];
-  /** One sentence per warning the engine gave, in its order; empty when it gave none. */
+  /** One sentence per warning the engine gave that the lines above do not already say, in its order. */
   warningLines: string[];
-}
-
-/**
- * What each engine warning means to a moderator. Only the engine knows why a result is weak, so the
- * bots say what it reported and never guess a reason (a low confidence alone is no warning: the
- * verdict "Mixed or uncertain" already says so). Codes added to the engine later fall back to
- * `unknownWarningSentence` until they are worded here.
- */
-export const WARNING_SENTENCES: Readonly<Record<WarningCode, string>> = {
-  short_text: 'This text is short (under about 40 words), so the score is a weak guess: do not act on it alone.',
-  strict_threshold:
-    'The score leans AI but stays under the bar set so that at most 1 in 100 human texts is flagged, so the verdict is held back.',
-  out_of_domain: 'This text is unlike the texts the detector was trained on, so the score is less reliable than usual.',
-  language_uncertain: 'The language of this text was hard to tell, so the score may be off: re-check with the language set if you know it.',
-  calibration_fallback:
-    "The detector has no calibration for this mode in this language and used the language's general one, so the score is less precise and never called likely AI.",
-  too_little_evidence: 'There are too few words to judge (under about 40), so no verdict is given.',
-  language_mismatch:
-    'This text is clearly in another language than the one the check was asked for, so the score means little and is never called likely AI: check again with the language detected.',
-  strict_human_threshold:
-    'The score leans human but stays above the bar set so that at most 1 in 20 AI texts is called likely human, so the text is not cleared.',
-};
-
-/** Headline of an answer below the evidence floor, single texts and members alike. */
-export const TOO_SHORT_HEADLINE = '⚪ Too short to judge';
-
-/** What replaces the score of a text below the evidence floor. */
-export const TOO_SHORT_LINE =
-  'The detector needs about 40 words or more to say anything about a text, so it gives no verdict and no score is shown.';
-
-/** For a code the bots do not know yet: still shown, never dropped. */
-export function unknownWarningSentence(code: string): string {
-  const shown = code.replace(/[^\w.-]/g, '').slice(0, 40) || 'unknown';
-  return `The detector flagged this result (${shown}), so treat the score with extra care.`;
-}
-
-export function warningSentence(code: string): string {
-  return Object.hasOwn(WARNING_SENTENCES, code) ? WARNING_SENTENCES[code as WarningCode] : unknownWarningSentence(code);
+  /** The map of a long document's windows; undefined for a text of one window. */
+  windows: WindowMap | undefined;
 }
 
 export function summarizeResult(result: DetectResponse, highlightChars = 280): ResultSummary {
+  const words = describeAnswer(result);
   const warningCodes = [
     ...new Set((Array.isArray(result.warnings) ? result.warnings : []).filter((w): w is string => typeof w === 'string' && w !== '')),
   ];
-  const lowConfidence = result.confidence === 'low' || warningCodes.includes('short_text');
-  const tooShort = warningCodes.includes('too_little_evidence');
-  const origin = originOfAnswer(result);
   return {
     verdict: result.verdict,
-    origin,
-    headline: tooShort ? TOO_SHORT_HEADLINE : originHeadline(origin, result.generated_share),
-    colour: ORIGIN_WORDS[origin].colour,
-    originLine: !tooShort && origin === 'ai_polished' ? ORIGIN_WORDS.ai_polished.sentence : undefined,
-    tooShort,
-    tooShortLine: tooShort ? TOO_SHORT_LINE : undefined,
+    origin: words.origin,
+    headline: `${words.emoji} ${words.label}`,
+    colour: words.colour,
+    originLine: words.detail,
+    tooShort: words.tooShort,
+    tooShortLine: words.tooShort ? words.sentence : undefined,
     percent: formatPercent(result.ai_probability),
     bar: probabilityBar(result.ai_probability),
     mode: result.mode,
     language: result.language,
     requestId: result.request_id,
     model: result.model,
-    lowConfidence,
-    highlights: tooShort
+    lowConfidence: result.confidence === 'low' || warningCodes.includes('short_text'),
+    highlights: words.tooShort
       ? []
       : mostAiLikeSentences(result.segments).map((s) => ({
           text: truncate(s.text.trim(), highlightChars),
           percent: formatPercent(s.ai_probability),
         })),
     warningCodes,
-    // No score is shown below the evidence floor, so warnings about how far to trust the score say nothing.
-    warningLines: tooShort ? [] : warningCodes.map(warningSentence),
+    warningLines: words.warnings.map((w) => w.sentence),
+    windows: words.windows,
   };
 }
 
@@ -184,11 +133,6 @@ export function oneLineSummary(summary: ResultSummary): string {
   // The partly headline already holds a colon and a figure of its own.
   const joint = summary.origin === 'partly_ai' ? '; the whole text' : ':';
   return `${summary.headline}${joint} ${summary.percent} AI-like (${summary.mode}, ${summary.language})${warning}`;
-}
-
-/** `general` → `General`; used in button labels and titles. */
-export function modeLabel(mode: Mode): string {
-  return mode.charAt(0).toUpperCase() + mode.slice(1);
 }
 
 export interface SegmentLine {
@@ -212,13 +156,6 @@ export function segmentLines(segments: readonly Segment[], sentenceChars = 500):
       text: truncate(s.text.replace(/\s+/g, ' ').trim(), sentenceChars),
       ai_probability: s.ai_probability,
     }));
-}
-
-const LANGUAGE_NAMES: Record<string, string> = { en: 'English', tr: 'Turkish' };
-
-/** `en` → `English`; unknown codes are shown as given. */
-export function languageLabel(code: string): string {
-  return LANGUAGE_NAMES[code] ?? code;
 }
 
 /** What was left out of the score, as the counts a renderer reports (adapters/chat/markup.ts). */
@@ -254,39 +191,27 @@ export function queuedNotice(position: number): string {
   return `⏳ Queued (position ${position}): other checks are ahead of this one; the result follows as soon as the detection service has room.`;
 }
 
-// What a post is made of (issues 18 and 31). `verdict: "mixed"` only says the score fell between
-// the thresholds; `origin: "partly_ai"` says some passages look generated and the rest reads as the
-// author's own. A moderator must be able to tell the two apart, so the headline (`summarizeResult`,
-// from `origin`) says "Partly AI-written" and this summary quotes the generated passages.
-
-/** Orange: between the yellow of an uncertain score and the red of a likely-AI one. */
-export const PARTLY_GENERATED_COLOUR = ORIGIN_WORDS.partly_ai.colour;
+// What a post is made of (issues 18, 31 and 39): the words are src/words.ts's composition box;
+// what is the bots' own is quoting the generated passages of a partly AI-written post.
 
 /**
  * The result fields that say what a post is made of (filled when per-sentence scores were asked
  * for), and its warnings (a post too short to judge has nothing to say about its parts either).
  */
 export type CompositionFields = Pick<DetectResponse, 'verdict' | 'segments' | 'generated_spans' | 'generated_share' | 'composition'> &
-  Partial<Pick<DetectResponse, 'warnings' | 'origin'>>;
+  Partial<Pick<DetectResponse, 'warnings' | 'origin' | 'ai_probability' | 'confidence'>>;
 
 export interface CompositionSummary {
-  /** `partly_generated` and `uncertain` are the two a bare "mixed" used to blur. */
-  kind: 'partly_generated' | 'uncertain' | 'generated' | 'none';
-  /** One sentence under the headline; undefined when there is nothing to add. */
+  /** The composition box in one line ("Partly generated: part of the text looks …"); undefined without sentence scores. */
   line: string | undefined;
-  /** The generated passages to quote (at most three, text order, trimmed); empty unless partly generated. */
+  /** The title over the quoted passages, e.g. "Passages that look AI-generated (42% of the post; the first 3 of 4)". */
+  title: string;
+  /** The generated passages to quote (at most three, text order, trimmed); empty unless partly AI-written. */
   passages: { text: string; percent: string }[];
   /** How many generated passages the post has (may exceed the quoted three). */
   passageCount: number;
   /** Estimated share of the post's words that are generated, e.g. `35%`; undefined when not measured. */
   share: string | undefined;
-}
-
-/** `0.354` → `35%`, kept within 1–99% unless the share is exactly 0 or 1. */
-function sharePercent(share: number): string {
-  if (share <= 0) return '0%';
-  if (share >= 1) return '100%';
-  return `${Math.min(99, Math.max(1, Math.round(share * 100)))}%`;
 }
 
 /**
@@ -304,88 +229,54 @@ function spanText(span: { start: number; end: number }, segments: readonly Segme
 }
 
 /**
- * What to say about a post's composition, beside its verdict. `text` is the submitted text, when
+ * What to say about a post's composition, beside its headline. `text` is the submitted text, when
  * the caller kept it, to quote spans exactly.
  */
 export function summarizeComposition(
   result: CompositionFields,
-  options: { text?: string | undefined; passageChars?: number } = {},
+  options: { text?: string | undefined; passageChars?: number; of?: 'post' | 'file' } = {},
 ): CompositionSummary {
   const passageChars = options.passageChars ?? 200;
   const spans = Array.isArray(result.generated_spans) ? result.generated_spans : [];
-  const share = typeof result.generated_share === 'number' ? result.generated_share : undefined;
-  const none: CompositionSummary = {
-    kind: 'none',
-    line: undefined,
-    passages: [],
+  const words = describeAnswer({
+    ai_probability: result.ai_probability ?? 0.5,
+    confidence: result.confidence ?? 'low',
+    warnings: result.warnings ?? [],
+    ...result,
+  });
+  const share = words.composition && typeof result.generated_share === 'number' ? formatPercent(result.generated_share) : undefined;
+  const passages =
+    words.origin === 'partly_ai'
+      ? [...spans]
+          .sort((a, b) => a.start - b.start)
+          .map((span) => ({
+            text: truncate(
+              spanText(span, result.segments ?? [], options.text)
+                .replace(/\s+/g, ' ')
+                .trim(),
+              passageChars,
+            ).replace(/\s+…$/, '…'),
+            percent: formatPercent(span.ai_probability),
+          }))
+          .filter((p) => p.text !== '')
+          .slice(0, 3)
+      : [];
+  const notes = [
+    ...(share ? [`${share} of the ${options.of ?? 'post'}`] : []),
+    ...(spans.length > passages.length && passages.length > 0 ? [`the first ${passages.length} of ${spans.length}`] : []),
+  ];
+  return {
+    line: words.composition ? `${words.composition.label}: ${lowerFirst(words.composition.sentence)}` : undefined,
+    title: `${passagesTitle(words.origin)}${notes.length ? ` (${notes.join('; ')})` : ''}`,
+    passages,
     passageCount: spans.length,
-    share: share === undefined ? undefined : sharePercent(share),
+    share,
   };
-  if (Array.isArray(result.warnings) && result.warnings.includes('too_little_evidence')) return { ...none, share: undefined };
-  const origin = originOfAnswer(result);
-  if (origin === 'partly_ai' && spans.length > 0) {
-    const shown = [...spans].sort((a, b) => a.start - b.start);
-    const passages = shown
-      .map((span) => ({
-        text: truncate(
-          spanText(span, result.segments ?? [], options.text)
-            .replace(/\s+/g, ' ')
-            .trim(),
-          passageChars,
-        ).replace(/\s+…$/, '…'),
-        percent: formatPercent(span.ai_probability),
-      }))
-      .filter((p) => p.text !== '')
-      .slice(0, 3);
-    const n = spans.length;
-    const what = n === 1 ? 'One passage looks' : `${n} passages look`;
-    const more = n > passages.length && passages.length > 0 ? ` The ${passages.length} most telling are quoted.` : '';
-    return {
-      kind: 'partly_generated',
-      line: `${what} AI-written; the rest reads as the author's own writing.${more}`,
-      passages,
-      passageCount: n,
-      share: share === undefined ? undefined : sharePercent(share),
-    };
-  }
-  // Generated passages over most of the text, and the rest leaning AI too: the sentence model's
-  // spans missed a few sentences of a generated text, which is not "partly" written by the author.
-  if ((result.composition === 'ai' || result.composition === 'partly_ai') && result.verdict === 'likely_ai') {
-    return {
-      ...none,
-      kind: 'generated',
-      line:
-        result.composition === 'ai'
-          ? `Throughout: the generated-looking passages cover nearly all of the post${share === undefined ? '' : ` (about ${sharePercent(share)} of its words look generated)`}, not just a part of it.`
-          : `Mostly generated: about ${sharePercent(share ?? 0)} of its words look generated, and the rest does not read clearly as the author's own.`,
-    };
-  }
-  if (result.composition === 'ai' && result.verdict !== 'likely_human') {
-    return {
-      ...none,
-      kind: 'generated',
-      line: `Throughout: the generated-looking passages cover nearly all of the post${share === undefined ? '' : ` (about ${sharePercent(share)} of its words look generated)`}, not just a part of it.`,
-    };
-  }
-  if (result.verdict === 'mixed' && result.composition === 'partly_ai') {
-    return {
-      ...none,
-      kind: 'uncertain',
-      line: `Uncertain: some passages lean AI (about ${sharePercent(share ?? 0)} of the words), but the rest does not read clearly as the author's own either, so the detector cannot tell either way.`,
-    };
-  }
-  if (result.verdict === 'mixed') {
-    const noPassage =
-      result.composition === null || result.composition === undefined
-        ? ''
-        : ' No passage stands out as generated, so this is not a sign that part of the post was pasted in.';
-    return {
-      ...none,
-      kind: 'uncertain',
-      line: `Uncertain: the score falls between the thresholds, so the detector cannot tell either way.${noPassage}`,
-    };
-  }
-  return none;
+}
+
+/** "Most of the text" → "most of the text", after a colon. */
+function lowerFirst(sentence: string): string {
+  return /^[A-Z][a-z]/.test(sentence) ? sentence.charAt(0).toLowerCase() + sentence.slice(1) : sentence;
 }
 
 /** What a single message check says when the message alone is too short, pointing at the member-level check. */
@@ -558,9 +449,9 @@ export function summarizeAuthorResult(
     verdict: response.verdict,
     origin,
     heldBack,
-    headline: heldBack ? '🟡 Too little to judge yet' : originHeadline(origin),
+    headline: heldBack ? `${ORIGIN_WORDS.uncertain.emoji} ${AUTHOR_HELD_BACK_LABEL}` : originHeadline(origin),
     colour: ORIGIN_WORDS[origin].colour,
-    originLine: origin === 'ai_polished' ? AUTHOR_POLISHED_LINE : undefined,
+    originLine: origin === 'ai_polished' ? AUTHOR_POLISHED_SENTENCE : undefined,
     percent: formatPercent(response.ai_probability),
     bar: probabilityBar(response.ai_probability),
     basis: `over ${countPhrase(response.messages_used, 'message', 'messages')} and ${countPhrase(response.words_used, 'word', 'words')}`,

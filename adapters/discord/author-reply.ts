@@ -4,10 +4,11 @@
  * held-back verdict would need. Wording from adapters/chat/format.ts (shared with Slack).
  */
 import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
-import { AUTHOR_CHECK_BUTTON_LABEL, historyScopeLine, languageLabel, modeLabel, truncate, type AuthorSummary } from '../chat/format.ts';
+import { AUTHOR_CHECK_BUTTON_LABEL, historyScopeLine, truncate, type AuthorSummary } from '../chat/format.ts';
 import type { HistoryWindow } from '../chat/author.ts';
 import { authorCheckCustomId } from './commands.ts';
 import type { CheckSource } from './recheck-store.ts';
+import { languageName, modeName } from '../../src/words.ts';
 
 const FIELD_VALUE_MAX = 1024;
 const DESCRIPTION_MAX = 4096;
@@ -45,8 +46,8 @@ export function authorEmbed(summary: AuthorSummary, context: AuthorReplyContext)
     fields.push({ name: 'Most AI-like messages', value: truncate(value, FIELD_VALUE_MAX), inline: false });
   }
   fields.push(
-    { name: 'Mode', value: modeLabel(summary.mode), inline: true },
-    { name: 'Language', value: languageLabel(summary.language), inline: true },
+    { name: 'Mode', value: modeName(summary.mode), inline: true },
+    { name: 'Language', value: languageName(summary.language), inline: true },
     { name: 'Request ID', value: `\`${summary.requestId}\``, inline: false },
   );
   return {

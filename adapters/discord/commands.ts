@@ -14,8 +14,9 @@ import {
 } from 'discord.js';
 import { EVIDENCE_FLOOR_WORDS, type Mode } from '../../src/contract.ts';
 import { DEFAULT_HISTORY_WINDOW, HISTORY_LIMITS } from '../chat/author.ts';
-import { CHAT_MODES, modeLabel } from '../chat/format.ts';
+import { CHAT_MODES } from '../chat/format.ts';
 import { addWatchSubcommands } from './watch/commands.ts';
+import { modeName } from '../../src/words.ts';
 
 export const DETECT_COMMAND = 'detect';
 /** Server settings, for members with Manage Server. */
@@ -136,7 +137,7 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
         .setName(DETECT_OPTIONS.mode)
         .setDescription('Kind of text (general: everyday writing); each mode has its own calibration')
         .setRequired(false)
-        .addChoices(...CHAT_MODES.map((m) => ({ name: modeLabel(m), value: m }))),
+        .addChoices(...CHAT_MODES.map((m) => ({ name: modeName(m), value: m }))),
     )
     .addStringOption((o) =>
       o
@@ -178,7 +179,7 @@ export function buildCommands(options: CommandOptions = DEFAULT_COMMAND_OPTIONS)
             .setName(SETTINGS_OPTIONS.mode)
             .setDescription('Kind of text most checked messages are')
             .setRequired(true)
-            .addChoices(...CHAT_MODES.map((m) => ({ name: modeLabel(m), value: m })), { name: 'Bot default', value: BOT_DEFAULT_CHOICE }),
+            .addChoices(...CHAT_MODES.map((m) => ({ name: modeName(m), value: m })), { name: 'Bot default', value: BOT_DEFAULT_CHOICE }),
         ),
     )
     .addSubcommand((c) =>

@@ -5,9 +5,10 @@
  * name and the sentence that says why.
  */
 import { escapeMarkdown, type APIEmbed } from 'discord.js';
-import { fileFacts, type FileOutcome } from '../chat/file-checks.ts';
-import { languageLabel, modeLabel, summarizeComposition, summarizeResult, truncate } from '../chat/format.ts';
-import { NEUTRAL_COLOUR } from './reply.ts';
+import type { FileOutcome } from '../chat/file-checks.ts';
+import { summarizeComposition, summarizeResult, truncate } from '../chat/format.ts';
+import { NEUTRAL_COLOUR, windowsField } from './reply.ts';
+import { fileFacts, languageName, modeName, passagesTitle } from '../../src/words.ts';
 
 /** Discord's limits (characters): an embed title, a field value, a description, and all embeds of a message together. */
 const TITLE_MAX = 256;
@@ -30,19 +31,21 @@ export function fileEmbed(outcome: FileOutcome): APIEmbed {
   }
   const { result } = outcome;
   const summary = summarizeResult(result, 200);
-  const composition = summarizeComposition(result, { passageChars: 200 });
-  const lines = [fileFacts(result), `${summary.bar} **${summary.percent}** probability that an AI wrote it`];
+  const composition = summarizeComposition(result, { passageChars: 200, of: 'file' });
+  const lines = [fileFacts(result.file), `${summary.bar} **${summary.percent}** probability that an AI wrote it`];
   if (summary.originLine) lines.push('', summary.originLine);
   if (composition.line) lines.push('', composition.line);
   if (summary.warningLines.length > 0) lines.push('', ...summary.warningLines.map((line) => `⚠️ ${line}`));
   const fields: NonNullable<APIEmbed['fields']> = [
-    { name: 'Mode', value: modeLabel(summary.mode), inline: true },
-    { name: 'Language', value: `${languageLabel(summary.language)} (detected)`, inline: true },
+    { name: 'Mode', value: modeName(summary.mode), inline: true },
+    { name: 'Language', value: `${languageName(summary.language)} (detected)`, inline: true },
     { name: 'Confidence', value: result.confidence.charAt(0).toUpperCase() + result.confidence.slice(1), inline: true },
   ];
+  const map = windowsField(summary);
+  if (map) fields.push(map);
   if (composition.passages.length > 0) {
     fields.push({
-      name: `Generated passages${composition.share ? ` (${composition.share} of the file)` : ''}`,
+      name: composition.title,
       value: truncate(composition.passages.map((p) => `**${p.percent}** “${escapeMarkdown(p.text)}”`).join('\n'), FIELD_VALUE_MAX),
       inline: false,
     });
@@ -83,7 +86,8 @@ function embedChars(embed: APIEmbed): number {
 export function fitEmbeds(embeds: APIEmbed[]): APIEmbed[] {
   const out = embeds.map((e) => ({ ...e, fields: e.fields ? [...e.fields] : undefined }));
   const total = (): number => out.reduce((n, e) => n + embedChars(e), 0);
-  const quoting = (name: string): boolean => name === 'Most AI-like sentences' || name.startsWith('Generated passages');
+  const quoting = (name: string): boolean =>
+    name === 'Most AI-like sentences' || name.startsWith(passagesTitle('ai_written')) || name.startsWith(passagesTitle('ai_polished'));
   for (let i = out.length - 1; i >= 0 && total() > MESSAGE_EMBEDS_MAX_CHARS; i--) {
     const embed = out[i] as APIEmbed;
     if (!embed.title?.startsWith('📄') || !embed.fields) continue;

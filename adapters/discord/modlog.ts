@@ -6,10 +6,9 @@
 import { escapeMarkdown, Routes, type REST } from 'discord.js';
 import type { Logger } from 'pino';
 import type { Mode } from '../../src/contract.ts';
-import { TOO_SHORT_HEADLINE, formatPercent } from '../chat/format.ts';
-import { originHeadline, originOfAnswer } from '../chat/origin-words.ts';
 import type { DetectResponse } from '../../src/contract.ts';
 import { describeDiscordError } from './discord-errors.ts';
+import { describeAnswer, formatPercent } from '../../src/words.ts';
 
 export interface ModLogEntry {
   /** Who ran the check. */
@@ -30,9 +29,8 @@ export function modLogLine(entry: ModLogEntry): string {
   if ('result' in entry.outcome) {
     const r = entry.outcome.result;
     // Below the evidence floor there is no verdict and no percentage to record.
-    const outcome = r.warnings?.includes('too_little_evidence')
-      ? TOO_SHORT_HEADLINE
-      : `${originHeadline(originOfAnswer(r), r.generated_share)}, ${formatPercent(r.ai_probability)}`;
+    const words = describeAnswer(r);
+    const outcome = `${words.emoji} ${words.label}${words.tooShort ? '' : `, ${formatPercent(r.ai_probability)}`}`;
     return `${who}: ${outcome} · request \`${r.request_id}\``;
   }
   const id = entry.outcome.requestId ? ` · request \`${entry.outcome.requestId}\`` : '';

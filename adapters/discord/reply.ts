@@ -2,21 +2,29 @@
  * Discord's rendering of a check: an embed and a row of re-check buttons. The wording comes from
  * adapters/chat (shared with Slack); only Discord's markup and limits live here.
  */
-import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
+import {
+  ButtonStyle,
+  ComponentType,
+  escapeMarkdown,
+  type APIActionRowComponent,
+  type APIButtonComponent,
+  type APIEmbed,
+  type APIEmbedField,
+} from 'discord.js';
 import type { DetectResponse, Mode } from '../../src/contract.ts';
 import {
-  languageLabel,
-  modeLabel,
-  otherModes,
-  summarizeResult,
-  truncate,
   excludedNote,
+  otherModes,
   SHORT_MESSAGE_AUTHOR_HINT,
   summarizeComposition,
+  summarizeResult,
+  truncate,
   type ExcludedCounts,
+  type ResultSummary,
 } from '../chat/format.ts';
 import { recheckCustomId } from './commands.ts';
 import type { CheckSource } from './recheck-store.ts';
+import { languageName, modeName, WINDOWS_TITLE } from '../../src/words.ts';
 
 /** Discord's limits on embeds (characters), from its "Embed Limits" table. */
 const FIELD_VALUE_MAX = 1024;
@@ -50,10 +58,10 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
   }
 
   const fields: NonNullable<APIEmbed['fields']> = [
-    { name: 'Mode', value: modeLabel(summary.mode), inline: true },
+    { name: 'Mode', value: modeName(summary.mode), inline: true },
     {
       name: 'Language',
-      value: `${languageLabel(summary.language)}${context.languageGiven ? '' : ' (detected)'}`,
+      value: `${languageName(summary.language)}${context.languageGiven ? '' : ' (detected)'}`,
       inline: true,
     },
     { name: 'Confidence', value: result.confidence.charAt(0).toUpperCase() + result.confidence.slice(1), inline: true },
@@ -61,10 +69,12 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
   if (context.source.kind === 'message') {
     fields.push({ name: 'Message', value: context.source.link, inline: false });
   }
+  const map = windowsField(summary);
+  if (map) fields.push(map);
   if (composition.passages.length > 0) {
     const value = composition.passages.map((p) => `**${p.percent}** “${escapeMarkdown(p.text)}”`).join('\n');
     fields.push({
-      name: `Generated passages${composition.share ? ` (${composition.share} of the post)` : ''}`,
+      name: composition.title,
       value: truncate(value, FIELD_VALUE_MAX),
       inline: false,
     });
@@ -87,6 +97,16 @@ export function resultEmbed(result: DetectResponse, context: ResultContext): API
     fields,
     footer: { text: `model ${summary.model} · a score is evidence, not proof` },
   };
+}
+
+/**
+ * A long document's map as an embed field: one emoji per window in text order, and the summary that
+ * names where the parts that read as an AI's work are, within a field's 1,024 characters.
+ */
+export function windowsField(summary: Pick<ResultSummary, 'windows'>): APIEmbedField | undefined {
+  if (!summary.windows) return undefined;
+  const strip = truncate(summary.windows.strip, 300);
+  return { name: WINDOWS_TITLE, value: truncate(`${strip}\n${summary.windows.summary}`, FIELD_VALUE_MAX), inline: false };
 }
 
 export function problemEmbed(sentence: string, title = 'Could not check this text'): APIEmbed {
@@ -115,7 +135,7 @@ export function recheckButtons(
       buttons.push({
         type: ComponentType.Button,
         style: ButtonStyle.Secondary,
-        label: `Re-check as ${modeLabel(mode)}`,
+        label: `Re-check as ${modeName(mode)}`,
         custom_id: recheckCustomId(mode, key),
       });
     }

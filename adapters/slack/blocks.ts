@@ -10,8 +10,6 @@ import {
   SHORT_MESSAGE_AUTHOR_HINT,
   summarizeComposition,
   excludedNote,
-  languageLabel,
-  modeLabel,
   oneLineSummary,
   otherModes,
   segmentLines,
@@ -21,6 +19,7 @@ import {
 import type { ExcludedCounts } from '../chat/format.ts';
 import { LIMITS } from './block-limits.ts';
 import { ACTION_AUTHOR_CHECK, encodeAuthorButton } from './author-button.ts';
+import { languageName, modeName, type WindowMap, WINDOWS_TITLE } from '../../src/words.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
 type ModalView = SlackTypes.ModalView;
@@ -135,7 +134,7 @@ function sourceLine(source: CheckSource): string {
 export function metaLine(summary: Pick<ResultSummary, 'mode' | 'language' | 'requestId' | 'model'>): string {
   return [
     `Mode: *${summary.mode}*`,
-    `Language: *${languageLabel(summary.language)}*`,
+    `Language: *${languageName(summary.language)}*`,
     `Request id: \`${escapeMrkdwn(summary.requestId)}\``,
     `Model: ${escapeMrkdwn(summary.model)}`,
   ].join('  ·  ');
@@ -174,13 +173,15 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
       elements: [mrkdwn(`:speech_balloon: ${escapeMrkdwn(SHORT_MESSAGE_AUTHOR_HINT)} Use *${AUTHOR_CHECK_BUTTON_LABEL}* below.`)],
     });
   }
+  const map = windowsBlock(summary, 'windows');
+  if (map) blocks.push(map);
   if (composition.passages.length > 0) {
     const perQuote = Math.floor((LIMITS.sectionText - 100) / composition.passages.length) - 20;
     const quotes = composition.passages.map((p) => `> “${escapeAndFit(p.text, perQuote)}”  *${p.percent}*`);
     blocks.push({
       type: 'section',
       block_id: 'generated_passages',
-      text: mrkdwn(`*Generated passages*${composition.share ? ` (${composition.share} of the post)` : ''}\n${quotes.join('\n')}`),
+      text: mrkdwn(`*${composition.title}*\n${quotes.join('\n')}`),
     });
   }
   if (summary.highlights.length > 0) {
@@ -201,7 +202,7 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
       ? otherModes(summary.mode).map((mode) => ({
           type: 'button' as const,
           action_id: `${ACTION_RECHECK_PREFIX}${mode}`,
-          text: plain(`Re-check as ${modeLabel(mode)}`),
+          text: plain(`Re-check as ${modeName(mode)}`),
           value: encodeButtonValue({ c: input.checkId, m: mode, ...(input.text !== undefined ? { t: input.text } : {}) }),
         }))
       : []),
@@ -229,6 +230,21 @@ export function buildResultMessage(input: ResultMessageInput): SlackMessage {
   ];
   if (actions.length > 0) blocks.push({ type: 'actions', block_id: 'result_actions', elements: actions });
   return { text: `${oneLineSummary(summary)}. Request id: ${summary.requestId}`, blocks };
+}
+
+/**
+ * A long document's map: one emoji per window in text order, and the summary that names where the
+ * parts that read as an AI's work are (every window's figure is in **Show details**).
+ */
+export function windowsBlock(summary: Pick<ResultSummary, 'windows'>, blockId: string): KnownBlock | undefined {
+  if (!summary.windows) return undefined;
+  const strip = Array.from(summary.windows.strip);
+  const shown = strip.length > 200 ? `${strip.slice(0, 199).join('')}…` : strip.join('');
+  return {
+    type: 'section',
+    block_id: blockId,
+    text: mrkdwn(`*${WINDOWS_TITLE}*\n${shown}\n${escapeAndFit(summary.windows.summary, LIMITS.sectionText - 400)}`),
+  };
 }
 
 /** One `:warning:` line per warning the engine gave. */
@@ -300,12 +316,14 @@ export function buildDetailsModal(result: DetectResponse): ModalView {
       type: 'section',
       block_id: 'summary',
       text: mrkdwn(
-        `*${summary.headline}*\n${summary.tooShortLine ? escapeMrkdwn(summary.tooShortLine) : `\`${summary.bar}\`  *${summary.percent}* for the whole text`}`,
+        `*${summary.headline}*\n${summary.tooShortLine ? escapeMrkdwn(summary.tooShortLine) : `\`${summary.bar}\`  *${summary.percent}* for the whole text`}` +
+          (summary.originLine ? `\n${escapeMrkdwn(summary.originLine)}` : ''),
       ),
     },
     { type: 'context', block_id: 'meta', elements: [mrkdwn(metaLine(summary))] },
   ];
   if (summary.warningLines.length > 0) head.push({ type: 'context', block_id: 'warning', elements: [mrkdwn(warningMarkup(summary))] });
+  if (summary.windows) head.push(...windowLines(summary.windows));
   head.push({ type: 'divider', block_id: 'divider' });
 
   // Too short to judge as a whole is too short sentence by sentence as well.
@@ -359,6 +377,33 @@ export function buildDetailsModal(result: DetectResponse): ModalView {
     });
   }
   return modalBase(blocks);
+}
+
+/**
+ * Every window of a long document with its place, figure and reading, packed into at most four
+ * sections; what does not fit is counted in a line under them.
+ */
+function windowLines(map: WindowMap): KnownBlock[] {
+  const sections = [`*${WINDOWS_TITLE}*: ${escapeAndFit(map.summary, 1500)}`];
+  let listed = 0;
+  for (const w of map.windows) {
+    const line = `${w.emoji} ${escapeMrkdwn(w.where)}: *${w.percent}*, ${escapeMrkdwn(w.label)}`;
+    const last = sections.length - 1;
+    if (Array.from(`${sections[last]}\n${line}`).length <= LIMITS.sectionText) sections[last] = `${sections[last]}\n${line}`;
+    else if (sections.length < 4) sections.push(line);
+    else break;
+    listed++;
+  }
+  const blocks: KnownBlock[] = sections.map((text, i) => ({ type: 'section', block_id: `windows_${i}`, text: mrkdwn(text) }));
+  const left = map.windows.length - listed;
+  if (left > 0) {
+    blocks.push({
+      type: 'context',
+      block_id: 'windows_left',
+      elements: [mrkdwn(`${left} more parts are not listed: Slack limits how much a window can hold.`)],
+    });
+  }
+  return blocks;
 }
 
 export interface AuditEntry {

@@ -4,10 +4,11 @@
  * checked. Appended under the message's own result (or alone, for a message that is only files).
  */
 import type { types as SlackTypes } from '@slack/bolt';
-import { fileFacts, type FileOutcome } from '../chat/file-checks.ts';
+import type { FileOutcome } from '../chat/file-checks.ts';
 import { summarizeComposition, summarizeResult } from '../chat/format.ts';
+import { fileFacts } from '../../src/words.ts';
 import { LIMITS } from './block-limits.ts';
-import { escapeAndFit, escapeMrkdwn, metaLine, mrkdwn, type SlackMessage } from './blocks.ts';
+import { escapeAndFit, escapeMrkdwn, metaLine, mrkdwn, type SlackMessage, windowsBlock } from './blocks.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
 
@@ -28,9 +29,9 @@ function oneFile(outcome: FileOutcome, index: number): KnownBlock[] {
   }
   const { result } = outcome;
   const summary = summarizeResult(result, 280);
-  const composition = summarizeComposition(result);
+  const composition = summarizeComposition(result, { of: 'file' });
   const lines = [
-    `${name}  ·  ${escapeMrkdwn(fileFacts(result))}`,
+    `${name}  ·  ${escapeMrkdwn(fileFacts(result.file))}`,
     `*${summary.headline}*  \`${summary.bar}\`  *${summary.percent}* estimated probability that the text is AI-written`,
   ];
   if (summary.originLine) lines.push(escapeMrkdwn(summary.originLine));
@@ -40,13 +41,13 @@ function oneFile(outcome: FileOutcome, index: number): KnownBlock[] {
     { type: 'divider', block_id: `${id}_divider` },
     { type: 'section', block_id: `${id}_verdict`, text: mrkdwn(lines.join('\n').slice(0, LIMITS.sectionText)) },
   ];
+  const map = windowsBlock(summary, `${id}_windows`);
+  if (map) blocks.push(map);
   if (composition.passages.length > 0) {
     blocks.push({
       type: 'section',
       block_id: `${id}_passages`,
-      text: mrkdwn(
-        `*Generated passages*${composition.share ? ` (${composition.share} of the file)` : ''}\n${quotes(composition.passages, 800)}`,
-      ),
+      text: mrkdwn(`*${composition.title}*\n${quotes(composition.passages, 800)}`),
     });
   }
   if (summary.highlights.length > 0) {

@@ -7,14 +7,13 @@
  */
 import type { webApi } from '@slack/bolt';
 import { downloadFile, selectDocuments } from '../chat/attachments.ts';
-import { formatPercent, modeLabel } from '../chat/format.ts';
-import { ORIGIN_WORDS, originLabel, originOfAnswer } from '../chat/origin-words.ts';
 import { checkWatchedFiles } from '../chat/watched-files.ts';
 import { escapeMrkdwn } from './blocks.ts';
 import { createNameResolver, slackErrorCode, teamScope, teamSettings, type SlackAppContext } from './checks.ts';
 import { defaultModeFor } from './config.ts';
 import { chatFileOfSlack, filesOfSlackMessage, filesReadMissing } from './message-files.ts';
 import type { SlackWatchingApi } from './watch/api.ts';
+import { describeAnswer, formatPercent, modeName } from '../../src/words.ts';
 
 export interface WatchedSlackMessage {
   teamId: string;
@@ -69,8 +68,10 @@ export function watchSlackFiles(
           .then((r) => r.permalink)
           .catch(() => undefined);
         const where = permalink ? `<${permalink.replace(/[<>|]/g, '')}|a message>` : 'a message';
-        const origin = originOfAnswer(result);
-        const text = `📄 Watched channel: the file “${escapeMrkdwn(file.name)}” shared by ${escapeMrkdwn(name)} (${message.user}) in ${where} in <#${message.channel}>: ${ORIGIN_WORDS[origin].emoji} *${originLabel(origin, null)}* (${formatPercent(result.ai_probability)}, ${modeLabel(result.mode)} mode) · request \`${result.request_id}\`. Nothing was done in the channel; a score is evidence, not proof.`;
+        const words = describeAnswer(result);
+        const reading = `${words.emoji} *${words.label}*${words.tooShort ? '' : ` (${formatPercent(result.ai_probability)}, ${modeName(result.mode)} mode)`}`;
+        const map = words.windows ? `. ${words.windows.strip} ${escapeMrkdwn(words.windows.summary)}` : '';
+        const text = `📄 Watched channel: the file “${escapeMrkdwn(file.name)}” shared by ${escapeMrkdwn(name)} (${message.user}) in ${where} in <#${message.channel}>: ${reading}${map} · request \`${result.request_id}\`. Nothing was done in the channel; a score is evidence, not proof.`;
         try {
           await client.chat.postMessage({ channel: audit, text, unfurl_links: false, unfurl_media: false });
         } catch (err) {

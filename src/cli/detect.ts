@@ -20,14 +20,13 @@ import {
   RateLimitError,
   TimeoutError,
   type ClientLogger,
-  type Composition,
   type DetectFileResponse,
   type DetectResponse,
   type Language,
   type Mode,
-  type Origin,
 } from '../client/index.ts';
-import { errorTypeFor, ORIGINS, WARNING_MESSAGES, type WarningCode } from '../contract.ts';
+import { errorTypeFor, POLISHED_THRESHOLD } from '../contract.ts';
+import { type AnswerWords, describeAnswer, fileFacts, formatPercent, passagesTitle, WINDOWS_TITLE } from '../words.ts';
 
 export const EXIT = { ok: 0, badInput: 2, auth: 3, rateLimited: 4, server: 5, interrupted: 130 } as const;
 
@@ -215,53 +214,6 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * The headline (`origin`) in words: the same labels and sentences as the bots
- * (adapters/chat/origin-words.ts, which this room may not import) and the web page;
- * test/chat/origin-words.test.ts holds the three to each other.
- */
-export const ORIGIN_WORDS: Readonly<Record<Origin, { label: string; sentence: string }>> = {
-  ai_written: { label: 'Reads as AI-written', sentence: 'This text was most likely written by an AI system.' },
-  ai_polished: {
-    label: "Reads as the author's own text, polished by an AI",
-    sentence: "It reads as a person's own writing that an AI system polished, edited or rewrote, rather than text an AI wrote.",
-  },
-  partly_ai: { label: 'Partly AI-written', sentence: "Some passages look generated; the rest reads as the author's own writing." },
-  human: { label: 'Likely human-written', sentence: 'This text was most likely written by a person.' },
-  uncertain: {
-    label: 'Mixed or uncertain',
-    sentence: 'The score falls between the thresholds, so the detector cannot tell either way.',
-  },
-};
-
-const FROM_VERDICT: Readonly<Record<DetectResponse['verdict'], Origin>> = {
-  likely_ai: 'ai_written',
-  mixed: 'uncertain',
-  likely_human: 'human',
-};
-
-/** The answer's headline; a server older than `origin` (or a value newer than this build) is read through its verdict. */
-export function originOfAnswer(result: Pick<DetectResponse, 'verdict' | 'composition'> & { origin?: unknown }): Origin {
-  if (typeof result.origin === 'string' && (ORIGINS as readonly string[]).includes(result.origin)) return result.origin as Origin;
-  if (result.composition === 'partly_ai') return 'partly_ai';
-  return FROM_VERDICT[result.verdict] ?? 'uncertain';
-}
-
-/** "Partly AI-written: about 55% of the words look generated"; the other headlines as they are. */
-export function originLabel(origin: Origin, share: number | null | undefined): string {
-  const { label } = ORIGIN_WORDS[origin];
-  if (origin === 'partly_ai' && typeof share === 'number')
-    return `${label}: about ${Math.min(99, Math.max(1, Math.round(share * 100)))}% of the words look generated`;
-  return label;
-}
-
-/** The contract's sentence for each warning code; a code newer than this build still gets a sentence naming it. */
-export function warningLine(code: string): string {
-  return Object.hasOwn(WARNING_MESSAGES, code)
-    ? WARNING_MESSAGES[code as WarningCode]
-    : `The service flagged this result (${code.replace(/[^\w.-]/g, '').slice(0, 40) || 'unknown'}): treat the score with extra care.`;
-}
-
 /** Whether to colour stdout: a terminal, unless NO_COLOR is set; FORCE_COLOR forces it. */
 export function useColour(stream: NodeJS.WriteStream = process.stdout): boolean {
   const force = process.env.FORCE_COLOR;
@@ -282,12 +234,9 @@ export function percent(probability: number): string {
   return `${Math.min(99.9, Math.max(0.1, Math.round(probability * 1000) / 10)).toFixed(1)}%`;
 }
 
-const FILE_TYPE_WORDS: Record<string, string> = { pdf: 'PDF', docx: 'Word document', text: 'text', markdown: 'Markdown', html: 'HTML' };
-
 /** What the service read out of a file, as one line. */
 export function fileLine(file: DetectFileResponse['file']): string {
-  const pages = file.pages === null ? '' : `${file.pages} page${file.pages === 1 ? '' : 's'}, `;
-  return `file: ${file.name} (${FILE_TYPE_WORDS[file.type] ?? file.type}): ${pages}${file.characters} characters read`;
+  return `file: ${file.name}: ${fileFacts(file)}`;
 }
 
 /**
@@ -306,32 +255,36 @@ export async function readDocument(path: string): Promise<{ data: Buffer; filena
   return { data: await readFile(path), filename: basename(path) };
 }
 
-/** Warnings a too-short result's headline already says (see formatResult). */
-const TOO_SHORT_WARNINGS: readonly string[] = ['short_text', 'too_little_evidence', 'language_uncertain'];
-
-/** The human-readable result. */
+/**
+ * The human-readable result, in the words of every surface (src/words.ts decides what to say), with
+ * the CLI's own figures: one decimal, never 0.0% or 100.0%.
+ */
 export function formatResult(result: DetectResponse | DetectFileResponse, colour: boolean): string {
-  // Below the evidence floor the engine gives no verdict, and a percentage next to "too short"
-  // would still read as one (`--json` keeps every number).
-  const tooShort = result.warnings.includes('too_little_evidence');
-  const origin = originOfAnswer(result);
-  const lines = [
-    ...('file' in result && result.file ? [fileLine(result.file)] : []),
-    tooShort
-      ? 'Too short to judge: under 40 words the detector cannot tell AI from human writing, so no score is shown.'
-      : `AI probability: ${paint(result.ai_probability, percent(result.ai_probability), colour)} — ${originLabel(origin, result.generated_share)} (confidence: ${result.confidence})`,
-    ...(tooShort ? [] : [ORIGIN_WORDS[origin].sentence]),
-    ...(!tooShort && result.verdict === 'likely_ai' && typeof result.polished_probability === 'number'
-      ? [`Polished by an AI rather than written by one: ${percent(result.polished_probability)} probability`]
-      : []),
-    `mode: ${result.mode}   language: ${result.language}   model: ${result.model}`,
-    `request_id: ${result.request_id}`,
-  ];
-  // Too short, the headline is the one thing to say: the warnings that only restate it (few words,
-  // too little evidence, too few words to tell the language) would be three more lines of the same.
-  const restated = tooShort ? TOO_SHORT_WARNINGS : [];
-  for (const warning of result.warnings) if (!restated.includes(warning)) lines.push(`warning: ${warningLine(warning)}`);
-  if (tooShort) return lines.join('\n');
+  const words = describeAnswer(result);
+  const lines = [...('file' in result && result.file ? [fileLine(result.file)] : [])];
+  // Below the evidence floor there is no verdict, and a percentage next to "too short" would still
+  // read as one (`--json` keeps every number).
+  if (words.tooShort) {
+    lines.push(`${words.label}. ${words.sentence}`, `mode: ${result.mode}   language: ${result.language}   model: ${result.model}`);
+    lines.push(`request_id: ${result.request_id}`);
+    return lines.join('\n');
+  }
+  lines.push(
+    `AI probability: ${paint(result.ai_probability, percent(result.ai_probability), colour)} — ${words.label} (${words.confidence?.toLowerCase()})`,
+    words.sentence,
+  );
+  if (result.verdict === 'likely_ai' && typeof result.polished_probability === 'number') {
+    lines.push(
+      `Polished by an AI rather than written by one: ${percent(result.polished_probability)} probability (read as polished from ${formatPercent(POLISHED_THRESHOLD)})`,
+    );
+  }
+  lines.push(`mode: ${result.mode}   language: ${result.language}   model: ${result.model}`, `request_id: ${result.request_id}`);
+  for (const warning of words.warnings) lines.push(`warning: ${warning.sentence}`);
+  if (words.windows) {
+    lines.push('', `${WINDOWS_TITLE}: ${words.windows.summary}`);
+    const width = Math.max(...words.windows.windows.map((w) => w.where.length));
+    for (const w of words.windows.windows) lines.push(`  ${w.where.padEnd(width)}  ${percent(w.probability).padStart(6)}  ${w.label}`);
+  }
   if (result.segments.length > 0) {
     lines.push('', 'Sentences:');
     for (const segment of result.segments) {
@@ -340,41 +293,22 @@ export function formatResult(result: DetectResponse | DetectFileResponse, colour
       lines.push(`  ${paint(segment.ai_probability, score, colour)}  ${paint(segment.ai_probability, text, colour)}`);
     }
   }
-  lines.push(...formatSpans(result, colour));
+  lines.push(...formatSpans(result, colour, words));
   return lines.join('\n');
 }
-
-const COMPOSITION_WORDS: Record<Composition, string> = {
-  human: 'reads as human-written throughout',
-  ai: 'reads as AI-generated throughout',
-  partly_ai: 'partly AI-generated: some passages look generated, others do not',
-  uncertain: 'the sentences do not say clearly either way',
-};
 
 /** Longest quote of a span; the rest is elided, the offsets say where it is. */
 const SPAN_QUOTE_CHARS = 120;
 
 /**
- * What the document is made of and its generated-looking spans (answers with segments only). A
- * span is a run of whole sentences, so its text is quoted from the sentences inside it.
+ * What the text is made of and its generated-looking spans (answers with segments only). A span is
+ * a run of whole sentences, so its text is quoted from the sentences inside it.
  */
-export function formatSpans(result: DetectResponse, colour: boolean): string[] {
-  if (result.composition === null || result.composition === undefined) return [];
-  // A partly_ai composition whose rest leans AI too is not headlined partly (src/detector/origin.ts):
-  // the spans missed a few sentences of a generated text, and the line must not contradict the headline.
-  const mostly = result.composition === 'partly_ai' && originOfAnswer(result) !== 'partly_ai';
-  const lines = [
-    '',
-    `Composition: ${mostly ? 'mostly generated: passages look generated and the rest does not read clearly as the author’s own' : (COMPOSITION_WORDS[result.composition] ?? result.composition)}`,
-  ];
-  if (result.generated_share !== null) {
-    lines.push(`Generated-looking share: ${Math.round(result.generated_share * 100)}% of the words`);
-  }
-  if (result.generated_spans.length === 0) {
-    lines.push('Generated-looking spans: none');
-    return lines;
-  }
-  lines.push(`Generated-looking spans (${result.generated_spans.length}):`);
+export function formatSpans(result: DetectResponse, colour: boolean, words: AnswerWords = describeAnswer(result)): string[] {
+  if (!words.composition) return [];
+  const lines = ['', `Composition: ${words.composition.label}. ${words.composition.sentence}`];
+  if (result.generated_spans.length === 0) return lines;
+  lines.push(`${passagesTitle(words.origin)} (${result.generated_spans.length}):`);
   for (const span of result.generated_spans) {
     const inside = result.segments.filter((segment) => segment.start >= span.start && segment.end <= span.end);
     let quote = inside

@@ -211,8 +211,10 @@ describe('summarizeComposition (issue 18)', () => {
       },
       { text },
     );
-    expect(summary.kind).toBe('partly_generated');
-    expect(summary.line).toBe("One passage looks AI-written; the rest reads as the author's own writing.");
+    expect(summary.line).toBe(
+      "Partly generated: about half of the text looks AI-generated (42% of its words, one passage); the rest reads as the author's own writing.",
+    );
+    expect(summary.title).toBe('Passages that look AI-generated (42% of the post)');
     expect(summary.passages).toEqual([{ text: 'The integration of advanced methodologies facilitates robust outcomes.', percent: '95%' }]);
     expect(summary.share).toBe('42%');
   });
@@ -237,24 +239,20 @@ describe('summarizeComposition (issue 18)', () => {
       { text: 'aaaaa     bbbbb     ccccc     ddddd' },
     );
     expect(summary.passages.map((p) => p.text)).toEqual(['aaaaa', 'bbbbb', 'ccccc']);
-    expect(summary.line).toMatch(/^4 passages look AI-written;.* The 3 most telling are quoted\.$/);
+    expect(summary.line).toMatch(/^Partly generated: about half of the text looks AI-generated \(50% of its words, 4 passages\)/);
+    expect(summary.title).toBe('Passages that look AI-generated (50% of the post; the first 3 of 4)');
   });
 
-  it('calls a mixed post without generated passages "uncertain", not partly generated', () => {
+  it('says of a mixed post without generated passages that none stands out, not that it is partly generated', () => {
     const summary = summarizeComposition({ ...base, composition: 'uncertain' });
-    expect(summary.kind).toBe('uncertain');
-    expect(summary.line).toBe(
-      'Uncertain: the score falls between the thresholds, so the detector cannot tell either way. No passage stands out as generated, so this is not a sign that part of the post was pasted in.',
-    );
-    expect(summarizeComposition(base).line).toBe(
-      'Uncertain: the score falls between the thresholds, so the detector cannot tell either way.',
-    );
+    expect(summary.line).toBe('No passage stands out: no passage looks AI-generated on its own.');
+    expect(summary.passages).toEqual([]);
+    expect(summarizeComposition(base).line).toBeUndefined();
   });
 
-  it('adds nothing to a clear human verdict', () => {
+  it('says a clear human verdict reads as human writing, and quotes nothing', () => {
     expect(summarizeComposition({ ...base, verdict: 'likely_human', composition: 'human', generated_share: 0 })).toMatchObject({
-      kind: 'none',
-      line: undefined,
+      line: 'Reads as human writing: no passage looks AI-generated.',
       passages: [],
     });
   });

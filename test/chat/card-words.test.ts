@@ -4,13 +4,13 @@
  * an AI-written judgment keeps the plain AI title.
  */
 import { describe, expect, it } from 'vitest';
-import { ORIGIN_WORDS } from '../../adapters/chat/origin-words.ts';
 import { cardReading, cardTitle, READING_FIELD } from '../../adapters/chat/watch/card-words.ts';
 import type { Judgment } from '../../adapters/chat/watch/types.ts';
 import type { ReviewCard } from '../../adapters/chat/watch/watcher.ts';
 import { cardEmbed } from '../../adapters/discord/watch/card.ts';
 import { buildCard } from '../../adapters/slack/watch/card.ts';
 import type { Origin } from '../../src/contract.ts';
+import { ORIGIN_WORDS } from '../../src/words.ts';
 
 function card(origin: Origin, basis: Judgment['basis'], generatedShare: number | null = null): ReviewCard {
   return {

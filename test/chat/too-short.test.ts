@@ -8,17 +8,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { authorEmbed } from '../../adapters/discord/author-reply.ts';
 import { modLogLine } from '../../adapters/discord/modlog.ts';
 import { resultEmbed } from '../../adapters/discord/reply.ts';
-import {
-  oneLineSummary,
-  summarizeAuthorResult,
-  summarizeComposition,
-  summarizeResult,
-  TOO_SHORT_HEADLINE,
-} from '../../adapters/chat/format.ts';
+import { oneLineSummary, summarizeAuthorResult, summarizeComposition, summarizeResult } from '../../adapters/chat/format.ts';
 import { buildAuthorResultMessage } from '../../adapters/slack/author-blocks.ts';
 import { buildDetailsModal, buildResultMessage } from '../../adapters/slack/blocks.ts';
 import type { DetectAuthorResponse, DetectResponse } from '../../src/contract.ts';
 import { createDetector, type Detector } from '../../src/detector/index.ts';
+import { TOO_SHORT } from '../../src/words.ts';
+
+const TOO_SHORT_HEADLINE = `${TOO_SHORT.emoji} ${TOO_SHORT.label}`;
 
 let detector: Detector;
 beforeAll(async () => {
@@ -42,7 +39,7 @@ describe('a text below the evidence floor', () => {
       const summary = summarizeResult(result);
       expect(summary.tooShort).toBe(true);
       expect(summary.headline).toBe(TOO_SHORT_HEADLINE);
-      expect(summary.tooShortLine).toMatch(/^The detector needs about 40 words/);
+      expect(summary.tooShortLine).toMatch(/^Under about 40 words the detector cannot tell/);
       // The headline says it: the warnings that only repeat it are not listed again.
       expect(summary.warningLines.join(' ')).not.toMatch(/short|too few words/i);
       expect(oneLineSummary(summary)).not.toMatch(PERCENT);

@@ -11,7 +11,8 @@ import { freePort } from '../helpers/redis.ts';
 import { formatResult, percent, rateLimitNotice } from '../../src/cli/detect.ts';
 import { ProgressBar } from '../../src/cli/score.ts';
 import type { DetectResponse } from '../../src/client/index.ts';
-import { ERROR_CODES, WARNING_CODES, WARNING_MESSAGES } from '../../src/contract.ts';
+import { ERROR_CODES, WARNING_CODES } from '../../src/contract.ts';
+import { WARNING_SENTENCES } from '../../src/words.ts';
 import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
 import { BIN, type CliResult, runCli } from './run-cli.ts';
 import { GENERATED_PARAGRAPH, HUMAN_POST } from '../helpers/texts.ts';
@@ -47,7 +48,7 @@ describe('textdetect "text"', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^AI probability: \d+\.\d% — (Reads as AI-written|Reads as the author's own text, polished by an AI|Likely human-written|Mixed or uncertain) \(confidence: \w+\)$/m,
+      /^AI probability: \d+\.\d% — (Reads as AI-written|Reads as the author's own text, polished by an AI|Likely human-written|Unclear) \((high|medium|low) confidence\)$/m,
     );
     expect(r.stdout).toMatch(/mode: general\s+language: en/);
     expect(r.stdout).toMatch(/request_id: req_[0-9A-Z]{26}/);
@@ -118,15 +119,15 @@ describe('textdetect "text"', () => {
     };
     const polished = formatResult(base, false).split('\n');
     expect(polished.slice(0, 3)).toEqual([
-      "AI probability: 97.0% — Reads as the author's own text, polished by an AI (confidence: high)",
+      "AI probability: 97.0% — Reads as the author's own text, polished by an AI (high confidence)",
       "It reads as a person's own writing that an AI system polished, edited or rewrote, rather than text an AI wrote.",
-      'Polished by an AI rather than written by one: 82.3% probability',
+      'Polished by an AI rather than written by one: 82.3% probability (read as polished from 65%)',
     ]);
     const written = formatResult({ ...base, origin: 'ai_written', polished_probability: 0.12 }, false).split('\n');
     expect(written.slice(0, 3)).toEqual([
-      'AI probability: 97.0% — Reads as AI-written (confidence: high)',
+      'AI probability: 97.0% — Reads as AI-written (high confidence)',
       'This text was most likely written by an AI system.',
-      'Polished by an AI rather than written by one: 12.0% probability',
+      'Polished by an AI rather than written by one: 12.0% probability (read as polished from 65%)',
     ]);
     const unknown = formatResult({ ...base, origin: 'ai_written', polished_probability: null }, false).split('\n');
     expect(unknown[2]).toMatch(/^mode: /);
@@ -143,18 +144,25 @@ describe('textdetect "text"', () => {
       false,
     );
     expect(partly.split('\n').slice(0, 2)).toEqual([
-      'AI probability: 71.0% — Partly AI-written: about 55% of the words look generated (confidence: low)',
+      'AI probability: 71.0% — Partly AI-written: about 55% of the words look generated (low confidence)',
       "Some passages look generated; the rest reads as the author's own writing.",
     ]);
     expect(partly).not.toMatch(/most likely written by an AI|Polished by an AI/);
     // A partly_ai composition whose rest leans AI too keeps the plain AI headline, and says so.
     const mostly = formatResult(
-      { ...base, composition: 'partly_ai', generated_share: 0.8, origin: 'ai_written', polished_probability: null },
+      {
+        ...base,
+        composition: 'partly_ai',
+        generated_share: 0.8,
+        generated_spans: [{ start: 0, end: 10, ai_probability: 0.97, confidence: 'high' }],
+        origin: 'ai_written',
+        polished_probability: null,
+      },
       false,
     );
     expect(mostly).toContain('— Reads as AI-written');
-    expect(mostly).toContain('Composition: mostly generated');
-    expect(mostly).not.toContain('partly');
+    expect(mostly).toContain('Composition: Mostly generated. Most of the text looks AI-generated (80% of its words');
+    expect(mostly).not.toMatch(/partly|rest reads as the author's own/i);
   });
 
   it('prints "Partly AI-written" for a post followed by a generated paragraph, with --segments', async () => {
@@ -163,7 +171,7 @@ describe('textdetect "text"', () => {
     const r = await cli(['--segments', `${post}\n\n${generated}`], { env });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^AI probability: \d+\.\d% — Partly AI-written: about \d{1,2}% of the words look generated \(confidence: \w+\)$/m,
+      /^AI probability: \d+\.\d% — Partly AI-written: about \d{1,2}% of the words look generated \((high|medium|low) confidence\)$/m,
     );
     expect(r.stdout).toContain("Some passages look generated; the rest reads as the author's own writing.");
     expect(r.stdout).not.toMatch(/most likely written by an AI/);
@@ -198,17 +206,18 @@ describe('textdetect "text"', () => {
     const lines = formatResult(result, false)
       .split('\n')
       .filter((l) => l.startsWith('warning: '));
+    // Every surface's sentence for each code (src/words.ts); strict_threshold is said under the
+    // headline instead, in words, so it is not listed again.
     expect(lines).toEqual([
-      ...WARNING_CODES.filter((code) => code !== 'too_little_evidence').map((code) => `warning: ${WARNING_MESSAGES[code]}`),
-      'warning: The service flagged this result (brand_new_code): treat the score with extra care.',
-    ]);
-    // A too-short result keeps the warnings that are about something else.
-    const tooShort = formatResult({ ...result, warnings: [...WARNING_CODES] } as DetectResponse, false).split('\n');
-    expect(tooShort.filter((l) => l.startsWith('warning: '))).toEqual(
-      WARNING_CODES.filter((code) => !['short_text', 'too_little_evidence', 'language_uncertain'].includes(code)).map(
-        (code) => `warning: ${WARNING_MESSAGES[code]}`,
+      ...WARNING_CODES.filter((code) => code !== 'too_little_evidence' && code !== 'strict_threshold').map(
+        (code) => `warning: ${WARNING_SENTENCES[code]}`,
       ),
-    );
+      'warning: The detector flagged this result (“brand_new_code”), so treat the score with extra care.',
+    ]);
+    expect(formatResult(result, false)).toContain('under the bar this server holds before it calls a text AI-written');
+    // Too short to judge, a warning about how far to trust the score (which is not shown) says nothing.
+    const tooShort = formatResult({ ...result, warnings: [...WARNING_CODES] } as DetectResponse, false).split('\n');
+    expect(tooShort.filter((l) => l.startsWith('warning: '))).toEqual([]);
   });
 
   it('exits 2 for bad input without calling the server', async () => {

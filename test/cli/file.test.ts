@@ -35,7 +35,7 @@ describe('textdetect detect --file', () => {
     const r = await cli(['detect', '--file', join(dir, 'docs', 'essay.pdf'), '--segments'], env);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^file: essay\.pdf \(PDF\): [2-9] pages, \d+ characters read$/m);
+    expect(r.stdout).toMatch(/^file: essay\.pdf: PDF, [2-9] pages, [\d,]+ characters read$/m);
     expect(r.stdout).toMatch(/^AI probability: \d+\.\d% — /m);
     expect(r.stdout).toContain('Sentences:');
   });

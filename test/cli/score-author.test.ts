@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DetectResponse } from '../../src/client/index.ts';
 import { formatSpans } from '../../src/cli/detect.ts';
+import { describeAnswer, passagesTitle } from '../../src/words.ts';
 import { SAMPLE_TEXT, startTestService, type TestService } from '../client/helpers.ts';
 import { runCli as cli } from './run-cli.ts';
 
@@ -183,16 +184,11 @@ describe('textdetect --segments', () => {
     const answer = JSON.parse(json.stdout) as DetectResponse;
     const readable = await cli(['--segments'], env, MIXED_TEXT);
     expect(readable.code, readable.stderr).toBe(0);
-    const composition = {
-      human: 'reads as human-written throughout',
-      ai: 'reads as AI-generated throughout',
-      partly_ai: 'partly AI-generated: some passages look generated, others do not',
-      uncertain: 'the sentences do not say clearly either way',
-    }[answer.composition!];
-    expect(readable.stdout).toContain(`Composition: ${composition}`);
-    expect(readable.stdout).toContain(`Generated-looking share: ${Math.round(answer.generated_share! * 100)}% of the words`);
-    if (answer.generated_spans.length === 0) expect(readable.stdout).toContain('Generated-looking spans: none');
-    else expect(readable.stdout).toContain(`Generated-looking spans (${answer.generated_spans.length}):`);
+    // The composition box's words, as every surface says them (src/words.ts).
+    const words = describeAnswer(answer);
+    expect(readable.stdout).toContain(`Composition: ${words.composition?.label}. ${words.composition?.sentence}`);
+    if (answer.generated_spans.length > 0)
+      expect(readable.stdout).toContain(`${passagesTitle(words.origin)} (${answer.generated_spans.length}):`);
     for (const span of answer.generated_spans) expect(readable.stdout).toContain(`characters ${span.start}–${span.end}`);
   });
 
@@ -225,22 +221,21 @@ describe('textdetect --segments', () => {
       polished_probability: null,
     } satisfies DetectResponse;
     const lines = formatSpans(answer, false);
-    expect(lines.slice(0, 4)).toEqual([
+    expect(lines.slice(0, 3)).toEqual([
       '',
-      'Composition: partly AI-generated: some passages look generated, others do not',
-      'Generated-looking share: 62% of the words',
-      'Generated-looking spans (2):',
+      "Composition: Partly generated. Most of the text looks AI-generated (62% of its words, 2 passages); the rest reads as the author's own writing.",
+      'Passages that look AI-generated (2):',
     ]);
     // The percentage's own format belongs to the rest of the display; the span line around it is checked here.
-    expect(lines[4]).toMatch(new RegExp(`^ +95[.,0-9]*%  characters 22–173: "${'B'.repeat(119)}…"$`));
-    expect(lines[5]).toMatch(/^ +90[.,0-9]*% {2}characters 174–184: "Short one\."$/);
-    expect(lines).toHaveLength(6);
-    expect(formatSpans({ ...answer, generated_spans: [], generated_share: 0, composition: 'human' }, false)).toEqual([
-      '',
-      'Composition: reads as human-written throughout',
-      'Generated-looking share: 0% of the words',
-      'Generated-looking spans: none',
-    ]);
+    expect(lines[3]).toMatch(new RegExp(`^ +95[.,0-9]*%  characters 22–173: "${'B'.repeat(119)}…"$`));
+    expect(lines[4]).toMatch(/^ +90[.,0-9]*% {2}characters 174–184: "Short one\."$/);
+    expect(lines).toHaveLength(5);
+    expect(
+      formatSpans(
+        { ...answer, verdict: 'likely_human', origin: 'human', generated_spans: [], generated_share: 0, composition: 'human' },
+        false,
+      ),
+    ).toEqual(['', 'Composition: Reads as human writing. No passage looks AI-generated.']);
     expect(formatSpans({ ...answer, generated_spans: [], generated_share: null, composition: null }, false)).toEqual([]);
   });
 });

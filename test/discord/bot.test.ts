@@ -148,7 +148,7 @@ describe('/detect', () => {
 
     const embed = x.edit.body.embeds[0];
     expect(embed.title).toMatch(
-      /^(🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Mixed or uncertain|🟢 Likely human-written)$/,
+      /^(🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Unclear|🟢 Likely human-written)$/,
     );
     expect([0xd93f0b, 0x8250df, 0xfbca04, 0x2da44e]).toContain(embed.color);
     expect(embed.description).toMatch(/\*\*\d{1,2}%\*\* probability that an AI wrote it/);
@@ -197,9 +197,13 @@ describe('/detect', () => {
     const embed = x.edit.body.embeds[0];
     expect(embed.title).toMatch(/^🟠 Partly AI-written: about \d{1,2}% of the words look generated$/);
     expect(embed.color).toBe(0xe8773a);
-    expect(embed.description).toContain("One passage looks AI-written; the rest reads as the author's own writing.");
+    expect(embed.description).toMatch(
+      /Partly generated: [a-z ]+ of the text looks AI-generated \(\d{1,2}% of its words, one passage\); the rest reads as the author's own writing\./,
+    );
     expect(embed.description).not.toMatch(/most likely written by an AI/);
-    expect(embed.fields.find((f: { name: string }) => f.name.startsWith('Generated passages'))?.value).toContain('Ramen has become');
+    expect(embed.fields.find((f: { name: string }) => f.name.startsWith('Passages that look AI-generated'))?.value).toContain(
+      'Ramen has become',
+    );
   });
 
   it('a re-check button runs the same text in the other mode; only for the person who ran it', async () => {
@@ -227,7 +231,7 @@ describe('/detect', () => {
     try {
       const x = await interact(chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'general' }));
       expect(x.callback.body).toEqual({ type: 5, data: { flags: 0 } });
-      expect(x.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+      expect(x.edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
     } finally {
       settings.ephemeral = true;
     }
@@ -418,7 +422,7 @@ describe('under load and surprises', () => {
     const answerMs = exchanges.map((x) => x.edit.at - x.sentAt).sort((a, b) => a - b);
     for (const x of exchanges) {
       expectEphemeralDeferral(x);
-      expect(x.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+      expect(x.edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
     }
     const pct = (xs: number[], q: number): number => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
     // Printed for docs/discord.md ("Measured").
@@ -440,7 +444,7 @@ describe('under load and surprises', () => {
     expect(Math.max(...exchanges.map((x) => x.callback.at))).toBeLessThanOrEqual(
       [...exchanges.map((x) => x.edit.at)].sort((a, b) => a - b)[1]!,
     );
-    for (const x of exchanges) expect(x.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+    for (const x of exchanges) expect(x.edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
     console.log(
       `discord bot, 5 simultaneous /detect through the paced client: deferral max ${deferMax} ms; answers at ${answers.join(', ')} ms`,
     );
@@ -473,7 +477,7 @@ describe('under load and surprises', () => {
     });
     const payload = messageCommand(place, moderator, { content: ENGLISH_TEXT });
     const x = await interact(payload);
-    expect(x.edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+    expect(x.edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
     const refused = await fake.waitForRequest(
       (r) => r.method === 'POST' && r.path === `/channels/${MODLOG_CHANNEL}/messages` && r.body.content.includes(payload.data.target_id),
     );
@@ -533,6 +537,6 @@ describe("Discord's own rate limits", () => {
     expect(edits).toEqual([x.edit, second]);
     expect(second.at - x.edit.at).toBeGreaterThanOrEqual(250);
     expect(second.body).toEqual(x.edit.body);
-    expect(second.body.embeds[0].title).toMatch(/Likely|Mixed/);
+    expect(second.body.embeds[0].title).toMatch(/Likely|Unclear/);
   });
 });

@@ -4,9 +4,9 @@
  * uncertain. Pure rendering, so the result is built as the service shapes it.
  */
 import { describe, expect, it } from 'vitest';
-import { PARTLY_GENERATED_COLOUR, VERDICT_COLOURS } from '../../adapters/chat/format.ts';
 import { resultEmbed } from '../../adapters/discord/reply.ts';
 import type { DetectResponse, Segment } from '../../src/contract.ts';
+import { ORIGIN_WORDS } from '../../src/words.ts';
 
 const HUMAN = 'Sorry for the late reply, I was stuck at the dentist all morning and my phone died.';
 const GENERATED =
@@ -45,9 +45,11 @@ describe('generated passages in the Discord result', () => {
   it('calls a partly generated post "Partly AI-written" with its share and quotes the passage, markup escaped', () => {
     const embed = resultEmbed(PARTLY, context);
     expect(embed.title).toBe('🟠 Partly AI-written: about 60% of the words look generated');
-    expect(embed.color).toBe(PARTLY_GENERATED_COLOUR);
-    expect(embed.description).toContain("One passage looks AI-written; the rest reads as the author's own writing.");
-    expect(field(embed, 'Generated passages (60% of the post)')).toBe(
+    expect(embed.color).toBe(ORIGIN_WORDS.partly_ai.colour);
+    expect(embed.description).toContain(
+      "Partly generated: most of the text looks AI-generated (60% of its words, one passage); the rest reads as the author's own writing.",
+    );
+    expect(field(embed, 'Passages that look AI-generated (60% of the post)')).toBe(
       `**96%** “${GENERATED.replace('**innovative**', '\\*\\*innovative\\*\\*')}”`,
     );
   });
@@ -57,26 +59,28 @@ describe('generated passages in the Discord result', () => {
       { ...PARTLY, generated_spans: [], generated_share: 0, composition: 'uncertain', origin: 'uncertain' },
       context,
     );
-    expect(embed.title).toBe('🟡 Mixed or uncertain');
-    expect(embed.color).toBe(VERDICT_COLOURS.mixed);
-    expect(embed.description).toContain('Uncertain: the score falls between the thresholds');
-    expect(embed.fields?.some((f) => f.name.startsWith('Generated passages'))).toBe(false);
+    expect(embed.title).toBe('🟡 Unclear');
+    expect(embed.color).toBe(ORIGIN_WORDS.uncertain.colour);
+    expect(embed.description).toContain('No passage stands out: no passage looks AI-generated on its own.');
+    expect(embed.fields?.some((f) => f.name.startsWith('Passages that'))).toBe(false);
   });
 
   it('says partly AI-written under a likely-AI verdict too, never "most likely written by an AI system" beside a share', () => {
     const embed = resultEmbed({ ...PARTLY, verdict: 'likely_ai', confidence: 'medium' }, context);
     expect(embed.title).toBe('🟠 Partly AI-written: about 60% of the words look generated');
     expect(embed.description).not.toMatch(/most likely written by an AI/);
-    expect(field(embed, 'Generated passages (60% of the post)')).toMatch(/^\*\*96%\*\* “In today’s/);
+    expect(field(embed, 'Passages that look AI-generated (60% of the post)')).toMatch(/^\*\*96%\*\* “In today’s/);
   });
 
   it('keeps "Reads as AI-written" when the rest of a mostly generated post does not read as the author\'s', () => {
     const embed = resultEmbed({ ...PARTLY, verdict: 'likely_ai', confidence: 'medium', origin: 'ai_written' }, context);
     expect(embed.title).toBe('🔴 Reads as AI-written');
-    expect(embed.color).toBe(VERDICT_COLOURS.likely_ai);
-    expect(embed.description).toContain('Mostly generated: about 60% of its words look generated');
+    expect(embed.color).toBe(ORIGIN_WORDS.ai_written.colour);
+    expect(embed.description).toContain(
+      "Mostly generated: most of the text looks AI-generated (60% of its words, one passage), and the rest does not read clearly as the author's own.",
+    );
     expect(embed.description).not.toContain("the rest reads as the author's own");
-    expect(embed.fields?.some((f) => f.name.startsWith('Generated passages'))).toBe(false);
+    expect(embed.fields?.some((f) => f.name.startsWith('Passages that'))).toBe(false);
   });
 
   it('says "Reads as the author\'s own text, polished by an AI" when polished_probability says so', () => {
@@ -86,6 +90,9 @@ describe('generated passages in the Discord result', () => {
     );
     expect(embed.title).toBe("🟣 Reads as the author's own text, polished by an AI");
     expect(embed.description).toContain("It reads as a person's own writing that an AI system polished, edited or rewrote");
-    expect(embed.description).not.toMatch(/most likely written by an AI/);
+    expect(embed.description).not.toMatch(/most likely written by an AI|generated/);
+    expect(embed.description).toContain(
+      'AI wording in most of the text: most of the text reads as AI wording (60% of its words, one passage)',
+    );
   });
 });

@@ -114,13 +114,13 @@ describe('"Check for AI text" on a message with documents', () => {
     expect(embeds).toHaveLength(4);
     // The message's own text first, as before.
     expect(embeds[0].title).toMatch(
-      /^(🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Mixed or uncertain|🟢 Likely human-written|🟠 Partly AI-written: about \d{1,2}% of the words look generated)$/,
+      /^(🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Unclear|🟢 Likely human-written|🟠 Partly AI-written: about \d{1,2}% of the words look generated)$/,
     );
     expect(field(embeds[0], 'Message')).toContain(`/channels/${place.guildId}/${place.channelId}/`);
 
     const [, first, second, third] = embeds;
     expect(first.title).toMatch(
-      /^📄 essay\.pdf: (🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Mixed or uncertain|🟢 Likely human-written|🟠 Partly AI-written: about \d{1,2}% of the words look generated)$/,
+      /^📄 essay\.pdf: (🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Unclear|🟢 Likely human-written|🟠 Partly AI-written: about \d{1,2}% of the words look generated)$/,
     );
     expect(first.description).toMatch(/^PDF, \d+ pages, [\d,]+ characters read\n.+\*\*\d{1,2}%\*\* probability that an AI wrote it/);
     expect(field(first, 'Request ID')).toMatch(/^`req_\w+`$/);

@@ -57,7 +57,7 @@ it('survives the documented example and an unreadable interaction, and keeps ans
   const payload = chatInputDetect(place, user(), { text: TEXT, mode: 'general' });
   fake.sendInteraction(payload);
   const edit = await fake.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), WAIT_MS);
-  expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+  expect(edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
   expect(child.exitCode).toBeNull();
 
   const output = bot.output();

@@ -5,7 +5,7 @@
  * `/detect user:`, the button under a short message check, the window setting, and every way the
  * history can be unreadable.
  */
-import { originHeadline } from '../../adapters/chat/origin-words.ts';
+import { originHeadline } from '../../src/words.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -289,7 +289,7 @@ describe('the user command "Check recent messages for AI"', () => {
     });
     if (answer.evidence_needed === null) {
       expect(embed.title).toMatch(
-        /^(🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Mixed or uncertain|🟢 Likely human-written)$/,
+        /^(🔴 Reads as AI-written|🟣 Reads as the author's own text, polished by an AI|🟡 Unclear|🟢 Likely human-written)$/,
       );
       expect(embed.title).toBe(originHeadline(answer.origin));
     }

@@ -9,7 +9,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TOO_SHORT_HEADLINE, WARNING_SENTENCES } from '../../adapters/chat/format.ts';
+import { TOO_SHORT, WARNING_SENTENCES } from '../../src/words.ts';
+
+const TOO_SHORT_HEADLINE = `${TOO_SHORT.emoji} ${TOO_SHORT.label}`;
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
 import { buildCommands, DEFAULT_COMMAND_OPTIONS } from '../../adapters/discord/commands.ts';
 import { EVIDENCE_FLOOR_WORDS } from '../../src/contract.ts';

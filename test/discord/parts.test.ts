@@ -139,7 +139,7 @@ describe('resultEmbed', () => {
     expect(embed.fields?.find((f) => f.name === 'Most AI-like sentences')?.value).toBe(
       'The text is a single sentence, so there is no per-sentence breakdown.',
     );
-    expect(embed.description).toContain('⚠️ This text is short');
+    expect(embed.description).toContain('⚠️ The text is short');
   });
 });
 

@@ -89,7 +89,7 @@ async function expectStillServing(): Promise<void> {
   const payload = chatInputDetect(place, user(snowflake(), 'moderator'), { text: TEXT, mode: 'general' });
   fake.sendInteraction(payload);
   const edit = await editOf(payload);
-  expect(edit.body.embeds[0].title).toMatch(/Likely|Mixed/);
+  expect(edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
 }
 
 describe("Discord's documented INTERACTION_CREATE examples", () => {
@@ -112,7 +112,7 @@ describe("Discord's documented INTERACTION_CREATE examples", () => {
     const embed = edit.body.embeds[0];
     // "some message" is two words, under the evidence floor: too short to judge, and no percentage.
     expect(embed.title).toBe('⚪ Too short to judge');
-    expect(embed.description).toContain('The detector needs about 40 words or more');
+    expect(embed.description).toContain('Under about 40 words the detector cannot tell');
     expect(embed.description).not.toMatch(/\d%/);
     expect(sent.at(-1)?.text).toBe('some message');
   });

@@ -751,7 +751,7 @@ describe('without the Message Content intent', () => {
     expect(await watch(r, admin)).toBe(INTENT_MISSING_REPLY);
     expect((await r.store.getConfig(`discord:${r.world.place.guildId}`)).channels).toEqual([]);
     const { edit } = await interact(r.fake, chatInputDetect(r.world.place, admin, { text: HUMAN_TEXT, mode: 'general' }));
-    expect(edit?.body.embeds[0].title).toMatch(/Likely human-written|Mixed/);
+    expect(edit?.body.embeds[0].title).toMatch(/Likely human-written|Unclear/);
   });
 });
 

@@ -28,6 +28,8 @@ export const TRAINING_DATA_TEST_FILES = [
   'test/detector/segments.test.ts',
   'test/detector/short-calibration.test.ts',
   'test/detector/verdict.test.ts',
+  'test/web/words.test.ts',
+  'test/words/contradictions.test.ts',
 ];
 
 export const HAS_TRAINING_DATA = ['corpus-dev.jsonl', 'extra-dev.jsonl', 'authors-train.jsonl'].every((file) =>

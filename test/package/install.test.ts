@@ -59,6 +59,7 @@ describe('the packed package', () => {
       'dist/src/client/index.d.ts',
       'dist/src/contract.js',
       'dist/src/contract.d.ts',
+      'dist/src/words.js',
       'dist/src/service/main.js',
       'dist/src/service/detect-worker.js',
       'dist/adapters/slack/main.js',
@@ -147,6 +148,32 @@ describe('the packed package', () => {
     expect(rejected).toBe('invalid_api_key');
     expect(modes).toEqual(['academic', 'financial', 'legal', 'general']);
     expect(codes).toBeGreaterThan(10);
+  });
+
+  it("serves the page the compiled words module every surface uses, and the page's modules import it", async () => {
+    // The installed service's page, read as the service reads it, and its modules loaded as a browser
+    // would: from where they are served, side by side.
+    const program = `
+      import { mkdtempSync, writeFileSync } from 'node:fs';
+      import { join } from 'node:path';
+      import { pathToFileURL } from 'node:url';
+      const base = join(process.cwd(), 'node_modules', 'textdetect', 'dist', 'src');
+      const { loadAssets } = await import(pathToFileURL(join(base, 'service', 'playground', 'assets.js')).href);
+      const assets = await loadAssets({ maxTextChars: 50000, defaultMode: 'general', modes: ['general'], environment: 'sandbox', maxFileBytes: 1 });
+      const served = mkdtempSync(join(process.env.DIR, 'served-'));
+      for (const [name, asset] of assets.files) writeFileSync(join(served, name), asset.body);
+      const words = await import(pathToFileURL(join(served, 'words.js')).href);
+      const wording = await import(pathToFileURL(join(served, 'wording.js')).href);
+      const answer = { ai_probability: 0.95, verdict: 'mixed', confidence: 'low', warnings: ['strict_threshold'], origin: 'uncertain' };
+      console.log(JSON.stringify({ files: [...assets.files.keys()], label: words.describeAnswer(answer).label, error: wording.errorSentence({ status: 0 }).sentence }));
+    `;
+    const out = await run(process.execPath, ['--input-type=module', '-e', program], join(dir, 'consumer'), { DIR: dir, NODE_OPTIONS: '' });
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    const { files: served, label, error } = JSON.parse(out.stdout) as { files: string[]; label: string; error: string };
+    expect(served).toEqual(expect.arrayContaining(['app.js', 'render.js', 'wording.js', 'words.js', 'contract.js']));
+    expect(label).toBe('Unclear');
+    expect(error).toMatch(/^The service could not be reached/);
   });
 
   it('installs a working textdetect bin that finds the model inside node_modules', async () => {

@@ -45,22 +45,24 @@ describe('generated passages in the Slack result', () => {
     expect(validateBlockKit(message.blocks)).toEqual([]);
     const verdict = section(message.blocks, 'verdict')!;
     expect(verdict.split('\n')[0]).toBe('*🟠 Partly AI-written: about 55% of the words look generated*');
-    expect(verdict).toContain("One passage looks AI-written; the rest reads as the author's own writing.");
+    expect(verdict).toContain(
+      "Partly generated: about half of the text looks AI-generated (55% of its words, one passage); the rest reads as the author's own writing.",
+    );
     expect(verdict).not.toMatch(/most likely written by an AI/);
     expect(message.text).toBe(
       '🟠 Partly AI-written: about 55% of the words look generated; the whole text 71% AI-like (general, en) (low confidence). Request id: req_partly',
     );
-    expect(section(message.blocks, 'generated_passages')).toBe(`*Generated passages* (55% of the post)\n> “${GENERATED}”  *97%*`);
+    expect(section(message.blocks, 'generated_passages')).toBe(
+      `*Passages that look AI-generated (55% of the post)*\n> “${GENERATED}”  *97%*`,
+    );
   });
 
-  it('says "uncertain" for a mixed post where no passage looks generated, with no passages block', () => {
+  it('says "unclear" for a mixed post where no passage looks generated, with no passages block', () => {
     const uncertain: DetectResponse = { ...PARTLY, generated_spans: [], generated_share: 0, composition: 'uncertain', origin: 'uncertain' };
     const message = buildResultMessage({ result: uncertain, checkId: 'c2', source: { kind: 'text', words: 50 }, text: TEXT });
     const verdict = section(message.blocks, 'verdict')!;
-    expect(verdict.split('\n')[0]).toBe('*🟡 Mixed or uncertain*');
-    expect(verdict).toContain(
-      'Uncertain: the score falls between the thresholds, so the detector cannot tell either way. No passage stands out',
-    );
+    expect(verdict.split('\n')[0]).toBe('*🟡 Unclear*');
+    expect(verdict).toContain('No passage stands out: no passage looks AI-generated on its own.');
     expect(section(message.blocks, 'generated_passages')).toBeUndefined();
   });
 
@@ -77,7 +79,9 @@ describe('generated passages in the Slack result', () => {
       'verdict',
     )!;
     expect(writtenVerdict.split('\n')[0]).toBe('*🔴 Reads as AI-written*');
-    expect(writtenVerdict).toContain('Mostly generated: about 55% of its words look generated');
+    expect(writtenVerdict).toContain(
+      "Generated in places: about half of the text looks AI-generated (55% of its words, one passage), and the rest does not read clearly as the author's own.",
+    );
     expect(writtenVerdict).not.toContain('Partly');
     const polished: DetectResponse = { ...written, composition: 'ai', origin: 'ai_polished', polished_probability: 0.77 };
     const message = buildResultMessage({ result: polished, checkId: 'c5', source: { kind: 'text', words: 50 }, text: TEXT });

@@ -5,7 +5,9 @@
  * Real Bolt app, real service, the fake Slack on loopback, payloads in Slack's published shapes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOO_SHORT_HEADLINE, WARNING_SENTENCES } from '../../adapters/chat/format.ts';
+import { TOO_SHORT, WARNING_SENTENCES } from '../../src/words.ts';
+
+const TOO_SHORT_HEADLINE = `${TOO_SHORT.emoji} ${TOO_SHORT.label}`;
 import { ACTION_RECHECK_PREFIX, ACTION_SHOW_DETAILS } from '../../adapters/slack/blocks.ts';
 import { EVIDENCE_FLOOR_WORDS } from '../../src/contract.ts';
 import { countWords } from '../../src/detector/engine.ts';

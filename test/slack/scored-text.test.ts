@@ -38,7 +38,7 @@ describe('scored text through the real app', () => {
   it('a long text gets no guessed short-text warning', async () => {
     const cmd = slashCommandBody(h, `${LONG_TEXT} ${LONG_TEXT} ${LONG_TEXT}`);
     await postToApp(h, cmd.body);
-    expect(JSON.stringify((await replyTo(cmd.responseUrl)).args.blocks)).not.toContain('This text is short');
+    expect(JSON.stringify((await replyTo(cmd.responseUrl)).args.blocks)).not.toContain('The text is short');
   });
 
   it('the shortcut scores plain text and rich text of one message alike, code left out and noted', async () => {

@@ -1,9 +1,14 @@
 /**
  * The web page as HTTP sees it (no browser needed): headers, caching, the server's settings in the
- * page, PLAYGROUND off, and the page's wording fed with real error answers of the real service.
+ * page, PLAYGROUND off, the words module every surface uses served beside the page's own, and the
+ * page's wording fed with real error answers of the real service.
  */
-import { WARNING_CODES } from '../../src/contract.ts';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as words from '../../src/words.ts';
 import { MODES } from '../../src/detector/types.ts';
 import { ConfigError, loadConfigFromEnv } from '../../src/service/config.ts';
 import { ENGLISH_TEXT, GERMAN_TEXT, call, detect, expectEnvelope, startTestService } from '../service/helpers.ts';
@@ -15,14 +20,22 @@ interface Wording {
     askForKey: boolean;
     waitSeconds: number | undefined;
   };
-  warningSentence(code: string): string;
   countCharacters(text: string): number;
-  band(probability: number): number;
-  formatPercent(probability: number): string;
 }
 
-// The page's own module, loaded as the browser loads it (plain JavaScript, no build).
-const wording = (await import(new URL('../../src/service/playground/assets/wording.js', import.meta.url).href)) as Wording;
+/** The page's JavaScript as the service serves it, written side by side so its imports resolve as in a browser. */
+async function servedModules(service: TestService, into: string): Promise<string[]> {
+  const page = await (await fetch(`${service.url}/`)).text();
+  const base = /src="(\/playground\/[0-9a-f]+\/)app\.js"/.exec(page)?.[1];
+  const names = ['app.js', 'render.js', 'wording.js', 'words.js', 'contract.js'];
+  for (const name of names) {
+    const response = await fetch(`${service.url}${base}${name}`);
+    expect(response.status, name).toBe(200);
+    expect(response.headers.get('content-type'), name).toBe('text/javascript; charset=utf-8');
+    await writeFile(join(into, name), await response.text());
+  }
+  return names;
+}
 
 async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; text: string }> {
   const response = await fetch(url, { headers });
@@ -32,13 +45,33 @@ async function get(url: string, headers: Record<string, string> = {}): Promise<{
 describe('web page over HTTP', () => {
   let service: TestService;
   let key: string;
+  let served: string;
+  let wording: Wording;
 
   beforeAll(async () => {
     service = await startTestService({ playground: true, maxTextChars: 3000 });
     key = await service.newKey();
+    served = await mkdtemp(join(tmpdir(), 'textdetect-served-page-'));
+    await servedModules(service, served);
+    wording = (await import(pathToFileURL(join(served, 'wording.js')).href)) as Wording;
   });
   afterAll(async () => {
     await service?.stop();
+    if (served) await rm(served, { recursive: true, force: true });
+  });
+
+  it('serves the words every surface uses beside the page, and they say what the CLI and the bots say', async () => {
+    const servedWords = (await import(pathToFileURL(join(served, 'words.js')).href)) as typeof words;
+    const api = await detect(service, key, { text: ENGLISH_TEXT, segments: true });
+    expect(api.status).toBe(200);
+    const answers = [
+      api.body,
+      { ...api.body, verdict: 'mixed', confidence: 'low', origin: 'uncertain', ai_probability: 0.95, warnings: ['strict_threshold'] },
+      { ...api.body, warnings: ['short_text', 'too_little_evidence'] },
+    ];
+    for (const answer of answers) expect(servedWords.describeAnswer(answer)).toEqual(words.describeAnswer(answer));
+    expect(servedWords.ORIGIN_WORDS).toEqual(words.ORIGIN_WORDS);
+    expect(servedWords.WARNING_SENTENCES).toEqual(words.WARNING_SENTENCES);
   });
 
   it('GET / is the page, with a strict policy and no inline script or style', async () => {
@@ -154,32 +187,9 @@ describe('web page over HTTP', () => {
     expect(slowDown.sentence).not.toContain('{');
   });
 
-  it('every warning gets a sentence, including codes the page does not know', () => {
-    for (const code of WARNING_CODES) {
-      const sentence = wording.warningSentence(code);
-      expect(sentence).not.toContain(code);
-      expect(sentence).toMatch(/^[A-Z].*\.$/);
-    }
-    expect(wording.warningSentence('brand_new_code')).toContain('“brand_new_code”');
-  });
-
-  it('writes whole percents, never 0% or 100%', () => {
-    expect([0, 0.0004, 0.006, 0.5, 0.873, 0.994, 0.9995, 1].map(wording.formatPercent)).toEqual([
-      '1%',
-      '1%',
-      '1%',
-      '50%',
-      '87%',
-      '99%',
-      '99%',
-      '99%',
-    ]);
-  });
-
-  it('counts characters as the server does (code points) and bands probabilities in fifths', () => {
+  it('counts characters as the server does (code points)', () => {
     expect(wording.countCharacters('a😀b')).toBe(3);
     expect(wording.countCharacters('ğüşiöç')).toBe(6);
-    expect([0, 0.19, 0.2, 0.5, 0.79, 0.8, 1].map(wording.band)).toEqual([0, 0, 1, 2, 3, 4, 4]);
   });
 });
 

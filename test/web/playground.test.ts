@@ -3,17 +3,18 @@
  * shows must be what the API answers for the same text.
  *
  * Screenshots go to a temporary folder removed at the end, or to PLAYGROUND_SHOTS_DIR when set (kept
- * there, to look at); PLAYGROUND_SCREENSHOT=docs/img/playground.png also writes the README's picture.
+ * there, to look at). The docs' picture is `npm run screenshot:page`.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGLISH_TEXT, GERMAN_TEXT, detect, startTestService } from '../service/helpers.ts';
 import type { TestService } from '../service/helpers.ts';
 import { HAS_CHROMIUM, NO_CHROMIUM_MESSAGE, launchBrowser } from './browser.ts';
 import type { TestBrowser } from './browser.ts';
+import { describeAnswer } from '../../src/words.ts';
 
 /** Written for this test: a diary-like human paragraph pair, then two sentences in a generic AI register. */
 const MIXED_TEXT =
@@ -250,11 +251,6 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     });
     await page.locator('#highlighted .seg').last().hover();
     await page.screenshot({ path: join(shots, 'playground-result.png'), fullPage: true });
-    const readme = process.env.PLAYGROUND_SCREENSHOT;
-    if (readme) {
-      await mkdir(dirname(readme), { recursive: true });
-      await page.screenshot({ path: readme, fullPage: true });
-    }
 
     // Asked once: another tab of the same browser starts with the key set.
     const second = await openPage();
@@ -306,11 +302,14 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(await page.textContent('#result-body')).not.toMatch(/most likely written by an AI/);
     // In words: partly generated, with the share, apart from the verdict.
     expect(await page.textContent('#composition-label')).toBe('Partly generated');
-    expect(await page.textContent('#composition-sentence')).toBe(
-      `About ${Math.round(body.generated_share * 100)}% of the words look AI-generated: one passage, outlined below. The rest reads as the author's own writing.`,
+    expect(await page.textContent('#composition-sentence')).toBe(describeAnswer(body).composition?.sentence);
+    expect(await page.textContent('#composition-sentence')).toMatch(
+      new RegExp(
+        `^[A-Z][a-z ]+ of the text looks AI-generated \\(${Math.round(body.generated_share * 100)}% of its words, one passage\\); the rest reads as the author's own writing\\.$`,
+      ),
     );
     expect(await page.getAttribute('#result', 'data-composition')).toBe('partly_ai');
-    expect(await page.textContent('#result-announcement')).toContain('Partly generated: About');
+    expect(await page.textContent('#result-announcement')).toContain('Partly generated: ');
 
     // The outlined passage holds exactly the sentences of the span; every sentence keeps its own shade.
     const passages = await page.$$eval('#highlighted .gen-span', (boxes) =>
@@ -363,18 +362,28 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(await page.textContent('#counter')).toBe(`${SHORT_TEXT.length} / 50,000 characters`);
     const { status, body } = await checkText(page, SHORT_TEXT, 'keyboard');
     expect(status).toBe(200);
-    expect(body.warnings).toContain('short_text');
     await page.waitForSelector('#result[data-state="done"]');
+    // Under 40 words: too short to judge, with no percentage on the gauge or in the announcement, and
+    // no warning about how far to trust a score that is not shown.
+    expect(body.warnings).toEqual(expect.arrayContaining(['short_text', 'too_little_evidence']));
+    expect(await page.textContent('#result-announcement')).toMatch(/^Result: Too short to judge\. Under about 40 words [^%]*$/);
+    expect(await page.textContent('#probability')).toBe('–');
+    expect(await page.textContent('#verdict')).toBe('Too short to judge');
+    await expect(page.isVisible('#warnings-box')).resolves.toBe(false);
+
+    // A warning is a sentence with its code: English scored as Turkish is said to be scored as the wrong language.
+    await page.selectOption('#language', 'tr');
+    const mismatch = await checkText(page, MIXED_TEXT, 'keyboard');
+    expect(mismatch.status).toBe(200);
+    expect(mismatch.body.warnings).toContain('language_mismatch');
+    await page.waitForFunction(() => (globalThis as Dom).document.querySelector('#warnings li[data-code="language_mismatch"]'));
     const warnings = await page.$$eval('#warnings li', (items) =>
       items.map((li: Dom) => ({ code: li.dataset.code, text: li.textContent })),
     );
-    expect(warnings.map((w) => w.code)).toEqual(body.warnings);
-    expect(warnings[0]!.text).toMatch(/^The text is short \(under about 40 words\), so the score is a weak guess\./);
-    // Under 40 words: too short to judge, with no percentage on the gauge or in the announcement.
-    expect(body.warnings).toContain('too_little_evidence');
-    expect(await page.textContent('#result-announcement')).toMatch(/^Result: Too short to judge\. [^%]*2 warnings\.$/);
-    expect(await page.textContent('#probability')).toBe('–');
-    expect(await page.textContent('#verdict')).toBe('Too short to judge');
+    const said = describeAnswer(mismatch.body).warnings;
+    expect(warnings).toEqual(said.map((w) => ({ code: w.code, text: `${w.sentence} ${w.code}` })));
+    expect(warnings.map((w) => w.code)).toContain('language_mismatch');
+    await page.selectOption('#language', '');
 
     // Tab order from the language menu reaches the Check button, which shows a focus ring.
     await page.focus('#language');

@@ -4,8 +4,8 @@
  * messages read as written by an AI or as their own writing an AI polished (a non-native writer who
  * had their English fixed is not someone who posts generated text), not only the verdict.
  */
-import { ORIGIN_WORDS, originHeadline } from '../origin-words.ts';
 import type { Judgment } from './types.ts';
+import { ORIGIN_WORDS, originHeadline } from '../../../src/words.ts';
 
 /** The card's title, without markup: why it was raised, in the words of the headline, and the headline's emoji. */
 export function cardTitle(j: Pick<Judgment, 'basis' | 'origin'>): { emoji: string; text: string } {

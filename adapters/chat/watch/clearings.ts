@@ -19,8 +19,8 @@
  * `cleared` and counted in the report. Only ids, the date and the cleared judgment's probability and
  * words are kept (store: `watch_clearings`), until the window ends or the scope's data is deleted.
  */
-import { formatPercent } from '../format.ts';
 import type { Clearing, Judgment } from './types.ts';
+import { formatPercent } from '../../../src/words.ts';
 
 /** The fewest extra words a judgment needs over a cleared one to count as stronger. */
 export const MIN_EXTRA_WORDS = 20;

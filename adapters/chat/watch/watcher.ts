@@ -16,7 +16,6 @@ import type { Mode } from '../../../src/contract.ts';
 import { errorCode } from '../errors.ts';
 import { mostAiLikeSentences, truncate } from '../format.ts';
 import { countWords } from '../message-text.ts';
-import { originOfAnswer } from '../origin-words.ts';
 import type { WatchSettings } from './config.ts';
 import type { WatchDetector } from './detector.ts';
 import { DEFAULT_PRESET, PRESET_BITS, presetMask } from './presets.ts';
@@ -26,6 +25,7 @@ import type { WatchStore } from '../store/types.ts';
 import { DAY_MS, itemKey, type Judgment, type PendingItem, type Preset, type WatchConfig, type WatchedChannel } from './types.ts';
 import { decideAfterClearings } from './clearings.ts';
 import type { Clearing } from './types.ts';
+import { originOfAnswer } from '../../../src/words.ts';
 
 /**
  * Fewest words a single message needs to be scored on its own (`judge: message`): under 40 the

@@ -19,7 +19,7 @@ import { TimeoutError } from '../../../src/client/errors.ts';
 import type { DetectAuthorResponse, Mode } from '../../../src/contract.ts';
 import { DEFAULT_AUTHOR_LIMITS, historyWindowOf, selectMessages, type HistoryWindow } from '../../chat/author.ts';
 import { ChatInputError, describeDetectError, errorCode } from '../../chat/errors.ts';
-import { formatPercent, nothingToScoreSentence, queuedNotice, summarizeAuthorResult } from '../../chat/format.ts';
+import { nothingToScoreSentence, queuedNotice, summarizeAuthorResult } from '../../chat/format.ts';
 import { answerProblem, deferAnswer, editAnswer, guildSettings, interactionFields, isTransient, type BotContext } from '../check.ts';
 import { parseAuthorCheckCustomId } from '../commands.ts';
 import { describeDiscordError } from '../discord-errors.ts';
@@ -27,6 +27,7 @@ import { assertCanReadHistory, readMemberHistory, type HistoryRead } from '../hi
 import { authorCheckRow, authorEmbed } from '../author-reply.ts';
 import { problemEmbed } from '../reply.ts';
 import { mayCheckMessages } from './settings-command.ts';
+import { formatPercent } from '../../../src/words.ts';
 
 interface MemberCheck {
   memberId: string;

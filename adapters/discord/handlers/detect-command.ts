@@ -5,7 +5,7 @@
  */
 import type { ChatInputCommandInteraction } from 'discord.js';
 import type { Language } from '../../../src/contract.ts';
-import { CHAT_MODES, modeLabel } from '../../chat/format.ts';
+import { CHAT_MODES } from '../../chat/format.ts';
 import { renderDiscordMarkdown } from '../../chat/markup-discord.ts';
 import { isMode } from '../../chat/modes.ts';
 import { answerProblem, deferAnswer, editAnswer, guildSettings, runCheck, type BotContext } from '../check.ts';
@@ -14,6 +14,7 @@ import { fitEmbeds } from '../file-reply.ts';
 import { chatFileOf } from '../message-files.ts';
 import { handleDetectUser } from './check-author.ts';
 import { DETECT_OPTIONS, LANGUAGE_CHOICES } from '../commands.ts';
+import { modeName } from '../../../src/words.ts';
 
 function isLanguage(value: string | null): value is Language {
   return LANGUAGE_CHOICES.some((c) => c.value === value);
@@ -28,7 +29,7 @@ export async function handleDetectCommand(ctx: BotContext, interaction: ChatInpu
     await answerProblem(
       ctx,
       interaction,
-      `“${modeOption.slice(0, 40)}” is not a mode this bot knows, so nothing was checked. Choose ${CHAT_MODES.map(modeLabel).join(', ')}; if the list Discord shows differs, ask the bot admin to run \`npm run discord:register\` again.`,
+      `“${modeOption.slice(0, 40)}” is not a mode this bot knows, so nothing was checked. Choose ${CHAT_MODES.map(modeName).join(', ')}; if the list Discord shows differs, ask the bot admin to run \`npm run discord:register\` again.`,
       'unknown_mode',
     );
     return;

@@ -6,12 +6,12 @@
 import { type ChannelType, MessageFlags, PermissionFlagsBits, type ChatInputCommandInteraction } from 'discord.js';
 import { checkHistoryDays, checkHistoryMessages, describeHistoryWindow, historyWindowOf } from '../../chat/author.ts';
 import { isMode } from '../../chat/modes.ts';
-import { modeLabel } from '../../chat/format.ts';
 import type { ScopeSettings, SettingsPatch } from '../../chat/store/index.ts';
 import { editAnswer, guildScope, guildSettings, interactionFields, type BotContext } from '../check.ts';
 import { BOT_DEFAULT_CHOICE, MODLOG_CHANNEL_TYPES, SETTINGS_OPTIONS, SETTINGS_SUBCOMMANDS } from '../commands.ts';
 import { describeDiscordError } from '../discord-errors.ts';
 import { handleWatchSettings, isWatchSubcommand, watchSummary } from './watch-settings.ts';
+import { modeName } from '../../../src/words.ts';
 
 /** What `watch-files enabled:true` does, said to the moderator who turns it on. */
 export const WATCH_FILES_ON =
@@ -81,7 +81,7 @@ function readChange(interaction: ChatInputCommandInteraction, subcommand: string
     if (!mode || !isMode(mode)) {
       return { ok: false, code: 'invalid_mode', problem: `"${mode ?? ''}" is not a mode. Choose academic, financial, legal or general.` };
     }
-    return { ok: true, patch: { defaultMode: mode }, done: `"Check for AI text" now checks in ${modeLabel(mode)} mode.` };
+    return { ok: true, patch: { defaultMode: mode }, done: `"Check for AI text" now checks in ${modeName(mode)} mode.` };
   }
   if (subcommand === SETTINGS_SUBCOMMANDS.modlog) {
     const channel = interaction.options.getChannel(SETTINGS_OPTIONS.channel);
@@ -165,7 +165,7 @@ function describeSettings(ctx: BotContext, settings: ScopeSettings): string {
   const modLog = settings.auditChannelId ?? ctx.settings.modLogChannelId;
   return [
     '**Settings of this server**',
-    `• Mode of "Check for AI text": ${modeLabel(mode)}${settings.defaultMode ? '' : ' (bot default)'}`,
+    `• Mode of "Check for AI text": ${modeName(mode)}${settings.defaultMode ? '' : ' (bot default)'}`,
     `• Mod-log channel: ${modLog ? `<#${modLog}>` : 'none'}${settings.auditChannelId || !modLog ? '' : ' (bot default)'}`,
     `• Who may run "Check for AI text": ${settings.checkerId ? `members with <@&${settings.checkerId}> or Manage Server` : 'everyone who has the command'}`,
     `• Member checks read ${describeHistoryWindow(historyWindowOf(settings))}${settings.historyMessages || settings.historyDays ? '' : ' (bot default)'}`,

@@ -7,13 +7,12 @@
 import type { APIMessage } from 'discord.js';
 import type { Logger } from 'pino';
 import { downloadFile, selectDocuments } from '../../chat/attachments.ts';
-import { formatPercent, modeLabel } from '../../chat/format.ts';
-import { originHeadline, originOfAnswer } from '../../chat/origin-words.ts';
 import { checkWatchedFiles } from '../../chat/watched-files.ts';
 import type { Watcher } from '../../chat/watch/watcher.ts';
 import { guildSettings, type BotContext } from '../check.ts';
 import { filesOfMessage } from '../message-files.ts';
 import { messageLink } from '../message-text.ts';
+import { describeAnswer, formatPercent, modeName } from '../../../src/words.ts';
 
 /** What this needs of watch-messages.ts's context (declared here, so neither file imports the other back). */
 export interface WatchFilesContext {
@@ -56,11 +55,14 @@ export function watchFiles(
         }),
       detectFile: (data, file, mode) =>
         detectFile(data, { filename: file.name, mode, segments: false, background: true, signal: ctx.signal }),
-      report: (file, result) =>
-        ctx.modLog.post(
+      report: (file, result) => {
+        const words = describeAnswer(result);
+        const reading = `${words.emoji} ${words.label}${words.tooShort ? '' : ` (${formatPercent(result.ai_probability)}, ${modeName(result.mode)} mode)`}`;
+        return ctx.modLog.post(
           modLog,
-          `📄 Watched channel: the file “${file.name.replace(/[`*_~|<>@#]/g, '')}” shared by <@${message.author.id}> in ${link}: ${originHeadline(originOfAnswer(result))} (${formatPercent(result.ai_probability)}, ${modeLabel(result.mode)} mode) · request \`${result.request_id}\`. Nothing was done in the channel; a score is evidence, not proof.`,
-        ),
+          `📄 Watched channel: the file “${file.name.replace(/[`*_~|<>@#]/g, '')}” shared by <@${message.author.id}> in ${link}: ${reading}${words.windows ? `. ${words.windows.strip} ${words.windows.summary}` : ''} · request \`${result.request_id}\`. Nothing was done in the channel; a score is evidence, not proof.`,
+        );
+      },
     });
     w.logger.info({ scope, channelId: place.channelId, documents: files.length, reported }, 'watched documents checked');
   };

@@ -4,13 +4,14 @@
  * (never a mention), and nothing is posted in the watched channel itself.
  */
 import { ButtonStyle, ComponentType, escapeMarkdown, type APIActionRowComponent, type APIButtonComponent, type APIEmbed } from 'discord.js';
-import { formatPercent, modeLabel, probabilityBar, truncate } from '../../chat/format.ts';
+import { probabilityBar, truncate } from '../../chat/format.ts';
 import { cardColour, cardReading, cardTitle, READING_FIELD } from '../../chat/watch/card-words.ts';
 import type { ReviewCard } from '../../chat/watch/watcher.ts';
 import { CLEARING_TITLE, clearingNote } from '../../chat/watch/clearings.ts';
 import { OUTCOMES, type Outcome } from '../../chat/watch/types.ts';
 import { NEUTRAL_COLOUR } from '../reply.ts';
 import { messageLink } from '../message-text.ts';
+import { formatPercent, modeName } from '../../../src/words.ts';
 
 const REVIEW_PREFIX = 'watch-review';
 
@@ -58,7 +59,7 @@ export function cardEmbed(card: ReviewCard, guildId: string): APIEmbed {
     { name: 'Probability', value: `${probabilityBar(j.probability)} ${formatPercent(j.probability)}`, inline: true },
     {
       name: 'Evidence',
-      value: `${j.messagesUsed} message${j.messagesUsed === 1 ? '' : 's'}, ${j.wordsUsed} words${j.basis === 'author' ? ' (this member’s recent messages in the channel)' : ''} · ${modeLabel(j.mode)} mode · ${card.preset} preset`,
+      value: `${j.messagesUsed} message${j.messagesUsed === 1 ? '' : 's'}, ${j.wordsUsed} words${j.basis === 'author' ? ' (this member’s recent messages in the channel)' : ''} · ${modeName(j.mode)} mode · ${card.preset} preset`,
       inline: false,
     },
   ];

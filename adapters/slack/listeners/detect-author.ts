@@ -9,8 +9,7 @@ import type { App, BlockAction, ButtonAction, RespondFn, webApi } from '@slack/b
 import type { DetectAuthorResponse, Mode } from '../../../src/contract.ts';
 import { DEFAULT_AUTHOR_LIMITS, historyWindowOf, selectMessages } from '../../chat/author.ts';
 import { ChatInputError, describeDetectError, errorCode } from '../../chat/errors.ts';
-import { formatPercent, mostAiLikeMessages, nothingToScoreSentence, queuedNotice, summarizeAuthorResult } from '../../chat/format.ts';
-import { originLabel } from '../../chat/origin-words.ts';
+import { mostAiLikeMessages, nothingToScoreSentence, queuedNotice, summarizeAuthorResult } from '../../chat/format.ts';
 import { SLACK_LIMITED_NOTE, buildAuthorAuditLine, buildAuthorResultMessage } from '../author-blocks.ts';
 import { ACTION_AUTHOR_CHECK, decodeAuthorButton } from '../author-button.ts';
 import { buildErrorMessage, type SlackMessage } from '../blocks.ts';
@@ -18,6 +17,7 @@ import { createNameResolver, slackErrorCode, teamSettings, type SlackAppContext 
 import { auditChannelFor, defaultModeFor } from '../config.ts';
 import { fallbackPermalink, readMemberHistory, type HistoryRead } from '../history.ts';
 import { mayCheckMessages } from '../settings.ts';
+import { AUTHOR_HELD_BACK_LABEL, formatPercent, originLabel } from '../../../src/words.ts';
 
 type WebClient = webApi.WebClient;
 
@@ -150,7 +150,7 @@ export async function runMemberCheck(ctx: SlackAppContext, req: MemberCheckReque
     selection.send.map((m, i) => ({ excerpt: m.readable, link: links.get(i) })),
     selection.leftOut,
   );
-  const outcome = `${summary.heldBack ? 'too little to judge' : `${originLabel(summary.origin, null)}, ${formatPercent(result.ai_probability)}`} over ${result.messages_used} messages · request id ${result.request_id}`;
+  const outcome = `${summary.heldBack ? AUTHOR_HELD_BACK_LABEL.toLowerCase() : `${originLabel(summary.origin, null)}, ${formatPercent(result.ai_probability)}`} over ${result.messages_used} messages · request id ${result.request_id}`;
   await audit(ctx, req, mode, outcome);
   return buildAuthorResultMessage(summary, {
     memberId: req.memberId,

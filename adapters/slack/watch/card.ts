@@ -4,13 +4,13 @@
  * give way to the outcome, who chose it and when.
  */
 import type { types as SlackTypes } from '@slack/bolt';
-import { formatPercent, modeLabel, probabilityBar } from '../../chat/format.ts';
+import { probabilityBar } from '../../chat/format.ts';
 import { cardReading, cardTitle, READING_FIELD } from '../../chat/watch/card-words.ts';
-import { originLabel } from '../../chat/origin-words.ts';
 import { CLEARING_TITLE, clearingNote } from '../../chat/watch/clearings.ts';
 import { OUTCOMES, type Outcome } from '../../chat/watch/types.ts';
 import type { ReviewCard } from '../../chat/watch/watcher.ts';
 import { escapeAndFit, escapeMrkdwn, type SlackMessage } from '../blocks.ts';
+import { formatPercent, modeName, originLabel } from '../../../src/words.ts';
 
 type KnownBlock = SlackTypes.KnownBlock;
 
@@ -72,7 +72,7 @@ export function buildCard(card: ReviewCard, links: CardLinks): SlackMessage {
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: `*Evidence:* ${j.messagesUsed} message${j.messagesUsed === 1 ? '' : 's'}, ${j.wordsUsed} words${j.basis === 'author' ? ' (this member’s recent messages in the channel)' : ''} · ${modeLabel(j.mode)} mode · ${card.preset} preset`,
+        text: `*Evidence:* ${j.messagesUsed} message${j.messagesUsed === 1 ? '' : 's'}, ${j.wordsUsed} words${j.basis === 'author' ? ' (this member’s recent messages in the channel)' : ''} · ${modeName(j.mode)} mode · ${card.preset} preset`,
       },
     },
   ];

@@ -1,6 +1,8 @@
 /**
  * The page's files, read once at start from ./assets (copied beside the compiled code by the build),
- * with the server's settings written into the page as data attributes and `<option>`s.
+ * with the server's settings written into the page as data attributes and `<option>`s; and the
+ * words every surface shows an answer with (src/words.ts and the contract it imports), served to
+ * the page as modules of their own so the page says what the CLI and the bots say.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -37,8 +39,40 @@ const MODE_LABELS: Record<string, string> = {
   legal: 'Legal: contracts, rulings, terms',
 };
 
+/** Modules of src/ the page imports, by the name it imports them under (beside its own files). */
+const SHARED_MODULES = ['words', 'contract'] as const;
+
 function read(name: string): Promise<Buffer> {
   return readFile(new URL(`./assets/${name}`, import.meta.url));
+}
+
+/**
+ * A module of src/ as JavaScript for the browser. Built, it is the compiled file beside this one's
+ * folder (dist/src/words.js); run from source (`npm run dev`, the tests), it is the TypeScript with
+ * its types stripped by Node, imports pointed at the `.js` names the page asks for.
+ */
+async function sharedModule(name: (typeof SHARED_MODULES)[number]): Promise<Buffer> {
+  if (!import.meta.url.endsWith('.ts')) return readFile(new URL(`../../${name}.js`, import.meta.url));
+  const source = await readFile(new URL(`../../${name}.ts`, import.meta.url), 'utf8');
+  // Loaded here, not at the top: the built service never needs it, and an entry point must reach its
+  // Node version check (src/node-version.ts) on a Node without it.
+  const { stripTypeScriptTypes } = await import('node:module');
+  if (typeof stripTypeScriptTypes !== 'function') {
+    throw new Error(
+      `The page's words (src/${name}.ts) need Node.js 22.13 or newer to run from source; run \`npm run build\` and start dist/.`,
+    );
+  }
+  // Node calls the function experimental and warns at its first use; the warning says nothing to a
+  // developer running the service from source, so it is not passed on.
+  const emitWarning = process.emitWarning;
+  process.emitWarning = () => undefined;
+  let code: string;
+  try {
+    code = stripTypeScriptTypes(source, { mode: 'strip' });
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+  return Buffer.from(code.replace(/(\bfrom\s+)(['"])(\.\/[\w-]+)\.ts\2/g, '$1$2$3.js$2'), 'utf8');
 }
 
 function asset(body: Buffer, type: string): Asset {
@@ -65,6 +99,11 @@ export async function loadAssets(settings: PageSettings): Promise<{ version: str
     const body = await read(name);
     versionHash.update(name).update(body);
     files.set(name, asset(body, type));
+  }
+  for (const name of SHARED_MODULES) {
+    const body = await sharedModule(name);
+    versionHash.update(name).update(body);
+    files.set(`${name}.js`, asset(body, 'text/javascript; charset=utf-8'));
   }
   const template = (await read('index.html')).toString('utf8');
   versionHash.update(template);

@@ -2,6 +2,7 @@
 // call to POST /v1/detect, the same endpoint and headers as every other client.
 import { renderResult, resetResult } from './render.js';
 import { countCharacters, errorSentence } from './wording.js';
+import { fileFacts } from './words.js';
 
 const KEY_STORAGE_NAME = 'textdetect.apiKey';
 // The service's key format (src/service/keys.ts): checked before a key is kept, so a mistyped or
@@ -368,8 +369,6 @@ function textFromSegments(answer) {
   return text;
 }
 
-const FILE_TYPE_NAMES = { pdf: 'PDF', docx: 'Word document', text: 'text file', markdown: 'Markdown file', html: 'HTML file' };
-
 async function checkFile(key, file) {
   if (file.size > maxFileBytes) {
     showError(
@@ -389,9 +388,8 @@ async function checkFile(key, file) {
     lastCheckedText = textBox.value;
     renderResult(answer, textFromSegments(answer));
     const info = answer.file;
-    const pages = info.pages === null ? '' : `${info.pages.toLocaleString('en-US')} page${info.pages === 1 ? '' : 's'}, `;
     const line = byId('file-info');
-    line.textContent = `${info.name}: ${FILE_TYPE_NAMES[info.type] ?? info.type}, ${pages}${info.characters.toLocaleString('en-US')} characters read`;
+    line.textContent = `${info.name}: ${fileFacts(info)}`;
     line.hidden = false;
     byId('result').dataset.fileType = info.type;
     revealResult();

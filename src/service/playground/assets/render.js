@@ -1,21 +1,14 @@
-// Puts an answer of POST /v1/detect on the page. Everything from the API or the user goes in as
-// text (textContent), never as markup, so a text full of <script> is shown, not run.
-import {
-  band,
-  compositionWords,
-  confidenceWords,
-  formatPercent,
-  languageName,
-  modeName,
-  originOf,
-  originWords,
-  spanWords,
-  TOO_SHORT,
-  tooShortToJudge,
-  warningSentence,
-} from './wording.js';
+// Puts an answer of POST /v1/detect on the page, in the words every surface uses (words.js, compiled
+// from src/words.ts: describeAnswer decides what to say). Everything from the API or the user goes
+// in as text (textContent), never as markup, so a text full of <script> is shown, not run.
+import { describeAnswer, formatPercent, languageName, modeName, passageWords } from './words.js';
 
 const byId = (id) => document.getElementById(id);
+
+/** Which of five shading bands a sentence falls in (0: 0–20%, …, 4: 80–100%). */
+function band(probability) {
+  return Math.min(4, Math.max(0, Math.floor(probability * 5)));
+}
 
 /**
  * @param {object} answer the 200 body of POST /v1/detect
@@ -23,15 +16,13 @@ const byId = (id) => document.getElementById(id);
  */
 export function renderResult(answer, submittedText) {
   const probability = answer.ai_probability;
-  // Below the evidence floor: no verdict, no percentage, no sentence figures.
-  const tooShort = tooShortToJudge(answer);
-  const verdict = tooShort ? TOO_SHORT : originWords(answer);
-  const origin = tooShort ? 'uncertain' : originOf(answer);
+  const words = describeAnswer(answer);
+  const { tooShort } = words;
   const result = byId('result');
   result.dataset.state = 'done';
   result.dataset.aiProbability = String(probability);
   result.dataset.verdict = answer.verdict;
-  result.dataset.origin = origin;
+  result.dataset.origin = words.origin;
   result.dataset.confidence = answer.confidence;
   result.dataset.requestId = answer.request_id;
 
@@ -39,30 +30,32 @@ export function renderResult(answer, submittedText) {
   byId('result-body').hidden = false;
   byId('stale-note').hidden = true;
 
+  // Below the evidence floor: no verdict, no percentage, no sentence figures.
   byId('probability').textContent = tooShort ? '–' : formatPercent(probability);
   byId('gauge-value').setAttribute('stroke-dasharray', tooShort ? '0 100' : `${(probability * 100).toFixed(2)} 100`);
   result.classList.remove('verdict-likely_ai', 'verdict-mixed', 'verdict-likely_human', 'verdict-too_short');
   result.classList.add(tooShort ? 'verdict-too_short' : `verdict-${answer.verdict}`);
 
-  byId('verdict').textContent = verdict.label;
-  byId('confidence').textContent = confidenceWords(answer.confidence);
-  byId('verdict-sentence').textContent = verdict.sentence;
+  byId('verdict').textContent = words.label;
+  byId('confidence').textContent = words.confidence ?? '';
+  byId('confidence').hidden = !words.confidence;
+  byId('verdict-sentence').textContent = words.sentence;
 
   const list = byId('warnings');
   list.replaceChildren(
-    ...answer.warnings.map((code) => {
+    ...words.warnings.map(({ code, sentence }) => {
       const item = document.createElement('li');
       item.dataset.code = code;
-      const sentence = document.createElement('span');
-      sentence.textContent = warningSentence(code);
+      const text = document.createElement('span');
+      text.textContent = sentence;
       const tag = document.createElement('code');
       tag.className = 'warning-code';
       tag.textContent = code;
-      item.append(sentence, ' ', tag);
+      item.append(text, ' ', tag);
       return item;
     }),
   );
-  byId('warnings-box').hidden = answer.warnings.length === 0;
+  byId('warnings-box').hidden = words.warnings.length === 0;
 
   byId('detail-mode').textContent = modeName(answer.mode);
   byId('detail-language').textContent = languageName(answer.language);
@@ -70,7 +63,7 @@ export function renderResult(answer, submittedText) {
   byId('request-id').value = answer.request_id;
   byId('copy-status').textContent = '';
 
-  const composition = tooShort ? undefined : compositionWords(answer);
+  const composition = words.composition;
   byId('composition-box').hidden = !composition;
   if (composition) {
     result.dataset.composition = answer.composition;
@@ -78,13 +71,49 @@ export function renderResult(answer, submittedText) {
     byId('composition-sentence').textContent = composition.sentence;
   } else delete result.dataset.composition;
 
-  renderSegments(tooShort ? [] : answer.segments, submittedText, tooShort ? [] : (answer.generated_spans ?? []));
+  renderWindows(words.windows);
+  renderSegments(tooShort ? [] : answer.segments, submittedText, tooShort ? [] : (answer.generated_spans ?? []), words.origin);
 
-  const warningsNote = answer.warnings.length ? ` ${answer.warnings.length} warning${answer.warnings.length > 1 ? 's' : ''}.` : '';
+  const warningsNote = words.warnings.length ? ` ${words.warnings.length} warning${words.warnings.length > 1 ? 's' : ''}.` : '';
   const compositionNote = composition ? ` ${composition.label}: ${composition.sentence}` : '';
+  const windowsNote = words.windows ? ` ${words.windows.summary}` : '';
   byId('result-announcement').textContent = tooShort
-    ? `Result: ${verdict.label}. ${verdict.sentence}${warningsNote}`
-    : `Result: ${formatPercent(probability)} probability of AI writing. ${verdict.label}, ${confidenceWords(answer.confidence).toLowerCase()}.${compositionNote}${warningsNote}`;
+    ? `Result: ${words.label}. ${words.sentence}`
+    : `Result: ${formatPercent(probability)} probability of AI writing. ${words.label}, ${words.confidence.toLowerCase()}. ${words.sentence}${compositionNote}${windowsNote}${warningsNote}`;
+}
+
+/**
+ * The map of a long document: one cell per window, in order, coloured by how it reads, with where
+ * it is and its own figure (its headline is the cell's tooltip and is read out after it).
+ */
+function renderWindows(map) {
+  const box = byId('windows-box');
+  if (!map) {
+    box.hidden = true;
+    byId('window-map').replaceChildren();
+    return;
+  }
+  byId('windows-summary').textContent = map.summary;
+  byId('window-map').replaceChildren(
+    ...map.windows.map((w) => {
+      const cell = document.createElement('li');
+      cell.className = `window window-${w.origin}`;
+      cell.dataset.origin = w.origin;
+      cell.dataset.start = String(w.start);
+      cell.dataset.end = String(w.end);
+      cell.dataset.tip = w.label;
+      cell.tabIndex = 0;
+      const where = document.createElement('span');
+      where.className = 'window-where';
+      where.textContent = w.where;
+      const figure = document.createElement('span');
+      figure.className = 'window-percent';
+      figure.textContent = w.percent;
+      cell.append(where, ' ', figure, srOnly(`: ${w.label}`));
+      return cell;
+    }),
+  );
+  box.hidden = false;
 }
 
 /**
@@ -97,7 +126,7 @@ export function renderResult(answer, submittedText) {
  * passage or sentence that crosses a line break is drawn as one box per line, the later ones marked
  * as continuations.
  */
-function renderSegments(segments, text, spans) {
+function renderSegments(segments, text, spans, origin) {
   const card = byId('sentences-card');
   const box = byId('highlighted');
   if (!segments.length) {
@@ -113,7 +142,7 @@ function renderSegments(segments, text, spans) {
   let spanIndex = 0;
   const addInline = (node) => {
     if (passageSpan && !passageBox) {
-      passageBox = openPassage(passageSpan, true);
+      passageBox = openPassage(passageSpan, true, origin);
       nodes.push(passageBox);
     }
     if (passageBox) passageBox.append(node);
@@ -134,7 +163,7 @@ function renderSegments(segments, text, spans) {
       if (segment.start > position) nodes.push(document.createTextNode(text.slice(position, segment.start)));
       position = Math.max(position, segment.start);
       passageSpan = generated;
-      passageBox = openPassage(generated, false);
+      passageBox = openPassage(generated, false, origin);
       nodes.push(passageBox);
     }
     if (segment.start > position) addGap(text.slice(position, segment.start));
@@ -183,7 +212,7 @@ function renderSegments(segments, text, spans) {
 }
 
 /** An outlined passage for one generated span (or its continuation on a later line); screen readers hear where it starts and ends. */
-function openPassage(span, continued) {
+function openPassage(span, continued, origin) {
   const box = document.createElement('span');
   const confidence = span.confidence ?? 'low';
   box.className = `gen-span gen-span-${confidence}${continued ? ' gen-span-continued' : ''}`;
@@ -191,7 +220,7 @@ function openPassage(span, continued) {
   box.dataset.end = String(span.end);
   box.dataset.probability = String(span.ai_probability);
   box.dataset.confidence = confidence;
-  if (!continued) box.append(srOnly(`(Passage that ${spanWords(confidence)} looks AI-generated, ${formatPercent(span.ai_probability)}:) `));
+  if (!continued) box.append(srOnly(`(${passageWords(confidence, span.ai_probability, origin)}:) `));
   return box;
 }
 
@@ -210,6 +239,7 @@ export function resetResult() {
   byId('result-body').hidden = true;
   byId('sentences-card').hidden = true;
   byId('composition-box').hidden = true;
+  byId('windows-box').hidden = true;
   byId('highlighted').replaceChildren();
   byId('result-announcement').textContent = '';
 }
