@@ -1,7 +1,8 @@
 /**
  * Issue 25, item 1: one key's burst of the most expensive calls it is allowed must not stall
  * another key. Key A sends maximal author calls at once (10 messages of 5,000 characters); key B then
- * sends single texts one after the other and must be answered about as fast as without the burst.
+ * sends single texts one after the other and must go ahead of A's waiting calls (counted: the heavy
+ * answers that arrive while each light call waits).
  * Before the fix B waited behind A's whole queue (the issue measured p50 6.2 s, max 28.7 s with 60
  * calls); `npm run bench` measures the same with 60 calls and prints B's p99 (target 250 ms).
  */
@@ -32,8 +33,13 @@ function prose(seed: number, chars: number): string {
 }
 
 const MAXIMAL = { messages: Array.from({ length: 10 }, (_, i) => prose(i, 5000)) };
-/** Loose for a loaded 2-core CI machine; without fairness B waits seconds. */
-const BOUND_MS = 700;
+/**
+ * Heavy answers that may arrive while one light call waits: the calls already on the two workers,
+ * and as many again for a heavy call whose messages were being scored when the light one came.
+ * Without fairness a light call waits behind the whole burst (about BURST heavy answers). Counted,
+ * not timed, so a loaded CI machine measures the same.
+ */
+const MAX_OVERTAKEN = 6;
 
 describe('fairness between keys', () => {
   it(`another key's /v1/detect stays fast while one key has ${BURST} maximal author calls in flight`, async () => {
@@ -75,19 +81,24 @@ describe('fairness between keys', () => {
       const first = performance.now();
       const latencies: number[] = [];
       const heavyAtStart: number[] = [];
+      const overtaken: number[] = [];
       for (let i = 0; i < 15; i++) {
         const due = first + i * 100;
         if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
         heavyAtStart.push(heavyInFlight);
+        const doneBefore = heavyDone;
         const answer = await detect(service, light, { text: ENGLISH_TEXT });
+        overtaken.push(heavyDone - doneBefore);
         latencies.push(performance.now() - due);
         expect(answer.status).toBe(200);
       }
       topUp = false;
       const sorted = [...latencies].sort((a, b) => a - b);
-      const summary = `light key latencies (ms): ${sorted.map((l) => Math.round(l)).join(', ')}; heavy calls in flight when each light call was sent: at least ${Math.min(...heavyAtStart)} of ${BURST}; heavy calls answered meanwhile: ${heavyDone}`;
+      const summary = `heavy answers while each light call waited: ${overtaken.join(', ')}; light key latencies (ms, for the log): ${sorted.map((l) => Math.round(l)).join(', ')}; heavy calls in flight when each light call was sent: at least ${Math.min(...heavyAtStart)} of ${BURST}; heavy calls answered meanwhile: ${heavyDone}`;
       console.log(summary);
-      expect(sorted[sorted.length - 1], summary).toBeLessThan(BOUND_MS);
+      // The light call goes ahead of the heavy key's queue: only the heavy work already started
+      // finishes before it, never the burst waiting behind.
+      expect(Math.max(...overtaken), summary).toBeLessThanOrEqual(MAX_OVERTAKEN);
       // The measurement only means something while the burst is being worked on: every light call
       // was sent with (nearly) the whole burst in flight.
       expect(Math.min(...heavyAtStart), summary).toBeGreaterThan(BURST / 2);
