@@ -25,7 +25,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { fileRequestCost } from '../src/contract.ts';
+import { DEFAULT_MAX_TEXT_CHARS, fileRequestCost } from '../src/contract.ts';
 import { extractDocument } from '../src/documents/extract.ts';
 import { buildDocx, buildDocxBomb, buildPdf, buildPdfBomb, inOrderShare, paragraphs } from '../test/helpers/documents.ts';
 
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
 
   console.log(`textdetect file bench — ${cpus().length} CPUs (available ${availableParallelism()}), load ${load()}`);
   // Reading order, in this process (the same code the workers run).
-  const limits = { maxPages: 100, maxUnpackedBytes: 64 * 1024 * 1024 };
+  const limits = { maxPages: 100, maxUnpackedBytes: 64 * 1024 * 1024, maxChars: DEFAULT_MAX_TEXT_CHARS };
   const pdfText = await extractDocument(pdf, limits);
   const docxText = await extractDocument(docx, limits);
   console.log(

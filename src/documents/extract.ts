@@ -7,13 +7,28 @@ import { htmlToText } from './html.ts';
 import { markdownToText } from './markdown.ts';
 import { extractPdf } from './pdf.ts';
 import { sniffType } from './sniff.ts';
-import { DocumentError, type ExtractedDocument, type ExtractLimits } from './types.ts';
+import { DocumentError, type ExtractedDocument, type ExtractLimits, textTooLong } from './types.ts';
+import { countChars } from '../contract.ts';
 
 export async function extractDocument(bytes: Uint8Array, limits: ExtractLimits): Promise<ExtractedDocument> {
   const document = await extractAny(bytes, limits);
-  // The scorer refuses NUL characters and lone surrogates in a submitted text; a file's are dropped.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what is removed
-  return { ...document, text: document.text.replace(/\u0000/g, '').replace(/\p{Cs}/gu, '\uFFFD') };
+  // The scorer refuses NUL characters and lone surrogates in a submitted text; a file's are dropped
+  // (a page's start moves back by the NULs before it).
+  let text = document.text;
+  let pageStarts = document.pageStarts;
+  if (text.includes('\u0000')) {
+    if (pageStarts) {
+      const nulsBefore = (offset: number) => text.slice(0, offset).split('\u0000').length - 1;
+      pageStarts = pageStarts.map((start) => start - nulsBefore(start));
+    }
+    text = text.replaceAll('\u0000', '');
+  }
+  text = text.replace(/\p{Cs}/gu, '\uFFFD');
+  // The text is the service's only once it is within the document limit: a longer one never leaves
+  // the reader (the extractors stop early when they can tell sooner).
+  const characters = countChars(text);
+  if (characters > limits.maxChars) throw textTooLong({ type: document.type, pages: document.pages, read: { characters } });
+  return { ...document, text, pageStarts };
 }
 
 async function extractAny(bytes: Uint8Array, limits: ExtractLimits): Promise<ExtractedDocument> {
@@ -32,7 +47,12 @@ async function extractAny(bytes: Uint8Array, limits: ExtractLimits): Promise<Ext
       return extractDocx(bytes, limits);
     default: {
       const source = new TextDecoder().decode(bytes).replace(/^\uFEFF/, '');
-      const text = type === 'html' ? htmlToText(source) : type === 'markdown' ? markdownToText(source) : plainText(source);
+      const text =
+        type === 'html'
+          ? htmlToText(source, { maxChars: limits.maxChars, type })
+          : type === 'markdown'
+            ? markdownToText(source, limits.maxChars)
+            : plainText(source);
       if (!/\p{L}/u.test(text)) {
         throw new DocumentError(
           'no_text_in_file',
@@ -42,7 +62,7 @@ async function extractAny(bytes: Uint8Array, limits: ExtractLimits): Promise<Ext
           },
         );
       }
-      return { type, pages: null, text };
+      return { type, pages: null, text, pageStarts: null };
     }
   }
 }

@@ -5,7 +5,8 @@
  * out so it is not scored as prose.
  */
 import { getDocumentProxy } from 'unpdf';
-import { DocumentError, type ExtractedDocument, type ExtractLimits } from './types.ts';
+import { countChars } from '../contract.ts';
+import { DocumentError, type ExtractedDocument, type ExtractLimits, textTooLong } from './types.ts';
 
 interface Line {
   text: string;
@@ -50,13 +51,19 @@ export async function extractPdf(bytes: Uint8Array, limits: ExtractLimits): Prom
       );
     }
     const perPage: Line[][] = [];
+    // Characters the text is sure to hold (what no furniture rule can drop): past the document limit,
+    // reading stops there instead of going through every page.
+    let sure = 0;
     for (let number = 1; number <= pages; number++) {
       const page = await pdf.getPage(number);
       const content = await page.getTextContent();
-      perPage.push(toLines(content.items.filter((item) => 'str' in item) as PositionedItem[]));
+      const lines = toLines(content.items.filter((item) => 'str' in item) as PositionedItem[]);
+      perPage.push(lines);
       page.cleanup();
+      sure += sureChars(lines);
+      if (sure > limits.maxChars) throw textTooLong({ type: 'pdf', pages, read: { pages: number, characters: sure } });
     }
-    const text = joinPages(dropFurniture(perPage));
+    const { text, pageStarts } = joinPages(dropFurniture(perPage));
     if (!/\p{L}/u.test(text) && perPage.some((lines) => lines.some((line) => /\p{L}/u.test(line.text)))) {
       // There is text, but only what repeats on the pages' edges: the pages are not images.
       throw new DocumentError(
@@ -72,7 +79,7 @@ export async function extractPdf(bytes: Uint8Array, limits: ExtractLimits): Prom
         { type: 'pdf', pages },
       );
     }
-    return { type: 'pdf', pages, text };
+    return { type: 'pdf', pages, text, pageStarts };
   } catch (err) {
     if (err instanceof DocumentError) throw err;
     throw pdfError(err, pdf.numPages);
@@ -163,20 +170,55 @@ function dropFurniture(pages: Line[][]): Line[][] {
   );
 }
 
-/** Lines to paragraphs: a gap clearly wider than the page's usual line spacing starts a new one. */
-function joinPages(pages: Line[][]): string {
+/**
+ * Characters a page's lines give the text at the least, as `countChars` counts them: the lines that
+ * are not among its edge lines (which may be dropped as furniture), less the hyphen a line-end join
+ * removes.
+ */
+function sureChars(lines: Line[]): number {
+  const byHeight = lines.map((line, index) => ({ index, y: line.y })).sort((a, b) => b.y - a.y);
+  const edge = new Set([...byHeight.slice(0, EDGE_LINES), ...byHeight.slice(-EDGE_LINES)].map((e) => e.index));
+  let chars = 0;
+  lines.forEach((line, index) => {
+    if (!edge.has(index)) chars += countChars(line.text) - (line.text.endsWith('-') ? 1 : 0);
+  });
+  return chars;
+}
+
+/**
+ * Lines to paragraphs: a gap clearly wider than the page's usual line spacing starts a new one.
+ * Also gives where each page's text begins in the result.
+ */
+function joinPages(pages: Line[][]): { text: string; pageStarts: number[] } {
   const paragraphs: string[] = [];
+  const pageStarts: number[] = [];
+  /** Length of the finished paragraphs with their separators, where `current` begins. */
+  let done = 0;
   let current = '';
-  const append = (text: string): void => {
-    if (current === '') current = text;
-    else if (/\p{Ll}-$/u.test(current) && /^\p{Ll}/u.test(text)) current = current.slice(0, -1) + text;
-    else current += ` ${text}`;
+  /** Appends a line; returns where it begins in the text. */
+  const append = (text: string): number => {
+    const base = done + (paragraphs.length > 0 ? 2 : 0);
+    if (current === '') {
+      current = text;
+      return base;
+    }
+    if (/\p{Ll}-$/u.test(current) && /^\p{Ll}/u.test(text)) {
+      current = current.slice(0, -1) + text;
+      return base + current.length - text.length;
+    }
+    current += ` ${text}`;
+    return base + current.length - text.length;
   };
   const flush = (): void => {
-    if (current) paragraphs.push(current);
+    if (current) {
+      done += (paragraphs.length > 0 ? 2 : 0) + current.length;
+      paragraphs.push(current);
+    }
     current = '';
   };
   for (const lines of pages) {
+    // A page without text begins where the next text will.
+    pageStarts.push(current === '' ? done + (paragraphs.length > 0 ? 2 : 0) : done + (paragraphs.length > 0 ? 2 : 0) + current.length + 1);
     const gaps: number[] = [];
     for (let i = 1; i < lines.length; i++) {
       const gap = (lines[i - 1]?.y ?? 0) - (lines[i]?.y ?? 0);
@@ -191,11 +233,12 @@ function joinPages(pages: Line[][]): string {
         // A jump up (a new column) or a wide gap ends the paragraph.
         if (gap < 0 || (usual > 0 && gap > usual * 1.4)) flush();
       }
-      append(line.text);
+      const at = append(line.text);
+      if (i === 0) pageStarts[pageStarts.length - 1] = at;
     });
     // A paragraph running on to the next page continues unless the page ended a sentence.
     if (/[.!?:;"'”’)]$/.test(current)) flush();
   }
   flush();
-  return paragraphs.join('\n\n');
+  return { text: paragraphs.join('\n\n'), pageStarts };
 }

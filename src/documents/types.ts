@@ -10,7 +10,12 @@ export interface ExtractedDocument {
   pages: number | null;
   /** The prose read out of the file: paragraphs separated by a blank line, repeated page furniture left out. */
   text: string;
+  /** Of a PDF: where each page's text begins in `text` (UTF-16 offsets, one per page, ascending); null for formats without pages. */
+  pageStarts: number[] | null;
 }
+
+/** Why a file is refused: the file route's own codes, and `text_too_long` when its text passes the document limit. */
+export type DocumentErrorCode = FileErrorCode | 'text_too_long';
 
 export interface ExtractLimits {
   /** A PDF with more pages is refused (`too_many_pages`) before any page is read. */
@@ -20,20 +25,45 @@ export interface ExtractLimits {
    * central directory declares before anything is inflated, and again while inflating (a zip may lie).
    */
   maxUnpackedBytes: number;
+  /**
+   * The document limit, in characters as `countChars` (src/contract.ts) counts them: reading stops
+   * once the text is sure to hold more (`text_too_long`), so a file far over it is not read to its end.
+   */
+  maxChars: number;
 }
 
 /** A file the service cannot score, with the envelope code and a sentence a person can act on. */
 export class DocumentError extends Error {
   override name = 'DocumentError';
-  readonly code: FileErrorCode;
+  readonly code: DocumentErrorCode;
   /** The format, when it was told before the failure (for the log line). */
   readonly type: FileType | undefined;
   /** Pages, when known before the failure (for the log line). */
   readonly pages: number | null;
-  constructor(code: FileErrorCode, message: string, detail: { type?: FileType | undefined; pages?: number | null } = {}) {
+  /** For `text_too_long`: how far reading went before it stopped (pages of a PDF, characters counted). */
+  readonly read: { pages?: number; characters: number } | undefined;
+  constructor(
+    code: DocumentErrorCode,
+    message: string,
+    detail: { type?: FileType | undefined; pages?: number | null; read?: { pages?: number; characters: number } | undefined } = {},
+  ) {
     super(message);
     this.code = code;
     this.type = detail.type;
     this.pages = detail.pages ?? null;
+    this.read = detail.read;
   }
+}
+
+/** The text passed the document limit (ExtractLimits.maxChars); `read` says where reading stopped. */
+export function textTooLong(detail: {
+  type: FileType;
+  pages?: number | null;
+  read: { pages?: number; characters: number };
+}): DocumentError {
+  return new DocumentError(
+    'text_too_long',
+    `The text of the file is longer than this server judges in one request; it was not read past ${detail.read.characters} characters.`,
+    detail,
+  );
 }
