@@ -12,6 +12,8 @@ interface Line {
   text: string;
   y: number;
   height: number;
+  /** Horizontal extent, from the first piece's start to the last piece's end. */
+  width: number;
 }
 
 interface PositionedItem {
@@ -107,7 +109,13 @@ function pdfError(err: unknown, pages: number | undefined): DocumentError {
 /** Groups pdf.js's text pieces into lines (top to bottom as they come in the content stream). */
 function toLines(items: PositionedItem[]): Line[] {
   const lines: Line[] = [];
-  let current: { parts: string; y: number; height: number; endX: number } | undefined;
+  let current: { parts: string; y: number; height: number; startX: number; endX: number } | undefined;
+  const finished = (line: NonNullable<typeof current>): Line => ({
+    text: line.parts.replace(/\s+/g, ' ').trim(),
+    y: line.y,
+    height: line.height,
+    width: line.endX - line.startX,
+  });
   let breakNext = false;
   for (const item of items) {
     const x = item.transform[4] ?? 0;
@@ -125,12 +133,12 @@ function toLines(items: PositionedItem[]): Line[] {
       current.endX = x + item.width;
       current.height = Math.max(current.height, height);
     } else {
-      if (current) lines.push({ text: current.parts.replace(/\s+/g, ' ').trim(), y: current.y, height: current.height });
-      current = { parts: item.str, y, height, endX: x + item.width };
+      if (current) lines.push(finished(current));
+      current = { parts: item.str, y, height, startX: x, endX: x + item.width };
     }
     breakNext = item.hasEOL;
   }
-  if (current) lines.push({ text: current.parts.replace(/\s+/g, ' ').trim(), y: current.y, height: current.height });
+  if (current) lines.push(finished(current));
   return lines.filter((line) => line.text !== '');
 }
 
@@ -185,11 +193,51 @@ function sureChars(lines: Line[]): number {
   return chars;
 }
 
+/** A line ending in a word broken at a hyphen (`exam-`, or `exam -` as pdf.js spaces a justified line): the fragment. */
+const RE_BROKEN_END = /(\p{L}+)\s?-$/u;
+/** A line opening with the rest of a broken word. */
+const RE_BROKEN_START = /^(\p{L}+)/u;
+const RE_HYPHENATED_WORD = /\p{L}+(?:-\p{L}+)*/gu;
+
+/**
+ * Share of lines ending in a broken word from which a document is taken as hyphenated automatically
+ * (LaTeX, or a word processor with hyphenation on, breaks one line in 10–20 of justified prose;
+ * without it, only a compound's own hyphen ends a line, one line in a few hundred).
+ */
+const AUTO_HYPHENATION_SHARE = 0.02;
+
+/**
+ * How a word broken at a line-end hyphen is put together again, as the same text's DOCX or HTML
+ * holds it: kept hyphenated (`A-bombs`, `well-known`) when that form is in the document elsewhere
+ * or the hyphen follows a capital or digit; joined (`exam-ple` → `example`) when the joined word is
+ * in the document elsewhere; otherwise joined when both parts are lower-case in a document that is
+ * hyphenated automatically (`hyphenated`), kept when it is not. A compound broken at its own hyphen
+ * in an automatically hyphenated document, and found nowhere else in it, is joined (`week-end` →
+ * `weekend`): nothing in the PDF tells the two hyphens apart.
+ */
+function hyphenJoin(words: Set<string>, hyphenated: boolean, before: string, after: string): boolean {
+  const joined = `${before}${after}`.toLowerCase();
+  if (words.has(`${before}-${after}`.toLowerCase()) && !words.has(joined)) return false;
+  if (words.has(joined)) return true;
+  return hyphenated && /\p{Ll}$/u.test(before) && /^\p{Ll}/u.test(after);
+}
+
 /**
  * Lines to paragraphs: a gap clearly wider than the page's usual line spacing starts a new one.
  * Also gives where each page's text begins in the result.
  */
 function joinPages(pages: Line[][]): { text: string; pageStarts: number[] } {
+  // The document's words as its lines hold them (not broken ones), for putting broken words together.
+  const words = new Set<string>();
+  let lineCount = 0;
+  let brokenCount = 0;
+  for (const lines of pages)
+    for (const line of lines) {
+      lineCount++;
+      if (RE_BROKEN_END.test(line.text)) brokenCount++;
+      for (const [word] of line.text.replace(/\s?-$/, '').matchAll(RE_HYPHENATED_WORD)) words.add(word.toLowerCase());
+    }
+  const hyphenated = brokenCount > AUTO_HYPHENATION_SHARE * lineCount;
   const paragraphs: string[] = [];
   const pageStarts: number[] = [];
   /** Length of the finished paragraphs with their separators, where `current` begins. */
@@ -202,8 +250,11 @@ function joinPages(pages: Line[][]): { text: string; pageStarts: number[] } {
       current = text;
       return base;
     }
-    if (/\p{Ll}-$/u.test(current) && /^\p{Ll}/u.test(text)) {
-      current = current.slice(0, -1) + text;
+    const broken = RE_BROKEN_END.exec(current);
+    const rest = broken ? RE_BROKEN_START.exec(text) : null;
+    if (broken && rest) {
+      current =
+        current.slice(0, broken.index + broken[1]!.length) + (hyphenJoin(words, hyphenated, broken[1]!, rest[1]!) ? '' : '-') + text;
       return base + current.length - text.length;
     }
     current += ` ${text}`;
@@ -226,12 +277,18 @@ function joinPages(pages: Line[][]): { text: string; pageStarts: number[] } {
     }
     gaps.sort((a, b) => a - b);
     const usual = gaps[Math.floor(gaps.length / 2)] ?? 0;
+    const widths = lines.map((line) => line.width).sort((a, b) => a - b);
+    const fullWidth = widths[Math.floor(widths.length * 0.9)] ?? 0;
     lines.forEach((line, i) => {
       const previous = lines[i - 1];
       if (previous) {
         const gap = previous.y - line.y;
-        // A jump up (a new column) or a wide gap ends the paragraph.
-        if (gap < 0 || (usual > 0 && gap > usual * 1.4)) flush();
+        // A jump up (a new column) or a wide gap ends the paragraph; so does a change of type size (a
+        // heading, before or after it), and a short line ending a sentence (the last line of a
+        // paragraph set without spacing), as the same text's DOCX or HTML paragraphs would.
+        const resized = Math.abs(line.height - previous.height) > 0.15 * Math.max(line.height, previous.height);
+        const shortEnd = fullWidth > 0 && previous.width < 0.8 * fullWidth && /[.!?:"”)]$/.test(previous.text);
+        if (gap < 0 || (usual > 0 && gap > usual * 1.4) || resized || shortEnd) flush();
       }
       const at = append(line.text);
       if (i === 0) pageStarts[pageStarts.length - 1] = at;

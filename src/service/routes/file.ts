@@ -42,8 +42,8 @@ type FileConfig = Pick<
 export interface FileRouteOptions {
   config: FileConfig;
   engine: EngineHost;
-  /** Told the queue in front of the readers once it exists (for the queue-depth metric and tests). */
-  onQueue?: (queue: FileQueue) => void;
+  /** Told the queue in front of the readers and the scoring lane's turns once they exist (for the queue-depth metrics and tests). */
+  onQueue?: (queue: FileQueue, lane: FairQueue) => void;
 }
 
 /** Files one key may have being read (or waiting for a reader) at once. */
@@ -198,7 +198,9 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
     nice: FILE_THREAD_NICE,
   });
   const queue = new FileQueue(reader, config.fileTimeoutMs);
-  onQueue?.(queue);
+  // The lane's windows taken in turns between keys, as the shared engine's are (fair-queue.ts).
+  const laneTurns = new FairQueue(config.fileWorkers);
+  onQueue?.(queue, laneTurns);
   // The file lane's engine, started on the first file (or with the service, see fileWorkersAtStart).
   let lane: EngineHost | undefined;
   const laneEngine = (): EngineHost => {
@@ -214,8 +216,6 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
     }
     return lane;
   };
-  // The lane's windows taken in turns between keys, as the shared engine's are (fair-queue.ts).
-  const laneTurns = new FairQueue(config.fileWorkers);
   /** The lane when it is loaded, else the shared engine (while the lane loads, or if it cannot). */
   const scorer = async (): Promise<EngineHost> => {
     const own = laneEngine();
