@@ -40,6 +40,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchTexts } from './bench-texts.ts';
+import { buildRevision } from './lib/build-revision.ts';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -130,23 +131,6 @@ function buildTexts(sentences: string[], words: number, count: number): string[]
 
 /** How a child runs: compiled JavaScript on plain node, or TypeScript sources through tsx. */
 type Build = 'compiled' | 'tsx';
-
-/** Builds git revision `rev` of this repository into a new folder under the temp folder; returns that folder. */
-function buildRevision(rev: string, parent: string): string {
-  const dir = join(parent, `baseline-${rev.replace(/[^0-9A-Za-z._-]/g, '_')}`);
-  const run = (command: string, argv: string[], cwd: string) => {
-    const result = spawnSync(command, argv, { cwd, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`${command} ${argv.join(' ')} failed: ${result.stderr}`);
-  };
-  spawnSync('mkdir', ['-p', dir]);
-  const archive = spawnSync('git', ['archive', '--format=tar', rev], { cwd: ROOT, maxBuffer: 1 << 30 });
-  if (archive.status !== 0) throw new Error(`git archive ${rev} failed: ${archive.stderr}`);
-  const untar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
-  if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr}`);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  run(process.execPath, ['scripts/build.mjs'], dir);
-  return dir;
-}
 
 interface FairnessResult {
   lightMs: number[];

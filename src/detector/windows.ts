@@ -9,7 +9,8 @@
  * window is more decisive. On 500 Brown corpus texts, 35 long human documents and 24 long AI
  * documents built from the dev sets, the share of human windows called likely_human was 46%, 62%,
  * 72% and 81% for windows of 300, 500, 800 and 1,200 words, of AI windows called likely_ai 56%, 69%,
- * 73% and 81%, and no human window was called likely_ai at any size (`npm run eval:windows`).
+ * 73% and 81%, and no human window was called likely_ai at any size (`npm run eval:windows`,
+ * docs/service.md, "Whole documents").
  * Shorter windows would draw a finer map at the price of more "mixed" windows; longer ones would
  * leave the calibrated lengths.
  *
@@ -26,8 +27,6 @@ import type { Composition, Confidence, DetectionResult, DetectOptions, DocumentP
 export const WINDOW_WORDS = 800;
 /** A text of fewer words is one window, judged whole (round(words / WINDOW_WORDS) ≤ 1). */
 export const ONE_WINDOW_WORDS = Math.ceil(WINDOW_WORDS * 1.5);
-/** How far (in words) a cut may move from its ideal place to land on a sentence end. */
-const CUT_TOLERANCE_WORDS = WINDOW_WORDS / 4;
 /**
  * From this share of its words in windows called likely_ai, a document is "generated throughout"
  * (`composition: "ai"`), as for the generated spans of one text.
@@ -45,15 +44,16 @@ const RE_SPACE = /\s/u;
 /**
  * The windows of `text`: one (the whole text, untrimmed) when it has fewer than ONE_WINDOW_WORDS
  * words, else round(words / WINDOW_WORDS) windows, each cut at the sentence end nearest to its
- * share of the words (within CUT_TOLERANCE_WORDS; else between two words). Linear in the text.
+ * share of the words (within a quarter of a window; else between two words). Linear in the text.
+ * `windowWords` other than WINDOW_WORDS is for measuring other sizes (`npm run eval:windows`).
  */
-export function windowRanges(text: string): WindowRange[] {
+export function windowRanges(text: string, windowWords = WINDOW_WORDS): WindowRange[] {
   // Word starts, counted first: most texts stop here.
   const wordStarts: number[] = [];
   RE_WORD.lastIndex = 0;
   for (let m = RE_WORD.exec(text); m; m = RE_WORD.exec(text)) wordStarts.push(m.index);
   const total = wordStarts.length;
-  const k = Math.round(total / WINDOW_WORDS);
+  const k = Math.round(total / windowWords);
   if (k <= 1) return [{ start: 0, end: text.length }];
   // Sentence ends, as the number of words before each.
   const endWords: number[] = [];
@@ -76,7 +76,7 @@ export function windowRanges(text: string): WindowRange[] {
     let best = -1;
     for (const candidate of [e - 1, e]) {
       const at = endWords[candidate];
-      if (at === undefined || at <= previous || at >= total || Math.abs(at - ideal) > CUT_TOLERANCE_WORDS) continue;
+      if (at === undefined || at <= previous || at >= total || Math.abs(at - ideal) > windowWords / 4) continue;
       if (best < 0 || Math.abs(at - ideal) < Math.abs(endWords[best]! - ideal)) best = candidate;
     }
     const cutWord = best >= 0 ? endWords[best]! : Math.max(previous + 1, ideal);

@@ -431,7 +431,7 @@ export const fileInfoSchema = {
     characters: {
       type: 'integer',
       minimum: 0,
-      description: `UTF-16 length of the text read out of the file, which was scored and which segment offsets refer to. Costs one unit of the rate limit per started ${CHARS_PER_UNIT} characters, as a /v1/detect text of that length.`,
+      description: `UTF-16 length of the text read out of the file, which was scored and which segment and window offsets refer to. The text costs one unit of the rate limit per started ${CHARS_PER_UNIT} characters counted as judged (a run of whitespace as one), as a /v1/detect text; never more than this length.`,
     },
   },
 } as const;
@@ -444,7 +444,7 @@ export const detectFileResponseSchema = {
     segments: {
       ...detectResponseSchema.properties.segments,
       description:
-        'One element per sentence when `segments` was `true`, else empty. Offsets are UTF-16 offsets into the text read out of the file (repeated page headers, footers and page numbers left out), and each carries its `text`.',
+        "One element per sentence when `segments` was `true`, else empty. Offsets are UTF-16 offsets into the text read out of the file (repeated page headers, footers and page numbers left out), and each carries its `text`. A PDF's `windows` carry the pages they lie on.",
     },
     file: fileInfoSchema,
   },
