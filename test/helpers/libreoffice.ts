@@ -21,7 +21,7 @@ export const SOFFICE: string | undefined = [...(process.env.PATH ?? '').split(de
 
 /** Why a test needing LibreOffice is skipped, for the skip notice. */
 export const NO_SOFFICE =
-  'LibreOffice (soffice) is not installed: the documents made by a real office suite are not tested. Install it with `apt-get install -y libreoffice-writer-nogui fonts-liberation2` (.ci/run does).';
+  'LibreOffice (soffice) is not installed: the documents made by a real office suite are not tested. Install it with `apt-get install -y --no-install-recommends libreoffice-writer-nogui fonts-liberation2 hyphen-en-us` (.ci/run does).';
 
 /**
  * AI-written prose (this helper's author is an AI model, asked for a report section in its own

@@ -164,6 +164,45 @@ describe('one report in every format gives one answer', () => {
     300_000,
   );
 
+  it.skipIf(!SOFFICE)(
+    'a 100-page report (10-point type, narrow margins): its PDF and DOCX are judged whole, window by window, alike',
+    async () => {
+      const body = paragraphs(108_000, 150);
+      const sections = Array.from({ length: Math.ceil(body.length / 12) }, (_, i) => ({
+        heading: `Section ${i + 1}`,
+        paragraphs: body.slice(i * 12, i * 12 + 12),
+      }));
+      const fodt = buildFodt({
+        sections,
+        header: 'Regional Review',
+        footer: 'Page {n} of {total}',
+        fontSize: '10pt',
+        margin: '1.5cm',
+        hyphenate: true,
+      });
+      const office = await convertWithLibreOffice(fodt, ['docx', 'pdf']);
+      const [docx, pdf] = [await read('report.docx', office.docx), await read('report.pdf', office.pdf)];
+      const pages = pdf.answer.body.file.pages;
+      expect(pages).toBeGreaterThan(90);
+      expect(pages).toBeLessThanOrEqual(100);
+      expect(pdf.answer.body.file.characters).toBeGreaterThan(600_000);
+      const windows = pdf.answer.body.windows;
+      expect(windows.length).toBeGreaterThan(120);
+      expect(windows[0].pages.first).toBe(1);
+      expect(windows.at(-1).pages.last).toBe(pages);
+      for (let i = 1; i < windows.length; i++) expect(windows[i].pages.first).toBeGreaterThanOrEqual(windows[i - 1].pages.last - 1);
+      const [a, b] = [docx.answer.body, pdf.answer.body];
+      expect(Math.abs(docx.words.length - pdf.words.length)).toBeLessThanOrEqual(20);
+      expect(b.verdict).toBe(a.verdict);
+      expect(b.origin).toBe(a.origin);
+      expect(Math.abs(b.ai_probability - a.ai_probability)).toBeLessThanOrEqual(0.02);
+      expect(b.windows.length).toBe(a.windows.length);
+      const differing = b.windows.filter((w: any, i: number) => Math.abs(w.ai_probability - a.windows[i].ai_probability) > 0.02);
+      expect(differing.length, 'windows whose probability differs by more than 0.02').toBeLessThanOrEqual(Math.ceil(a.windows.length / 20));
+    },
+    600_000,
+  );
+
   it('the PDF and DOCX this repository writes, with a running header and page numbers', async () => {
     const all = SECTIONS.flatMap((s) => [s.heading, ...s.paragraphs]);
     const readings = [
