@@ -26,11 +26,12 @@ import {
   type DetectionWarning,
   type DetectOptions,
   type Detector,
-  type DocumentPlan,
+  type TextStart,
   type Language,
   type Mode,
   type SkipReason,
   type Verdict,
+  type WindowPlan,
   type WindowScore,
 } from './types.ts';
 
@@ -84,7 +85,7 @@ export class TextDetector implements Detector {
    * service, between other callers' texts): the answer of a text of one window, or the plan of a
    * longer one, whose windows go to `detectWindow` and the scores to `combineWindows`.
    */
-  start(text: string, options: DetectOptions = {}): { result: DetectionResult } | { plan: DocumentPlan } {
+  start(text: string, options: DetectOptions = {}): TextStart {
     if (typeof text !== 'string') throw new TypeError('text must be a string.');
     const windows = windowRanges(text);
     if (windows.length <= 1) return { result: this.#score(text, options).result };
@@ -104,7 +105,7 @@ export class TextDetector implements Detector {
   }
 
   /** One window of a plan (`start`), scored like a text of its own in the plan's language. */
-  detectWindow(text: string, plan: Pick<DocumentPlan, 'language' | 'languageUncertain'>, options: DetectOptions = {}): WindowScore {
+  detectWindow(text: string, plan: WindowPlan, options: DetectOptions = {}): WindowScore {
     const { result, words } = this.#score(text, { ...options, language: plan.language }, { guessedLanguage: plan.languageUncertain });
     return { ...result, words };
   }

@@ -54,6 +54,12 @@ export interface DocumentPlan {
 /** One window's own answer, as `detect` gives it for the window's text alone, and the words the engine counted in it. */
 export type WindowScore = DetectionResult & { words: number };
 
+/** What scoring a window needs of its document's plan. */
+export type WindowPlan = Pick<DocumentPlan, 'language' | 'languageUncertain'>;
+
+/** The first step of `detect`: the answer of a text of one window, or the plan of a longer one. */
+export type TextStart = { result: DetectionResult } | { plan: DocumentPlan };
+
 export interface DetectOptions {
   /** Calibration and thresholds to apply; default `general`. */
   mode?: Mode;
@@ -155,9 +161,9 @@ export interface Detector {
    * of one window, or the plan of a longer one (its language and windows). Each window then goes to
    * `detectWindow`, and the scores to `combineWindows` (windows.ts): the same answer as `detect`.
    */
-  start(text: string, options?: DetectOptions): { result: DetectionResult } | { plan: DocumentPlan };
+  start(text: string, options?: DetectOptions): TextStart;
   /** One window of a plan, scored like a text of its own in the plan's language. */
-  detectWindow(text: string, plan: Pick<DocumentPlan, 'language' | 'languageUncertain'>, options?: DetectOptions): WindowScore;
+  detectWindow(text: string, plan: WindowPlan, options?: DetectOptions): WindowScore;
   /**
    * Judges one author across 1..AUTHOR_MAX_MESSAGES messages: each is scored on its own, skipped
    * ones (empty, link-only, another language) are reported, and the rest are combined.

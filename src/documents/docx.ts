@@ -98,7 +98,7 @@ async function checkZip(buffer: Buffer, limits: ExtractLimits): Promise<void> {
             counter.feed(chunk);
             if (counter.characters > maxChars) {
               stream.destroy();
-              throw textTooLong({ type: 'docx', read: { characters: counter.characters } });
+              throw textTooLong({ type: 'docx', read: { characters: counter.characters, whole: false } });
             }
           }
         }
@@ -147,7 +147,7 @@ function mainDocumentPart(relationships: string): string | undefined {
  * `mc:Fallback` it reads, and text moved away, `w:moveFrom`). Paragraph breaks are not counted, so
  * the count stays under what the extracted text holds.
  */
-export class WordTextCounter {
+class WordTextCounter {
   characters = 0;
   readonly #decoder = new TextDecoder();
   /** Inside a `<w:t>` element's text. */

@@ -27,7 +27,7 @@ export async function extractDocument(bytes: Uint8Array, limits: ExtractLimits):
   // The text is the service's only once it is within the document limit: a longer one never leaves
   // the reader (the extractors stop early when they can tell sooner).
   const characters = countChars(text);
-  if (characters > limits.maxChars) throw textTooLong({ type: document.type, pages: document.pages, read: { characters } });
+  if (characters > limits.maxChars) throw textTooLong({ type: document.type, pages: document.pages, read: { characters, whole: true } });
   return { ...document, text, pageStarts };
 }
 

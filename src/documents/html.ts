@@ -75,7 +75,7 @@ export function htmlToText(html: string, limit?: { maxChars: number; type: FileT
     const text = current.replace(/\s+/g, ' ').trim();
     if (text) {
       characters += countChars(text) + (paragraphs.length > 0 ? 1 : 0);
-      if (characters > maxChars) throw textTooLong({ type: limit?.type ?? 'html', read: { characters } });
+      if (characters > maxChars) throw textTooLong({ type: limit?.type ?? 'html', read: { characters, whole: false } });
       paragraphs.push(text);
     }
     current = '';

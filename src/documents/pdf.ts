@@ -63,7 +63,7 @@ export async function extractPdf(bytes: Uint8Array, limits: ExtractLimits): Prom
       perPage.push(lines);
       page.cleanup();
       sure += sureChars(lines);
-      if (sure > limits.maxChars) throw textTooLong({ type: 'pdf', pages, read: { pages: number, characters: sure } });
+      if (sure > limits.maxChars) throw textTooLong({ type: 'pdf', pages, read: { pages: number, characters: sure, whole: false } });
     }
     const { text, pageStarts } = joinPages(dropFurniture(perPage));
     if (!/\p{L}/u.test(text) && perPage.some((lines) => lines.some((line) => /\p{L}/u.test(line.text)))) {
@@ -142,6 +142,15 @@ function toLines(items: PositionedItem[]): Line[] {
   return lines.filter((line) => line.text !== '');
 }
 
+/** The indexes of a page's top-most and bottom-most EDGE_LINES lines, where furniture is looked for. */
+function edgeIndexes(lines: Line[]): Set<number> {
+  const byHeight = lines.map((line, index) => ({ index, y: line.y })).sort((a, b) => b.y - a.y);
+  const edge = new Set<number>();
+  for (const { index } of byHeight.slice(0, EDGE_LINES)) edge.add(index);
+  for (const { index } of byHeight.slice(-EDGE_LINES)) edge.add(index);
+  return edge;
+}
+
 /** Same line whatever its page number: digits stand for any digits, case and spacing are ignored. */
 function furnitureKey(text: string): string {
   return text.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
@@ -155,13 +164,6 @@ const PAGE_NUMBER = /^(?:[-–—]\s*)?(?:page\s+|p\.\s*)?(?:\d+|[ivxlcdm]+)(?:\
  * numbers at a page's edge.
  */
 function dropFurniture(pages: Line[][]): Line[][] {
-  const edgeIndexes = (lines: Line[]): Set<number> => {
-    const byHeight = lines.map((line, index) => ({ index, y: line.y })).sort((a, b) => b.y - a.y);
-    const edge = new Set<number>();
-    for (const { index } of byHeight.slice(0, EDGE_LINES)) edge.add(index);
-    for (const { index } of byHeight.slice(-EDGE_LINES)) edge.add(index);
-    return edge;
-  };
   const edges = pages.map(edgeIndexes);
   const seen = new Map<string, number>();
   pages.forEach((lines, page) => {
@@ -184,8 +186,7 @@ function dropFurniture(pages: Line[][]): Line[][] {
  * removes.
  */
 function sureChars(lines: Line[]): number {
-  const byHeight = lines.map((line, index) => ({ index, y: line.y })).sort((a, b) => b.y - a.y);
-  const edge = new Set([...byHeight.slice(0, EDGE_LINES), ...byHeight.slice(-EDGE_LINES)].map((e) => e.index));
+  const edge = edgeIndexes(lines);
   let chars = 0;
   lines.forEach((line, index) => {
     if (!edge.has(index)) chars += countChars(line.text) - (line.text.endsWith('-') ? 1 : 0);

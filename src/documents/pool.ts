@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { FileType } from '../contract.ts';
-import { DocumentError, type DocumentErrorCode, type ExtractedDocument, type ExtractLimits } from './types.ts';
+import { DocumentError, type DocumentErrorCode, type ExtractedDocument, type ExtractLimits, type ReadSoFar } from './types.ts';
 
 /** From sources the reader starts through a loader shim (see worker.mjs); the build starts worker.js. */
 const WORKER_URL = import.meta.url.endsWith('.ts') ? new URL('./worker.mjs', import.meta.url) : new URL('./worker.js', import.meta.url);
@@ -39,7 +39,7 @@ export type ExtractReply =
         message: string;
         type?: FileType | undefined;
         pages?: number | null;
-        read?: { pages?: number; characters: number } | undefined;
+        read?: ReadSoFar | undefined;
       };
     };
 

@@ -17,6 +17,17 @@ export interface ExtractedDocument {
 /** Why a file is refused: the file route's own codes, and `text_too_long` when its text passes the document limit. */
 export type DocumentErrorCode = FileErrorCode | 'text_too_long';
 
+/**
+ * For `text_too_long`: how far reading went. `characters` counted (as `countChars` does) when it
+ * stopped, all of the text's when `whole` (read to the end), else at least that many; `pages` read
+ * of a PDF.
+ */
+export interface ReadSoFar {
+  characters: number;
+  whole: boolean;
+  pages?: number;
+}
+
 export interface ExtractLimits {
   /** A PDF with more pages is refused (`too_many_pages`) before any page is read. */
   maxPages: number;
@@ -41,11 +52,11 @@ export class DocumentError extends Error {
   /** Pages, when known before the failure (for the log line). */
   readonly pages: number | null;
   /** For `text_too_long`: how far reading went before it stopped (pages of a PDF, characters counted). */
-  readonly read: { pages?: number; characters: number } | undefined;
+  readonly read: ReadSoFar | undefined;
   constructor(
     code: DocumentErrorCode,
     message: string,
-    detail: { type?: FileType | undefined; pages?: number | null; read?: { pages?: number; characters: number } | undefined } = {},
+    detail: { type?: FileType | undefined; pages?: number | null; read?: ReadSoFar | undefined } = {},
   ) {
     super(message);
     this.code = code;
@@ -56,14 +67,12 @@ export class DocumentError extends Error {
 }
 
 /** The text passed the document limit (ExtractLimits.maxChars); `read` says where reading stopped. */
-export function textTooLong(detail: {
-  type: FileType;
-  pages?: number | null;
-  read: { pages?: number; characters: number };
-}): DocumentError {
+export function textTooLong(detail: { type: FileType; pages?: number | null; read: ReadSoFar }): DocumentError {
   return new DocumentError(
     'text_too_long',
-    `The text of the file is longer than this server judges in one request; it was not read past ${detail.read.characters} characters.`,
+    detail.read.whole
+      ? `The text of the file has ${detail.read.characters} characters, more than this server judges in one request.`
+      : `The text of the file is longer than this server judges in one request; it was not read past ${detail.read.characters} characters.`,
     detail,
   );
 }

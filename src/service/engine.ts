@@ -3,14 +3,7 @@
  * tracks whether it is ready, so /readyz and /v1/detect can answer 503 while it is not.
  */
 import { Worker } from 'node:worker_threads';
-import type {
-  AuthorDetectionResult,
-  AuthorDetectOptions,
-  DetectionResult,
-  DetectOptions,
-  DocumentPlan,
-  WindowScore,
-} from '../detector/types.ts';
+import type { AuthorDetectionResult, AuthorDetectOptions, DetectOptions, TextStart, WindowPlan, WindowScore } from '../detector/types.ts';
 import { unitsForChars } from '../contract.ts';
 import { UnsupportedLanguageError } from '../detector/types.ts';
 
@@ -46,9 +39,6 @@ export interface EngineHost {
   detectAuthor(messages: readonly string[], options: AuthorDetectOptions): Promise<AuthorDetectionResult>;
   close(): Promise<void>;
 }
-
-export type TextStart = { result: DetectionResult } | { plan: DocumentPlan };
-export type WindowPlan = Pick<DocumentPlan, 'language' | 'languageUncertain'>;
 
 /** What the pool posts to a worker: a text to start, a window of one, or an author's messages. */
 type Job =

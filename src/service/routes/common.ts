@@ -62,18 +62,20 @@ export type Turn = <T>(job: () => Promise<T>, weight: number) => Promise<T>;
  * Scores a text: a text of one window in one job; a longer one in one job per window, each taking
  * its own turn (`turn`), so other callers' texts are scored between a document's windows instead of
  * after all of them, then combined by the one rule of src/detector/windows.ts (the same answer the
- * engine's `detect` gives in one piece). The engine's language refusal becomes the 422; the name
- * check covers errors that crossed a worker thread boundary, where the class identity is lost.
+ * engine's `detect` gives in one piece). Every job weighs what the whole text does: a document's
+ * windows are heavy jobs, which, while other keys call, start only on a free worker and leave one
+ * worker to the others (fair-queue.ts), as the document did in one piece. The engine's language
+ * refusal becomes the 422; the name check covers errors that crossed a worker thread boundary,
+ * where the class identity is lost.
  */
 export async function scoreText(engine: EngineHost, text: string, options: DetectOptions, turn: Turn): Promise<DetectionResult> {
+  const weight = unitsForChars(text.length);
   try {
-    const started = await turn(() => engine.start(text, options), unitsForChars(text.length));
+    const started = await turn(() => engine.start(text, options), weight);
     if ('result' in started) return started.result;
     const { plan } = started;
     const scores = await Promise.all(
-      plan.windows.map(({ start, end }) =>
-        turn(() => engine.detectWindow(text.slice(start, end), plan, options), unitsForChars(end - start)),
-      ),
+      plan.windows.map(({ start, end }) => turn(() => engine.detectWindow(text.slice(start, end), plan, options), weight)),
     );
     return combineWindows(plan, scores, options);
   } catch (err) {

@@ -307,7 +307,8 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
         if (err instanceof DocumentError) {
           request.ctx.fileType = err.type;
           request.ctx.filePages = err.pages;
-          if (err.code === 'text_too_long') throw textTooLong('file', undefined, config.maxTextChars);
+          if (err.code === 'text_too_long')
+            throw textTooLong('file', err.read?.whole ? err.read.characters : undefined, config.maxTextChars);
           throw new ApiError(FILE_ERRORS[err.code], err.code, err.message, { param: 'file' });
         }
         throw err;
