@@ -418,29 +418,12 @@ async function main(): Promise<void> {
   for (let i = 0; i < 4; i++) fileKeys.push((await createApiKey(keysFile, { name: `bench file caller ${i}` })).key);
   const service = await startService(keysFile);
   try {
-    const upload = async (bytes: Buffer, name: string, callerKey = key): Promise<{ ms: number; status: number; body: UploadBody }> => {
-      const form = new FormData();
-      form.append('file', new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
-      const started = performance.now();
-      const response = await fetch(`${service.url}/v1/detect/file`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${callerKey}` },
-        body: form,
-      });
-      const body = (await response.json()) as UploadBody;
-      return { ms: performance.now() - started, status: response.status, body };
-    };
+    const upload = (bytes: Buffer, name: string, callerKey = key) => uploadTo(service, callerKey, bytes, name);
     const shortText = source[5]!.split(' ').slice(0, 60).join(' ');
     const detect = async (): Promise<number> => {
-      const started = performance.now();
-      const response = await fetch(`${service.url}/v1/detect`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ text: shortText }),
-      });
-      await response.arrayBuffer();
-      if (response.status !== 200) throw new Error(`/v1/detect answered ${response.status}`);
-      return performance.now() - started;
+      const answer = await detectOn(service, key, shortText);
+      if (answer.status !== 200) throw new Error(`/v1/detect answered ${answer.status}`);
+      return answer.ms;
     };
 
     // Warm-up: pdf.js and the engine's workers compile on first use.
