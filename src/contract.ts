@@ -65,8 +65,17 @@ export const WARNING_MESSAGES: Readonly<Record<WarningCode, string>> = {
  */
 export const EVIDENCE_FLOOR_WORDS = 40;
 
+/**
+ * The service's default document limit (its MAX_TEXT_CHARS): the most characters, counted by
+ * `countChars`, that one text may hold, pasted (`POST /v1/detect`) or read out of a file (`POST
+ * /v1/detect/file`). 100 A4 pages of LibreOffice's 10-point Liberation Serif with 1.5 cm margins
+ * hold about 685,000; at its default 12 points, about 443,000. A text longer than one window is
+ * judged window by window (`DocumentWindow`).
+ */
+export const DEFAULT_MAX_TEXT_CHARS = 750_000;
+
 export interface DetectRequest {
-  /** The text to check: non-blank, at most the server's MAX_TEXT_CHARS (default 50,000). */
+  /** The text to check: non-blank, at most the server's MAX_TEXT_CHARS characters as `countChars` counts them (default 750,000). */
   text: string;
   /** Calibration to apply; the server defaults to `general`. */
   mode?: Mode;
@@ -146,9 +155,12 @@ export type Origin = (typeof ORIGINS)[number];
 export const POLISHED_THRESHOLD = 0.65;
 
 /**
- * One window of a long document. A text longer than one window is judged window by window (the
- * rule and the window size: docs/service.md, "Whole documents"); each window is scored like a text
- * of its own. Offsets are UTF-16 offsets into the submitted (or, for files, the extracted) text.
+ * One window of a long document. A text of at least 1,200 words (round(words / 800) ≥ 2) is cut into
+ * windows of about 800 words at sentence ends (the cut reads words and sentence ends only, never
+ * line or paragraph breaks, so a PDF and a DOCX of one text are cut at the same words), and each
+ * window is scored like a text of its own; the whole text's answer follows from its windows by one
+ * rule (`DetectResponse.windows`; docs/service.md, "Whole documents"). Offsets are UTF-16 offsets
+ * into the submitted (or, for files, the extracted) text.
  */
 export interface DocumentWindow {
   /** UTF-16 offset into the text, inclusive. */
@@ -161,9 +173,10 @@ export interface DocumentWindow {
   pages: { first: number; last: number } | null;
   /** The window's own calibrated probability, as if it were sent alone. */
   ai_probability: number;
+  /** The window's own verdict, as if it were sent alone (same thresholds). */
   verdict: Verdict;
   confidence: Confidence;
-  /** The window's headline (see ORIGINS). */
+  /** The window's headline, as if it were sent alone (see ORIGINS; `partly_ai` only with `segments: true`). */
   origin: Origin;
 }
 
@@ -207,8 +220,24 @@ export interface DetectResponse {
   polished_probability: number | null;
   /**
    * The windows of a text longer than one window, in text order; empty for a text of one window.
-   * The whole text's `verdict`, `ai_probability` and `generated_share` follow from them (docs/service.md,
-   * "Whole documents"). Optional in the type for older servers; this server always sends it.
+   * The whole text's answer then follows from them by one rule (docs/service.md, "Whole documents";
+   * `combineWindows` in src/detector/windows.ts), with or without `segments`:
+   * - `verdict`: `likely_ai` when windows called likely_ai hold more than half of the words;
+   *   `likely_human` when no window is called likely_ai and windows called likely_human hold more
+   *   than half of the words; else `mixed`. One window never flags a document;
+   * - `ai_probability`: the windows' lower median, weighted by their words;
+   * - `generated_share`: the share of the words in windows called likely_ai; `composition`: `ai`
+   *   from 0.9 of them, `partly_ai` under that and above none, `human` with none and a likely_human
+   *   verdict, else `uncertain`;
+   * - `origin`: `partly_ai` when `composition` is `partly_ai` and the other windows average under
+   *   30% (they read as the author's own); else by the verdict, as for one text;
+   * - `confidence`: `high` when windows of the verdict with high confidence hold more than half of
+   *   the words, `medium` otherwise, `low` when mixed; `polished_probability`: the mean over the
+   *   likely_ai windows (all windows when none), by words; `warnings`: every window's.
+   * With `segments: true`, `segments` and `generated_spans` are the windows' (offsets into the whole
+   * text; a span never crosses a window's edge): they show where inside each window, and the
+   * headline follows the windows' verdicts only.
+   * Optional in the type for older servers; this server always sends it.
    */
   windows?: DocumentWindow[];
 }
@@ -217,27 +246,58 @@ export interface DetectResponse {
 export const AUTHOR_MAX_MESSAGES = 200;
 
 /**
- * Characters (Unicode code points) of submitted text that cost one unit of a key's rate limit. The
- * work a call causes follows its characters, on both scoring routes, so the cost does too: a text
- * of up to 5,000 characters costs 1 unit, 5,001 to 10,000 cost 2, and ten messages of 5,000
+ * Characters of submitted text that cost one unit of a key's rate limit, counted by `countChars`.
+ * The work a call causes follows its characters, on every scoring route, so the cost does too: a
+ * text of up to 5,000 characters costs 1 unit, 5,001 to 10,000 cost 2, and ten messages of 5,000
  * characters cost 10 whether they are sent as ten texts or as one author.
  */
 export const CHARS_PER_UNIT = 5000;
 
-/** Characters of `text` as the service counts them: Unicode code points (as JSON Schema's maxLength does). */
+/**
+ * Characters of `text` as the service counts them, for its limits and its cost: what is judged.
+ * Unicode code points (a character outside the BMP counts once), with every run of whitespace
+ * counted as one character and whitespace at either end not counted: the engine reads a run of
+ * spaces, tabs and line breaks as one break, so 100,000 spaces around two words are the 9
+ * characters "word word", not 100,009.
+ */
 export function countChars(text: string): number {
-  let pairs = 0;
+  let count = 0;
+  let pendingSpace = false;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
+    if (isWhitespace(code)) {
+      pendingSpace = count > 0;
+      continue;
+    }
+    if (pendingSpace) {
+      count++;
+      pendingSpace = false;
+    }
+    count++;
     if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
       const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        pairs++;
-        i++;
-      }
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
     }
   }
-  return text.length - pairs;
+  return count;
+}
+
+/** JavaScript's `\s`: what the engine reads as a break between words. */
+function isWhitespace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0x85) return false;
+  return (
+    code === 0x85 ||
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /** Units for `chars` characters of text: one per started CHARS_PER_UNIT, at least 1. */
@@ -247,7 +307,7 @@ export function unitsForChars(chars: number): number {
 
 /**
  * Units of the key's rate limit one `POST /v1/detect` call costs: one per started CHARS_PER_UNIT
- * characters of `text` (1 to 10 with the default 50,000-character limit). The server charges it,
+ * characters of `text` (1 to 150 with the default 750,000-character limit). The server charges it,
  * and the SDK and the bots' queue pace by it, so all count the same.
  */
 export function detectRequestCost(text: string): number {
@@ -256,7 +316,7 @@ export function detectRequestCost(text: string): number {
 
 /**
  * Units one `POST /v1/detect/author` call costs: one per started CHARS_PER_UNIT characters of all
- * messages together (1 to 10 with the default 50,000-character limit), however many messages hold
+ * messages together (1 to 10 with the default 50,000-character AUTHOR_MAX_TOTAL_CHARS), however many messages hold
  * them. The server charges it, and the SDK and the bots' queue pace by it.
  */
 export function authorRequestCost(messages: readonly string[]): number {
@@ -330,12 +390,12 @@ export type FileType = (typeof FILE_TYPES)[number];
 
 /**
  * Units of the key's rate limit one `POST /v1/detect/file` request costs: one per started
- * CHARS_PER_UNIT characters of the text read out of the file, at least one, exactly what a
- * `/v1/detect` call with that text costs (a 50,000-character report costs 10). The server charges it
- * once the text is extracted, counting code points; the answer's `file.characters` (UTF-16 units) is
- * never fewer, so pacing by `fileRequestCost(file.characters)` never undercounts. A file refused
- * before its text is read (wrong type, too large, unreadable, no text) costs one unit, like any
- * refused request.
+ * CHARS_PER_UNIT characters of the text read out of the file (counted by `countChars`), at least
+ * one, exactly what a `/v1/detect` call with that text costs (a 50,000-character report costs 10).
+ * The server charges it once the text is extracted; the answer's `file.characters` (UTF-16 units,
+ * every whitespace counted) is never fewer, so pacing by `fileRequestCost(file.characters)` never
+ * undercounts. A file refused before its text is read (wrong type, too large, unreadable, no text,
+ * text over the limit) costs one unit, like any refused request.
  */
 export function fileRequestCost(characters: number): number {
   return unitsForChars(characters);
@@ -430,8 +490,9 @@ export type ErrorCode = KnownErrorCode | (string & {});
 /**
  * The errors only `POST /v1/detect/file` answers with, their status, and what each means. The
  * extracted text itself is then checked like a `/v1/detect` text: `text_too_long` (413) over the
- * server's MAX_TEXT_CHARS, `unsupported_language` (422) in neither language. A file without any
- * text gives `no_text_in_file`, never a blank-text `invalid_request`.
+ * server's MAX_TEXT_CHARS (reading stops there: a file far over it is not read to its end),
+ * `unsupported_language` (422) in neither language. A file without any text gives
+ * `no_text_in_file`, never a blank-text `invalid_request`.
  */
 export const FILE_ERRORS = {
   /** 415: the bytes are not a PDF, DOCX, plain text, Markdown or HTML file (an image, a zip, a program…). */

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { DetectClient, type DetectCallOptions, type DetectFileOptions } from '../../src/client/index.ts';
 import {
   authorRequestCost,
+  DEFAULT_MAX_TEXT_CHARS,
   detectRequestCost,
   fileRequestCost,
   type DetectAuthorRequest,
@@ -104,7 +105,7 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
  *   them, so the default is modest.
  * - `DETECT_MAX_RATE_LIMIT_WAIT_MS` (default 10000): a 429 asking to wait longer than this fails at
  *   once with "try again in N s" instead of keeping a moderator waiting.
- * - `DETECT_MAX_TEXT_CHARS` (default 50000), `MODEL_PATH` (engine default): passed to the
+ * - `DETECT_MAX_TEXT_CHARS` (default 750000, the service's), `MODEL_PATH` (engine default): passed to the
  *   in-process service only.
  * - `DETECT_QUEUE_MAX_WAIT_MS` (default 20000): longest a check waits in the queue for its turn
  *   before the moderator is told to try again.
@@ -239,7 +240,7 @@ export async function connectDetectionBackend(
     {
       host: '127.0.0.1',
       port: 0,
-      maxTextChars: positiveInt(env, 'DETECT_MAX_TEXT_CHARS', 50_000),
+      maxTextChars: positiveInt(env, 'DETECT_MAX_TEXT_CHARS', DEFAULT_MAX_TEXT_CHARS),
       ...(env.MODEL_PATH?.trim() ? { modelPath: env.MODEL_PATH.trim() } : {}),
       ...(redisUrl ? { redisUrl } : {}),
       ...(logger ? { logger } : {}),

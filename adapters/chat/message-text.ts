@@ -4,10 +4,11 @@
  * left and enforces the limits both bots share, so a moderator hears about an empty or oversized
  * text from the bot at once rather than as a rejected API call.
  */
+import { countChars, DEFAULT_MAX_TEXT_CHARS } from '../../src/contract.ts';
 import { EmptyTextError, TextTooLongError } from './errors.ts';
 
-/** The service's own default MAX_TEXT_CHARS; a bot set up against a server with another limit passes its own. */
-export const DEFAULT_MAX_TEXT_CHARS = 50_000;
+/** The service's own default MAX_TEXT_CHARS (its document limit); a bot set up against a server with another limit passes its own. */
+export { DEFAULT_MAX_TEXT_CHARS };
 
 // Zero-width and BOM characters are invisible in chat but change tokenisation, and copy-paste from
 // other tools often carries them.
@@ -78,11 +79,12 @@ export function nothingToCheckSentence(text: string, context: PrepareContext = {
 /**
  * Normalises the text and checks it can be sent: throws `EmptyTextError` when no words are left
  * (saying what the text held instead, see `nothingToCheckSentence`), `TextTooLongError` when it
- * exceeds `maxChars` (counted as the service counts: UTF-16 units).
+ * exceeds `maxChars` (counted as the service counts: `countChars`, a whitespace run as one).
  */
 export function prepareTextForDetection(raw: string, maxChars = DEFAULT_MAX_TEXT_CHARS, context: PrepareContext = {}): string {
   const text = normalizeText(raw);
   if (text === '' || countWords(text) === 0) throw new EmptyTextError(nothingToCheckSentence(text, context));
-  if (text.length > maxChars) throw new TextTooLongError(text.length, maxChars);
+  const chars = countChars(text);
+  if (chars > maxChars) throw new TextTooLongError(chars, maxChars);
   return text;
 }

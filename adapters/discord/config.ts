@@ -27,7 +27,7 @@ export interface DiscordBotSettings {
   recheckTtlMs: number;
   /** Where the bot keeps its state (re-check texts, per-server settings); see adapters/chat/store/. */
   state: StoreLocation;
-  /** Longest text sent to the service (UTF-16 units); default 50,000, the service's own default. */
+  /** Longest text sent to the service, counted as the service counts (`countChars`); default 750,000, the service's own default. */
   maxTextChars: number;
   /**
    * Longest the detection service may take over one check, in ms, from when the check leaves the

@@ -38,7 +38,7 @@ export interface SlackAppConfig {
   dedupTtlMs: number;
   /** How long (ms) a result stays available to its "Re-check" and "Show details" buttons. Env `SLACK_RESULT_TTL_MS`; default 3600000. */
   resultTtlMs: number;
-  /** Longest text sent for detection, in UTF-16 units; should equal the service's MAX_TEXT_CHARS. Env `DETECT_MAX_TEXT_CHARS`; default 50000. */
+  /** Longest text sent for detection, counted as the service counts (`countChars`); should equal the service's MAX_TEXT_CHARS. Env `DETECT_MAX_TEXT_CHARS`; default 750000. */
   maxTextChars: number;
   /** Redis URL shared by replicas for the state store (results for buttons, settings, retry de-duplication). Env `REDIS_URL`; default unset (SQLite). */
   redisUrl: string | undefined;

@@ -23,6 +23,7 @@ import {
   type DetectAuthorRequest,
   type DetectClient,
   type DetectRequest,
+  type DocumentWindow,
   type GeneratedSpan,
   type Language,
   type Mode,
@@ -57,7 +58,8 @@ with --local); only "text", "messages" or "file" is required. Output:
   {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings", "origin",
    "polished_probability", "request_id"}
       a text ("origin": the headline, human, ai_polished, ai_written, partly_ai or uncertain); with "segments": true also "segments" (UTF-16 offsets, as in the API),
-      "generated_spans", "generated_share" and "composition"; for a "file" line also
+      "generated_spans", "generated_share" and "composition"; for a text of 1,200 words or more, judged
+      window by window, also "windows" (and "generated_share", "composition"); for a "file" line also
       "file": {"name", "type", "pages", "characters"} (what the service read)
   {"id", "ai_probability", "mode", "language", "verdict", "confidence", "warnings", "origin",
    "polished_probability", "messages_used", "words_used", "evidence_needed", "messages", "request_id"}
@@ -427,6 +429,8 @@ interface TextAnswer {
   composition: Composition | null;
   origin: Origin;
   polished_probability: number | null;
+  /** A long text's windows (empty or absent for a text of one window). */
+  windows?: readonly DocumentWindow[];
 }
 
 function textLine(id: unknown, r: TextAnswer, segments: boolean, requestId?: string): OutputLine {
@@ -443,6 +447,8 @@ function textLine(id: unknown, r: TextAnswer, segments: boolean, requestId?: str
     ...(segments
       ? { segments: r.segments, generated_spans: r.generated_spans, generated_share: r.generated_share, composition: r.composition }
       : {}),
+    // A long text judged window by window: its windows, and the share and composition read off them.
+    ...(r.windows && r.windows.length > 0 ? { windows: r.windows, generated_share: r.generated_share, composition: r.composition } : {}),
     ...(requestId !== undefined ? { request_id: requestId } : {}),
   };
 }

@@ -12,6 +12,7 @@ export type {
   DetectFileResponse,
   DetectRequest,
   DetectResponse,
+  DocumentWindow,
   ErrorCode,
   ErrorEnvelope,
   ErrorType,

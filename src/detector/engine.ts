@@ -11,6 +11,7 @@ import { lowerForFeatures, normalize, type NormalizedText } from './normalize.ts
 import { originOf } from './origin.ts';
 import type { Forest } from './gbdt.ts';
 import { contextForest, scoreSegments, type SegmentModel, type SegmentsResult } from './segments.ts';
+import { combineWindows, windowRanges } from './windows.ts';
 import {
   AUTHOR_MAX_MESSAGES,
   EVIDENCE_FLOOR_WORDS,
@@ -25,10 +26,13 @@ import {
   type DetectionWarning,
   type DetectOptions,
   type Detector,
+  type TextStart,
   type Language,
   type Mode,
   type SkipReason,
   type Verdict,
+  type WindowPlan,
+  type WindowScore,
 } from './types.ts';
 
 /**
@@ -66,7 +70,44 @@ export class TextDetector implements Detector {
   }
 
   detect(text: string, options: DetectOptions = {}): DetectionResult {
-    return this.#score(text, options).result;
+    const started = this.start(text, options);
+    if ('result' in started) return started.result;
+    const { plan } = started;
+    return combineWindows(
+      plan,
+      plan.windows.map((w) => this.detectWindow(text.slice(w.start, w.end), plan, options)),
+      options,
+    );
+  }
+
+  /**
+   * The first step of `detect`, for a caller that schedules a long text's windows itself (the
+   * service, between other callers' texts): the answer of a text of one window, or the plan of a
+   * longer one, whose windows go to `detectWindow` and the scores to `combineWindows`.
+   */
+  start(text: string, options: DetectOptions = {}): TextStart {
+    if (typeof text !== 'string') throw new TypeError('text must be a string.');
+    const windows = windowRanges(text);
+    if (windows.length <= 1) return { result: this.#score(text, options).result };
+    checkOptions(options);
+    // One language for every window, told from the document's opening (as for one text: language.ts
+    // reads the first few thousand characters), so one window of quotations or a table of figures is
+    // not scored as another language than its neighbours.
+    let language = options.language;
+    let languageUncertain = false;
+    if (!language) {
+      const guess = identifyLanguage(normalize(text.slice(0, LANGUAGE_SAMPLE_CHARS)).text);
+      if (guess.certain && !guess.supported) throw new UnsupportedLanguageError(guess.language);
+      language = guess.language as Language;
+      languageUncertain = !guess.certain;
+    }
+    return { plan: { language, languageUncertain, windows } };
+  }
+
+  /** One window of a plan (`start`), scored like a text of its own in the plan's language. */
+  detectWindow(text: string, plan: WindowPlan, options: DetectOptions = {}): WindowScore {
+    const { result, words } = this.#score(text, { ...options, language: plan.language }, { guessedLanguage: plan.languageUncertain });
+    return { ...result, words };
   }
 
   /**
@@ -78,21 +119,29 @@ export class TextDetector implements Detector {
   #score(
     text: string,
     options: DetectOptions,
-    given?: NormalizedText,
-    languageChecked = false,
+    {
+      given,
+      languageChecked = false,
+      guessedLanguage = false,
+    }: {
+      /** The text's normalisation when the caller already made it (the author level normalises each message once). */
+      given?: NormalizedText;
+      /** The caller already compared a given language with the text's own (the author level, once over all messages). */
+      languageChecked?: boolean;
+      /** The given language is the caller's guess (a document's windows): say so, as for a text whose language is a guess. */
+      guessedLanguage?: boolean;
+    } = {},
   ): { result: DetectionResult; words: number } {
     if (typeof text !== 'string') throw new TypeError('text must be a string.');
     const mode: Mode = options.mode ?? 'general';
-    if (!(MODES as readonly string[]).includes(mode)) {
-      throw new RangeError(`Unknown mode "${String(mode)}"; expected one of ${MODES.join(', ')}.`);
-    }
-    if (options.language !== undefined && !(LANGUAGES as readonly string[]).includes(options.language)) {
-      throw new RangeError(`Unknown language "${String(options.language)}"; expected one of ${LANGUAGES.join(', ')}.`);
-    }
+    checkOptions(options);
     const norm = given ?? normalize(text);
     const warnings: DetectionWarning[] = [];
     let language: Language;
-    if (options.language) {
+    if (options.language && guessedLanguage) {
+      language = options.language;
+      warnings.push('language_uncertain');
+    } else if (options.language) {
       language = options.language;
       // A forced language is trusted, but a text clearly in another one (German sent as `en`) is
       // then scored by a model of the wrong language, whose probability means nothing: say so.
@@ -179,6 +228,7 @@ export class TextDetector implements Detector {
       polished_probability: short ? null : polishedOf(this.m, f, lower, raw),
       // Read off the finished answer just below, by the one rule every route shares.
       origin: 'uncertain',
+      windows: [],
     };
     result.origin = originOf(result);
     return { result, words: f.words };
@@ -190,12 +240,7 @@ export class TextDetector implements Detector {
       throw new RangeError(`messages must hold 1 to ${AUTHOR_MAX_MESSAGES} texts; got ${messages.length}.`);
     }
     const mode: Mode = options.mode ?? 'general';
-    if (!(MODES as readonly string[]).includes(mode)) {
-      throw new RangeError(`Unknown mode "${String(mode)}"; expected one of ${MODES.join(', ')}.`);
-    }
-    if (options.language !== undefined && !(LANGUAGES as readonly string[]).includes(options.language)) {
-      throw new RangeError(`Unknown language "${String(options.language)}"; expected one of ${LANGUAGES.join(', ')}.`);
-    }
+    checkOptions(options);
     const author = this.author;
     if (!author) throw new Error('No author model is loaded (models/author.json); run `npm run train:author`.');
     const scores: Array<AuthorMessageScore | undefined> = new Array(messages.length);
@@ -247,7 +292,7 @@ export class TextDetector implements Detector {
         scores[c.index] = { index: c.index, words: 0, ai_probability: null, skipped: 'other_language' };
         continue;
       }
-      const { result: r, words: n } = this.#score(c.text, { mode, language }, c.norm, true);
+      const { result: r, words: n } = this.#score(c.text, { mode, language }, { given: c.norm, languageChecked: true });
       if (r.warnings.includes('calibration_fallback')) warnings.add('calibration_fallback');
       scores[c.index] = { index: c.index, words: n, ai_probability: r.ai_probability, skipped: null };
       used.push(c.text);
@@ -344,6 +389,19 @@ export class TextDetector implements Detector {
         return { probability: p, likelyAi: !neverLikelyAi && f.words >= SHORT_TEXT_WORDS && p >= aiThresholdFor(calib, f.words) };
       },
     });
+  }
+}
+
+/** Characters of a long text's opening its language is told from (language.ts reads at most 3,000 of them, normalised). */
+const LANGUAGE_SAMPLE_CHARS = 6000;
+
+function checkOptions(options: DetectOptions | AuthorDetectOptions): void {
+  const mode = options.mode ?? 'general';
+  if (!(MODES as readonly string[]).includes(mode)) {
+    throw new RangeError(`Unknown mode "${String(mode)}"; expected one of ${MODES.join(', ')}.`);
+  }
+  if (options.language !== undefined && !(LANGUAGES as readonly string[]).includes(options.language)) {
+    throw new RangeError(`Unknown language "${String(options.language)}"; expected one of ${LANGUAGES.join(', ')}.`);
   }
 }
 

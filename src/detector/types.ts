@@ -6,6 +6,7 @@ import type {
   AuthorMessageScore,
   Composition,
   Confidence,
+  DocumentWindow,
   GeneratedSpan,
   Language,
   Mode,
@@ -27,8 +28,37 @@ export {
   WARNING_CODES,
   WARNING_MESSAGES,
 } from '../contract.ts';
-export type { AuthorMessageScore, Composition, Confidence, GeneratedSpan, Language, Mode, Origin, SkipReason, Verdict, WarningCode };
+export type {
+  AuthorMessageScore,
+  Composition,
+  Confidence,
+  DocumentWindow,
+  GeneratedSpan,
+  Language,
+  Mode,
+  Origin,
+  SkipReason,
+  Verdict,
+  WarningCode,
+};
 export type DetectionWarning = WarningCode | (string & {});
+
+/** What the first look at a long text decides: its language (once, for every window) and its windows (UTF-16 offsets, trimmed). */
+export interface DocumentPlan {
+  language: Language;
+  /** The language was a guess (too little evidence): every window then carries `language_uncertain`. */
+  languageUncertain: boolean;
+  windows: Array<{ start: number; end: number }>;
+}
+
+/** One window's own answer, as `detect` gives it for the window's text alone, and the words the engine counted in it. */
+export type WindowScore = DetectionResult & { words: number };
+
+/** What scoring a window needs of its document's plan. */
+export type WindowPlan = Pick<DocumentPlan, 'language' | 'languageUncertain'>;
+
+/** The first step of `detect`: the answer of a text of one window, or the plan of a longer one. */
+export type TextStart = { result: DetectionResult } | { plan: DocumentPlan };
 
 export interface DetectOptions {
   /** Calibration and thresholds to apply; default `general`. */
@@ -75,6 +105,12 @@ export interface DetectionResult {
   polished_probability: number | null;
   /** The headline answer (`originOf` in origin.ts): verdict, composition and polished_probability read together. */
   origin: Origin;
+  /**
+   * The windows of a text longer than one window (windows.ts), each scored as a text of its own,
+   * from which the answer above follows (`combineWindows`); empty for a text of one window.
+   * `pages` is null here: the service fills it for PDFs.
+   */
+  windows: DocumentWindow[];
 }
 
 export interface AuthorDetectOptions {
@@ -115,8 +151,19 @@ export interface AuthorDetectionResult {
 export interface Detector {
   /** Version id of the loaded model artifact. */
   readonly model: string;
-  /** Synchronous and CPU-bound; throws UnsupportedLanguageError for text in neither supported language. */
+  /**
+   * Synchronous and CPU-bound; throws UnsupportedLanguageError for text in neither supported language.
+   * A text longer than one window is judged window by window (windows.ts).
+   */
   detect(text: string, options?: DetectOptions): DetectionResult;
+  /**
+   * `detect` in steps, for a caller that schedules a long text's windows itself: the answer of a text
+   * of one window, or the plan of a longer one (its language and windows). Each window then goes to
+   * `detectWindow`, and the scores to `combineWindows` (windows.ts): the same answer as `detect`.
+   */
+  start(text: string, options?: DetectOptions): TextStart;
+  /** One window of a plan, scored like a text of its own in the plan's language. */
+  detectWindow(text: string, plan: WindowPlan, options?: DetectOptions): WindowScore;
   /**
    * Judges one author across 1..AUTHOR_MAX_MESSAGES messages: each is scored on its own, skipped
    * ones (empty, link-only, another language) are reported, and the rest are combined.

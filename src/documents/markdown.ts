@@ -16,8 +16,12 @@ const MAX_INDENT = 16;
 /** Widest table read as a table; a wider one's delimiter row is dropped so its rows read as text. */
 const MAX_COLUMNS = 256;
 
-export function markdownToText(markdown: string): string {
-  return htmlToText(marked.parse(flattenNesting(markdown), { async: false, gfm: true }));
+/** The text of `markdown`; past `maxChars` characters it throws `text_too_long` (see htmlToText). */
+export function markdownToText(markdown: string, maxChars?: number): string {
+  return htmlToText(
+    marked.parse(flattenNesting(markdown), { async: false, gfm: true }),
+    maxChars === undefined ? undefined : { maxChars, type: 'markdown' },
+  );
 }
 
 /** Caps each line's quote markers and indentation, and unmakes over-wide tables; linear in the text. */

@@ -21,8 +21,8 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { FileErrorCode, FileType } from '../contract.ts';
-import { DocumentError, type ExtractedDocument, type ExtractLimits } from './types.ts';
+import type { FileType } from '../contract.ts';
+import { DocumentError, type DocumentErrorCode, type ExtractedDocument, type ExtractLimits, type ReadSoFar } from './types.ts';
 
 /** From sources the reader starts through a loader shim (see worker.mjs); the build starts worker.js. */
 const WORKER_URL = import.meta.url.endsWith('.ts') ? new URL('./worker.mjs', import.meta.url) : new URL('./worker.js', import.meta.url);
@@ -37,7 +37,13 @@ export type ExtractReply =
   | {
       id: number;
       document?: undefined;
-      error: { code: FileErrorCode; message: string; type?: FileType | undefined; pages?: number | null };
+      error: {
+        code: DocumentErrorCode;
+        message: string;
+        type?: FileType | undefined;
+        pages?: number | null;
+        read?: ReadSoFar | undefined;
+      };
     };
 
 export interface DocumentReaderOptions extends ExtractLimits {
@@ -265,7 +271,7 @@ export class DocumentReader {
   }
 
   private limits(): ExtractLimits {
-    return { maxPages: this.options.maxPages, maxUnpackedBytes: this.options.maxUnpackedBytes };
+    return { maxPages: this.options.maxPages, maxUnpackedBytes: this.options.maxUnpackedBytes, maxChars: this.options.maxChars };
   }
 
   private pump(): void {
@@ -339,7 +345,14 @@ export class DocumentReader {
       if (!this.closed) this.replace(slot);
     }
     if (reply.document) job.resolve(reply.document);
-    else job.reject(new DocumentError(reply.error.code, reply.error.message, { type: reply.error.type, pages: reply.error.pages ?? null }));
+    else
+      job.reject(
+        new DocumentError(reply.error.code, reply.error.message, {
+          type: reply.error.type,
+          pages: reply.error.pages ?? null,
+          read: reply.error.read,
+        }),
+      );
     this.pump();
   }
 }

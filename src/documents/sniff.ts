@@ -15,6 +15,8 @@ export async function sniffType(bytes: Uint8Array): Promise<FileType> {
   const found = await fileTypeFromBuffer(bytes);
   if (found?.ext === 'pdf') return 'pdf';
   if (found?.ext === 'docx') return 'docx';
+  // XHTML (LibreOffice's "XHTML" export among others) opens like any XML file; its root is <html>.
+  if (found?.ext === 'xml' && isXhtml(bytes)) return 'html';
   if (found) {
     const hint = found.ext === 'doc' || found.ext === 'cfb' ? ' Old Word .doc files are not read: save it as .docx.' : '';
     throw new DocumentError(
@@ -40,6 +42,13 @@ export async function sniffType(bytes: Uint8Array): Promise<FileType> {
   if (/^<!doctype html|^<html[\s>]|^<\?xml[^>]*>\s*<html[\s>]/.test(start)) return 'html';
   if (looksLikeMarkdown(new TextDecoder().decode(bytes.subarray(0, 65_536)))) return 'markdown';
   return 'text';
+}
+
+/** An XML file whose root element, after the XML declaration, a doctype and comments, is `html`. */
+function isXhtml(bytes: Uint8Array): boolean {
+  const head = new TextDecoder().decode(bytes.subarray(0, 4096)).replace(/^\uFEFF/, '');
+  const rest = head.replace(/^\s*(?:<\?xml[^>]*\?>|<!doctype[^>]*>|<!--[\s\S]*?-->|\s+)*/i, '');
+  return /^<html[\s>]/i.test(rest);
 }
 
 /** Markdown when several lines use its block syntax (headings, lists, fences, quotes) or links. */

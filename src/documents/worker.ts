@@ -39,7 +39,7 @@ process.on('message', async (job: ExtractJob) => {
   } catch (err) {
     reply =
       err instanceof DocumentError
-        ? { id: job.id, error: { code: err.code, message: err.message, type: err.type, pages: err.pages } }
+        ? { id: job.id, error: { code: err.code, message: err.message, type: err.type, pages: err.pages, read: err.read } }
         : {
             id: job.id,
             error: { code: 'file_unreadable', message: 'The file could not be read: it is damaged or in an unexpected form.' },

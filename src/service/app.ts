@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { ResolvedConfig } from './config.ts';
 import type { EngineHost } from './engine.ts';
 import type { FileQueue } from './file-queue.ts';
+import type { FairQueue } from './fair-queue.ts';
 import { newRequestId } from './ids.ts';
 import type { KeyStore } from './keys.ts';
 import { metricsPlugin } from './metrics.ts';
@@ -27,6 +28,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The queue in front of the document readers (POST /v1/detect/file). */
     readonly fileQueue: FileQueue | undefined;
+    /** The turns between keys in front of the file route's scoring lane: documents' windows waiting (POST /v1/detect/file). */
+    readonly fileScoringQueue: FairQueue | undefined;
   }
 }
 
@@ -87,14 +90,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(detectRoute, { config, engine });
   await app.register(authorRoute, { config, engine });
   let fileQueue: FileQueue | undefined;
+  let fileScoringQueue: FairQueue | undefined;
   app.decorate('fileQueue', {
     getter: () => fileQueue,
+  });
+  app.decorate('fileScoringQueue', {
+    getter: () => fileScoringQueue,
   });
   await app.register(fileRoute, {
     config,
     engine,
-    onQueue: (queue) => {
+    onQueue: (queue, lane) => {
       fileQueue = queue;
+      fileScoringQueue = lane;
     },
   });
   await app.register(probes, { config, engine, keys, counters, isClosing });
@@ -104,7 +112,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     host: config.host,
     engine,
     counters,
-    waiting: () => app.scoringQueue.waiting,
+    waiting: () => app.scoringQueue.waiting + (fileScoringQueue?.waiting ?? 0),
     files: () => ({ waiting: fileQueue?.waiting ?? 0, reading: fileQueue?.reading ?? 0 }),
   });
   if (config.playground) await app.register(playground, { config });

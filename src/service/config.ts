@@ -5,6 +5,7 @@
 import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { DEFAULT_MAX_TEXT_CHARS, unitsForChars } from '../contract.ts';
 import type { KeyEnvironment } from './keys.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -23,7 +24,12 @@ export interface ServiceConfig {
   apiKeysFile: string;
   /** How often (ms) the key file is checked for changes, so CLI edits apply without a restart. Env `API_KEYS_REFRESH_MS`; default 1000. */
   apiKeysRefreshMs: number;
-  /** Requests per window per API key (keys may override it), and per client address for unauthenticated requests. Env `RATE_LIMIT_MAX`; default 60. */
+  /**
+   * Units per window per API key (keys may override it), and per client address for unauthenticated
+   * requests; a call costs one unit per started 5,000 characters (`CHARS_PER_UNIT`). Env
+   * `RATE_LIMIT_MAX`; default 150, the cost of one text at the default document limit
+   * (`DEFAULT_MAX_TEXT_CHARS`), so a key can have the longest document judged.
+   */
   rateLimitMax: number;
   /** Rate-limit window: milliseconds, or a duration string such as `5 seconds`, `1 minute`. Env `RATE_LIMIT_WINDOW`; default `1 minute`. */
   rateLimitWindow: number | string;
@@ -34,7 +40,12 @@ export interface ServiceConfig {
   redisUrl: string | undefined;
   /** Prefix of the Redis keys holding rate-limit counters. Env `REDIS_KEY_PREFIX`; default `textdetect:ratelimit:`. */
   redisKeyPrefix: string;
-  /** Longest accepted `text`, in Unicode characters (code points, as JSON Schema `maxLength` counts). Env `MAX_TEXT_CHARS`; default 50000. */
+  /**
+   * The document limit: the most characters one text may hold, pasted (`POST /v1/detect`) or read
+   * out of a file (`POST /v1/detect/file`), counted as `countChars` does (code points, a whitespace
+   * run as one). A longer file is not read past it. Env `MAX_TEXT_CHARS`; default 750000
+   * (`DEFAULT_MAX_TEXT_CHARS`: more than 100 dense pages hold).
+   */
   maxTextChars: number;
   /**
    * Longest message of a `POST /v1/detect/author` request, in Unicode characters. Env
@@ -143,11 +154,11 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServiceConf
     environment: 'sandbox',
     apiKeysFile: defaultApiKeysFile(env),
     apiKeysRefreshMs: 1000,
-    rateLimitMax: 60,
+    rateLimitMax: unitsForChars(DEFAULT_MAX_TEXT_CHARS),
     rateLimitWindow: '1 minute',
     redisUrl: undefined,
     redisKeyPrefix: 'textdetect:ratelimit:',
-    maxTextChars: 50_000,
+    maxTextChars: DEFAULT_MAX_TEXT_CHARS,
     authorMaxMessageChars: 10_000,
     authorMaxTotalChars: 50_000,
     bodyLimit: undefined,

@@ -16,7 +16,9 @@ try {
       const result =
         message.kind === 'author'
           ? detector.detectAuthor(message.messages, message.options)
-          : detector.detect(message.text, message.options);
+          : message.kind === 'window'
+            ? detector.detectWindow(message.text, message.plan, message.options)
+            : detector.start(message.text, message.options);
       port.postMessage({ id: message.id, result });
     } catch (err) {
       const e = err as Error & { detected?: string };

@@ -3,7 +3,7 @@
  * tracks whether it is ready, so /readyz and /v1/detect can answer 503 while it is not.
  */
 import { Worker } from 'node:worker_threads';
-import type { AuthorDetectionResult, AuthorDetectOptions, DetectionResult, DetectOptions } from '../detector/types.ts';
+import type { AuthorDetectionResult, AuthorDetectOptions, DetectOptions, TextStart, WindowPlan, WindowScore } from '../detector/types.ts';
 import { unitsForChars } from '../contract.ts';
 import { UnsupportedLanguageError } from '../detector/types.ts';
 
@@ -27,21 +27,29 @@ export interface EngineHost {
   readonly pending: number;
   /** Resolves when loaded; rejects if loading fails. */
   readonly loaded: Promise<void>;
-  detect(text: string, options: DetectOptions): Promise<DetectionResult>;
+  /**
+   * A text's answer when it is one window, else its plan (language and windows): the detector's
+   * `start`. A long text's windows are then scored one job each (`detectWindow`), so other callers'
+   * texts take turns between them, and combined by `combineWindows` (src/detector/windows.ts).
+   */
+  start(text: string, options: DetectOptions): Promise<TextStart>;
+  /** One window of a plan, scored like a text of its own. */
+  detectWindow(text: string, plan: WindowPlan, options: DetectOptions): Promise<WindowScore>;
   /** One author's messages judged together (validated by the caller: 1..AUTHOR_MAX_MESSAGES strings). */
   detectAuthor(messages: readonly string[], options: AuthorDetectOptions): Promise<AuthorDetectionResult>;
   close(): Promise<void>;
 }
 
-/** What the pool posts to a worker: a text to detect, or an author's messages. */
+/** What the pool posts to a worker: a text to start, a window of one, or an author's messages. */
 type Job =
   | { kind: 'text'; text: string; options: DetectOptions }
+  | { kind: 'window'; text: string; plan: WindowPlan; options: DetectOptions }
   | { kind: 'author'; messages: readonly string[]; options: AuthorDetectOptions };
 export type WorkerJob = Job & { id: number };
 
 interface WorkerReply {
   id: number;
-  result?: DetectionResult | AuthorDetectionResult;
+  result?: TextStart | WindowScore | AuthorDetectionResult;
   error?: { name: string; message: string; detected?: string };
 }
 
@@ -78,9 +86,13 @@ function inProcessEngine(modelPath: string | undefined): EngineHost {
       return 0;
     },
     loaded,
-    async detect(text, options) {
+    async start(text, options) {
       if (!detector || state !== 'ready') throw new Error('engine not ready');
-      return detector.detect(text, options);
+      return detector.start(text, options);
+    },
+    async detectWindow(text, plan, options) {
+      if (!detector || state !== 'ready') throw new Error('engine not ready');
+      return detector.detectWindow(text, plan, options);
     },
     async detectAuthor(messages, options) {
       if (!detector || state !== 'ready') throw new Error('engine not ready');
@@ -189,7 +201,7 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
    */
   const submit = <T>(job: Job): Promise<T> => {
     if (state !== 'ready') return Promise.reject(new Error('engine not ready'));
-    const units = unitsForChars(job.kind === 'text' ? job.text.length : job.messages.reduce((sum, m) => sum + m.length, 0));
+    const units = unitsForChars(job.kind === 'author' ? job.messages.reduce((sum, m) => sum + m.length, 0) : job.text.length);
     let index = -1;
     for (let i = 0; i < size; i++) {
       if (workers[i] && (index < 0 || (busy[i] ?? 0) < (busy[index] ?? 0))) index = i;
@@ -218,8 +230,11 @@ function workerPoolEngine(modelPath: string | undefined, size: number, onWorkerE
       return pending.size;
     },
     loaded,
-    detect(text, options) {
-      return submit<DetectionResult>({ kind: 'text', text, options });
+    start(text, options) {
+      return submit<TextStart>({ kind: 'text', text, options });
+    },
+    detectWindow(text, plan, options) {
+      return submit<WindowScore>({ kind: 'window', text, plan, options });
     },
     detectAuthor(messages, options) {
       return submit<AuthorDetectionResult>({ kind: 'author', messages, options });

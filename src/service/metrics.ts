@@ -69,7 +69,7 @@ function createMetrics(options: MetricsOptions): Registry {
   });
   new Gauge({
     name: 'textdetect_detect_queue_depth',
-    help: 'Scoring calls not answered yet: waiting in the fair queue between keys, or with the engine (its worker threads).',
+    help: "Scoring calls not answered yet: waiting in the fair queue between keys (each of a document's windows, those waiting for the file lane too), or with the engine (its worker threads).",
     registers: [registry],
     collect() {
       this.set(engine.pending + (options.waiting?.() ?? 0));

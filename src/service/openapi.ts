@@ -116,7 +116,9 @@ export function buildOpenApiDocument(
           operationId: 'detect',
           summary: 'Score a text',
           description:
-            `Cost: ceil(characters / ${CHARS_PER_UNIT}) units of the key's rate limit, at least 1 (up to ${Math.ceil(config.maxTextChars / CHARS_PER_UNIT)} here); ` +
+            `A text of up to ${config.maxTextChars} characters (the document limit), counted as judged: code points, a run of whitespace as one. ` +
+            'A text of 1,200 words or more is judged window by window (about 800 words each, cut at sentence ends), and the answer follows from its `windows` by one rule. ' +
+            `Cost: ceil(characters / ${CHARS_PER_UNIT}) units of the key's rate limit, at least 1 (up to ${Math.ceil(config.maxTextChars / CHARS_PER_UNIT)} here), however many windows; ` +
             'a request the remaining budget cannot cover is refused with 429 and costs one unit, like any refused request. ' +
             "The answer's RateLimit-Remaining counts the units left.",
           security: [{ bearerAuth: [] }],
@@ -132,7 +134,9 @@ export function buildOpenApiDocument(
             '401': UNAUTHORIZED,
             '403': WRONG_ENVIRONMENT,
             '408': REQUEST_TIMEOUT,
-            '413': errorResponse('`text_too_long` (more than the maximum characters) or `payload_too_large` (body over the byte limit).'),
+            '413': errorResponse(
+              `\`text_too_long\` (more than ${config.maxTextChars} characters, counted as judged) or \`payload_too_large\` (body over the byte limit).`,
+            ),
             '415': errorResponse(
               '`unsupported_media_type`: the body must be `application/json` in UTF-8; `unsupported_encoding`: the body must not be compressed (no `Content-Encoding` other than `identity`).',
             ),
@@ -155,7 +159,8 @@ export function buildOpenApiDocument(
             '(same meaning and defaults as /v1/detect). The format is told from the bytes, not the file name or declared type. ' +
             'The text is read out of the file (a PDF needs a text layer: no OCR is done; running headers, footers and page numbers repeated on the pages are left out) ' +
             'and scored like a /v1/detect text; segment offsets refer to that text and each segment carries its `text`. ' +
-            `Limits: ${config.maxFileBytes} bytes per file, ${config.maxFilePages} pages per PDF, ${config.fileTimeoutMs} ms to read it, ${config.maxTextChars} characters of extracted text. ` +
+            `Limits: ${config.maxFileBytes} bytes per file, ${config.maxFilePages} pages per PDF, ${config.fileTimeoutMs} ms to read it, ${config.maxTextChars} characters of extracted text (counted as judged: a run of whitespace as one; a file holding more is not read past the limit). ` +
+            'A document of 1,200 words or more is judged window by window, as on /v1/detect; the windows of a PDF say on which pages they lie. ' +
             `Cost: one unit of the key's rate limit per started ${CHARS_PER_UNIT} characters of extracted text (at least one), as for a /v1/detect text; a file refused before its text is read costs one unit. ` +
             'Files are held in memory only, never stored; the request log records their type, size and pages.',
           security: [{ bearerAuth: [] }],
@@ -177,7 +182,7 @@ export function buildOpenApiDocument(
             '403': WRONG_ENVIRONMENT,
             '408': REQUEST_TIMEOUT,
             '413': errorResponse(
-              `\`file_too_large\` (over ${config.maxFileBytes} bytes), \`too_many_pages\` (a PDF over ${config.maxFilePages} pages) or \`text_too_long\` (the extracted text is over ${config.maxTextChars} characters).`,
+              `\`file_too_large\` (over ${config.maxFileBytes} bytes), \`too_many_pages\` (a PDF over ${config.maxFilePages} pages) or \`text_too_long\` (the extracted text is over ${config.maxTextChars} characters; reading stops there).`,
             ),
             '415': errorResponse(
               '`unsupported_file_type`: the bytes are not a PDF, DOCX, plain text, Markdown or HTML file (an image, a zip, a program…); `unsupported_media_type`: the body is not multipart/form-data.',
@@ -205,7 +210,7 @@ export function buildOpenApiDocument(
           description:
             `Scores each of 1 to ${AUTHOR_MAX_MESSAGES} messages of one author on its own and combines them into one answer about the author; ` +
             'blank, link-only and other-language messages are skipped and reported. ' +
-            `Limits: at most ${config.authorMaxMessageChars} characters per message and ${config.authorMaxTotalChars} for all messages together (413 \`text_too_long\`). ` +
+            `Limits: at most ${config.authorMaxMessageChars} characters per message and ${config.authorMaxTotalChars} for all messages together, counted as judged (a run of whitespace as one; 413 \`text_too_long\`). ` +
             `Cost: ceil(characters of all messages / ${CHARS_PER_UNIT}) units of the key's rate limit, at least 1 (up to ${Math.ceil(config.authorMaxTotalChars / CHARS_PER_UNIT)} here), however many messages hold them; ` +
             'a request the remaining budget cannot cover is refused with 429 and costs one unit, like any refused request. ' +
             "The answer's RateLimit-Remaining counts the units left.",

@@ -27,10 +27,11 @@ export function detectRequestSchema(maxTextChars: number) {
       text: {
         type: 'string',
         minLength: 1,
-        maxLength: maxTextChars,
         // At least one non-whitespace character: a blank text has nothing to score.
         pattern: '\\S',
-        description: `The text to check: non-blank, at most ${maxTextChars} characters (Unicode code points). Must not contain NUL characters or unpaired UTF-16 surrogates. Each started ${CHARS_PER_UNIT} characters cost one unit of the key's rate limit.`,
+        // No maxLength: the limit counts characters as they are judged (a whitespace run as one,
+        // `countChars`), which JSON Schema cannot say; the route checks it (413 text_too_long).
+        description: `The text to check: non-blank, at most ${maxTextChars} characters, counted as Unicode code points with every run of whitespace counted as one and whitespace at either end not counted. A text of 1,200 words or more is judged window by window (the answer's \`windows\`). Must not contain NUL characters or unpaired UTF-16 surrogates. Each started ${CHARS_PER_UNIT} characters cost one unit of the key's rate limit.`,
       },
       mode: {
         type: 'string',
@@ -86,6 +87,32 @@ export const generatedSpanSchema = {
   },
 } as const;
 
+export const documentWindowSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['start', 'end', 'words', 'pages', 'ai_probability', 'verdict', 'confidence', 'origin'],
+  properties: {
+    start: { type: 'integer', minimum: 0, description: 'UTF-16 offset into the text, inclusive.' },
+    end: { type: 'integer', minimum: 0, description: 'UTF-16 offset into the text, exclusive.' },
+    words: { type: 'integer', minimum: 0, description: 'Words the engine counted in the window.' },
+    pages: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['first', 'last'],
+      properties: { first: { type: 'integer', minimum: 1 }, last: { type: 'integer', minimum: 1 } },
+      description: 'First and last page (1-based) the window covers, for a PDF; null for texts and other formats.',
+    },
+    ai_probability: { type: 'number', minimum: 0, maximum: 1, description: "The window's own probability, as if it were sent alone." },
+    verdict: { type: 'string', enum: [...VERDICTS], description: "The window's own verdict, as if it were sent alone." },
+    confidence: { type: 'string', enum: [...CONFIDENCES] },
+    origin: {
+      type: 'string',
+      enum: [...ORIGINS],
+      description: "The window's own headline, as if it were sent alone (`partly_ai` only with `segments: true`).",
+    },
+  },
+} as const;
+
 /** The headline answer, one rule for every scoring route (src/detector/origin.ts). */
 function originSchema(partly: string) {
   return {
@@ -122,13 +149,15 @@ export const detectResponseSchema = {
     'composition',
     'origin',
     'polished_probability',
+    'windows',
   ],
   properties: {
     ai_probability: {
       type: 'number',
       minimum: 0,
       maximum: 1,
-      description: 'Probability that the text was written by an AI, calibrated per mode.',
+      description:
+        "Probability that the text was written by an AI, calibrated per mode; for a text judged window by window, the windows' lower median weighted by their words.",
     },
     mode: { type: 'string', enum: [...MODES], description: 'The mode applied.' },
     language: { type: 'string', enum: [...LANGUAGES], description: 'The language applied (given or detected).' },
@@ -161,18 +190,24 @@ export const detectResponseSchema = {
       minimum: 0,
       maximum: 1,
       description:
-        "With `segments: true`: estimated share of the text's words that are generated (each sentence's `ai_probability` weighted by its words) when there is a generated span, 0 when there is none; null without `segments: true`, and under the evidence floor (`too_little_evidence`), where no share is estimated.",
+        "With `segments: true`: estimated share of the text's words that are generated (each sentence's `ai_probability` weighted by its words) when there is a generated span, 0 when there is none; null without `segments: true`, and under the evidence floor (`too_little_evidence`), where no share is estimated. For a text judged window by window (`windows`), with or without `segments`: the share of its words in windows called likely_ai.",
     },
     composition: {
       type: ['string', 'null'],
       enum: [...COMPOSITIONS, null],
       description:
-        'With `segments: true`: `human` or `ai` when the sentences agree, `partly_ai` when some runs look generated and others not, `uncertain` when the evidence says neither (always under the evidence floor, with no generated span); else null. Unlike `verdict: "mixed"` (between the thresholds), `partly_ai` means partly generated.',
+        'With `segments: true`: `human` or `ai` when the sentences agree, `partly_ai` when some runs look generated and others not, `uncertain` when the evidence says neither (always under the evidence floor, with no generated span); else null. For a text judged window by window, with or without `segments`: read off its windows the same way (see `windows`). Unlike `verdict: "mixed"` (between the thresholds), `partly_ai` means partly generated.',
     },
     origin: originSchema(
       '`partly_ai` (with `segments: true`: a generated part beside a human one, the share in `generated_share`, whatever the verdict)',
     ),
     polished_probability: polishedProbabilitySchema('the text reads', 'text is'),
+    windows: {
+      type: 'array',
+      items: documentWindowSchema,
+      description:
+        "A text of 1,200 words or more is cut at sentence ends into windows of about 800 words, each scored as a text of its own; empty for a text of one window. The answer then follows from the windows by one rule: `verdict` likely_ai when windows called likely_ai hold more than half of the words, likely_human when none is and windows called likely_human hold more than half, else mixed; `ai_probability` the windows' lower median by words; `generated_share` the share of words in likely_ai windows, and `composition` from it (ai from 0.9, partly_ai above 0), with or without `segments`; `origin` partly_ai when some windows are likely_ai and the others average under 30%.",
+    },
   },
 } as const;
 
@@ -248,8 +283,8 @@ export function detectAuthorRequestSchema(maxMessageChars: number, maxTotalChars
         maxItems: AUTHOR_MAX_MESSAGES,
         items: {
           type: 'string',
-          maxLength: maxMessageChars,
-          description: `One message, at most ${maxMessageChars} characters (Unicode code points); no NUL characters or unpaired UTF-16 surrogates. Blank messages are accepted and reported as skipped ("empty").`,
+          // No maxLength: characters are counted as judged (`countChars`); the route checks them.
+          description: `One message, at most ${maxMessageChars} characters (Unicode code points, a run of whitespace counted as one); no NUL characters or unpaired UTF-16 surrogates. Blank messages are accepted and reported as skipped ("empty").`,
         },
         description: `1 to ${AUTHOR_MAX_MESSAGES} messages of one author, in any order (the answer keeps it), holding at most ${maxTotalChars} characters together. Each started ${CHARS_PER_UNIT} characters of all messages together cost one unit of the key's rate limit.`,
       },
@@ -396,7 +431,7 @@ export const fileInfoSchema = {
     characters: {
       type: 'integer',
       minimum: 0,
-      description: `UTF-16 length of the text read out of the file, which was scored and which segment offsets refer to. Costs one unit of the rate limit per started ${CHARS_PER_UNIT} characters, as a /v1/detect text of that length.`,
+      description: `UTF-16 length of the text read out of the file, which was scored and which segment and window offsets refer to. The text costs one unit of the rate limit per started ${CHARS_PER_UNIT} characters counted as judged (a run of whitespace as one), as a /v1/detect text; never more than this length.`,
     },
   },
 } as const;
@@ -409,7 +444,7 @@ export const detectFileResponseSchema = {
     segments: {
       ...detectResponseSchema.properties.segments,
       description:
-        'One element per sentence when `segments` was `true`, else empty. Offsets are UTF-16 offsets into the text read out of the file (repeated page headers, footers and page numbers left out), and each carries its `text`.',
+        "One element per sentence when `segments` was `true`, else empty. Offsets are UTF-16 offsets into the text read out of the file (repeated page headers, footers and page numbers left out), and each carries its `text`. A PDF's `windows` carry the pages they lie on.",
     },
     file: fileInfoSchema,
   },

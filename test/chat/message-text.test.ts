@@ -52,9 +52,11 @@ describe('prepareTextForDetection', () => {
     expect(refusal(' \n ')).toMatch(/^There is no text to check/);
   });
 
-  it('rejects text over the limit, counting UTF-16 units as the service does', () => {
+  it('rejects text over the limit, counting characters as the service does (code points, a whitespace run as one)', () => {
     expect(() => prepareTextForDetection('a'.repeat(11), 10)).toThrow(TextTooLongError);
-    expect(() => prepareTextForDetection('a😀'.repeat(4), 10)).toThrow(TextTooLongError);
+    expect(() => prepareTextForDetection('a😀'.repeat(6), 10)).toThrow(TextTooLongError);
+    expect(prepareTextForDetection('a😀'.repeat(5), 10)).toBe('a😀'.repeat(5));
     expect(prepareTextForDetection('a'.repeat(10), 10)).toHaveLength(10);
+    expect(prepareTextForDetection(`four${' '.repeat(200)}five`, 10)).toBe('four five');
   });
 });

@@ -334,12 +334,15 @@ describe('bounded segments', () => {
     for (const r of ranges) expect(r.words).toBeGreaterThanOrEqual(MIN_SEGMENT_WORDS);
   });
 
-  it('caps a text broken after every character at MAX_SEGMENTS segments covering it exactly', () => {
+  it('bounds a text broken after every character (MAX_SEGMENTS per window), its segments covering it exactly', () => {
     let text = '';
     for (let i = 0; text.length < 50_000; i++) text += `${'abcdefghijklmnopqrstuvwxyz'[i % 26]}\n`;
     const r = detector.detect(text, { segments: true, language: 'en' });
+    // 25,000 one-letter words are judged in windows of about 800 words (windows.ts), each capped.
+    expect(r.windows.length).toBeGreaterThan(1);
     expect(r.segments.length).toBeGreaterThan(MAX_SEGMENTS / 2);
-    expect(r.segments.length).toBeLessThanOrEqual(MAX_SEGMENTS);
+    expect(r.segments.length).toBeLessThanOrEqual(MAX_SEGMENTS * r.windows.length);
+    expect(r.segments.length).toBeLessThanOrEqual(25_000 / MIN_SEGMENT_WORDS);
     let last = 0;
     for (const s of r.segments) {
       expect(s.start).toBeGreaterThanOrEqual(last);
@@ -350,16 +353,19 @@ describe('bounded segments', () => {
     expect(text.slice(last).trim()).toBe('');
     // Every character but the line breaks is inside a segment: grouping loses nothing.
     expect(r.segments.reduce((a, s) => a + s.text.replace(/\n/g, '').length, 0)).toBe(text.replace(/\n/g, '').length);
-    expect(JSON.stringify(r).length).toBeLessThan(150_000);
+    // The answer: the text itself plus a bounded overhead per segment and window.
+    expect(JSON.stringify(r).length).toBeLessThan(2 * text.length + r.segments.length * 120 + r.windows.length * 200);
   });
 
-  it('keeps every sentence of an ordinary long text as its own segment up to the cap', () => {
+  it('keeps every sentence of an ordinary long text as its own segment; the cap groups past MAX_SEGMENTS', () => {
     const sentence = 'The committee reviewed the proposal and asked for a revised budget. ';
-    const text = sentence.repeat(MAX_SEGMENTS);
-    expect(detector.detect(text, { segments: true }).segments).toHaveLength(MAX_SEGMENTS);
-    const more = detector.detect(sentence.repeat(MAX_SEGMENTS + 1), { segments: true }).segments;
-    expect(more.length).toBeLessThanOrEqual(MAX_SEGMENTS);
-    expect(more.length).toBeGreaterThanOrEqual(MAX_SEGMENTS / 2);
+    // Judged window by window, each window well under the cap: every sentence stays its own segment.
+    expect(detector.detect(sentence.repeat(MAX_SEGMENTS + 1), { segments: true }).segments).toHaveLength(MAX_SEGMENTS + 1);
+    // The cap itself, on one text's sentences.
+    const norm = normalize(sentence.repeat(MAX_SEGMENTS + 1)).text;
+    expect(segmentRanges(norm, 'en').length).toBeLessThanOrEqual(MAX_SEGMENTS);
+    expect(segmentRanges(norm, 'en').length).toBeGreaterThanOrEqual(MAX_SEGMENTS / 2);
+    expect(segmentRanges(normalize(sentence.repeat(MAX_SEGMENTS)).text, 'en')).toHaveLength(MAX_SEGMENTS);
   });
 });
 

@@ -7,7 +7,7 @@ import { extractDocument } from '../../src/documents/extract.ts';
 import { DocumentError, DocumentReader } from '../../src/documents/index.ts';
 import { buildDocx, buildDocxBomb, buildPdf, buildZip, inOrderShare, paragraphs, unzipEntries } from '../helpers/documents.ts';
 
-const LIMITS = { maxPages: 50, maxUnpackedBytes: 16 * 1024 * 1024 };
+const LIMITS = { maxPages: 50, maxUnpackedBytes: 16 * 1024 * 1024, maxChars: 750_000 };
 
 async function failure(promise: Promise<unknown>): Promise<DocumentError> {
   const err = await promise.then(
@@ -99,7 +99,8 @@ async function growth(make: (n: number) => string, n: number): Promise<{ ratio: 
   const time = async (bytes: Buffer, times: number): Promise<{ ms: number; text: string }> => {
     const start = performance.now();
     let text = '';
-    for (let i = 0; i < times; i++) text = (await extractDocument(bytes, LIMITS)).text;
+    // Without the document limit, which would stop the larger files early: the whole reading is what is timed.
+    for (let i = 0; i < times; i++) text = (await extractDocument(bytes, { ...LIMITS, maxChars: Number.MAX_SAFE_INTEGER })).text;
     return { ms: performance.now() - start, text };
   };
   const times = large.length / small.length;
@@ -156,6 +157,36 @@ describe('reading time grows linearly with the file (issue 32 item 16)', () => {
   }, 120_000);
 });
 
+describe('reading stops at the document limit (issue 40 item 3)', () => {
+  it('a DOCX far over the limit is refused while its text streams by, before mammoth reads it', async () => {
+    // Three million characters in a file of a few kilobytes, as in the issue (61.7 million in 365 KB).
+    const docx = buildDocx({ paragraphs: ['word '.repeat(600_000)] });
+    expect(docx.length).toBeLessThan(64 * 1024);
+    const err = await failure(extractDocument(docx, { ...LIMITS, maxChars: 50_000 }));
+    expect(err.code).toBe('text_too_long');
+    // Counted up to the limit and at most one inflated chunk past it, not to the end.
+    expect(err.read?.characters).toBeGreaterThan(50_000);
+    expect(err.read?.characters).toBeLessThan(200_000);
+  });
+
+  it('a PDF over the limit is not read past the page where it passes it', async () => {
+    const pdf = buildPdf({ paragraphs: paragraphs(30_000, 110), linesPerPage: 50 });
+    const err = await failure(extractDocument(pdf, { ...LIMITS, maxChars: 20_000, maxPages: 1000 }));
+    expect(err.code).toBe('text_too_long');
+    expect(err.pages).toBeGreaterThan(30);
+    expect(err.read?.pages).toBeLessThan(8);
+    expect(err.read?.characters).toBeGreaterThan(20_000);
+  });
+
+  it('HTML and plain text over the limit are refused; at the limit they are read', async () => {
+    const html = `<!DOCTYPE html><html><body>${'<p>Some words here.</p>'.repeat(2000)}</body></html>`;
+    expect((await failure(extractDocument(Buffer.from(html), { ...LIMITS, maxChars: 5000 }))).code).toBe('text_too_long');
+    const text = `${'word '.repeat(999)}word`;
+    expect((await extractDocument(Buffer.from(text), { ...LIMITS, maxChars: 4999 })).text).toBe(text);
+    expect((await failure(extractDocument(Buffer.from(text), { ...LIMITS, maxChars: 4998 }))).code).toBe('text_too_long');
+  });
+});
+
 describe('zip bombs in parts of any name (issue 32 item 14)', () => {
   it('a document part named .bin and a styles part named .dat that lie about their sizes are refused by what they inflate to', async () => {
     const bombs = [
@@ -189,7 +220,8 @@ describe('DocumentReader (reader processes)', () => {
   it('gives up on a file after the time limit, hands its place to the spare reader, and reads the next file', async () => {
     // 250 ms: far less than the 341-page PDF below takes (0.9 s on a warm, idle machine; more when
     // loaded), far more than a short text file takes on the fresh worker (a few ms).
-    const reader = new DocumentReader({ workers: 1, timeoutMs: 250, ...LIMITS, maxPages: 1000 });
+    // Its text (1.5 million characters) is over the default document limit: with that limit it would be refused early instead.
+    const reader = new DocumentReader({ workers: 1, timeoutMs: 250, ...LIMITS, maxPages: 1000, maxChars: 10_000_000 });
     readers.push(reader);
     await reader.ready();
     // The reader and the spare, both started.

@@ -36,12 +36,14 @@ describe('POST /v1/detect: success', () => {
       'segments',
       'verdict',
       'warnings',
+      'windows',
     ]);
     expect(body.ai_probability).toBeGreaterThanOrEqual(0);
     expect(body.ai_probability).toBeLessThanOrEqual(1);
     expect(body.mode).toBe('general');
     expect(body.language).toBe('en');
     expect(body.segments).toEqual([]);
+    expect(body.windows).toEqual([]);
     expect(['likely_human', 'mixed', 'likely_ai']).toContain(body.verdict);
     expect(['low', 'medium', 'high']).toContain(body.confidence);
     expect(Array.isArray(body.warnings)).toBe(true);
@@ -222,9 +224,11 @@ describe('POST /v1/detect: every error status', () => {
   });
 
   it('413 text_too_long and payload_too_large', async () => {
-    const long = await detect(service, key, { text: 'word '.repeat(10_001) });
+    // 750,004 characters as counted (the last space is not): over the default document limit of 750,000.
+    const long = await detect(service, key, { text: 'word '.repeat(150_001) });
     expectEnvelope(long, 413, 'text_too_long');
     expect(long.body.error.param).toBe('text');
+    expect(long.body.error).toMatchObject({ max_chars: 750_000, characters: 750_004 });
     const huge = await call(service, '/v1/detect', {
       key,
       raw: JSON.stringify({ text: 'a'.repeat(10 * 1024 * 1024) }),

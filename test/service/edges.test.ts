@@ -367,7 +367,7 @@ describe('every status carries RateLimit-* (issue 40, item 9)', () => {
 
   it('500: an engine failure nobody foresaw', async () => {
     // The real engine, made to fail once: no request a caller can send provokes a 500 on purpose.
-    const spy = vi.spyOn(service.engine, 'detect').mockRejectedValueOnce(new Error('injected failure'));
+    const spy = vi.spyOn(service.engine, 'start').mockRejectedValueOnce(new Error('injected failure'));
     try {
       const failed = await detect(service, key, { text: ENGLISH_TEXT });
       expect(failed.status).toBe(500);

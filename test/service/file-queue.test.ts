@@ -28,7 +28,7 @@ class TimedReaders implements Readers {
     return new Promise((resolve) =>
       setTimeout(() => {
         this.active--;
-        resolve({ type: 'text', pages: null, text: label });
+        resolve({ type: 'text', pages: null, pageStarts: null, text: label });
       }, this.durationOf(label)),
     );
   }

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileRequestCost } from '../../src/contract.ts';
 import { buildDocx, buildDocxBomb, buildPdf, buildZip, inOrderShare, paragraphs } from '../helpers/documents.ts';
-import { type Answer, call, expectEnvelope, startTestService, type TestService } from './helpers.ts';
+import { type Answer, call, expectEnvelope, startTestService, type TestService, uploadFile } from './helpers.ts';
 
 let service: TestService;
 let key: string;
@@ -18,32 +18,13 @@ beforeAll(async () => {
 });
 afterAll(async () => service?.stop());
 
-async function upload(
+function upload(
   data: Uint8Array | string,
   filename: string,
   fields: Record<string, string> = {},
   options: { key?: string; type?: string; field?: string } = {},
 ): Promise<Answer> {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append(
-    options.field ?? 'file',
-    new Blob([data as Uint8Array<ArrayBuffer>], { type: options.type ?? 'application/octet-stream' }),
-    filename,
-  );
-  const response = await fetch(`${service.url}/v1/detect/file`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${options.key ?? key}` },
-    body: form,
-  });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // keep the text
-  }
-  return { status: response.status, headers: response.headers, body };
+  return uploadFile(service, options.key ?? key, data, filename, fields, options);
 }
 
 /** The extracted text as the answer shows it: the segments' texts in order. */

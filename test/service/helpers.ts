@@ -97,6 +97,37 @@ export function detect(service: { url: string }, key: string, body: unknown, hea
   return call(service, '/v1/detect', { key, body, headers });
 }
 
+/** POST /v1/detect/file with `data` as the form's file (and `fields` before it); the answer parsed when it is JSON. */
+export async function uploadFile(
+  service: { url: string },
+  key: string,
+  data: Uint8Array | string,
+  filename: string,
+  fields: Record<string, string> = {},
+  options: { type?: string; field?: string } = {},
+): Promise<Answer> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append(
+    options.field ?? 'file',
+    new Blob([data as Uint8Array<ArrayBuffer>], { type: options.type ?? 'application/octet-stream' }),
+    filename,
+  );
+  const response = await fetch(`${service.url}/v1/detect/file`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: form,
+  });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // keep the text
+  }
+  return { status: response.status, headers: response.headers, body };
+}
+
 /** Checks the error envelope shape shared by every non-2xx answer. */
 export function expectEnvelope(answer: Answer, status: number, code: string | RegExp): void {
   const types: Record<number, string> = {

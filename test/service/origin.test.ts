@@ -111,10 +111,11 @@ describe('origin and polished_probability in the answers', () => {
       composition: null,
       polished_probability: 0.8125,
       origin: 'uncertain',
+      windows: [],
     };
     result.origin = originOf(result);
     expect(result.origin).toBe('ai_polished');
-    const body = detectAnswer(result, false, 'req_01JD3X5M9Q2W8E7R6T5Y4U3I2O');
+    const body = detectAnswer(result, 'req_01JD3X5M9Q2W8E7R6T5Y4U3I2O');
     const sent = JSON.parse(fastJson(detectResponseSchema as never)(body));
     expect(sent).toMatchObject({ origin: 'ai_polished', polished_probability: 0.8125 });
     expect(validate.detect(sent), validate.errors()).toBe(true);

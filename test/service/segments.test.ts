@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_SEGMENTS } from '../../src/detector/segments.ts';
+import { MAX_SEGMENTS, MIN_SEGMENT_WORDS } from '../../src/detector/segments.ts';
 import { call, detect, ENGLISH_TEXT, startTestService, type TestService } from './helpers.ts';
 
 let service: TestService;
@@ -26,10 +26,14 @@ describe('POST /v1/detect with segments', () => {
     const answer = await detect(service, key, { text, language: 'en', segments: true });
     expect(answer.status).toBe(200);
     const bytes = Buffer.byteLength(JSON.stringify(answer.body));
-    // Before the cap: 25,000 one-letter segments and a 1.5 MB answer. Now the text itself (with
-    // every line break escaped) plus a bounded overhead per segment.
-    expect(answer.body.segments.length).toBeLessThanOrEqual(MAX_SEGMENTS);
-    expect(bytes).toBeLessThan(2 * text.length + MAX_SEGMENTS * 120);
+    // Before the cap: 25,000 one-letter segments and a 1.5 MB answer. Now at most MAX_SEGMENTS per
+    // window (25,000 one-letter words are judged in windows of about 800), each of at least
+    // MIN_SEGMENT_WORDS words, and the answer is the text itself (with every line break escaped)
+    // plus a bounded overhead per segment and window.
+    const windows = Math.max(1, answer.body.windows.length);
+    expect(answer.body.segments.length).toBeLessThanOrEqual(MAX_SEGMENTS * windows);
+    expect(answer.body.segments.length).toBeLessThanOrEqual(25_000 / MIN_SEGMENT_WORDS);
+    expect(bytes).toBeLessThan(2 * text.length + answer.body.segments.length * 120 + windows * 200);
     for (const s of answer.body.segments) expect(text.slice(s.start, s.end)).toBe(s.text);
   });
 

@@ -22,7 +22,8 @@ import { GENERATED_PARAGRAPH, HUMAN_POST } from '../helpers/texts.ts';
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness();
+  // A length limit a slash command can pass in a test (the service's default is 750,000 characters).
+  h = await startHarness({ env: { DETECT_MAX_TEXT_CHARS: '50000' } });
 });
 
 afterAll(async () => {

@@ -16,7 +16,7 @@ describe('loadSlackConfig', () => {
       appToken: undefined,
       dedupTtlMs: 600_000,
       resultTtlMs: 3_600_000,
-      maxTextChars: 50_000,
+      maxTextChars: 750_000,
     });
   });
 

@@ -38,7 +38,7 @@ export function readRows(file: string): Row[] {
 /** The engine's answer as `POST /v1/detect` with `segments: true` sends it; undefined for a language it refuses. */
 export function answerFor(detector: Detector, text: string, mode: Mode, id: string): DetectResponse | undefined {
   try {
-    return detectAnswer(detector.detect(text, { mode, segments: true }), true, id);
+    return detectAnswer(detector.detect(text, { mode, segments: true }), id);
   } catch (err) {
     if (err instanceof UnsupportedLanguageError) return undefined;
     throw err;

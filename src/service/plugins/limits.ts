@@ -32,8 +32,8 @@ declare module 'fastify' {
     scoringQueue: FairQueue;
   }
   interface FastifyRequest {
-    /** Runs `job` (a call to the engine) when this request's key gets its turn (weighed by `ctx.costUnits`). */
-    inTurn<T>(job: () => Promise<T>): Promise<T>;
+    /** Runs `job` (a call to the engine) when this request's key gets its turn, weighed by `weight` units (default `ctx.costUnits`). */
+    inTurn<T>(job: () => Promise<T>, weight?: number): Promise<T>;
   }
 }
 
@@ -128,8 +128,8 @@ async function limitsPlugin(app: FastifyInstance, { config, counters }: LimitsOp
 
   const turns = new FairQueue(config.workers);
   app.decorate('scoringQueue', turns);
-  app.decorateRequest('inTurn', function inTurn<T>(this: FastifyRequest, job: () => Promise<T>): Promise<T> {
-    return turns.run(counterKey(this), job, this.ctx.costUnits ?? 1);
+  app.decorateRequest('inTurn', function inTurn<T>(this: FastifyRequest, job: () => Promise<T>, weight?: number): Promise<T> {
+    return turns.run(counterKey(this), job, weight ?? this.ctx.costUnits ?? 1);
   });
 }
 

@@ -33,7 +33,7 @@ function messageIndex(instancePath: string): number | undefined {
 }
 
 /** Turns an ajv validation failure into a message about this route's fields. */
-function authorValidationError(error: FastifyError, body: unknown, config: AuthorConfig): ApiError {
+function authorValidationError(error: FastifyError, body: unknown): ApiError {
   const first = error.validation?.[0];
   if (!first) return new ApiError(400, 'invalid_request', 'The request body does not match the API schema.');
   // A single text sent here by mistake: say where it belongs rather than only that "messages" is missing.
@@ -77,13 +77,6 @@ function authorValidationError(error: FastifyError, body: unknown, config: Autho
         `The field "messages" holds more than ${AUTHOR_MAX_MESSAGES} messages; send the ${AUTHOR_MAX_MESSAGES} most recent ones.`,
         { param: 'messages', details: { max_messages: AUTHOR_MAX_MESSAGES } },
       );
-    case 'maxLength':
-      return new ApiError(
-        413,
-        'text_too_long',
-        `Message ${index ?? '?'} (counting from 0) is longer than ${config.authorMaxMessageChars} characters; shorten it, leave it out, or check it alone with POST /v1/detect.`,
-        { param: `messages[${index ?? ''}]`, details: { max_chars: config.authorMaxMessageChars } },
-      );
     case 'enum': {
       const allowed = (params.allowedValues as unknown[] | undefined)?.join(', ') ?? '';
       return new ApiError(400, 'invalid_request', `The field "${field}" must be one of: ${allowed}.`, { param: field ?? '' });
@@ -98,8 +91,11 @@ function authorValidationError(error: FastifyError, body: unknown, config: Autho
   }
 }
 
-/** Refuses NUL characters and lone surrogates, naming the message; returns the characters of all messages together. */
-function checkMessages(messages: readonly string[]): number {
+/**
+ * Refuses NUL characters, lone surrogates and a message over the limit (characters counted as
+ * judged, `countChars`), naming the message; returns the characters of all messages together.
+ */
+function checkMessages(messages: readonly string[], maxMessageChars: number): number {
   let totalChars = 0;
   for (const [index, message] of messages.entries()) {
     if (message.includes('\u0000')) {
@@ -120,7 +116,16 @@ function checkMessages(messages: readonly string[]): number {
         { param: `messages[${index}]` },
       );
     }
-    totalChars += countChars(message);
+    const chars = countChars(message);
+    if (chars > maxMessageChars) {
+      throw new ApiError(
+        413,
+        'text_too_long',
+        `Message ${index} (counting from 0) is longer than ${maxMessageChars} characters; shorten it, leave it out, or check it alone with POST /v1/detect.`,
+        { param: `messages[${index}]`, details: { max_chars: maxMessageChars } },
+      );
+    }
+    totalChars += chars;
   }
   return totalChars;
 }
@@ -139,12 +144,12 @@ export default async function authorRoute(app: FastifyInstance, { config, engine
       preValidation: requireJsonBody,
     },
     async (request, reply) => {
-      if (request.validationError) throw authorValidationError(request.validationError as FastifyError, request.body, config);
+      if (request.validationError) throw authorValidationError(request.validationError as FastifyError, request.body);
       const { messages } = request.body;
       const mode: Mode = request.body.mode ?? 'general';
       request.ctx.mode = mode;
       request.ctx.messageCount = messages.length;
-      const totalChars = checkMessages(messages);
+      const totalChars = checkMessages(messages, config.authorMaxMessageChars);
       request.ctx.textLength = totalChars;
       if (totalChars > config.authorMaxTotalChars) {
         throw new ApiError(

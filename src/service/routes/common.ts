@@ -1,6 +1,8 @@
-/** Checks both scoring routes make before scoring. */
+/** Checks the scoring routes make before scoring, and how a text is scored and answered. */
 import type { FastifyRequest } from 'fastify';
-import { type DetectionResult, UnsupportedLanguageError } from '../../detector/types.ts';
+import { unitsForChars } from '../../contract.ts';
+import { type DetectionResult, type DetectOptions, UnsupportedLanguageError } from '../../detector/types.ts';
+import { combineWindows } from '../../detector/windows.ts';
 import type { EngineHost } from '../engine.ts';
 import { ApiError } from '../errors.ts';
 import { isJsonContentType } from '../plugins/envelope.ts';
@@ -36,12 +38,46 @@ export function unsupportedLanguage(detected: string): ApiError {
 }
 
 /**
- * Runs one scoring and turns the engine's language refusal into the 422. The name check covers
- * errors that crossed a worker thread boundary, where the class identity is lost.
+ * The 413 for a text over the document limit (MAX_TEXT_CHARS), pasted (`param` text) or read out of
+ * a file (`param` file; `characters` undefined when reading stopped at the limit).
  */
-export async function scoreOrRefuse(score: () => Promise<DetectionResult>): Promise<DetectionResult> {
+export function textTooLong(param: 'text' | 'file', characters: number | undefined, maxChars: number): ApiError {
+  const what = param === 'file' ? 'The text read from the file' : 'The text';
+  const has =
+    characters === undefined
+      ? `${what} is longer than the ${maxChars.toLocaleString('en-US')} characters this server judges in one request (reading stopped there)`
+      : `${what} has ${characters.toLocaleString('en-US')} characters, more than the ${maxChars.toLocaleString('en-US')} this server judges in one request`;
+  return new ApiError(
+    413,
+    'text_too_long',
+    `${has}; runs of whitespace count as one character. Send at most ${maxChars.toLocaleString('en-US')} characters: the part of the document to check.`,
+    { param, details: characters === undefined ? { max_chars: maxChars } : { max_chars: maxChars, characters } },
+  );
+}
+
+/** Runs a job with the engine when the caller gets its turn; `weight`: the job's units of work. */
+export type Turn = <T>(job: () => Promise<T>, weight: number) => Promise<T>;
+
+/**
+ * Scores a text: a text of one window in one job; a longer one in one job per window, each taking
+ * its own turn (`turn`), so other callers' texts are scored between a document's windows instead of
+ * after all of them, then combined by the one rule of src/detector/windows.ts (the same answer the
+ * engine's `detect` gives in one piece). Every job weighs what the whole text does: a document's
+ * windows are heavy jobs, which, while other keys call, start only on a free worker and leave one
+ * worker to the others (fair-queue.ts), as the document did in one piece. The engine's language
+ * refusal becomes the 422; the name check covers errors that crossed a worker thread boundary,
+ * where the class identity is lost.
+ */
+export async function scoreText(engine: EngineHost, text: string, options: DetectOptions, turn: Turn): Promise<DetectionResult> {
+  const weight = unitsForChars(text.length);
   try {
-    return await score();
+    const started = await turn(() => engine.start(text, options), weight);
+    if ('result' in started) return started.result;
+    const { plan } = started;
+    const scores = await Promise.all(
+      plan.windows.map(({ start, end }) => turn(() => engine.detectWindow(text.slice(start, end), plan, options), weight)),
+    );
+    return combineWindows(plan, scores, options);
   } catch (err) {
     if (err instanceof UnsupportedLanguageError || (err as Error).name === 'UnsupportedLanguageError') {
       throw unsupportedLanguage((err as UnsupportedLanguageError).detected ?? 'unknown');
@@ -50,22 +86,23 @@ export async function scoreOrRefuse(score: () => Promise<DetectionResult>): Prom
   }
 }
 
-/** The body both scoring routes answer with; the per-segment parts only when segments were asked for. */
-export function detectAnswer(result: DetectionResult, segments: boolean, requestId: string) {
+/** The body the text routes answer with (the engine leaves the per-sentence parts empty unless they were asked for). */
+export function detectAnswer(result: DetectionResult, requestId: string) {
   return {
     ai_probability: result.ai_probability,
     mode: result.mode,
     language: result.language,
-    segments: segments ? result.segments : [],
+    segments: result.segments,
     request_id: requestId,
     model: result.model,
     verdict: result.verdict,
     confidence: result.confidence,
     warnings: result.warnings,
-    generated_spans: segments ? result.generated_spans : [],
-    generated_share: segments ? result.generated_share : null,
-    composition: segments ? result.composition : null,
+    generated_spans: result.generated_spans,
+    generated_share: result.generated_share,
+    composition: result.composition,
     origin: result.origin,
     polished_probability: result.polished_probability,
+    windows: result.windows,
   };
 }

@@ -1,16 +1,16 @@
 /**
- * `POST /v1/detect`: one text. Its schemas are in ../schemas.ts; its validation errors name its
- * fields; what it costs is `detectRequestCost` (src/contract.ts: its characters), charged through
- * the `limits` plugin.
+ * `POST /v1/detect`: one text, up to the document limit (MAX_TEXT_CHARS; a long one is judged window
+ * by window). Its schemas are in ../schemas.ts; its validation errors name its fields; what it costs
+ * is `detectRequestCost` (src/contract.ts: its characters), charged through the `limits` plugin.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { detectRequestCost } from '../../contract.ts';
+import { countChars, unitsForChars } from '../../contract.ts';
 import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
 import type { EngineHost } from '../engine.ts';
 import { ApiError } from '../errors.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import { detectRequestSchema, detectResponseSchema } from '../schemas.ts';
-import { assertEngineReady, detectAnswer, hasLoneSurrogate, requireJsonBody, scoreOrRefuse } from './common.ts';
+import { assertEngineReady, detectAnswer, hasLoneSurrogate, requireJsonBody, scoreText, textTooLong } from './common.ts';
 
 interface DetectBody {
   text: string;
@@ -27,7 +27,7 @@ export interface DetectRouteOptions {
 const FIELD_NAMES = new Set(['text', 'mode', 'language', 'segments']);
 
 /** Turns an ajv validation failure into a message that names the field and says what is expected. */
-function validationError(error: FastifyError, maxTextChars: number): ApiError {
+function validationError(error: FastifyError): ApiError {
   const first = error.validation?.[0];
   if (!first) return new ApiError(400, 'invalid_request', 'The request body does not match the API schema.');
   const path = first.instancePath.replace(/^\//, '');
@@ -56,13 +56,6 @@ function validationError(error: FastifyError, maxTextChars: number): ApiError {
       const allowed = (params.allowedValues as unknown[] | undefined)?.join(', ') ?? '';
       return new ApiError(400, 'invalid_request', `The field "${field}" must be one of: ${allowed}.`, { param: field ?? '' });
     }
-    case 'maxLength':
-      return new ApiError(
-        413,
-        'text_too_long',
-        `The text is longer than ${maxTextChars} characters; split it and send the parts separately.`,
-        { param: 'text', details: { max_chars: maxTextChars } },
-      );
     case 'minLength':
     case 'pattern':
       return new ApiError(400, 'invalid_request', 'The field "text" must contain at least one non-whitespace character.', {
@@ -89,7 +82,7 @@ export default async function detectRoute(app: FastifyInstance, { config, engine
       preValidation: requireJsonBody,
     },
     async (request, reply) => {
-      if (request.validationError) throw validationError(request.validationError as FastifyError, config.maxTextChars);
+      if (request.validationError) throw validationError(request.validationError as FastifyError);
       const { text, segments = false } = request.body;
       const mode: Mode = request.body.mode ?? 'general';
       request.ctx.mode = mode;
@@ -102,15 +95,17 @@ export default async function detectRoute(app: FastifyInstance, { config, engine
           param: 'text',
         });
       }
+      const characters = countChars(text);
+      if (characters > config.maxTextChars) throw textTooLong('text', characters, config.maxTextChars);
       assertEngineReady(engine);
-      const cost = detectRequestCost(text);
+      const cost = unitsForChars(characters);
       request.ctx.costUnits = cost;
       await reply.chargeUnits(cost, 'text');
       const options: DetectOptions = { mode, segments };
       if (request.body.language !== undefined) options.language = request.body.language;
-      const result = await scoreOrRefuse(() => request.inTurn(() => engine.detect(text, options)));
+      const result = await scoreText(engine, text, options, (job, weight) => request.inTurn(job, weight));
       request.ctx.language = result.language;
-      return detectAnswer(result, segments, request.id);
+      return detectAnswer(result, request.id);
     },
   );
   refuseOtherMethods(app, '/v1/detect', ['POST']);

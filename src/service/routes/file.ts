@@ -4,22 +4,25 @@
  * (never written to disk, never logged: the log line gets its type, size and pages), read in reader
  * processes by src/documents, taking turns between keys in the file queue (file-queue.ts), and
  * scored by the engine. What it costs is `fileRequestCost` (src/contract.ts), charged through the
- * `limits` plugin once the text's length is known. When the engine runs in worker threads, a
- * document's text (up to MAX_TEXT_CHARS, far longer than most /v1/detect texts) is scored by an
- * engine lane of its own (FILE_WORKERS threads), so other callers' short texts never wait behind a
- * 20-page report in the scoring queue.
+ * `limits` plugin once the text's length is known. Reading stops at the document limit
+ * (MAX_TEXT_CHARS): a file holding more is answered 413 without being read to its end. When the
+ * engine runs in worker threads, a document's text (up to MAX_TEXT_CHARS, far longer than most
+ * /v1/detect texts) is scored by an engine lane of its own (FILE_WORKERS threads), window by window
+ * in turns between keys, so other callers' short texts never wait behind a 100-page report in the
+ * scoring queue, nor one key's report behind another's.
  */
 import type { FastifyInstance } from 'fastify';
-import { countChars, FILE_ERRORS, fileRequestCost, LANGUAGES, MODES } from '../../contract.ts';
+import { type DocumentWindow, countChars, FILE_ERRORS, fileRequestCost, LANGUAGES, MODES } from '../../contract.ts';
 import type { DetectOptions, Language, Mode } from '../../detector/types.ts';
 import { DocumentError, DocumentReader, type ExtractedDocument } from '../../documents/index.ts';
 import type { ResolvedConfig } from '../config.ts';
 import { createEngineHost, type EngineHost } from '../engine.ts';
 import { FileQueue } from '../file-queue.ts';
 import { ApiError } from '../errors.ts';
+import { FairQueue } from '../fair-queue.ts';
 import { refuseOtherMethods } from '../plugins/envelope.ts';
 import { detectFileResponseSchema } from '../schemas.ts';
-import { assertEngineReady, detectAnswer, scoreOrRefuse } from './common.ts';
+import { assertEngineReady, detectAnswer, scoreText, type Turn, textTooLong } from './common.ts';
 import { type FileForm, invalid, readFileForm, tooLarge } from './file-form.ts';
 
 type FileConfig = Pick<
@@ -39,8 +42,8 @@ type FileConfig = Pick<
 export interface FileRouteOptions {
   config: FileConfig;
   engine: EngineHost;
-  /** Told the queue in front of the readers once it exists (for the queue-depth metric and tests). */
-  onQueue?: (queue: FileQueue) => void;
+  /** Told the queue in front of the readers and the scoring lane's turns once they exist (for the queue-depth metrics and tests). */
+  onQueue?: (queue: FileQueue, lane: FairQueue) => void;
 }
 
 /**
@@ -68,17 +71,37 @@ function detectOptions(fields: FileForm['fields']): DetectOptions & { segments: 
   return options;
 }
 
+/** Each window's first and last page, from the offsets where the PDF's pages begin in its text. */
+export function withPages(windows: DocumentWindow[], pageStarts: readonly number[] | null): DocumentWindow[] {
+  if (!pageStarts || pageStarts.length === 0) return windows;
+  const pageAt = (offset: number): number => {
+    // The last page that begins at or before the offset (binary search: pageStarts ascends).
+    let lo = 0;
+    let hi = pageStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (pageStarts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+  return windows.map((w) => ({ ...w, pages: { first: pageAt(w.start), last: pageAt(Math.max(w.start, w.end - 1)) } }));
+}
+
 export default async function fileRoute(app: FastifyInstance, { config, engine, onQueue }: FileRouteOptions): Promise<void> {
   const reader = new DocumentReader({
     workers: config.fileWorkers,
     timeoutMs: config.fileTimeoutMs,
     maxPages: config.maxFilePages,
     maxUnpackedBytes: config.maxFileUnpackedBytes,
+    maxChars: config.maxTextChars,
     maxMemoryMb: config.fileWorkerMemoryMb,
     nice: FILE_THREAD_NICE,
   });
   const queue = new FileQueue(reader, config.fileTimeoutMs);
-  onQueue?.(queue);
+  // The lane's windows taken in turns between keys, as the shared engine's are (fair-queue.ts).
+  const laneTurns = new FairQueue(config.fileWorkers);
+  onQueue?.(queue, laneTurns);
   // The file lane's engine, started on the first file (or with the service, see fileWorkersAtStart).
   let lane: EngineHost | undefined;
   const laneEngine = (): EngineHost => {
@@ -163,6 +186,8 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
         if (err instanceof DocumentError) {
           request.ctx.fileType = err.type;
           request.ctx.filePages = err.pages;
+          if (err.code === 'text_too_long')
+            throw textTooLong('file', err.read?.whole ? err.read.characters : undefined, config.maxTextChars);
           throw new ApiError(FILE_ERRORS[err.code], err.code, err.message, { param: 'file' });
         }
         throw err;
@@ -172,26 +197,19 @@ export default async function fileRoute(app: FastifyInstance, { config, engine, 
       const text = document.text;
       request.ctx.textLength = text.length;
       const characters = countChars(text);
-      if (characters > config.maxTextChars) {
-        throw new ApiError(
-          413,
-          'text_too_long',
-          `The text read from the file has ${characters} characters, more than the ${config.maxTextChars} this server scores at once; send the part of the document to check.`,
-          { param: 'file', details: { max_chars: config.maxTextChars, characters } },
-        );
-      }
+      if (characters > config.maxTextChars) throw textTooLong('file', characters, config.maxTextChars);
       const cost = fileRequestCost(characters);
       request.ctx.costUnits = cost;
       await reply.chargeUnits(cost, 'file');
       const scoring = await scorer();
-      // The shared engine is taken in turns between keys (the limits plugin's fair queue); the
-      // file lane has its own threads, and a key may have only FILES_PER_KEY files in it.
-      const result = await scoreOrRefuse(() =>
-        scoring === engine ? request.inTurn(() => engine.detect(text, options)) : scoring.detect(text, options),
-      );
+      // The shared engine is taken in turns between keys (the limits plugin's fair queue); the file
+      // lane has its own threads and turns, and a key may have only FILES_PER_KEY files in it.
+      const turn: Turn =
+        scoring === engine ? (job, weight) => request.inTurn(job, weight) : (job, weight) => laneTurns.run(owner, job, weight);
+      const result = await scoreText(scoring, text, options, turn);
       request.ctx.language = result.language;
       return {
-        ...detectAnswer(result, options.segments, request.id),
+        ...detectAnswer({ ...result, windows: withPages(result.windows, document.pageStarts) }, request.id),
         file: { name: form.name, type: document.type, pages: document.pages, characters: text.length },
       };
     },
