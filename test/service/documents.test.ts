@@ -5,9 +5,10 @@
  * limit counting what is judged (whitespace runs as one), and a file over it refused without its
  * text (where reading stops: test/documents/reader.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countChars, unitsForChars } from '../../src/contract.ts';
 import { createDetector } from '../../src/detector/index.ts';
+import { FairQueue } from '../../src/service/fair-queue.ts';
 import { buildDocx, paragraphs } from '../helpers/documents.ts';
 import { AI_PARAGRAPHS } from '../helpers/libreoffice.ts';
 import { type Answer, detect, expectEnvelope, startTestService, type TestService, uploadFile } from './helpers.ts';
@@ -98,15 +99,35 @@ describe("other keys are served between a document's windows", () => {
     const service = await startTestService({ workers: 1, fileWorkers: 1, fileTimeoutMs: 60_000 });
     try {
       const [a, b] = [await service.newKey(), await service.newKey()];
+      // The long document's first scoring job waits until the short one's first job has joined the
+      // queues: reading the short file (in a reader process at a lower priority) could otherwise
+      // take longer on a busy machine than scoring all of the long one, and test nothing. From
+      // there on the order is the queues' own.
+      const run = FairQueue.prototype.run;
+      let first: string | undefined;
+      let held = false;
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const spy = vi.spyOn(FairQueue.prototype, 'run').mockImplementation(function <T>(
+        this: FairQueue,
+        owner: string,
+        job: () => Promise<T>,
+        weight?: number,
+      ): Promise<T> {
+        first ??= owner;
+        if (owner !== first) release();
+        if (held || owner !== first) return run.call(this, owner, job, weight) as Promise<T>;
+        held = true;
+        return run.call(this, owner, () => gate.then(job), weight) as Promise<T>;
+      });
       const order: string[] = [];
       const long = uploadFile(service, a, paragraphs(40_000, 120).join('\n\n'), 'long.txt').then((answer: Answer) => {
         order.push('long');
         return answer;
       });
-      // The long file is read and its windows wait their turn (in the file lane, or in the shared
-      // engine's turns while the lane is still loading).
-      await until(() => (service.app.fileScoringQueue?.waiting ?? 0) + service.app.scoringQueue.waiting > 10);
+      await until(() => held);
       const short = await uploadFile(service, b, paragraphs(1600, 120, 5000).join('\n\n'), 'short.txt');
+      spy.mockRestore();
       order.push('short');
       expect(short.status).toBe(200);
       expect(short.body.windows.length).toBe(2);
@@ -114,6 +135,7 @@ describe("other keys are served between a document's windows", () => {
       expect((await long).status).toBe(200);
       expect(order).toEqual(['short', 'long']);
     } finally {
+      vi.restoreAllMocks();
       await service.stop();
     }
   }, 120_000);
