@@ -20,16 +20,15 @@ import { fileURLToPath } from 'node:url';
 import { createDetector, type Mode, type WindowScore } from '../src/detector/index.ts';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { combineWindows, windowRanges } from '../src/detector/windows.ts';
+import { checkScriptArgs } from './lib/options.mjs';
 import { table } from './lib/table.ts';
+
+checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
-}
-if (process.argv.includes('--help')) {
-  console.log('npm run eval:windows [-- --sizes 300,500,800,1200] [--markdown] [--data DIR]');
-  process.exit(0);
 }
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const SIZES = (arg('--sizes') ?? '300,500,800,1200').split(',').map(Number);
