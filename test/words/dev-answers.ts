@@ -4,7 +4,7 @@
  * their windows each scored by the engine alone (issue 39). Nothing here invents a probability.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import type { DetectResponse, DocumentWindow, Mode } from '../../src/contract.ts';
+import type { DetectResponse, Mode } from '../../src/contract.ts';
 import { type Detector, UnsupportedLanguageError } from '../../src/detector/index.ts';
 import { detectAnswer } from '../../src/service/routes/common.ts';
 import { trainingDataFile } from '../helpers/training-data.ts';
@@ -71,50 +71,26 @@ export function devAnswers(detector: Detector, options: { every: number; longest
   return out;
 }
 
-/** Words as the windows count them. */
-function wordCount(text: string): number {
-  return text.match(/\S+/g)?.length ?? 0;
-}
-
 /**
- * A long document made of dev texts in the given order (paragraphs joined by a blank line), cut
- * into windows of about `windowWords` words at paragraph ends, each window scored by the engine
- * alone; the whole document's fields are the engine's answer for the whole text. `charsPerPage`
- * gives the windows pages, as a PDF's would have (null without it).
+ * A long document made of dev texts in the given order (paragraphs joined by a blank line), judged
+ * by the engine as the service judges it: window by window (src/detector/windows.ts), the whole
+ * document's fields read off its windows. `charsPerPage` gives the windows pages, as a PDF's would
+ * have (null without it).
  */
 export function documentAnswer(
   detector: Detector,
   parts: readonly string[],
-  options: { mode: Mode; windowWords: number; charsPerPage?: number; id: string },
+  options: { mode: Mode; charsPerPage?: number; id: string },
 ): { text: string; answer: DetectResponse } {
   const text = parts.join('\n\n');
   const answer = answerFor(detector, text, options.mode, options.id);
   if (!answer) throw new Error(`${options.id}: the engine refused the document's language`);
-  const windows: DocumentWindow[] = [];
-  let start = 0;
-  let words = 0;
-  let offset = 0;
-  const page = (at: number) => Math.floor(at / (options.charsPerPage ?? 1)) + 1;
-  parts.forEach((part, i) => {
-    words += wordCount(part);
-    const end = offset + part.length;
-    offset = end + 2;
-    if (words < options.windowWords && i < parts.length - 1) return;
-    const scored = detector.detect(text.slice(start, end), { mode: options.mode });
-    windows.push({
-      start,
-      end,
-      words,
-      pages: options.charsPerPage ? { first: page(start), last: page(end - 1) } : null,
-      ai_probability: scored.ai_probability,
-      verdict: scored.verdict,
-      confidence: scored.confidence,
-      origin: scored.origin,
-    });
-    start = offset;
-    words = 0;
-  });
-  return { text, answer: { ...answer, windows: windows.length > 1 ? windows : [] } };
+  if ((answer.windows ?? []).length < 2) throw new Error(`${options.id}: too short to be judged window by window`);
+  const perPage = options.charsPerPage;
+  if (!perPage) return { text, answer };
+  const page = (at: number) => Math.floor(at / perPage) + 1;
+  const windows = (answer.windows ?? []).map((w) => ({ ...w, pages: { first: page(w.start), last: page(w.end - 1) } }));
+  return { text, answer: { ...answer, windows } };
 }
 
 /**
@@ -139,13 +115,13 @@ export function documentAnswers(detector: Detector): Array<{ id: string; text: s
       return (kind === 'human' ? human : ai)[next[kind]++] ?? '';
     }).filter(Boolean);
   };
-  const docs: Array<[string, string[], { windowWords: number; charsPerPage?: number; mode?: Mode }]> = [
-    ['human-throughout', human.slice(0, 12), { windowWords: 900 }],
-    ['ai-throughout', ai.slice(0, 12), { windowWords: 900, charsPerPage: 3000 }],
-    ['chapters-pdf', turns(16, 4), { windowWords: 900, charsPerPage: 3000 }],
-    ['chapters-text', turns(16, 4), { windowWords: 900 }],
-    ['polished', polished.slice(0, 12), { windowWords: 700 }],
-    ['many-windows', turns(120, 3), { windowWords: 300, charsPerPage: 3500 }],
+  const docs: Array<[string, string[], { charsPerPage?: number; mode?: Mode }]> = [
+    ['human-throughout', human.slice(0, 12), {}],
+    ['ai-throughout', ai.slice(0, 12), { charsPerPage: 3000 }],
+    ['chapters-pdf', turns(16, 4), { charsPerPage: 3000 }],
+    ['chapters-text', turns(16, 4), {}],
+    ['polished', polished.slice(0, 12), {}],
+    ['many-windows', turns(120, 3), { charsPerPage: 3500 }],
   ];
   return docs.map(([id, parts, options]) => ({
     id,
