@@ -1,4 +1,4 @@
-# textdetect: one image for the detection service and both bots (see README "Docker").
+# textdetect: one image for the detection service and both bots (docs/build.md, "Docker").
 #   docker build -t textdetect .
 #   docker run --rm -p 8080:8080 -v textdetect-keys:/data textdetect            # the service
 #   docker run --rm --env-file .env -p 3000:3000 textdetect slack               # the Slack app

@@ -8,12 +8,13 @@
  *
  *   npm run bench                                   # after the service bench
  *   npx tsx scripts/bench-watch.ts                  # this bench alone: 50 messages/s for 60 s
- *   npx tsx scripts/bench-watch.ts -- --rate 50 --seconds 60 --store redis --budget 12000 --judge author
+ *   npx tsx scripts/bench-watch.ts -- --rate 50 --seconds 60 --store sqlite+redis --budget 12000 --judge author
  *
- * `--store`: sqlite (default), redis (needs REDIS_URL), postgres (a throw-away database on the
- * server of TEST_POSTGRES_URL, default the local one, dropped at the end; the bot's settings go
- * there too), or postgres+redis (records in that database, the queue in REDIS_URL), as the bots
- * choose from DATA_DIR, REDIS_URL and DATABASE_URL.
+ * `--store`: sqlite (default), sqlite+redis (records in SQLite, the short-lived state and the
+ * detection queue's budget in REDIS_URL), postgres (a throw-away database on the server of
+ * TEST_POSTGRES_URL, default the local one, dropped at the end; the bot's settings go there too), or
+ * postgres+redis (records in that database, the short-lived state in REDIS_URL), as the bots choose
+ * from DATA_DIR, REDIS_URL and DATABASE_URL.
  *
  * Messages are real sentences of the corpus (../shared/data/corpus-dev.jsonl), 25 to 60 words, from
  * `--members` different members, so author windows fill as they would. Memory is the whole process:
