@@ -25,6 +25,14 @@ import {
 } from './contract.ts';
 
 /**
+ * The text the first start's `curl` line and README's example send: one paragraph an AI assistant
+ * wrote, long enough to judge (over EVIDENCE_FLOOR_WORDS words), in plain ASCII without a quote
+ * mark, so it can be pasted into a shell as it is.
+ */
+export const EXAMPLE_TEXT =
+  'Climate change poses significant challenges to global food security. Rising temperatures, shifting precipitation patterns, and more frequent extreme weather events can reduce crop yields and disrupt supply chains. Furthermore, these impacts are likely to fall disproportionately on vulnerable populations in low-income regions. Addressing these challenges will require a comprehensive approach that combines climate-resilient agricultural practices, improved infrastructure, and coordinated international policy efforts.';
+
+/**
  * A probability or a share as a whole percent, never 0% or 100%: a detector cannot be certain, and
  * 0.9995 rounded to "100%" reads as if it were.
  */

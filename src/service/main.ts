@@ -5,6 +5,7 @@
  */
 import '../node-version.ts';
 import { access } from 'node:fs/promises';
+import { EXAMPLE_TEXT } from '../words.ts';
 import { ConfigError, defaultApiKeysFile, loadConfigFromEnv } from './config.ts';
 import { createLogger, startService } from './index.ts';
 import { portInUseSentence } from './listen-url.ts';
@@ -39,7 +40,7 @@ async function main(): Promise<number> {
       `\nNo API key file existed, so one was created at ${config.apiKeysFile}\n` +
         `with a sandbox key (id ${id}). It is shown only this once:\n\n    ${key}\n\n` +
         `Try:  curl -s http://${config.host}:${config.port}/v1/detect -H 'Authorization: Bearer ${key}' \\\n` +
-        `        -H 'Content-Type: application/json' -d '{"text": "Paste a paragraph here."}'\n\n`,
+        `        -H 'Content-Type: application/json' -d '${JSON.stringify({ text: EXAMPLE_TEXT, segments: true })}'\n\n`,
     );
   } else if (!exists) {
     logger.warn(

@@ -72,6 +72,14 @@ describe('npm start (src/service/main.ts)', () => {
       expect(first.stderr()).toContain(`Web page: ${first.url}/  (open it in a browser`);
       expect(first.stderr().indexOf('Web page:')).toBeGreaterThan(first.stderr().indexOf(key!));
       expect(first.stderr()).toContain(`API:      POST ${first.url}/v1/detect`);
+      // The curl line it prints sends a text the service judges without a warning (issue 40, item
+      // 10: "Paste a paragraph here." was too short to judge and its language uncertain).
+      const printed = /-d '(\{.*\})'/.exec(first.stderr())?.[1];
+      expect(printed, first.stderr()).toBeDefined();
+      const tried = await detect(first, key!, JSON.parse(printed!));
+      expect(tried.status).toBe(200);
+      expect(tried.body.warnings).toEqual([]);
+      expect(tried.body.composition).not.toBe('uncertain');
     } finally {
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);
