@@ -11,7 +11,7 @@ import { connectDetectionBackend, type DetectionBackend } from '../../adapters/c
 import { startSlackApp, type RunningSlackApp } from '../../adapters/slack/app.ts';
 import type { SlackWatchOptions } from '../../adapters/slack/watch/runtime.ts';
 import { loadSlackConfig, type SlackAppConfig } from '../../adapters/slack/config.ts';
-import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
+import { createApiKey, type RunningService, type ServiceConfig, startService } from '../../src/service/index.ts';
 import { FakeSlack, type FakeSlackOptions } from '../../demo/slack/fake-slack.ts';
 import { postSigned, type SlackPost } from '../../demo/slack/payloads.ts';
 import { DetectProxy } from './proxy.ts';
@@ -31,6 +31,8 @@ export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef';
 
 export interface Harness {
   service: RunningService;
+  /** The service's sandbox key the app calls with, for other clients of the same service (the CLI, the Discord bot). */
+  key: string;
   proxy: DetectProxy;
   slack: FakeSlack;
   backend: DetectionBackend;
@@ -54,6 +56,8 @@ export interface HarnessOptions {
   backendEnv?: Record<string, string>;
   /** Runs the app with watching (adapters/slack/watch/), built on the harness's backend. */
   watch?: (backend: DetectionBackend) => SlackWatchOptions;
+  /** Service settings over the harness's (e.g. `fileTimeoutMs`). */
+  service?: Partial<ServiceConfig>;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -69,6 +73,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     rateLimitMax: options.rateLimitMax ?? 1000,
     ...(options.rateLimitWindow ? { rateLimitWindow: options.rateLimitWindow } : {}),
     logger,
+    ...options.service,
   });
   const proxy = new DetectProxy(service.url);
   await proxy.start();
@@ -107,6 +112,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   return {
     service,
+    key,
     proxy,
     slack,
     backend,

@@ -14,4 +14,9 @@ export const NO_CHROMIUM_MESSAGE =
  * The test files that need Chromium: every test file that launches the browser (test/web/browser.ts).
  * The reporter counts what each of them skipped; skip-notice.test.ts checks this list against the files.
  */
-export const BROWSER_TEST_FILES = ['test/web/playground.test.ts', 'test/web/file.test.ts', 'test/web/words.test.ts'] as const;
+export const BROWSER_TEST_FILES = [
+  'test/web/playground.test.ts',
+  'test/web/file.test.ts',
+  'test/web/words.test.ts',
+  'test/web/hundred-pages.test.ts',
+] as const;

@@ -16,6 +16,7 @@ import { fileBlocks } from '../../adapters/slack/file-blocks.ts';
 import { COMPOSITIONS, type DetectFileResponse, ORIGINS } from '../../src/contract.ts';
 import { createDetector } from '../../src/detector/index.ts';
 import { describeAnswer, ORIGIN_WORDS } from '../../src/words.ts';
+import { embedProblems, messageEmbedProblems } from '../discord/embed-limits.ts';
 import { NO_TRAINING_DATA_MESSAGE, trainingDataFile } from '../helpers/training-data.ts';
 import { checkSurfaces, formatTally, type Tally } from './check.ts';
 import { RULES, type Rule } from './contradictions.ts';
@@ -24,26 +25,6 @@ import { renderCli } from './surfaces.ts';
 
 if (!HAS_DEV_FILES)
   console.warn(`test/words/contradictions.test.ts: ${NO_TRAINING_DATA_MESSAGE} (${DEV_FILES.map((f) => trainingDataFile(f)).join(', ')})`);
-
-/** Discord's embed limits (characters), from its "Embed Limits" table. */
-const EMBED = { title: 256, description: 4096, fields: 25, fieldName: 256, fieldValue: 1024, total: 6000 };
-
-function embedProblems(embed: APIEmbed): string[] {
-  const problems: string[] = [];
-  const fields = embed.fields ?? [];
-  if ((embed.title ?? '').length > EMBED.title) problems.push('title');
-  if ((embed.description ?? '').length > EMBED.description) problems.push('description');
-  if (fields.length > EMBED.fields) problems.push('fields');
-  for (const f of fields)
-    if (f.name.length > EMBED.fieldName || f.value.length > EMBED.fieldValue || !f.value) problems.push(`field ${f.name}`);
-  const total =
-    (embed.title ?? '').length +
-    (embed.description ?? '').length +
-    (embed.footer?.text.length ?? 0) +
-    fields.reduce((n, f) => n + f.name.length + f.value.length, 0);
-  if (total > EMBED.total) problems.push(`total ${total}`);
-  return problems;
-}
 
 describe.runIf(HAS_DEV_FILES)('one coherent answer on the CLI, Slack and Discord, over the dev answers', () => {
   let answers: Array<DevAnswer & { document: boolean }>;
@@ -128,7 +109,7 @@ describe.runIf(HAS_DEV_FILES)('one coherent answer on the CLI, Slack and Discord
       // Discord: the reply and a file's embed within the embed limits; the map one emoji per window.
       const embed = rendered?.shown.discord.payload as APIEmbed;
       expect(embedProblems(embed), d.id).toEqual([]);
-      for (const e of fitEmbeds([embed, fileEmbed(outcome)])) expect(embedProblems(e), d.id).toEqual([]);
+      expect(messageEmbedProblems(fitEmbeds([embed, fileEmbed(outcome)])), d.id).toEqual([]);
       const strip = embed.fields?.find((f) => f.name === 'Part by part')?.value.split('\n')[0] ?? '';
       const emoji = new Set(Object.values(ORIGIN_WORDS).map((o) => o.emoji));
       expect(

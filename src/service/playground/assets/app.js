@@ -1,5 +1,6 @@
 // The page's behaviour: the API key kept in this browser, the text box and its counter, and the
 // call to POST /v1/detect, the same endpoint and headers as every other client.
+import { DEFAULT_MAX_TEXT_CHARS } from './contract.js';
 import { renderResult, resetResult } from './render.js';
 import { countCharacters, errorSentence } from './wording.js';
 import { fileFacts } from './words.js';
@@ -9,7 +10,7 @@ const KEY_STORAGE_NAME = 'textdetect.apiKey';
 // half-pasted key is caught here with a sentence rather than stored and refused on every check.
 const KEY_FORMAT = /^sk_(test|live)_[0-9A-Za-z]{32}$/;
 const settings = document.documentElement.dataset;
-const maxTextChars = Number(settings.maxTextChars) || 50000;
+const maxTextChars = Number(settings.maxTextChars) || DEFAULT_MAX_TEXT_CHARS;
 const byId = (id) => document.getElementById(id);
 
 const textBox = byId('text');
