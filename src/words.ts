@@ -205,6 +205,27 @@ export function passageWords(confidence: string | undefined, probability: number
   return `Passage that ${spanWords(confidence)} ${origin === 'ai_polished' ? 'reads as AI wording' : 'looks AI-generated'}, ${formatPercent(probability)}`;
 }
 
+/**
+ * The generated spans a surface quotes or outlines, in text order. A text of one window: all of
+ * them. A long document, whose headline and share are read off its windows: only the spans inside
+ * windows that read as AI-touched (AI-written, polished or partly AI); a span in a window that reads
+ * as human-written or unclear is one stray run of sentences among thousands, which the document's
+ * rule does not count, and quoting it under "Passages that look AI-generated" would say otherwise.
+ */
+export function passagesToShow<S extends Pick<GeneratedSpan, 'start' | 'end'>>(answer: {
+  generated_spans?: readonly S[] | null;
+  windows?: readonly Pick<DocumentWindow, 'start' | 'end' | 'origin'>[] | null;
+}): S[] {
+  const spans = Array.isArray(answer.generated_spans) ? [...answer.generated_spans].sort((a, b) => a.start - b.start) : [];
+  const windows = Array.isArray(answer.windows) ? answer.windows : [];
+  if (windows.length < 2) return spans;
+  const touched = windows.filter((w) => w.origin === 'ai_written' || w.origin === 'ai_polished' || w.origin === 'partly_ai');
+  return spans.filter((span) => {
+    const middle = (span.start + span.end) / 2;
+    return touched.some((w) => middle >= w.start && middle < w.end);
+  });
+}
+
 /** The title over a list of the generated spans. */
 export function passagesTitle(origin: Origin): string {
   return origin === 'ai_polished' ? 'Passages that read as AI wording' : 'Passages that look AI-generated';
@@ -355,7 +376,7 @@ function heldBack(probability: number, warnings: readonly string[]): { sentence:
 function compositionWords(answer: AnswerInput, origin: Origin): CompositionWords | undefined {
   const composition = answer.composition;
   if (composition === null || composition === undefined) return undefined;
-  const spans = Array.isArray(answer.generated_spans) ? answer.generated_spans : [];
+  const spans = passagesToShow(answer);
   const share = typeof answer.generated_share === 'number' ? answer.generated_share : 0;
   // How the sentences read: no span; spans that only lean AI (all `low`: composition "uncertain");
   // or a span that looks generated.

@@ -14,6 +14,7 @@ import {
   originHeadline,
   originOfAnswer,
   passagesTitle,
+  passagesToShow,
   type WindowMap,
   warningSentence,
 } from '../../src/words.ts';
@@ -199,7 +200,7 @@ export function queuedNotice(position: number): string {
  * for), and its warnings (a post too short to judge has nothing to say about its parts either).
  */
 export type CompositionFields = Pick<DetectResponse, 'verdict' | 'segments' | 'generated_spans' | 'generated_share' | 'composition'> &
-  Partial<Pick<DetectResponse, 'warnings' | 'origin' | 'ai_probability' | 'confidence'>>;
+  Partial<Pick<DetectResponse, 'warnings' | 'origin' | 'ai_probability' | 'confidence' | 'windows'>>;
 
 export interface CompositionSummary {
   /** The composition box in one line ("Partly generated: part of the text looks …"); undefined without sentence scores. */
@@ -237,7 +238,7 @@ export function summarizeComposition(
   options: { text?: string | undefined; passageChars?: number; of?: 'post' | 'file' } = {},
 ): CompositionSummary {
   const passageChars = options.passageChars ?? 200;
-  const spans = Array.isArray(result.generated_spans) ? result.generated_spans : [];
+  const spans = passagesToShow(result);
   const words = describeAnswer({
     ai_probability: result.ai_probability ?? 0.5,
     confidence: result.confidence ?? 'low',
@@ -247,8 +248,7 @@ export function summarizeComposition(
   const share = words.composition && typeof result.generated_share === 'number' ? formatPercent(result.generated_share) : undefined;
   const passages =
     words.origin === 'partly_ai'
-      ? [...spans]
-          .sort((a, b) => a.start - b.start)
+      ? spans
           .map((span) => ({
             text: truncate(
               spanText(span, result.segments ?? [], options.text)

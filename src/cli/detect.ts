@@ -26,7 +26,7 @@ import {
   type Mode,
 } from '../client/index.ts';
 import { errorTypeFor, POLISHED_THRESHOLD } from '../contract.ts';
-import { type AnswerWords, describeAnswer, fileFacts, formatPercent, passagesTitle, WINDOWS_TITLE } from '../words.ts';
+import { type AnswerWords, describeAnswer, fileFacts, formatPercent, passagesTitle, passagesToShow, WINDOWS_TITLE } from '../words.ts';
 
 export const EXIT = { ok: 0, badInput: 2, auth: 3, rateLimited: 4, server: 5, interrupted: 130 } as const;
 
@@ -307,9 +307,10 @@ const SPAN_QUOTE_CHARS = 120;
 export function formatSpans(result: DetectResponse, colour: boolean, words: AnswerWords = describeAnswer(result)): string[] {
   if (!words.composition) return [];
   const lines = ['', `Composition: ${words.composition.label}. ${words.composition.sentence}`];
-  if (result.generated_spans.length === 0) return lines;
-  lines.push(`${passagesTitle(words.origin)} (${result.generated_spans.length}):`);
-  for (const span of result.generated_spans) {
+  const spans = passagesToShow(result);
+  if (spans.length === 0) return lines;
+  lines.push(`${passagesTitle(words.origin)} (${spans.length}):`);
+  for (const span of spans) {
     const inside = result.segments.filter((segment) => segment.start >= span.start && segment.end <= span.end);
     let quote = inside
       .map((segment) => segment.text)

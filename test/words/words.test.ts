@@ -16,6 +16,7 @@ import {
   originHeadline,
   originLabel,
   originOfAnswer,
+  passagesToShow,
   passageWords,
   SHARE_BANDS,
   shareBand,
@@ -285,6 +286,29 @@ describe('the map of a long document', () => {
     verdict: origin === 'human' ? 'likely_human' : origin === 'uncertain' || origin === 'partly_ai' ? 'mixed' : 'likely_ai',
     confidence: 'medium',
     origin,
+  });
+
+  it('quotes and counts only the passages inside parts that read as AI-touched, as the headline and share count them', () => {
+    const stray = { start: 100, end: 400, ai_probability: 0.8, confidence: 'medium' as const };
+    const inAi = { start: 5100, end: 5600, ai_probability: 0.99, confidence: 'high' as const };
+    const late = { start: 12_000, end: 12_300, ai_probability: 0.7, confidence: 'low' as const };
+    const windows = [
+      window(0, 5000, 900, 'human', 0.05),
+      window(5002, 10_000, 900, 'ai_written', 0.97),
+      window(10_002, 15_000, 900, 'uncertain', 0.6),
+    ];
+    const document = answer({
+      origin: 'partly_ai',
+      verdict: 'mixed',
+      composition: 'partly_ai',
+      generated_share: 0.33,
+      generated_spans: [late, inAi, stray],
+      windows,
+    });
+    expect(passagesToShow(document)).toEqual([inAi]);
+    expect(describeAnswer(document).composition?.sentence).toMatch(/\(33% of its words, one passage\)/);
+    // A text of one window shows every span, in text order.
+    expect(passagesToShow(answer({ generated_spans: [late, stray] }))).toEqual([stray, late]);
   });
 
   it('has no map for a text of one window', () => {

@@ -1,7 +1,7 @@
 // Puts an answer of POST /v1/detect on the page, in the words every surface uses (words.js, compiled
 // from src/words.ts: describeAnswer decides what to say). Everything from the API or the user goes
 // in as text (textContent), never as markup, so a text full of <script> is shown, not run.
-import { describeAnswer, formatPercent, languageName, modeName, passageWords } from './words.js';
+import { describeAnswer, formatPercent, languageName, modeName, passagesToShow, passageWords } from './words.js';
 
 const byId = (id) => document.getElementById(id);
 
@@ -72,7 +72,7 @@ export function renderResult(answer, submittedText) {
   } else delete result.dataset.composition;
 
   renderWindows(words.windows);
-  renderSegments(tooShort ? [] : answer.segments, submittedText, tooShort ? [] : (answer.generated_spans ?? []), words.origin);
+  renderSegments(tooShort ? [] : answer.segments, submittedText, tooShort ? [] : passagesToShow(answer), words.origin);
 
   const warningsNote = words.warnings.length ? ` ${words.warnings.length} warning${words.warnings.length > 1 ? 's' : ''}.` : '';
   const compositionNote = composition ? ` ${composition.label}: ${composition.sentence}` : '';
