@@ -18,7 +18,7 @@ import { ApiError } from '../errors.ts';
 
 export const FORM_FIELDS = ['mode', 'language', 'segments'] as const;
 /** Parts a form may have: the file and each field once. */
-const MAX_PARTS = FORM_FIELDS.length + 1;
+export const MAX_PARTS = FORM_FIELDS.length + 1;
 /** Longest boundary RFC 2046 allows. */
 const MAX_BOUNDARY = 70;
 
