@@ -11,7 +11,7 @@
  * trigram's gain over the bigram as a feature on its own, and a character n-gram LM.
  *
  * The trigram and character models live here only: they are an experiment, not part of the engine
- * (docs/detector.md, "Fourth round"). Runs ~12 min on 2 cores, most of it the character models.
+ * (CHANGELOG.md, `scripts/probe-lm.ts`). Runs ~12 min on 2 cores, most of it the character models.
  */
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';

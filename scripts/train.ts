@@ -235,7 +235,7 @@ const HUMAN_GUARD_MIN = 20;
 const POLISH_RECALL = Number(arg('--polish-recall') ?? 0.85);
 /**
  * The polish head's settings (`scripts/lib/polish-head.ts`), chosen by grouped cross-validation on
- * train with `scripts/polish-cv.ts` (docs/detector.md, "AI-polished vs AI-written, second round").
+ * train with `scripts/polish-cv.ts` (docs/detector.md, "AI-polished vs AI-written: the polish head").
  */
 const POLISH_TREES = Number(arg('--polish-trees') ?? 150);
 const POLISH_OPTS: PolishFitOptions & { rewrites: boolean } = {
@@ -620,7 +620,7 @@ function groupKey(language: string, mode: string): string {
  * pulls the score towards 0.5 (`shortestCalibrated`); from the last band's upper edge on, the
  * group's own scaling. Bands over 60 words, per language or per mode, fitted dev better but failed
  * leave-one-source-out: fitted without a source, they flagged 4.8–20% of held-out professional L2R
- * academic or Latvian law abstracts (docs/detector.md, "v3, second round").
+ * academic or Latvian law abstracts (docs/detector.md, "What was tried and did not work").
  */
 const PLATT_BANDS: Array<{ lo: number; hi: number }> = (arg('--platt-bands') ?? '5-15,15-40,40-60').split(',').map((b) => {
   const [lo, hi] = b.split('-').map(Number);

@@ -150,7 +150,7 @@ export type Origin = (typeof ORIGINS)[number];
  * Above the head's own 0.5 (where 85% of polished training texts read as polished): on the dev
  * texts, 0.65 shows about half as many AI-written texts as polished (7.5% of those called
  * `likely_ai` instead of 13.9%) for 2 more of 21 polished ones shown as AI-written, and keeping an
- * AI text's plain AI headline is the safer mistake (docs/detector.md, "v4").
+ * AI text's plain AI headline is the safer mistake (docs/detector.md, "AI-polished vs AI-written: the polish head").
  */
 export const POLISHED_THRESHOLD = 0.65;
 

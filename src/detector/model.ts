@@ -169,7 +169,7 @@ export function posContextFrom(header: Pick<ArtifactHeader, 'pos' | 'version'>, 
  * The trees' margin blended with the linear logit they were stacked on. Held out by source, the
  * linear model transfers better than the trees (which learn interactions of one source's style)
  * and the trees are better in domain; an even blend was better than either held out by source and by
- * generator (docs/detector.md, "Fourth round").
+ * generator (CHANGELOG.md, `scripts/probe-lm.ts`).
  */
 export function blendScores(treeMargin: number, linearLogit: number, linearWeight: number): number {
   return (1 - linearWeight) * treeMargin + linearWeight * linearLogit;

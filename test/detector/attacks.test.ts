@@ -148,7 +148,7 @@ describe.skipIf(!existsSync(DEV))('robustness on a dev slice', () => {
     // the bounds below): its corpus-dev AI texts sit closer to the thresholds, a regression at the
     // verdict that docs/detector.md ("Robustness to attacks", v3) reports; the bound moved 0.16 → 0.17.
     // td1-cfc9afcbf95f (four corpora, issue 31) loses 0.0115 AUROC here, as much as the model before
-    // the typo fix: the bound moved 0.0105 → 0.012 (docs/detector.md, "v4").
+    // the typo fix: the bound moved 0.0105 → 0.012 (CHANGELOG.md, issue 31).
     expect(base.auroc - ai.auroc).toBeLessThan(0.012);
     expect(base.tprAt1 - ai.tprAt1).toBeLessThan(0.07);
     expect(base.tpr - ai.tpr).toBeLessThan(0.17);

@@ -270,7 +270,7 @@ describe('the same mixed text in every mode', () => {
           else expect(s.ai_probability, where).toBeLessThan(0.55);
         }
         // v4 models: around the paragraph, the notes' first sentence (0.514) joins the span (a regression
-        // of the sentence model on this text, docs/detector.md "v4"); before it, it stays out.
+        // of the sentence model on this text, CHANGELOG.md, issue 31); before it, it stays out.
         const spanStart = name === 'notes around a generated paragraph' ? 0 : lastNoteSentence;
         expect(
           r.generated_spans.map((g) => [g.start, g.end]),
