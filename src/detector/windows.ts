@@ -36,9 +36,15 @@ const ALL_GENERATED_SHARE = 0.9;
 /** A window's place in the text: UTF-16 offsets, [start, end), trimmed of whitespace. */
 export type WindowRange = DocumentPlan['windows'][number];
 
-const RE_WORD = /[\p{L}\p{N}]+/gu;
-/** A sentence end: . ! ? or … (closing quotes and brackets after it), then whitespace. */
-const RE_SENTENCE_END = /[.!?…]["'”’»)\]]*(?=\s)/gu;
+/**
+ * A word as the engine reads it: letters and digits, with the marks and invisible format characters
+ * (zero-width space and joiners, soft hyphen) that normalisation removes counted inside it, so a
+ * text sprinkled with U+200B is cut where the clean text is (and not judged in windows at all when
+ * the clean text is one window).
+ */
+const RE_WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}\p{Cf}]*/gu;
+/** A sentence end: . ! ? or … (closing quotes and brackets, or format characters, after it), then whitespace. */
+const RE_SENTENCE_END = /[.!?…][\p{Cf}"'”’»)\]]*(?=\s)/gu;
 const RE_SPACE = /\s/u;
 
 /**

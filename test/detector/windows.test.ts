@@ -51,6 +51,30 @@ describe('where a text is cut', () => {
     expect(cuts(asShortLines)).toEqual(cuts(asParagraphs));
   });
 
+  it('counts words as the engine reads them: zero-width characters and soft hyphens inside a word do not split it', () => {
+    // The zero_width attack of eval:attacks (U+200B after 10% of the characters) once made a 1,000-word
+    // text 1,500 "words" long, judged in windows where the clean text is judged whole (max Δp 0.099).
+    let seed = 7;
+    const sprinkle = (text: string) =>
+      text.replace(/\S/gu, (ch) => {
+        seed = (seed * 16807) % 2147483647;
+        return seed % 10 === 0 ? `${ch}${seed % 20 === 0 ? '\u200b' : '\u00ad'}` : ch;
+      });
+    const short = paragraphs(ONE_WINDOW_WORDS - 200, 100).join('\n\n');
+    const shortSprinkled = sprinkle(short);
+    expect(shortSprinkled.length).toBeGreaterThan(short.length * 1.05);
+    expect(windowRanges(shortSprinkled)).toEqual([{ start: 0, end: shortSprinkled.length }]);
+    const clean = detector.detect(short, { segments: true });
+    const attacked = detector.detect(shortSprinkled, { segments: true });
+    expect(attacked.windows).toEqual([]);
+    expect(attacked.ai_probability).toBe(clean.ai_probability);
+    expect(attacked.verdict).toBe(clean.verdict);
+    const long = paragraphs(5000, 110).join('\n\n');
+    const strip = (text: string) => text.replace(/[\u200b\u00ad]/gu, '');
+    const cuts = (text: string) => windowRanges(text).map((w) => strip(text.slice(w.start, w.end)).split(/\s+/).slice(0, 5).join(' '));
+    expect(cuts(sprinkle(long))).toEqual(cuts(long));
+  });
+
   it('a text without sentence ends is cut between words', () => {
     const text = 'word '.repeat(3000).trim();
     const windows = windowRanges(text);
