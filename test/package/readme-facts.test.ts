@@ -71,12 +71,15 @@ describe('README.md', () => {
     const block = /^The answer to the first start's `curl` line.*\n\n```json\n([\s\S]*?)\n```/m.exec(readme);
     expect(block, 'README: the JSON example after "The answer to the first start\'s `curl` line"').not.toBeNull();
     const shown = JSON.parse(block![1]!) as Record<string, unknown> & { segments: { text: string }[] };
-    const actual = (await createDetector()).detect(EXAMPLE_TEXT, { segments: true, mode: 'general' }) as unknown as Record<string, unknown> & {
+    const actual = (await createDetector()).detect(EXAMPLE_TEXT, { segments: true, mode: 'general' }) as unknown as Record<
+      string,
+      unknown
+    > & {
       segments: { text: string }[];
     };
     // The sentences' texts may be elided in the README; everything else is the answer as it is.
     expect(shown.segments.map((s) => ({ ...s, text: undefined }))).toEqual(actual.segments.map((s) => ({ ...s, text: undefined })));
-    shown.segments.forEach((s, i) => expect([actual.segments[i]!.text, '…']).toContain(s.text));
+    for (const [i, s] of shown.segments.entries()) expect([actual.segments[i]!.text, '…']).toContain(s.text);
     const { segments: _a, request_id: id, ...rest } = shown;
     const { segments: _b, ...engine } = actual;
     expect(rest).toEqual(engine);
@@ -132,4 +135,3 @@ describe('README.md', () => {
     expect(checked).toBeGreaterThanOrEqual(12);
   });
 });
-
