@@ -158,3 +158,47 @@ describe('the shortcut on a message with a slow document', () => {
     expect(withdrawn.at).toBeGreaterThanOrEqual(answer.at);
   });
 });
+
+describe('the shortcut on a message with a document, while the check waits its turn', () => {
+  it('the queued notice takes the place of the checking notice, and the result takes its place: nothing is left behind', async () => {
+    const q = await startHarness({ backendEnv: { DETECT_QUEUE_CONCURRENCY: '1' } });
+    try {
+      // One check on the wire, held by the slow service, so the shortcut's checks wait behind it.
+      q.proxy.delayMs = 2500;
+      const first = slashCommandBody(q, LONG_TEXT);
+      await postToApp(q, first.body);
+      while (q.proxy.detectCalls === 0) await new Promise((r) => setTimeout(r, 20));
+      q.proxy.delayMs = 0;
+      const file = q.slack.shareFile('queued-notes.txt', Buffer.from(LONG_TEXT), { mimetype: 'text/plain', filetype: 'text' });
+      const { payload, responseUrl } = messageShortcutPayload(q, {
+        ts: '1700009100.000100',
+        text: LONG_TEXT,
+        files: [file],
+        subtype: 'file_share',
+      });
+      const id = responseUrl.split('/').pop();
+      expect((await postToApp(q, interactionBody(payload))).status).toBe(200);
+      const queued = await q.slack.waitFor(
+        (c) => c.method === 'response_url' && c.responseId === id && String(c.args.text).startsWith('⏳ Queued'),
+      );
+      expect(queued.args.replace_original).toBe(true);
+      await q.slack.waitFor(
+        (c) => c.method === 'response_url' && c.responseId === id && JSON.stringify(c.args.blocks ?? []).includes('queued-notes.txt'),
+        30_000,
+      );
+      // What the moderator sees through this response_url, replayed as Slack applies it.
+      const shown: string[] = [];
+      for (const c of q.slack.calls.filter((call) => call.method === 'response_url' && call.responseId === id)) {
+        const text = JSON.stringify(c.args.blocks ?? c.args.text ?? '');
+        if (c.args.delete_original === true) shown.pop();
+        else if (c.args.replace_original === true && shown.length > 0) shown[shown.length - 1] = text;
+        else shown.push(text);
+      }
+      expect(shown).toHaveLength(1);
+      expect(shown[0]).toContain('queued-notes.txt');
+      expect(shown[0]).not.toContain('Checking this message');
+    } finally {
+      await q.close();
+    }
+  });
+});

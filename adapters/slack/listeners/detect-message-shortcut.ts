@@ -150,9 +150,13 @@ export function registerMessageShortcut(app: App, ctx: SlackAppContext): void {
         channelId: channel,
         mode,
         // Shown through response_url, which the result can then replace (an ephemeral post cannot be edited).
+        // The queued notice takes the place of the "checking the document" one, so the result that
+        // replaces it leaves nothing behind (a new message beside it left that notice on screen).
         onQueued: async (position: number) => {
           announced = true;
-          await respond({ response_type: 'ephemeral', replace_original: false, text: queuedNotice(position) });
+          const replacing = fileNotice;
+          fileNotice = false;
+          await respond({ response_type: 'ephemeral', replace_original: replacing, text: queuedNotice(position) });
         },
         client,
         rawText: rendered.text,
