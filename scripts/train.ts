@@ -52,6 +52,7 @@
  *   --excerpt-weight X  sample weight of such an excerpt relative to a real text (default 0.5)
  *   --source-weight a=x,b=y  extra weight of a source's texts in the classifier (after --balance); `v5-*=x`
  *                  weighs every source whose name begins `v5-`
+ *   --twin-weight X  a v5 mirror's human twin gets X times the mirror's classifier weight on top of its own
  *   --no-mirror-lms  texts with `mirror_of` (v5) stay out of the AI-side LMs (classifier and calibration only)
  *   --keep-shortcuts  train on the texts as they are, without neutralising the known shortcuts (see `neutralise`)
  *   --char-order N, --char-min-count N  context length (≤ 4) of the character LMs, and the count under
@@ -318,6 +319,11 @@ function sourceWeight(source: string): number {
  * the older corpora's LM features stay as they were (a trial of issue 38: the LMs are shared by every
  * family, and a new family in them moves every older text's features).
  */
+/**
+ * --twin-weight X: a human text that a training mirror mirrors gets X times that mirror's weight on
+ * top of its own in the classifier (`sampleWeights`; 0 = off), so each pair is learnt as a pair.
+ */
+const TWIN_WEIGHT = Number(arg('--twin-weight') ?? 0);
 const MIRRORS_IN_LMS = !process.argv.includes('--no-mirror-lms');
 const KEEP_SHORTCUTS = process.argv.includes('--keep-shortcuts');
 /** Interpolation strengths of the tag-trigram LMs (see `buildPosLM`). */
@@ -608,10 +614,25 @@ function sampleWeights(docs: Doc[], balance = BALANCE): number[] {
   const meanSize = docs.length / counts.size;
   const w = docs.map(
     (d) =>
-      (meanSize / counts.get(cell(d))!) ** balance *
-      (d.excerpt ? EXCERPT_WEIGHT : d.aug ? AUG_WEIGHT : 1) *
-      sourceWeight(d.row.source),
+      (meanSize / counts.get(cell(d))!) ** balance * (d.excerpt ? EXCERPT_WEIGHT : d.aug ? AUG_WEIGHT : 1) * sourceWeight(d.row.source),
   );
+  if (TWIN_WEIGHT > 0) {
+    // Each mirror's weight, times TWIN_WEIGHT, is added to its human twin's: the pair then weighs
+    // alike on both sides, so what the classifier can learn from it is who wrote it, not that its
+    // genre or topic now comes with more AI texts (which would move every older human of that genre).
+    const twinAt = new Map<string, number>();
+    docs.forEach((d, i) => {
+      if (d.y === 0 && !d.aug) twinAt.set(d.row.id, i);
+    });
+    const extra = new Float64Array(docs.length);
+    docs.forEach((d, i) => {
+      const t = d.row.mirror_of === undefined || d.aug ? undefined : twinAt.get(d.row.mirror_of);
+      if (t !== undefined) extra[t]! += TWIN_WEIGHT * w[i]!;
+    });
+    extra.forEach((x, i) => {
+      w[i]! += x;
+    });
+  }
   const avg = w.reduce((a, b) => a + b, 0) / w.length;
   return w.map((x) => x / avg);
 }
