@@ -14,6 +14,9 @@
  *   --data DIR        where the human dev files are (default ../shared/data)
  *   --humans a,b      the human dev files `<name>-dev.jsonl` in --data (default corpus,extra,v3,v4);
  *                     only their human texts are read
+ *   --strip-tells     score the mirrors with their family's word tells taken out (DATA.md, "v5 data"):
+ *                     "honestly", "actually", "genuinely", "lol" anywhere and the openers "so", "ok",
+ *                     "okay", "basically", "yeah" at a sentence start; issue 38 asks that this gap stay small
  *   --markdown        Markdown tables
  */
 import { dirname, join, resolve } from 'node:path';
@@ -39,6 +42,15 @@ const HUMAN_FILES = (arg('--humans') ?? 'corpus,extra,v3,v4')
   .filter(Boolean)
   .map((name) => join(DATA, `${name}-dev.jsonl`));
 const MARKDOWN = process.argv.includes('--markdown');
+const STRIP_TELLS = process.argv.includes('--strip-tells');
+
+/** The text without the v5 family's word tells, a sentence start capitalised again where one was cut. */
+function stripTells(text: string): string {
+  return text
+    .replace(/\b(honestly|actually|genuinely|lol)\b,?\s*/gi, '')
+    .replace(/(^|(?<=[.!?]\s))(so|ok|okay|basically|yeah)\b,?\s*/gi, '')
+    .replace(/(^|(?<=[.!?]\s))([a-z])/g, (_, start: string, c: string) => start + c.toUpperCase());
+}
 
 const detector = await createDetector(arg('--model') ? { model: resolve(arg('--model')!) } : {});
 
@@ -72,7 +84,7 @@ const mirrors: ScoredMirror[] = [];
 let unscored = 0;
 for (const row of readJsonl<MirrorRecord>(FILE)) {
   if (row.label !== 'ai' || !row.mirror_of) continue;
-  const s = score(row);
+  const s = score(STRIP_TELLS ? { ...row, text: stripTells(row.text) } : row);
   if (!s) {
     unscored++;
     continue;
@@ -86,6 +98,7 @@ const print = (title: string, rows: string[][], head: string[]): void => {
 };
 console.log(
   `model ${detector.model}; ${mirrors.length} mirrors of ${FILE.slice(FILE.lastIndexOf('/') + 1)}` +
+    `${STRIP_TELLS ? ', word tells stripped' : ''}` +
     `${unscored ? ` (${unscored} in an unsupported language left out)` : ''}, ${humans.length} dev humans of ` +
     `${HUMAN_FILES.map((f) => f.slice(f.lastIndexOf('/') + 1)).join(', ')}`,
 );

@@ -133,4 +133,13 @@ describe('npm run eval:mirrors', () => {
     expect(row('yelp').slice(1, 3)).toEqual(['2', '1']);
     expect(row('blog').slice(1, 3)).toEqual(['1', '1']);
   });
+
+  it('scores the same pairs with the word tells stripped', () => {
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', resolve('scripts/eval-mirrors.ts'), '--data', dir, '--humans', 'corpus,extra', '--strip-tells'],
+      { encoding: 'utf8' },
+    );
+    expect(out).toMatch(/3 mirrors of v5-dev\.jsonl, word tells stripped, 2 dev humans/);
+  });
 });
