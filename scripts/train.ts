@@ -50,7 +50,10 @@
  *   --excerpts X   share of training texts of 80+ words that also give one 15–40-word excerpt (consecutive
  *                  sentences) as an extra short training text for the classifier (default 1; 0 = off)
  *   --excerpt-weight X  sample weight of such an excerpt relative to a real text (default 0.5)
- *   --source-weight a=x,b=y  extra weight of a source's texts in the classifier (after --balance)
+ *   --source-weight a=x,b=y  extra weight of a source's texts in the classifier (after --balance); `v5-*=x`
+ *                  weighs every source whose name begins `v5-`
+ *   --twin-weight X  a v5 mirror's human twin gets X times the mirror's classifier weight on top of its own
+ *   --no-mirror-lms  texts with `mirror_of` (v5) stay out of the AI-side LMs (classifier and calibration only)
  *   --keep-shortcuts  train on the texts as they are, without neutralising the known shortcuts (see `neutralise`)
  *   --char-order N, --char-min-count N  context length (≤ 4) of the character LMs, and the count under
  *                  which a character n-gram is pruned (default 4, 2)
@@ -110,6 +113,7 @@ import {
   buildTaggerTables,
   buildVocab,
   fitPlatt,
+  foldOf,
   isSampler,
   loadBrown,
   loadBrownTagged,
@@ -302,6 +306,25 @@ const SOURCE_WEIGHT = new Map(
       return [k, Number(v)] as [string, number];
     }),
 );
+/** `--source-weight v5-*=x`: a name ending in `*` weighs every source it begins (a family of sources). */
+function sourceWeight(source: string): number {
+  const exact = SOURCE_WEIGHT.get(source);
+  if (exact !== undefined) return exact;
+  for (const [k, v] of SOURCE_WEIGHT) if (k.endsWith('*') && source.startsWith(k.slice(0, -1))) return v;
+  return 1;
+}
+/**
+ * --no-mirror-lms: texts that mirror a human text (`mirror_of`, the v5 family) train the classifier,
+ * the short-text lexical model and calibration, but not the AI-side word, tag and character LMs, so
+ * the older corpora's LM features stay as they were (a trial of issue 38: the LMs are shared by every
+ * family, and a new family in them moves every older text's features).
+ */
+/**
+ * --twin-weight X: a human text that a training mirror mirrors gets X times that mirror's weight on
+ * top of its own in the classifier (`sampleWeights`; 0 = off), so each pair is learnt as a pair.
+ */
+const TWIN_WEIGHT = Number(arg('--twin-weight') ?? 0);
+const MIRRORS_IN_LMS = !process.argv.includes('--no-mirror-lms');
 const KEEP_SHORTCUTS = process.argv.includes('--keep-shortcuts');
 /** Interpolation strengths of the tag-trigram LMs (see `buildPosLM`). */
 const POS_OPTS = { k2: Number(arg('--pos-k2') ?? 5), k1: Number(arg('--pos-k1') ?? 5) };
@@ -345,7 +368,7 @@ function prepareOne(row: CorpusRow, text: string, aug = false, excerpt = false):
     lower,
     tokens,
     words: tokens.filter(isWordToken).length,
-    fold: stableHash(row.id) % FOLDS,
+    fold: foldOf(row, FOLDS),
     y: row.label === 'ai' ? 1 : 0,
     ...(aug ? { aug } : {}),
     ...(excerpt ? { excerpt } : {}),
@@ -441,7 +464,8 @@ function fitShortLex(docs: Doc[]): ShortLexWeights {
 }
 
 /** LMs from the original texts; the short-text lexical model from `lexDocs` (which may include excerpts). */
-function buildLMs(humanDocs: Doc[], aiDocs: Doc[], vocabSize: number, brownIds: Uint16Array[], lexDocs: Doc[]): LMSet {
+function buildLMs(humanDocs: Doc[], allAiDocs: Doc[], vocabSize: number, brownIds: Uint16Array[], lexDocs: Doc[]): LMSet {
+  const aiDocs = MIRRORS_IN_LMS ? allAiDocs : allAiDocs.filter((d) => !d.row.mirror_of);
   const human = buildBigramLM([...brownIds, ...humanDocs.map((d) => d.ids)], vocabSize, LM_OPTS);
   const ai = buildBigramLM(
     aiDocs.map((d) => d.ids),
@@ -590,10 +614,25 @@ function sampleWeights(docs: Doc[], balance = BALANCE): number[] {
   const meanSize = docs.length / counts.size;
   const w = docs.map(
     (d) =>
-      (meanSize / counts.get(cell(d))!) ** balance *
-      (d.excerpt ? EXCERPT_WEIGHT : d.aug ? AUG_WEIGHT : 1) *
-      (SOURCE_WEIGHT.get(d.row.source) ?? 1),
+      (meanSize / counts.get(cell(d))!) ** balance * (d.excerpt ? EXCERPT_WEIGHT : d.aug ? AUG_WEIGHT : 1) * sourceWeight(d.row.source),
   );
+  if (TWIN_WEIGHT > 0) {
+    // Each mirror's weight, times TWIN_WEIGHT, is added to its human twin's: the pair then weighs
+    // alike on both sides, so what the classifier can learn from it is who wrote it, not that its
+    // genre or topic now comes with more AI texts (which would move every older human of that genre).
+    const twinAt = new Map<string, number>();
+    docs.forEach((d, i) => {
+      if (d.y === 0 && !d.aug) twinAt.set(d.row.id, i);
+    });
+    const extra = new Float64Array(docs.length);
+    docs.forEach((d, i) => {
+      const t = d.row.mirror_of === undefined || d.aug ? undefined : twinAt.get(d.row.mirror_of);
+      if (t !== undefined) extra[t]! += TWIN_WEIGHT * w[i]!;
+    });
+    extra.forEach((x, i) => {
+      w[i]! += x;
+    });
+  }
   const avg = w.reduce((a, b) => a + b, 0) / w.length;
   return w.map((x) => x / avg);
 }

@@ -16,7 +16,7 @@ import { BigramLM, type BigramArrays } from '../../src/detector/lm.ts';
 import { blendScores, linearScore, posContextFrom, stackedInput, type LinearWeights } from '../../src/detector/model.ts';
 import { lowerForFeatures } from '../../src/detector/normalize.ts';
 import type { PosLMArrays, PosTagger } from '../../src/detector/pos.ts';
-import { stableHash, type CorpusRow } from '../../src/detector/training.ts';
+import { foldOf, type CorpusRow } from '../../src/detector/training.ts';
 import type { Language } from '../../src/detector/types.ts';
 
 /** One fold's model as plain arrays (so it can be cached with `v8.serialize`). */
@@ -69,7 +69,7 @@ export function foldModels(header: ArtifactHeader, arrays: ArtifactArrays, data:
   const folds = data.length;
   return {
     folds,
-    foldOf: (row) => stableHash(row.id) % folds,
+    foldOf: (row) => foldOf(row, folds),
     lm,
     rawLogit(k, text, language) {
       const m = data[k]!;

@@ -19,6 +19,20 @@ export interface CorpusRow {
   generator: string;
   /** v4 AI records: how the AI was used (`generated`, `polished`, `rewritten`, `humanized`). */
   contribution?: string;
+  /** v5 AI records: the id of the human text this one mirrors (the same genre and topic, or that text polished). */
+  mirror_of?: string;
+  /** v5 AI records: how the mirror was made (`mirror`, `casual`, `continue`, `polish`, `humanize`). */
+  task?: string;
+}
+
+/**
+ * The cross-fitting fold of a training text, out of `folds`. A mirror shares the fold of the human
+ * text it mirrors: in another fold, the LMs scoring the twin would have seen the mirror's topic and
+ * wording from the AI side (and the mirror's from the human side), a leak that flatters the pair.
+ * Texts without a twin keep the fold of their own id, so the older corpora's folds do not move.
+ */
+export function foldOf(row: Pick<CorpusRow, 'id' | 'mirror_of'>, folds: number): number {
+  return stableHash(row.mirror_of ?? row.id) % folds;
 }
 
 /**

@@ -1,0 +1,128 @@
+/**
+ * `npm run eval:mirrors [-- options]`: how the detector reads AI texts that mirror human texts
+ * (issue 38, v5 data): every AI text of the file (default `v5-dev.jsonl`) is scored with the human
+ * text it mirrors (its `mirror_of`, looked up in the human dev files) and with all dev humans, as
+ * the service scores a text (`detect` with the record's mode). Per task and per genre (the twin's
+ * source, `domain`): n, pairs found, AUROC against the group's own twins, the share of pairs where
+ * the mirror scores above its twin, AUROC against all dev humans, the shares called likely_ai and
+ * likely_human per length band (40–100, 100+ words as the engine counts them), and the share of the
+ * twins called likely_ai. Then the dev humans' verdicts per source (likely_ai share).
+ *
+ * Options:
+ *   --model PATH      detector artifact (default models/detector.bin)
+ *   --file PATH       the mirrors, JSONL with `mirror_of`, `task` and `domain` (default ../shared/data/v5-dev.jsonl)
+ *   --data DIR        where the human dev files are (default ../shared/data)
+ *   --humans a,b      the human dev files `<name>-dev.jsonl` in --data (default corpus,extra,v3,v4);
+ *                     only their human texts are read
+ *   --strip-tells     score the mirrors with their family's word tells taken out (DATA.md, "v5 data"):
+ *                     "honestly", "actually", "genuinely", "lol" anywhere and the openers "so", "ok",
+ *                     "okay", "basically", "yeah" at a sentence start; issue 38 asks that this gap stay small
+ *   --markdown        Markdown tables
+ */
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { countWords } from '../src/detector/engine.ts';
+import { createDetector, UnsupportedLanguageError, type Mode } from '../src/detector/index.ts';
+import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
+import { MIRROR_HEAD, mirrorCells, mirrorRows, type ScoredMirror, type ScoredText } from './lib/mirrors.ts';
+import { checkScriptArgs } from './lib/options.mjs';
+import { table } from './lib/table.ts';
+
+checkScriptArgs(import.meta.url);
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
+const FILE = resolve(ROOT, arg('--file') ?? join(DATA, 'v5-dev.jsonl'));
+const HUMAN_FILES = (arg('--humans') ?? 'corpus,extra,v3,v4')
+  .split(',')
+  .filter(Boolean)
+  .map((name) => join(DATA, `${name}-dev.jsonl`));
+const MARKDOWN = process.argv.includes('--markdown');
+const STRIP_TELLS = process.argv.includes('--strip-tells');
+
+/** The text without the v5 family's word tells, a sentence start capitalised again where one was cut. */
+function stripTells(text: string): string {
+  return text
+    .replace(/\b(honestly|actually|genuinely|lol)\b,?\s*/gi, '')
+    .replace(/(^|(?<=[.!?]\s))(so|ok|okay|basically|yeah)\b,?\s*/gi, '')
+    .replace(/(^|(?<=[.!?]\s))([a-z])/g, (_, start: string, c: string) => start + c.toUpperCase());
+}
+
+const detector = await createDetector(arg('--model') ? { model: resolve(arg('--model')!) } : {});
+
+interface MirrorRecord extends CorpusRow {
+  mirror_of: string;
+  task: string;
+  domain?: string;
+}
+
+function score(row: CorpusRow): ScoredText | undefined {
+  try {
+    const r = detector.detect(row.text, { mode: row.mode as Mode });
+    return { id: row.id, p: r.ai_probability, verdict: r.verdict, words: countWords(row.text, r.language) };
+  } catch (err) {
+    // A text in a language the model does not read has no score; it is left out, as the CLI's eval does.
+    if (err instanceof UnsupportedLanguageError) return undefined;
+    throw err;
+  }
+}
+
+const humans: Array<ScoredText & { source: string }> = [];
+for (const file of HUMAN_FILES)
+  for (const row of readJsonl<CorpusRow>(file)) {
+    if (row.label !== 'human') continue;
+    const s = score(row);
+    if (s) humans.push({ ...s, source: row.source });
+  }
+const twins = new Map(humans.map((h) => [h.id, h]));
+
+const mirrors: ScoredMirror[] = [];
+let unscored = 0;
+for (const row of readJsonl<MirrorRecord>(FILE)) {
+  if (row.label !== 'ai' || !row.mirror_of) continue;
+  const s = score(STRIP_TELLS ? { ...row, text: stripTells(row.text) } : row);
+  if (!s) {
+    unscored++;
+    continue;
+  }
+  mirrors.push({ ...s, mirrorOf: row.mirror_of, task: row.task ?? '?', genre: row.domain ?? row.source });
+}
+
+const print = (title: string, rows: string[][], head: string[]): void => {
+  console.log(`\n${MARKDOWN ? '#### ' : ''}${title}\n`);
+  console.log(table(head, rows, MARKDOWN));
+};
+console.log(
+  `model ${detector.model}; ${mirrors.length} mirrors of ${FILE.slice(FILE.lastIndexOf('/') + 1)}` +
+    `${STRIP_TELLS ? ', word tells stripped' : ''}` +
+    `${unscored ? ` (${unscored} in an unsupported language left out)` : ''}, ${humans.length} dev humans of ` +
+    `${HUMAN_FILES.map((f) => f.slice(f.lastIndexOf('/') + 1)).join(', ')}`,
+);
+const byTask = mirrorRows(mirrors, (m) => m.task, twins, humans, true);
+print(
+  'Per task',
+  byTask.map((r) => [r.group, ...mirrorCells(r)]),
+  ['task', ...MIRROR_HEAD],
+);
+const byGenre = mirrorRows(mirrors, (m) => m.genre, twins, humans);
+print(
+  'Per genre (the twin’s source)',
+  byGenre.map((r) => [r.group, ...mirrorCells(r)]),
+  ['genre', ...MIRROR_HEAD],
+);
+const bySource = new Map<string, ScoredText[]>();
+for (const h of humans) bySource.set(h.source, [...(bySource.get(h.source) ?? []), h]);
+print(
+  'Dev humans called likely_ai, per source',
+  [...bySource.entries()]
+    .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+    .map(([source, xs]) => {
+      const flagged = xs.filter((x) => x.verdict === 'likely_ai').length;
+      return [source, String(xs.length), String(flagged), `${((100 * flagged) / xs.length).toFixed(1)}%`];
+    }),
+  ['source', 'n', 'likely_ai', 'share'],
+);
