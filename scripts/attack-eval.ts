@@ -22,15 +22,11 @@ import { createDetector, UnsupportedLanguageError, type Detector, type Mode } fr
 import { metricRow, type Scored } from '../src/detector/metrics.ts';
 import { rng, stableHash } from '../src/detector/training.ts';
 import { table } from './lib/table.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const SEED = Number(arg('--seed') ?? 1);
 const MARKDOWN = process.argv.includes('--markdown');

@@ -35,16 +35,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Detector } from '../src/detector/index.ts';
 import { benchTexts, MissingDataError, type BenchTexts } from './bench-texts.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const ITER = Number(arg('--iterations') ?? 3000);
 const modelPath = arg('--model');
 const baseline = arg('--baseline');

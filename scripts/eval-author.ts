@@ -19,15 +19,11 @@ import { createDetector } from '../src/detector/index.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { authorsFromFile, windowRanges, type Author } from './author-windows.ts';
 import { table } from './lib/table.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const INPUT = (arg('--input') ?? '../shared/data/authors-train.jsonl,../shared/data/corpus-dev.jsonl,../shared/data/extra-dev.jsonl')
   .split(',')
   .filter(Boolean)

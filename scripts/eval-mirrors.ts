@@ -25,16 +25,12 @@ import { countWords } from '../src/detector/engine.ts';
 import { createDetector, UnsupportedLanguageError, type Mode } from '../src/detector/index.ts';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { MIRROR_HEAD, mirrorCells, mirrorRows, type ScoredMirror, type ScoredText } from './lib/mirrors.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 import { table } from './lib/table.ts';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const FILE = resolve(ROOT, arg('--file') ?? join(DATA, 'v5-dev.jsonl'));
 const HUMAN_FILES = (arg('--humans') ?? 'corpus,extra,v3,v4')

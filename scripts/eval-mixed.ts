@@ -33,15 +33,11 @@ import { auroc } from '../src/detector/metrics.ts';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { isLightEdit, planMixedDocs, type PlannedDoc } from './lib/mixed-docs.ts';
 import { table } from './lib/table.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const SEED = Number(arg('--seed') ?? 7);
 const PER_GROUP = Number(arg('--per-group') ?? 45);

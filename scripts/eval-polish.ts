@@ -19,15 +19,11 @@ import { createDetector, UnsupportedLanguageError, type DetectionResult } from '
 import { auroc } from '../src/detector/metrics.ts';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { table } from './lib/table.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const INPUT = (arg('--input') ?? resolve(ROOT, '../shared/data/v4-dev.jsonl')).split(',').filter(Boolean);
 const MARKDOWN = process.argv.includes('--markdown');
 const MODEL = arg('--model');

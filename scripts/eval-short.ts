@@ -15,15 +15,11 @@ import { createDetector, UnsupportedLanguageError, type Language, type Mode } fr
 import { countWords } from '../src/detector/engine.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { readJsonl, stableHash, type CorpusRow } from '../src/detector/training.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const INPUT = (arg('--input') ?? '../shared/data/corpus-dev.jsonl,../shared/data/extra-dev.jsonl').split(',').map((f) => resolve(ROOT, f));
 const MARKDOWN = process.argv.includes('--markdown');
 const BANDS: Array<[string, number, number]> = [

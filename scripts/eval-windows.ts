@@ -20,16 +20,12 @@ import { fileURLToPath } from 'node:url';
 import { createDetector, type Mode, type WindowScore } from '../src/detector/index.ts';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { combineWindows, windowRanges } from '../src/detector/windows.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 import { table } from './lib/table.ts';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const SIZES = (arg('--sizes') ?? '300,500,800,1200').split(',').map(Number);
 const MARKDOWN = process.argv.includes('--markdown');

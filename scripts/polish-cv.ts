@@ -39,15 +39,11 @@ import {
   type PolishSample,
 } from './lib/polish-head.ts';
 import { neutralise } from './lib/shortcuts.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const MODEL = resolve(ROOT, arg('--model') ?? 'models/detector.bin');
 const FOLD_CACHE = arg('--fold-cache');

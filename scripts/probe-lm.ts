@@ -20,15 +20,11 @@ import { BigramLM, UNK, buildBigramLM } from '../src/detector/lm.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { buildVocab, loadBrown, readJsonl, type CorpusRow } from '../src/detector/training.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const ONLY = arg('--sources')?.split(',');
 const CHAR_ORDER = Number(arg('--char-order') ?? 5);

@@ -11,15 +11,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { neutralise } from './lib/shortcuts.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const OUT = arg('--out') ? resolve(arg('--out')!) : mkdtempSync(join(tmpdir(), 'textdetect-shortcuts-'));
 mkdirSync(OUT, { recursive: true });

@@ -19,14 +19,10 @@ import { readArtifact } from '../src/detector/artifact.ts';
 import { aiThresholdFor, calibrateForLength } from '../src/detector/engine.ts';
 import { readJsonl, thresholdAtFpr } from '../src/detector/training.ts';
 import { WRITTEN_TASKS } from './lib/mirrors.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const OOF = arg('--oof');
 if (!OOF) {
   process.stderr.write('threshold-guards.ts: --oof FILE is required (the --dump-oof file of the run); --help lists the options.\n');

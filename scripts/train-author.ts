@@ -43,15 +43,11 @@ import { fitPlatt, thresholdAtFpr } from '../src/detector/training.ts';
 import type { Language } from '../src/detector/types.ts';
 import { EVIDENCE_FLOOR_WORDS } from '../src/contract.ts';
 import { table } from './lib/table.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const OUT = resolve(ROOT, arg('--out') ?? 'models/author.json');
 const SCORE_MODEL = arg('--score-model');

@@ -65,15 +65,11 @@ import {
 import { fitLogisticSmall, readJsonl, rng, type CorpusRow } from '../src/detector/training.ts';
 import { foldModels, type FoldModelData } from './lib/fold-models.ts';
 import { planMixedDocs } from './lib/mixed-docs.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const OUT = resolve(ROOT, arg('--out') ?? 'models/segments.json');
 const MODEL = resolve(ROOT, arg('--model') ?? 'models/detector.bin');
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');

@@ -127,16 +127,12 @@ import {
   type TrainRow,
 } from '../src/detector/training.ts';
 import { UnsupportedLanguageError, type Language } from '../src/detector/types.ts';
-import { checkScriptArgs } from './lib/options.mjs';
+import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const OUT = resolve(ROOT, arg('--out') ?? 'models/detector.bin');
 const FOLDS = Number(arg('--folds') ?? 4);
 const SEED = Number(arg('--seed') ?? 1);

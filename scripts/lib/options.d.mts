@@ -9,3 +9,6 @@ export function scriptArgs<T extends Omit<ParseArgsConfig, 'args'>>(
 
 /** For a script that reads `process.argv` itself: `--help`, and a one-line refusal (exit 2) of an option its source never names. */
 export function checkScriptArgs(scriptUrl: string): void;
+
+/** The value given after `name` (`--model PATH`) on the command line, or undefined. */
+export function optionValue(name: string): string | undefined;

@@ -78,3 +78,14 @@ export function checkScriptArgs(scriptUrl) {
     if (value !== undefined) refuse(scriptUrl, `write "${name} ${value}", with a space, not "${token}"`);
   }
 }
+
+/**
+ * The value given after `name` (`--model PATH`), for a script that reads `process.argv` itself;
+ * undefined when the option is not there.
+ * @param {string} name
+ * @returns {string | undefined}
+ */
+export function optionValue(name) {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
