@@ -315,12 +315,12 @@ function sourceWeight(source: string): number {
  * the older corpora's LM features stay as they were (a trial of issue 38: the LMs are shared by every
  * family, and a new family in them moves every older text's features).
  */
+const MIRRORS_IN_LMS = !process.argv.includes('--no-mirror-lms');
 /**
  * --twin-weight X: a human text that a training mirror mirrors gets X times that mirror's weight on
  * top of its own in the classifier (`sampleWeights`; 0 = off), so each pair is learnt as a pair.
  */
 const TWIN_WEIGHT = Number(arg('--twin-weight') ?? 0);
-const MIRRORS_IN_LMS = !process.argv.includes('--no-mirror-lms');
 const KEEP_SHORTCUTS = process.argv.includes('--keep-shortcuts');
 /** Interpolation strengths of the tag-trigram LMs (see `buildPosLM`). */
 const POS_OPTS = { k2: Number(arg('--pos-k2') ?? 5), k1: Number(arg('--pos-k1') ?? 5) };
