@@ -264,36 +264,39 @@ describe('Redis trouble at the edges', () => {
       redisUrl: redisServer.url,
       redisKeyPrefix: `textdetect-test:${randomBytes(6).toString('hex')}:`,
     });
-    const pauser = new Redis(redisServer.url);
+    // A connection opened before the stall, whose PING is sent during it.
+    const probe = new Redis(redisServer.url);
     try {
+      await probe.ping();
       const key = await service.newKey();
       expect((await detect(service, key, { text: SHORT })).status).toBe(200);
-      // CLIENT PAUSE holds every other client's commands, like a stalled server, until UNPAUSE. A
-      // probe's PING sent now is answered only then: every request answered before it did not wait
-      // for Redis to come back (an order, not a time, so a loaded machine measures the same).
-      await pauser.call('CLIENT', 'PAUSE', '60000');
-      const probe = new Redis(redisServer.url);
+      // SIGSTOP keeps every connection open and answers nothing, like a hung host, until SIGCONT.
+      // The probe's PING sent now is answered only then: every request answered before it did not
+      // wait for Redis to come back (an order, not a time, so a loaded machine measures the same).
+      // (CLIENT PAUSE, used before, also held the UNPAUSE that was to end it, for the whole 60 s.)
+      redisServer.freeze();
       let probeAnswered = false;
       const probed = probe.ping().then(() => {
         probeAnswered = true;
       });
       // Each request waits at most REDIS_TIMEOUT_MS (250 ms) and is counted in this process; the
       // third consecutive timeout trips the breaker, and the requests after it do not wait at all.
-      const answeredWhilePaused: boolean[] = [];
+      const answeredWhileFrozen: boolean[] = [];
       for (let i = 0; i < 6; i++) {
         const answer = await detect(service, key, { text: SHORT });
         expect(answer.status).toBe(200);
-        answeredWhilePaused.push(!probeAnswered);
+        answeredWhileFrozen.push(!probeAnswered);
       }
-      expect(answeredWhilePaused).toEqual([true, true, true, true, true, true]);
+      expect(answeredWhileFrozen).toEqual([true, true, true, true, true, true]);
       const tripped = service.logs.filter((l) => String(l.msg).includes('counted per instance'));
       expect(tripped).toHaveLength(1);
       expect(tripped[0]!.reason).toMatch(/timed out after 250 ms/);
-      await pauser.call('CLIENT', 'UNPAUSE');
+      redisServer.thaw();
       await probed;
-      probe.disconnect();
+      expect(probeAnswered).toBe(true);
     } finally {
-      pauser.disconnect();
+      redisServer.thaw();
+      probe.disconnect();
       await service.stop();
       await redisServer.stop();
     }
