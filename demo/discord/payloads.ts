@@ -145,11 +145,30 @@ export function buttonPress(
   };
 }
 
-/** GUILD_CREATE for a server with one text channel, as sent after READY to a bot with the Guilds intent. */
-export function guildCreate(place: Place, channelName = 'general') {
+/** A role as GUILD_CREATE lists it (permissions as a decimal string, as Discord sends them). */
+export interface GuildRole {
+  id: string;
+  name: string;
+  permissions: string;
+}
+
+/**
+ * A GUILD_CREATE guild object (API v10, "Guild Create"): its text channels in order, and its roles
+ * after `@everyone`, each role and channel with the fields Discord sends.
+ */
+export function guildObject(
+  place: Place,
+  guild: {
+    name: string;
+    channels: { id: string; name: string; type?: number }[];
+    roles?: GuildRole[];
+    members?: unknown[];
+    memberCount: number;
+  },
+) {
   return {
     id: place.guildId,
-    name: 'Test server',
+    name: guild.name,
     icon: null,
     splash: null,
     discovery_splash: null,
@@ -159,21 +178,17 @@ export function guildCreate(place: Place, channelName = 'general') {
     verification_level: 1,
     default_message_notifications: 1,
     explicit_content_filter: 2,
-    roles: [
-      {
-        id: place.guildId,
-        name: '@everyone',
-        color: 0,
-        hoist: false,
-        icon: null,
-        unicode_emoji: null,
-        position: 0,
-        permissions: '1071698660929',
-        managed: false,
-        mentionable: false,
-        flags: 0,
-      },
-    ],
+    roles: [{ id: place.guildId, name: '@everyone', permissions: '1071698660929' }, ...(guild.roles ?? [])].map((r, position) => ({
+      color: 0,
+      hoist: false,
+      icon: null,
+      unicode_emoji: null,
+      position,
+      managed: false,
+      mentionable: false,
+      flags: 0,
+      ...r,
+    })),
     emojis: [],
     stickers: [],
     features: [],
@@ -196,28 +211,31 @@ export function guildCreate(place: Place, channelName = 'general') {
     joined_at: new Date().toISOString(),
     large: false,
     unavailable: false,
-    member_count: 2,
+    member_count: guild.memberCount,
     voice_states: [],
-    members: [],
-    channels: [
-      {
-        id: place.channelId,
-        type: 0,
-        name: channelName,
-        position: 0,
-        permission_overwrites: [],
-        parent_id: null,
-        nsfw: false,
-        topic: null,
-        rate_limit_per_user: 0,
-        last_message_id: null,
-        flags: 0,
-      },
-    ],
+    members: guild.members ?? [],
+    channels: guild.channels.map((c, position) => ({
+      id: c.id,
+      type: c.type ?? 0,
+      name: c.name,
+      position,
+      permission_overwrites: [],
+      parent_id: null,
+      nsfw: false,
+      topic: null,
+      rate_limit_per_user: 0,
+      last_message_id: null,
+      flags: 0,
+    })),
     threads: [],
     presences: [],
     stage_instances: [],
     guild_scheduled_events: [],
     soundboard_sounds: [],
   };
+}
+
+/** GUILD_CREATE for a server with one text channel, as sent after READY to a bot with the Guilds intent. */
+export function guildCreate(place: Place, channelName = 'general') {
+  return guildObject(place, { name: 'Test server', channels: [{ id: place.channelId, name: channelName }], memberCount: 2 });
 }

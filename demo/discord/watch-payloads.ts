@@ -5,7 +5,7 @@
  * `newly_created`; Guild Delete an unavailable guild object).
  */
 import { messageObject, snowflake } from './fake-discord.ts';
-import { chatInputDetect, type user, type Place } from './payloads.ts';
+import { chatInputDetect, type GuildRole, guildObject, type Place, type user } from './payloads.ts';
 
 export type Author = ReturnType<typeof user> & { bot?: boolean };
 
@@ -89,88 +89,22 @@ export function threadCreate(place: Place, parentId: string, ownerId: string, th
   };
 }
 
-export interface GuildRole {
-  id: string;
-  name: string;
-  permissions: string;
-}
-
-/** GUILD_CREATE with text channels and roles (permissions as decimal strings, as Discord sends them). */
+/** GUILD_CREATE with text channels and roles, the bot among its members. */
 export function guildWithChannels(
   place: Place,
   channels: { id: string; name: string; type?: number }[],
   roles: GuildRole[],
   botUserId: string,
 ) {
-  return {
-    id: place.guildId,
+  return guildObject(place, {
     name: 'Watched server',
-    icon: null,
-    splash: null,
-    discovery_splash: null,
-    owner_id: snowflake(),
-    afk_channel_id: null,
-    afk_timeout: 300,
-    verification_level: 1,
-    default_message_notifications: 1,
-    explicit_content_filter: 2,
-    roles: [{ id: place.guildId, name: '@everyone', permissions: '1071698660929' }, ...roles].map((r, position) => ({
-      color: 0,
-      hoist: false,
-      icon: null,
-      unicode_emoji: null,
-      position,
-      managed: false,
-      mentionable: false,
-      flags: 0,
-      ...r,
-    })),
-    emojis: [],
-    stickers: [],
-    features: [],
-    mfa_level: 0,
-    application_id: null,
-    system_channel_id: place.channelId,
-    system_channel_flags: 0,
-    rules_channel_id: null,
-    vanity_url_code: null,
-    description: null,
-    banner: null,
-    premium_tier: 0,
-    premium_subscription_count: 0,
-    preferred_locale: 'en-US',
-    public_updates_channel_id: null,
-    max_video_channel_users: 25,
-    nsfw_level: 0,
-    premium_progress_bar_enabled: false,
-    safety_alerts_channel_id: null,
-    joined_at: new Date().toISOString(),
-    large: false,
-    unavailable: false,
-    member_count: 3,
-    voice_states: [],
+    channels,
+    roles,
+    memberCount: 3,
     members: [
       { ...member([]), user: { id: botUserId, username: 'textdetect', global_name: null, discriminator: '0', avatar: null, bot: true } },
     ],
-    channels: channels.map((c, position) => ({
-      id: c.id,
-      type: c.type ?? 0,
-      name: c.name,
-      position,
-      permission_overwrites: [],
-      parent_id: null,
-      nsfw: false,
-      topic: null,
-      rate_limit_per_user: 0,
-      last_message_id: null,
-      flags: 0,
-    })),
-    threads: [],
-    presences: [],
-    stage_instances: [],
-    guild_scheduled_events: [],
-    soundboard_sounds: [],
-  };
+  });
 }
 
 const MANAGE_GUILD = 1n << 5n;
