@@ -97,7 +97,16 @@ export function buildPdf(options: PdfOptions): Buffer {
     encrypt = ` /Encrypt ${id} 0 R /ID [<${hex(16, 5)}> <${hex(16, 5)}>]`;
   }
 
-  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
+  return pdfFile(objects, { header: '%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', trailer: encrypt });
+}
+
+/**
+ * A PDF file of `objects` (object n is objects[n - 1], object 1 the catalogue): the header, each
+ * object, the cross-reference table at their byte offsets and the trailer (`trailer` adds entries
+ * to its dictionary, such as /Encrypt).
+ */
+export function pdfFile(objects: Buffer[], options: { header?: string; trailer?: string } = {}): Buffer {
+  const parts: Buffer[] = [Buffer.from(options.header ?? '%PDF-1.4\n', 'latin1')];
   let offset = parts[0]!.length;
   const offsets: number[] = [];
   objects.forEach((body, i) => {
@@ -108,7 +117,7 @@ export function buildPdf(options: PdfOptions): Buffer {
   });
   let xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
   for (const at of offsets) xref += `${String(at).padStart(10, '0')} 00000 n \n`;
-  xref += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${encrypt} >>\nstartxref\n${offset}\n%%EOF\n`;
+  xref += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${options.trailer ?? ''} >>\nstartxref\n${offset}\n%%EOF\n`;
   parts.push(Buffer.from(xref, 'latin1'));
   return Buffer.concat(parts);
 }

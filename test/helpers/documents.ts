@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { crc32, deflateRawSync, deflateSync, inflateRawSync } from 'node:zlib';
+import { pdfFile } from '../../demo/documents.ts';
 
 // ---------------------------------------------------------------- prose
 
@@ -295,18 +296,5 @@ export function buildPdfBomb(unpackedMb: number, options: { inFont?: boolean } =
     `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >> >> /Contents ${contents} 0 R >>`,
     'latin1',
   );
-  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n', 'latin1')];
-  let offset = parts[0]!.length;
-  const offsets: number[] = [];
-  objects.forEach((body, i) => {
-    offsets.push(offset);
-    const chunk = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`, 'latin1'), body, Buffer.from('\nendobj\n', 'latin1')]);
-    parts.push(chunk);
-    offset += chunk.length;
-  });
-  let xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  for (const at of offsets) xref += `${String(at).padStart(10, '0')} 00000 n \n`;
-  xref += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${offset}\n%%EOF\n`;
-  parts.push(Buffer.from(xref, 'latin1'));
-  return Buffer.concat(parts);
+  return pdfFile(objects);
 }
