@@ -15,32 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPdf, buildPdfBomb, paragraphs } from '../helpers/documents.ts';
 import { WAIT_MS } from '../helpers/load.ts';
 import { createLogger } from '../../src/service/index.ts';
-import { type Answer, expectEnvelope, startTestService, type TestService } from './helpers.ts';
-
-async function upload(
-  service: TestService,
-  key: string,
-  data: Uint8Array | string,
-  filename: string,
-  fields: Record<string, string> = {},
-): Promise<Answer> {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append('file', new Blob([data as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), filename);
-  const response = await fetch(`${service.url}/v1/detect/file`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}` },
-    body: form,
-  });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // keep the text
-  }
-  return { status: response.status, headers: response.headers, body };
-}
+import { type Answer, expectEnvelope, startTestService, type TestService, uploadFile as upload } from './helpers.ts';
 
 /** Resident KB of a process from /proc. */
 function residentKb(pid: number): number {
