@@ -25,11 +25,11 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
 import { buttonPress, chatInputDetect, messageCommand, user, type Place } from '../../demo/discord/payloads.ts';
+import { settingsCommand } from '../../demo/discord/watch-payloads.ts';
 import { WAIT_MS } from '../helpers/load.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.sharded-bot-token`;
-const MANAGE_GUILD = 1n << 5n;
 const TEXT = [
   'The ferry was late again, so the whole choir waited on the pier with their folders under their coats.',
   'Somebody started humming the alto line of the spring concert, and within a minute half the queue had joined in.',
@@ -232,20 +232,6 @@ async function interact(payload: { id: string; token: string }): Promise<{ callb
   return { callback, edit };
 }
 
-function settingsCommand(place: Place, who: ReturnType<typeof user>, mode: string) {
-  const base = chatInputDetect(place, who, { text: '', mode: 'general' });
-  return {
-    ...base,
-    member: { ...base.member, permissions: (BigInt(base.member.permissions) | MANAGE_GUILD).toString() },
-    data: {
-      id: snowflake(),
-      name: 'detect-settings',
-      type: 1,
-      options: [{ name: 'mode', type: 1, options: [{ name: 'mode', type: 3, value: mode }] }],
-    },
-  };
-}
-
 const modeOf = (edit: RecordedRequest): string | undefined =>
   edit.body.embeds?.[0]?.fields?.find((f: { name: string }) => f.name === 'Mode')?.value;
 
@@ -290,8 +276,8 @@ describe('two bot processes, two shards each', () => {
   });
 
   it('a settings change and an interaction reach the right guild’s state, whichever process takes them', async () => {
-    const setA = settingsCommand(placeA, admin, 'academic');
-    const setB = settingsCommand(placeB, admin, 'legal');
+    const setA = settingsCommand(placeA, admin, 'mode', [{ name: 'mode', type: 3, value: 'academic' }]);
+    const setB = settingsCommand(placeB, admin, 'mode', [{ name: 'mode', type: 3, value: 'legal' }]);
     expect((await interact(setA)).edit.body.content).toContain('Academic mode');
     expect((await interact(setB)).edit.body.content).toContain('Legal mode');
     const checkA = messageCommand(placeA, moderator, { content: TEXT });
