@@ -83,18 +83,14 @@ export class FakeSlackHistory {
 
   /** A member's message written `agoMs` ago, with both `text` and rich-text blocks, as clients send it. */
   post(channelId: string, agoMs: number, user: string, text: string, extra: Record<string, unknown> = {}): Message {
-    const message: Message = {
-      type: 'message',
-      user,
-      text,
-      blocks: richText(text),
-      team: this.teamId,
-      client_msg_id: randomUUID(),
-      ts: tsAgo(agoMs),
-      ...extra,
-    };
+    const message: Message = { ...this.#written(agoMs, user, text), ...extra };
     this.#state(channelId).messages.push(message);
     return message;
+  }
+
+  /** What a member's client sends: `text` and its rich-text blocks, the team and a client message id. */
+  #written(agoMs: number, user: string, text: string): Message {
+    return { type: 'message', user, text, blocks: richText(text), team: this.teamId, client_msg_id: randomUUID(), ts: tsAgo(agoMs) };
   }
 
   /** Any message object as given (bot posts, joins, tombstones…), `ts` filled in. */
@@ -108,13 +104,7 @@ export class FakeSlackHistory {
   reply(channelId: string, parent: Message, agoMs: number, user: string, text: string, options: { broadcast?: boolean } = {}): Message {
     const state = this.#state(channelId);
     const reply: Message = {
-      type: 'message',
-      user,
-      text,
-      blocks: richText(text),
-      team: this.teamId,
-      client_msg_id: randomUUID(),
-      ts: tsAgo(agoMs),
+      ...this.#written(agoMs, user, text),
       thread_ts: parent.ts,
       parent_user_id: parent.user,
       ...(options.broadcast ? { subtype: 'thread_broadcast', root: { ...parent } } : {}),
