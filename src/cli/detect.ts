@@ -229,7 +229,7 @@ function paint(probability: number, text: string, colour: boolean): string {
   return `\u001b[${code}m${text}\u001b[0m`;
 }
 
-/** One decimal, never 0.0% or 100.0% (as the bots and the web page): a detector cannot be certain. */
+/** One decimal, never 0.0% or 100.0%: a detector cannot be certain (the bots and the page round to whole percents, formatPercent in src/words.ts). */
 export function percent(probability: number): string {
   return `${Math.min(99.9, Math.max(0.1, Math.round(probability * 1000) / 10)).toFixed(1)}%`;
 }
