@@ -214,8 +214,9 @@ export interface DetectResponse {
   /**
    * Given that the text reads as AI-touched, the calibrated probability (0..1) that it is a
    * person's own text polished, edited or rewritten by an AI rather than written by one; null
-   * under the evidence floor (`too_little_evidence`). Read it only when the verdict is `likely_ai`;
-   * `origin` already does.
+   * under the evidence floor (`too_little_evidence`), and for a text that only the assistant head
+   * reads as AI (its family's texts, which the polish reading was never trained on). Read it only
+   * when the verdict is `likely_ai`; `origin` already does.
    */
   polished_probability: number | null;
   /**

@@ -45,6 +45,15 @@ export interface GroupCalibration {
   nAi: number;
 }
 
+/** Where the assistant head's margin starts to count, for texts of `minWords` words or more. */
+export interface AssistantBar {
+  minWords: number;
+  /** From this margin the text is not `likely_human`. */
+  veto: number;
+  /** From this margin the text is `likely_ai`; absent where the head only vetoes (a language with too few of the family's texts to set it). */
+  fire?: number;
+}
+
 export interface ArtifactHeader {
   format: 'textdetect-model';
   formatVersion: 1;
@@ -82,6 +91,23 @@ export interface ArtifactHeader {
     b: number;
     extra?: { names: string[]; mean: number[]; std: number[]; weights: number[] };
     forest?: { depth: number; nTrees: number; nFeatures: number; base: number; linearWeight: number };
+  };
+  /**
+   * The assistant head (issue 38, `assistant.ts`): a logistic model over the dense features, the raw
+   * score and the hashed features, with trees stacked on it (arrays `assistant.*`), trained on one
+   * assistant family against human texts, and per language the
+   * margins from which a text is not cleared (`veto`) and is likely AI (`fire`). Absent in earlier artifacts.
+   */
+  assistant?: {
+    /** The linear part's bias and the raw score's divisor (its weights are the arrays `assistant.dense`, `assistant.sparse`). */
+    bias: number;
+    rawScale: number;
+    /** The trees' margin is blended with the linear logit: (1 − w) · trees + w · logit. */
+    linearWeight: number;
+    forest?: { depth: number; nTrees: number; nFeatures: number; base: number };
+    bars: Record<string, AssistantBar[]>;
+    /** The family it was trained on and how (for people reading the file). */
+    trainedOn: Record<string, unknown>;
   };
   /** Part-of-speech tagger: tag names (id 0 is the text start), word endings → tag id, the unknown-word tag. */
   pos?: { tags: string[]; suffix: Array<[string, number]>; defaultTag: number };

@@ -225,19 +225,20 @@ export interface LMContext {
   /**
    * At run time (`LoadedModel`), the hashed weights read at each feature of a text, interleaved:
    * at `HASHED_STRIDE * j` the short-text lexical model's weight of feature j (the same numbers as
-   * `shortLex.weights`), then the document model's, then the polish head's. A text's features are
-   * scattered over 2^18 indices, so each read is a likely cache miss; with the three side by side,
-   * one line serves the three reads, the later ones (`linearScorePair`, the sentences' sums) finding
-   * it already cached.
+   * `shortLex.weights`), then the document model's, the polish head's and the assistant head's (0
+   * without one). A text's features are scattered over 2^18 indices, so each read is a likely cache
+   * miss; with the four side by side, one line serves the four reads, the later ones
+   * (`linearScorePair`, the sentences' sums) finding it already cached.
    */
   hashed?: Float32Array | undefined;
 }
 
 /** Weights per hashed feature in `LMContext.hashed`, and where each set sits in a feature's group. */
-export const HASHED_STRIDE = 3;
+export const HASHED_STRIDE = 4;
 export const HASHED_SHORT_LEX = 0;
 export const HASHED_DOCUMENT = 1;
 export const HASHED_POLISH = 2;
+export const HASHED_ASSISTANT = 3;
 
 export interface ShortLexWeights {
   bias: number;

@@ -2,11 +2,13 @@
  * A loaded model: LMs, linear weights, trees and calibration. `rawLogit` is the uncalibrated score
  * shared by training (cross-fitted evaluation) and the detector.
  */
-import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from './artifact.ts';
+import type { ArtifactArrays, ArtifactHeader, AssistantBar, GroupCalibration } from './artifact.ts';
+import { assistantBarFor, assistantHeadFrom, assistantMargin, type AssistantHead } from './assistant.ts';
 import {
   extractFeatures,
   DENSE_DIM,
   HASH_DIM,
+  HASHED_ASSISTANT,
   HASHED_DOCUMENT,
   HASHED_POLISH,
   HASHED_SHORT_LEX,
@@ -44,9 +46,11 @@ export function linearScore(f: FeatureVector, w: LinearWeights): number {
  * `linearScore` of two weight sets over one feature vector in one pass: each sum takes the same
  * terms in the same order as `linearScore`'s, so each is `linearScore`'s bit for bit, and the
  * sparse weights of both are read together (the features' indices are scattered over 2^18 weights
- * each, so the reads miss the cache, and two independent misses overlap).
+ * each, so the reads miss the cache, and two independent misses overlap). With the interleaved
+ * table, also the assistant head's hashed sum (its column of the table; 0 otherwise), from the
+ * same cache lines.
  */
-export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearWeights, hashed?: Float32Array): [number, number] {
+export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearWeights, hashed?: Float32Array): [number, number, number] {
   let s1 = w1.bias;
   let s2 = w2.bias;
   const dense = f.dense;
@@ -58,13 +62,15 @@ export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearW
   const val = f.val;
   if (hashed) {
     // w1's and w2's hashed weights interleaved as in `LMContext.hashed` (the same numbers).
+    let s3 = 0;
     for (let i = 0; i < idx.length; i++) {
       const j = HASHED_STRIDE * idx[i]!;
       const v = val[i]!;
       s1 += hashed[j + HASHED_DOCUMENT]! * v;
       s2 += hashed[j + HASHED_POLISH]! * v;
+      s3 += hashed[j + HASHED_ASSISTANT]! * v;
     }
-    return [s1, s2];
+    return [s1, s2, s3];
   }
   const sparse1 = w1.sparse;
   const sparse2 = w2.sparse;
@@ -74,16 +80,22 @@ export function linearScorePair(f: FeatureVector, w1: LinearWeights, w2: LinearW
     s1 += sparse1[j]! * v;
     s2 += sparse2[j]! * v;
   }
-  return [s1, s2];
+  return [s1, s2, 0];
 }
 
-/** `LMContext.hashed`: the short-text lexical model's, the document model's and the polish head's hashed weights, interleaved. */
-export function interleaveHashed(shortLex: Float32Array, document: Float32Array, polish: Float32Array): Float32Array {
+/** `LMContext.hashed`: the short-text lexical model's, the document model's, the polish head's and the assistant head's hashed weights, interleaved. */
+export function interleaveHashed(
+  shortLex: Float32Array,
+  document: Float32Array,
+  polish: Float32Array,
+  assistant?: Float32Array,
+): Float32Array {
   const table = new Float32Array(HASHED_STRIDE * HASH_DIM);
   for (let j = 0; j < HASH_DIM; j++) {
     table[HASHED_STRIDE * j + HASHED_SHORT_LEX] = shortLex[j]!;
     table[HASHED_STRIDE * j + HASHED_DOCUMENT] = document[j]!;
     table[HASHED_STRIDE * j + HASHED_POLISH] = polish[j]!;
+    table[HASHED_STRIDE * j + HASHED_ASSISTANT] = assistant?.[j] ?? 0;
   }
   return table;
 }
@@ -186,7 +198,12 @@ export class LoadedModel {
   private readonly polish: PolishHead | undefined;
   /** The polish head's linear sum of a run-time vector, taken with the document model's (`rawLogit`). */
   readonly #polishBase = new WeakMap<FeatureVector, number>();
+  readonly #assistantInput = new Float64Array(DENSE_DIM + 2);
+  /** The assistant head's hashed sum of a run-time vector, taken in the same pass. */
+  readonly #assistantHashed = new WeakMap<FeatureVector, number>();
   private readonly stack = new Float64Array(DENSE_DIM + 1);
+  /** The assistant head (`header.assistant`), when the artifact has one. */
+  private readonly assistant: AssistantHead | undefined;
 
   constructor(header: ArtifactHeader, arrays: ArtifactArrays) {
     this.header = header;
@@ -223,7 +240,10 @@ export class LoadedModel {
     };
     this.linearWeight = header.forest?.linearWeight ?? 0;
     this.polish = polishHeadFrom(header, arrays);
-    if (this.polish) this.lm.hashed = interleaveHashed(this.lm.shortLex.weights, sparse, this.polish.sparse);
+    this.assistant = assistantHeadFrom(header, arrays);
+    if (this.assistant && !this.polish)
+      throw new Error(`Model artifact ${header.version}: an assistant head needs the polish head's table.`);
+    if (this.polish) this.lm.hashed = interleaveHashed(this.lm.shortLex.weights, sparse, this.polish.sparse, this.assistant?.linear.sparse);
     if (header.forest) {
       const feat = arrays['gb.feature'];
       const thr = arrays['gb.threshold'] as Float32Array | undefined;
@@ -249,8 +269,9 @@ export class LoadedModel {
    */
   rawLogit(f: FeatureVector): number {
     if (this.polish && f.tokens) {
-      const [lin, polishBase] = linearScorePair(f, this.weights, this.polish, this.lm.hashed);
+      const [lin, polishBase, assistantHashed] = linearScorePair(f, this.weights, this.polish, this.lm.hashed);
       this.#polishBase.set(f, polishBase);
+      if (this.assistant) this.#assistantHashed.set(f, assistantHashed);
       return this.#raw(f, lin);
     }
     return this.#raw(f, linearScore(f, this.weights));
@@ -272,6 +293,17 @@ export class LoadedModel {
     if (!h) return undefined;
     const extras = needsExtras(h) ? polishExtras(lower, this.lm, raw, f.tokens) : undefined;
     return sigmoid(h.a * polishRaw(h, f, extras, this.#polishBase.get(f)) + h.b);
+  }
+
+  /**
+   * The assistant head's margin of a vector and its `rawLogit`, with the bar it is read against, for
+   * a text of the head's languages and lengths; undefined otherwise (and for an artifact without the head).
+   */
+  assistantReading(f: FeatureVector, raw: number, language: Language): { margin: number; bar: AssistantBar } | undefined {
+    const head = this.assistant;
+    if (!head) return undefined;
+    const bar = assistantBarFor(head, language, f.words);
+    return bar && { margin: assistantMargin(head, f, raw, this.#assistantHashed.get(f), this.#assistantInput), bar };
   }
 
   calibrationFor(language: Language, mode: Mode): GroupCalibration {

@@ -99,7 +99,8 @@ export interface DetectionResult {
    * Given that the text reads as AI-touched, the calibrated probability that it is a human's own
    * text polished, edited or rewritten by an AI rather than text an AI wrote (AI-paraphrased AI
    * text counts as AI-written). 0.5 is the operating point: from 0.5 it reads as the author's own
-   * text polished by an AI. Null under the evidence floor (too little evidence), and from a model artifact older than
+   * text polished by an AI. Null under the evidence floor (too little evidence), for a text that
+   * only the assistant head makes `likely_ai` (`assistant.ts`), and from a model artifact older than
    * this field.
    */
   polished_probability: number | null;

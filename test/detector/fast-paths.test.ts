@@ -25,11 +25,13 @@ import {
   tokenize,
   tokenizeByRegExp,
   Vocabulary,
+  type FeatureVector,
 } from '../../src/detector/features.ts';
 import { DEFAULT_MODEL_PATH } from '../../src/detector/index.ts';
 import { blankNoise, evidenceWords, isSpaceCode, languageEvidence, languageEvidenceOfWords } from '../../src/detector/language.ts';
 import { BOS, BigramPair, UNK } from '../../src/detector/lm.ts';
 import { LoadedModel, linearScore, linearScorePair } from '../../src/detector/model.ts';
+import { assistantSparseSum, type AssistantHead } from '../../src/detector/assistant.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
 import { EV_FUNCTION_WORDS, logSumExp, sentenceEvidence } from '../../src/detector/segments.ts';
 
@@ -424,17 +426,26 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
 
   it('linear models: the document model’s and the polish head’s sums in one pass, as linearScore sums each; the polish answer the same either way', () => {
     const polish = (model as unknown as { polish: Parameters<typeof linearScore>[1] }).polish;
+    // The assistant head's column of the table sums as its own weights do (0 for a model without the head).
+    const head = (model as unknown as { assistant: AssistantHead | undefined }).assistant;
+    const assistantHashedSum = (f: FeatureVector): number => (head ? assistantSparseSum(head.linear.sparse, f) : 0);
     const long = Array.from({ length: 60 }, (_, i) => TEXTS[i % 5]![0]).join(' ');
     for (const [text, language] of [...TEXTS, [long, 'en'] as [string, 'en']]) {
       const lower = lowerOf(text, language);
       const f = extractFeatures(lower, language, model.lm);
-      expect(linearScorePair(f, model.weights, polish), text.slice(0, 40)).toEqual([linearScore(f, model.weights), linearScore(f, polish)]);
+      expect(linearScorePair(f, model.weights, polish), text.slice(0, 40)).toEqual([
+        linearScore(f, model.weights),
+        linearScore(f, polish),
+        0,
+      ]);
       // The interleaved table holds the same weights: the same sums, and the same short-text lexical feature.
       expect(linearScorePair(f, model.weights, polish, model.lm.hashed), text.slice(0, 40)).toEqual([
         linearScore(f, model.weights),
         linearScore(f, polish),
+        linearScorePair(f, model.weights, polish, model.lm.hashed)[2],
       ]);
       const plainLex = extractFeatures(lower, language, { ...model.lm, hashed: undefined });
+      expect(linearScorePair(f, model.weights, polish, model.lm.hashed)[2], text.slice(0, 40)).toBe(assistantHashedSum(f));
       expect([...f.dense], text.slice(0, 40)).toEqual([...plainLex.dense]);
       // A training vector (no tokens) is summed on its own; a run-time one shares the pass with rawLogit.
       const runtime = model.features(lower, language);

@@ -21,6 +21,7 @@ export function trainingDataFile(name: string): string {
 
 /** Test files with cases that run only when the data is there (test/detector/bench-texts.test.ts keeps the list honest). */
 export const TRAINING_DATA_TEST_FILES = [
+  'test/detector/assistant.test.ts',
   'test/detector/attacks.test.ts',
   'test/detector/author.test.ts',
   'test/detector/eval.test.ts',

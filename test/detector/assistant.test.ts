@@ -1,0 +1,128 @@
+/**
+ * The assistant head (issue 38, src/detector/assistant.ts): it only ever raises the document model's
+ * probability, only from its bars, and the verdict read off the raised probability agrees with them.
+ * Checked on the rule alone, and on the shipped model against the same model with the head taken out.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readArtifact } from '../../src/detector/artifact.ts';
+import { assistantBarFor, liftedProbability } from '../../src/detector/assistant.ts';
+import { TextDetector, verdictOf } from '../../src/detector/engine.ts';
+import { createDetector, type Detector } from '../../src/detector/index.ts';
+import { LoadedModel } from '../../src/detector/model.ts';
+import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
+import { HAS_TRAINING_DATA, trainingDataFile } from '../helpers/training-data.ts';
+
+const MODEL = fileURLToPath(new URL('../../models/detector.bin', import.meta.url));
+
+describe('liftedProbability', () => {
+  const bar = { minWords: 40, veto: 0.5, fire: 3 };
+  const ai = 0.963;
+  const human = 0.1437;
+
+  it('leaves the probability alone under the veto bar', () => {
+    for (const p of [0, 0.02, 0.5, 0.99]) expect(liftedProbability(p, 0.4999, bar, ai, human)).toBe(p);
+  });
+
+  it('from the veto bar: not cleared (at least the likely_human threshold), never likely_ai', () => {
+    for (const margin of [0.5, 1, 2.9999]) {
+      const p = liftedProbability(0.01, margin, bar, ai, human);
+      expect(p).toBe(0.1437);
+      expect(verdictOf(p, ai, human)).toBe('mixed');
+    }
+    // A probability already higher stays as it was.
+    expect(liftedProbability(0.7, 1, bar, ai, human)).toBe(0.7);
+  });
+
+  it('from the fire bar: likely_ai, rising with the margin, never past 0.999 on its own', () => {
+    const ps = [3, 3.5, 4, 6, 20].map((margin) => liftedProbability(0.01, margin, bar, ai, human));
+    for (const p of ps) expect(verdictOf(p, ai, human)).toBe('likely_ai');
+    expect(ps[0]).toBe(0.963);
+    expect([...ps].sort((a, b) => a - b)).toEqual(ps);
+    expect(ps[4]).toBeLessThanOrEqual(0.999);
+    expect(liftedProbability(0.9995, 20, bar, ai, human)).toBe(0.9995);
+  });
+
+  it('stays at four decimals and at or above the threshold it must reach', () => {
+    for (let margin = 3; margin < 8; margin += 0.37) {
+      const p = liftedProbability(0.2, margin, bar, 0.98123, human);
+      expect(p).toBeGreaterThanOrEqual(0.98123);
+      expect(Math.round(p * 10000) / 10000).toBe(p);
+    }
+  });
+
+  it('without a fire bar, only vetoes', () => {
+    const vetoOnly = { minWords: 40, veto: 0.5 };
+    expect(liftedProbability(0.01, 50, vetoOnly, ai, human)).toBe(0.1437);
+    expect(liftedProbability(0.01, 0.4, vetoOnly, ai, human)).toBe(0.01);
+  });
+
+  it('picks the bar of the text’s length, none under the first band or in another language', () => {
+    const bars = { en: [bar, { minWords: 100, veto: 0.2, fire: 2 }] };
+    expect(assistantBarFor({ bars }, 'en', 39)).toBeUndefined();
+    expect(assistantBarFor({ bars }, 'en', 99)?.minWords).toBe(40);
+    expect(assistantBarFor({ bars }, 'en', 100)?.minWords).toBe(100);
+    expect(assistantBarFor({ bars }, 'tr', 500)).toBeUndefined();
+  });
+});
+
+describe('the shipped model’s head', () => {
+  const { header, arrays } = readArtifact(MODEL);
+  const head = header.assistant;
+  let withHead: Detector;
+  let withoutHead: TextDetector;
+  let model: LoadedModel;
+
+  beforeAll(async () => {
+    withHead = await createDetector();
+    model = new LoadedModel(header, arrays);
+    const { assistant: _a, ...rest } = header;
+    const kept = Object.fromEntries(Object.entries(arrays).filter(([name]) => !name.startsWith('assistant.')));
+    withoutHead = new TextDetector(new LoadedModel({ ...rest, version: 'no-head' } as typeof header, kept));
+  });
+
+  it('was fitted on this document model, which it leaves as it was', () => {
+    expect(head, 'models/detector.bin has an assistant head').toBeDefined();
+    // English may be made likely_ai; Turkish, with too few of the family's texts, only not cleared.
+    expect(Object.keys(head!.bars)).toEqual(['en', 'tr']);
+    expect(head!.bars.en!.every((b) => b.fire !== undefined)).toBe(true);
+    expect(head!.bars.tr!.every((b) => b.fire === undefined)).toBe(true);
+    const bare = new LoadedModel({ ...header, assistant: undefined }, arrays);
+    const text = 'The committee reviewed the proposal in detail and decided to postpone the vote until the next meeting.';
+    const lower = lowerForFeatures(normalize(text).text, 'en');
+    expect(model.rawLogit(model.features(lower, 'en'))).toBe(bare.rawLogit(bare.features(lower, 'en')));
+  });
+
+  it.skipIf(!HAS_TRAINING_DATA)('raises only from its bars: the same answer below veto, never lower, likely_ai from fire', () => {
+    const rows = [
+      ...readFileSync(trainingDataFile('v5-dev.jsonl'), 'utf8').split('\n').filter(Boolean).slice(0, 120),
+      ...readFileSync(trainingDataFile('corpus-dev.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .filter((_, i) => i % 15 === 0),
+    ].map((l) => JSON.parse(l) as { text: string; mode: 'general'; language: 'en' | 'tr' });
+    const seen = { below: 0, vetoed: 0, fired: 0 };
+    for (const row of rows) {
+      const a = withHead.detect(row.text, { mode: row.mode });
+      const b = withoutHead.detect(row.text, { mode: row.mode });
+      expect(a.ai_probability).toBeGreaterThanOrEqual(b.ai_probability);
+      const lower = lowerForFeatures(normalize(row.text).text, a.language);
+      const f = model.features(lower, a.language);
+      const reading = model.assistantReading(f, model.rawLogit(f), a.language);
+      if (!reading || reading.margin < reading.bar.veto) {
+        seen.below++;
+        expect({ ...a, model: '' }).toEqual({ ...b, model: '' });
+      } else if (reading.bar.fire === undefined || reading.margin < reading.bar.fire) {
+        seen.vetoed++;
+        expect(a.verdict).not.toBe('likely_human');
+      } else {
+        seen.fired++;
+        if (!a.warnings.some((w) => ['out_of_domain', 'language_uncertain', 'language_mismatch', 'calibration_fallback'].includes(w)))
+          expect(a.verdict).toBe('likely_ai');
+      }
+    }
+    // The sample reaches all three cases.
+    expect(Math.min(seen.below, seen.vetoed, seen.fired), JSON.stringify(seen)).toBeGreaterThan(0);
+  });
+});
