@@ -14,7 +14,7 @@ import { freePort } from '../helpers/redis.ts';
 import { DetectProxy } from '../slack/proxy.ts';
 import { FakeDiscord, snowflake, type RecordedRequest } from '../../demo/discord/fake-discord.ts';
 import { buttonPress, chatInputDetect, guildCreate, messageCommand, user, type Place } from '../../demo/discord/payloads.ts';
-import { GENERATED_PARAGRAPH, HUMAN_POST } from '../helpers/texts.ts';
+import { GENERATED_PARAGRAPH, HUMAN_POST, VERDICT_HEADLINE } from '../helpers/texts.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
@@ -231,7 +231,7 @@ describe('/detect', () => {
     try {
       const x = await interact(chatInputDetect(place, moderator, { text: ENGLISH_TEXT, mode: 'general' }));
       expect(x.callback.body).toEqual({ type: 5, data: { flags: 0 } });
-      expect(x.edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
+      expect(x.edit.body.embeds[0].title).toMatch(VERDICT_HEADLINE);
     } finally {
       settings.ephemeral = true;
     }
@@ -422,7 +422,7 @@ describe('under load and surprises', () => {
     const answerMs = exchanges.map((x) => x.edit.at - x.sentAt).sort((a, b) => a - b);
     for (const x of exchanges) {
       expectEphemeralDeferral(x);
-      expect(x.edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
+      expect(x.edit.body.embeds[0].title).toMatch(VERDICT_HEADLINE);
     }
     const pct = (xs: number[], q: number): number => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
     // Printed for docs/discord.md ("Measured").
@@ -444,7 +444,7 @@ describe('under load and surprises', () => {
     expect(Math.max(...exchanges.map((x) => x.callback.at))).toBeLessThanOrEqual(
       [...exchanges.map((x) => x.edit.at)].sort((a, b) => a - b)[1]!,
     );
-    for (const x of exchanges) expect(x.edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
+    for (const x of exchanges) expect(x.edit.body.embeds[0].title).toMatch(VERDICT_HEADLINE);
     console.log(
       `discord bot, 5 simultaneous /detect through the paced client: deferral max ${deferMax} ms; answers at ${answers.join(', ')} ms`,
     );
@@ -477,7 +477,7 @@ describe('under load and surprises', () => {
     });
     const payload = messageCommand(place, moderator, { content: ENGLISH_TEXT });
     const x = await interact(payload);
-    expect(x.edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
+    expect(x.edit.body.embeds[0].title).toMatch(VERDICT_HEADLINE);
     const refused = await fake.waitForRequest(
       (r) => r.method === 'POST' && r.path === `/channels/${MODLOG_CHANNEL}/messages` && r.body.content.includes(payload.data.target_id),
     );
@@ -537,6 +537,6 @@ describe("Discord's own rate limits", () => {
     expect(edits).toEqual([x.edit, second]);
     expect(second.at - x.edit.at).toBeGreaterThanOrEqual(250);
     expect(second.body).toEqual(x.edit.body);
-    expect(second.body.embeds[0].title).toMatch(/Likely|Unclear/);
+    expect(second.body.embeds[0].title).toMatch(VERDICT_HEADLINE);
   });
 });

@@ -9,6 +9,7 @@ import { slashCommandExample } from './documented-payloads.ts';
 import { FakeDiscord, snowflake } from '../../demo/discord/fake-discord.ts';
 import { chatInputDetect, user } from '../../demo/discord/payloads.ts';
 import { WAIT_MS } from '../helpers/load.ts';
+import { VERDICT_HEADLINE } from '../helpers/texts.ts';
 
 const APP_ID = snowflake();
 const TOKEN = 'main-guard-bot-token.secret-part';
@@ -57,7 +58,7 @@ it('survives the documented example and an unreadable interaction, and keeps ans
   const payload = chatInputDetect(place, user(), { text: TEXT, mode: 'general' });
   fake.sendInteraction(payload);
   const edit = await fake.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), WAIT_MS);
-  expect(edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
+  expect(edit.body.embeds[0].title).toMatch(VERDICT_HEADLINE);
   expect(child.exitCode).toBeNull();
 
   const output = bot.output();

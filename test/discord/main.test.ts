@@ -14,6 +14,7 @@ import { startBotProcess, type BotProcess } from './bot-process.ts';
 import { FakeDiscord, snowflake } from '../../demo/discord/fake-discord.ts';
 import { chatInputDetect, user } from '../../demo/discord/payloads.ts';
 import { WAIT_MS } from '../helpers/load.ts';
+import { VERDICT_HEADLINE } from '../helpers/texts.ts';
 
 const APP_ID = snowflake();
 const TOKEN = 'main-test-bot-token.secret-part';
@@ -44,7 +45,7 @@ it('starts with an in-process service, answers /detect and stops on SIGTERM', as
   fake.sendInteraction(payload);
   const edit = await fake.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), WAIT_MS);
   const embed = edit.body.embeds[0];
-  expect(embed.title).toMatch(/Likely|Unclear/);
+  expect(embed.title).toMatch(VERDICT_HEADLINE);
   expect(embed.fields.find((f: { name: string }) => f.name === 'Request ID').value).toMatch(/^`req_\w+`$/);
 
   child.kill('SIGTERM');
@@ -87,7 +88,7 @@ it('names itself to the detection service in its User-Agent', async () => {
     const payload = chatInputDetect(place, user(), { text: TEXT, mode: 'general' });
     discord.sendInteraction(payload);
     const edit = await discord.waitForRequest((r) => r.method === 'PATCH' && r.path.includes(payload.token), WAIT_MS);
-    expect(edit.body.embeds[0].title).toMatch(/Likely|Unclear/);
+    expect(edit.body.embeds[0].title).toMatch(VERDICT_HEADLINE);
     const version = (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
     // The client's own part, then the bot's, as the Slack app sends `textdetect-slack/…`.
     expect(proxy.detectUserAgents.at(-1)).toMatch(

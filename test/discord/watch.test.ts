@@ -35,6 +35,7 @@ import {
 } from '../../demo/discord/watch-payloads.ts';
 import { firstFlagId } from '../helpers/watch-db.ts';
 import { AI_TEXTS, ENGINE_MIN_MESSAGES, HUMAN_TEXT } from '../slack/watch-texts.ts';
+import { VERDICT_HEADLINE } from '../helpers/texts.ts';
 
 const APP_ID = snowflake();
 const TOKEN = `${Buffer.from(APP_ID).toString('base64')}.fake.bot-token-for-tests`;
@@ -751,7 +752,7 @@ describe('without the Message Content intent', () => {
     expect(await watch(r, admin)).toBe(INTENT_MISSING_REPLY);
     expect((await r.store.getConfig(`discord:${r.world.place.guildId}`)).channels).toEqual([]);
     const { edit } = await interact(r.fake, chatInputDetect(r.world.place, admin, { text: HUMAN_TEXT, mode: 'general' }));
-    expect(edit?.body.embeds[0].title).toMatch(/Likely human-written|Unclear/);
+    expect(edit?.body.embeds[0].title).toMatch(VERDICT_HEADLINE);
   });
 });
 

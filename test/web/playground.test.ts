@@ -40,6 +40,16 @@ function shownPercent(probability: number): string {
 const HUMAN_PARAGRAPH =
   'ok so i finally tried that ramen place on 5th that everyone keeps talking about. honestly the broth was kinda salty for me but my friend loved it. ' +
   'we waited like 40 min to get a table which was annoying, and parking was a nightmare. probably wont go back unless someone drags me there lol.';
+/**
+ * Real human writing for the page's "human" reading: Brown corpus ck19 (general fiction, 1961). The
+ * posts above were written for these tests by an AI assistant, and the assistant head
+ * (src/detector/assistant.ts) does not clear HUMAN_PARAGRAPH on its own.
+ */
+const BROWN_PASSAGE =
+  'There was one fact which Rector could not overlook, one truth which he could not deny. As long as there were two human beings ' +
+  'working together on the same project, there would be competition and you could no more escape it than you could expect to escape ' +
+  'the grave. No matter how devoted a man was, no matter how fully he gave his life to the Lord, he could never extinguish that one ' +
+  'spark of pride that gave him definition as an individual.';
 const GENERATED_PARAGRAPH =
   'Ramen has become a beloved culinary staple around the world, celebrated for its rich flavors and comforting warmth. ' +
   'Each bowl represents a harmonious balance of savory broth, tender noodles, and carefully selected toppings. ' +
@@ -348,8 +358,8 @@ describe.runIf(HAS_CHROMIUM)('web page in headless Chromium', () => {
     expect(visibleText).toBe(PARTLY_GENERATED);
     await page.screenshot({ path: join(shots, 'playground-partly-generated.png'), fullPage: true });
 
-    // A human post: no passage outlined, and the page says so.
-    await checkText(page, HUMAN_PARAGRAPH);
+    // A human text: no passage outlined, and the page says so.
+    await checkText(page, BROWN_PASSAGE);
     await page.waitForSelector('#result[data-composition="human"]');
     expect(await page.$$('#highlighted .gen-span')).toHaveLength(0);
     expect(await page.textContent('#composition-label')).toBe('Reads as human writing');
