@@ -3,15 +3,16 @@
  * `src/detector/assistant.ts`) on the shipped document model and writes the model with it.
  *
  * The head is a logistic model over the document model's dense features, raw score and hashed
- * features, with small gradient-boosted trees stacked on it, trained on the family's training texts (`v5-train`, a 2026 chat assistant) against every human
- * training text, each mirror's own twin weighted up so that the pairs, which differ in who wrote them
- * and not in topic, teach the most. Every training text is read with the features of the fold model
- * that did not see it (FILE: `npm run train -- --fold-models FILE` of the run that built the model),
- * and the head is cross-fitted over the same pair-aware folds, so its bars are set on out-of-fold
- * margins: per language and length band, `fire` is the lowest margin at which every human source
- * keeps at most --source-max of its held-out humans likely AI (the document model's and the head's
- * together) and the head adds at most --pooled-fpr of all humans; `veto` lets at most --veto-fpr of
- * any source's humans stop being cleared. The document model, its calibration and thresholds are kept byte for byte.
+ * features, with small gradient-boosted trees stacked on it, trained on the family's training texts
+ * (`v5-train`, a 2026 chat assistant) against every human training text, each mirror's own twin
+ * weighted up so that the pairs, which differ in who wrote them and not in topic, teach the most.
+ * Every training text is read with the features of the fold model that did not see it (FILE:
+ * `npm run train -- --fold-models FILE` of the run that built the document model), and the head is
+ * cross-fitted over the same pair-aware folds, so its bars are set on out-of-fold margins: per
+ * language and length band, `fire` is the lowest margin at which every human source keeps at most
+ * --source-max of its held-out humans likely AI (the document model's and the head's together) and
+ * the head adds at most --pooled-fpr of all humans; `veto` lets at most --veto-fpr of any source's
+ * humans stop being cleared. The document model, its calibration and thresholds are kept byte for byte.
  *
  * Printed: out of fold on train and on dev (the dev texts read by the shipped model as the service
  * reads them), before → after, the family per task and length band (likely_ai, likely_human), the
@@ -116,7 +117,10 @@ const model = new LoadedModel(header, arrays);
 
 function samples(): { train: AssistantSample[]; dev: AssistantSample[] } {
   if (CACHE && existsSync(CACHE)) return v8.deserialize(readFileSync(CACHE)) as { train: AssistantSample[]; dev: AssistantSample[] };
-  if (!FOLD_CACHE) throw new Error('--fold-cache FILE is needed (npm run train -- --fold-models FILE writes it).');
+  if (!FOLD_CACHE) {
+    process.stderr.write('train-assistant.ts: --fold-cache FILE is needed (npm run train -- --fold-models FILE writes it).\n');
+    process.exit(2);
+  }
   const train = trainSamples(DATA, header, arrays, FOLD_CACHE, log);
   log(`${train.length} training texts read out of fold`);
   const dev = devSamples(DATA, model);
