@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readArtifact } from '../../src/detector/artifact.ts';
-import { assistantBarFor, liftedProbability } from '../../src/detector/assistant.ts';
+import { assistantBarFor, assistantHeadFrom, assistantMargin, liftedProbability } from '../../src/detector/assistant.ts';
 import { TextDetector, verdictOf } from '../../src/detector/engine.ts';
 import { createDetector, type Detector } from '../../src/detector/index.ts';
 import { LoadedModel } from '../../src/detector/model.ts';
@@ -92,6 +92,29 @@ describe('the shipped model’s head', () => {
     const text = 'The committee reviewed the proposal in detail and decided to postpone the vote until the next meeting.';
     const lower = lowerForFeatures(normalize(text).text, 'en');
     expect(model.rawLogit(model.features(lower, 'en'))).toBe(bare.rawLogit(bare.features(lower, 'en')));
+  });
+
+  it('refuses an artifact that declares the head without its weights or with another layout', () => {
+    const { 'assistant.sparse': _s, ...withoutSparse } = arrays;
+    expect(() => new LoadedModel(header, withoutSparse)).toThrow(/weights of its assistant head/);
+    const wider = { ...header, assistant: { ...head!, forest: { ...head!.forest!, nFeatures: head!.forest!.nFeatures + 1 } } };
+    expect(() => new LoadedModel(wider, arrays)).toThrow(/another feature layout/);
+  });
+
+  it('reads a vector the same whether its hashed sum comes from the shared table or from its own weights', () => {
+    const h = assistantHeadFrom(header, arrays)!;
+    const text =
+      'The committee met on Tuesday to discuss the proposed changes to the city budget. Several members argued that the ' +
+      'road repairs should come first, since the winter had left many streets in poor condition. Others pointed out that ' +
+      'the library had been waiting for new funds for three years.';
+    const lower = lowerForFeatures(normalize(text).text, 'en');
+    const f = model.features(lower, 'en');
+    const raw = model.rawLogit(f);
+    const shared = model.assistantReading(f, raw, 'en');
+    expect(shared, 'a 50-word English text has a bar').toBeDefined();
+    // Run time sums the hashed weights from the table's fourth column; training from the head's own array.
+    expect(shared!.margin).toBeCloseTo(assistantMargin(h, f, raw), 12);
+    expect(shared!.bar).toBe(assistantBarFor(h, 'en', f.words));
   });
 
   it.skipIf(!HAS_TRAINING_DATA)('raises only from its bars: the same answer below veto, never lower, likely_ai from fire', () => {
