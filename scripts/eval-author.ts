@@ -11,11 +11,18 @@
  * (`npm run train:author` prints the leave-one-author-out figures); pass held-out files with --input.
  *
  * Options: --input FILE[,FILE…], --sizes 5,10,20 (messages per window), --markdown, --model PATH,
- *          --author-model PATH.
+ *          --author-model PATH, --assistant-margin (also the AUROC of the assistant head's margin
+ *          on each window's messages pooled into one text, as the member check pools them; the
+ *          member check itself does not read the head yet).
  */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDetector } from '../src/detector/index.ts';
+import { readArtifact } from '../src/detector/artifact.ts';
+import { assistantHeadFrom, assistantMargin } from '../src/detector/assistant.ts';
+import { poolMessages } from '../src/detector/author.ts';
+import { createDetector, DEFAULT_MODEL_PATH, type Language } from '../src/detector/index.ts';
+import { LoadedModel } from '../src/detector/model.ts';
+import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { authorsFromFile, windowRanges, type Author } from './author-windows.ts';
 import { table } from './lib/table.ts';
@@ -30,6 +37,7 @@ const INPUT = (arg('--input') ?? '../shared/data/authors-train.jsonl,../shared/d
   .map((f) => resolve(ROOT, f));
 const SIZES = (arg('--sizes') ?? '1,3,5,10,20').split(',').map(Number);
 const MARKDOWN = process.argv.includes('--markdown');
+const ASSISTANT_MARGIN = process.argv.includes('--assistant-margin');
 const printTable = (head: string[], rows: string[][]): string => table(head, rows, MARKDOWN, false);
 
 const detector = await createDetector({
@@ -37,9 +45,24 @@ const detector = await createDetector({
   ...(arg('--author-model') ? { authorModel: resolve(arg('--author-model')!) } : {}),
 });
 
+/** The model's assistant head, read on a window's messages pooled as `detectAuthor` pools them (--assistant-margin). */
+const headReader = (() => {
+  if (!ASSISTANT_MARGIN) return undefined;
+  const { header, arrays } = readArtifact(arg('--model') ? resolve(arg('--model')!) : DEFAULT_MODEL_PATH);
+  const model = new LoadedModel(header, arrays);
+  const head = assistantHeadFrom(header, arrays);
+  if (!head) throw new Error(`--assistant-margin: model ${header.version} has no assistant head.`);
+  return (messages: string[], language: Language): number => {
+    const f = model.features(lowerForFeatures(normalize(poolMessages(messages)).text, language), language);
+    return assistantMargin(head, f, model.rawLogit(f));
+  };
+})();
+
 interface Result {
   author: Author;
   p: number;
+  /** The assistant head's margin (--assistant-margin), else NaN. */
+  margin: number;
   flagged: boolean;
   held: boolean;
 }
@@ -56,7 +79,8 @@ for (const n of SIZES) {
       const t = performance.now();
       const r = detector.detectAuthor(a.messages.slice(s, e), { mode: a.mode });
       ms += performance.now() - t;
-      results.push({ author: a, p: r.ai_probability, flagged: r.verdict === 'likely_ai', held: r.evidence_needed !== null });
+      const margin = headReader ? headReader(a.messages.slice(s, e), a.language) : Number.NaN;
+      results.push({ author: a, p: r.ai_probability, margin, flagged: r.verdict === 'likely_ai', held: r.evidence_needed !== null });
     }
   }
   if (results.length === 0) continue;
@@ -78,6 +102,14 @@ for (const n of SIZES) {
     worst ? `${worst[0]} ${pct(worst[1])} of ${worst[2]}` : '–',
     pct(results.filter((r) => r.held).length / results.length),
     (ms / results.length).toFixed(2),
+    ...(headReader
+      ? [
+          auroc(
+            results.map((r) => r.margin),
+            results.map((r) => r.author.y),
+          ).toFixed(3),
+        ]
+      : []),
   ]);
   const sources = [...new Set(results.map((r) => r.author.source.replace(/:.*/, '')))].sort();
   for (const s of sources) {
@@ -111,6 +143,7 @@ console.log(
       'worst human source',
       'too little evidence',
       'ms per call',
+      ...(headReader ? ['AUROC of the head’s margin'] : []),
     ],
     rows,
   ),
