@@ -46,7 +46,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { createHash } from 'node:crypto';
-import { readArtifact, writeArtifact, type ArtifactHeader, type AssistantBar, type GroupCalibration } from '../src/detector/artifact.ts';
+import { readArtifact, writeArtifact, type ArtifactHeader, type AssistantBar } from '../src/detector/artifact.ts';
 import {
   assistantBarFor,
   assistantBlend,
@@ -58,16 +58,17 @@ import {
   type AssistantLinear,
   withoutAssistantHead,
 } from '../src/detector/assistant.ts';
-import { aiThresholdFor, calibrateForLength, humanThresholdFor, verdictOf } from '../src/detector/engine.ts';
+import { aiThresholdFor, calibrateForLength, humanThresholdFor, SHORT_TEXT_WORDS, verdictOf } from '../src/detector/engine.ts';
 import { trainForest, type GBDTOptions } from '../src/detector/gbdt.ts';
 import { auroc, tprAtFpr } from '../src/detector/metrics.ts';
 import { DENSE_DIM } from '../src/detector/features.ts';
 import { adagradLogistic, type LROptions, type TrainRow } from '../src/detector/training.ts';
 import { LoadedModel, round4 } from '../src/detector/model.ts';
-import type { Language } from '../src/detector/types.ts';
+import type { Language, Mode } from '../src/detector/types.ts';
 import { devSamples, trainSamples, type AssistantSample } from './lib/assistant-data.ts';
 import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 import { table } from './lib/table.ts';
+import { balancedCellWeights } from './lib/weights.ts';
 
 checkScriptArgs(import.meta.url);
 
@@ -77,7 +78,6 @@ const MODEL = resolve(ROOT, arg('--model') ?? 'models/detector.bin');
 const OUT = resolve(ROOT, arg('--out') ?? MODEL);
 const FOLD_CACHE = arg('--fold-cache');
 const CACHE = arg('--cache');
-const FOLDS = 4;
 const GB: GBDTOptions = {
   trees: Number(arg('--trees') ?? 300),
   depth: Number(arg('--depth') ?? 3),
@@ -144,16 +144,13 @@ const fitLanguages = (arg('--fit-languages') ?? [...languages, ...vetoLanguages]
 /** Human cells balanced as `npm run train` balances them, twins weighted up, the family as heavy as the humans in all. */
 function weights(rows: readonly AssistantSample[]): number[] {
   const twins = new Set(rows.filter((s) => s.kind === 1 && s.mirrorOf).map((s) => s.mirrorOf!));
-  const cell = (s: AssistantSample): string => `${s.kind}|${s.source}|${s.mode}`;
-  const counts = new Map<string, number>();
-  for (const s of rows) counts.set(cell(s), (counts.get(cell(s)) ?? 0) + 1);
-  const meanSize = rows.length / counts.size;
-  const w = rows.map((s) => (meanSize / counts.get(cell(s))!) ** 0.5 * (s.kind === 0 && twins.has(s.id) ? 1 + TWIN_WEIGHT : 1));
-  const total = [0, 0];
-  rows.forEach((s, i) => {
-    total[s.kind]! += w[i]!;
-  });
-  return w.map((x, i) => (x * rows.length) / (2 * total[rows[i]!.kind]!));
+  return balancedCellWeights(
+    rows,
+    (s) => `${s.kind}|${s.source}|${s.mode}`,
+    (s) => (s.kind === 1 ? 1 : 0),
+    0.5,
+    (s) => (s.kind === 0 && twins.has(s.id) ? 1 + TWIN_WEIGHT : 1),
+  );
 }
 
 /** The head as the engine reads it (`src/detector/assistant.ts`), bars aside. */
@@ -189,8 +186,7 @@ function fitHead(rows: readonly AssistantSample[]): Head {
   if (!USE_TREES) return { linear, forest: undefined, linearWeight: 1 };
   // Stacking, as in `npm run train`: the trees see the linear model's out-of-fold logit.
   const linOof = new Float64Array(fitted.length);
-  const inner = [...new Set(fitted.map((s) => s.fold))];
-  for (const k of inner) {
+  for (const k of foldsOf(fitted)) {
     const part = fitted.map((_, i) => i).filter((i) => fitted[i]!.fold !== k);
     const h = fitLinear(
       part.map((i) => fitted[i]!),
@@ -209,10 +205,13 @@ function fitHead(rows: readonly AssistantSample[]): Head {
   return { linear, forest, linearWeight: LINEAR_WEIGHT };
 }
 
+/** The folds of the samples (the fold cache's, as `foldOf` assigned them), ascending. */
+const foldsOf = (rows: readonly AssistantSample[]): number[] => [...new Set(rows.map((s) => s.fold))].sort((a, b) => a - b);
+
 /** Out-of-fold margins of every training text (the head fitted without its fold), and the head on all. */
 function crossFit(rows: readonly AssistantSample[]): { oof: Float64Array; head: Head } {
   const oof = new Float64Array(rows.length);
-  for (let k = 0; k < FOLDS; k++) {
+  for (const k of foldsOf(rows)) {
     const head = fitHead(rows.filter((s) => s.fold !== k));
     rows.forEach((s, i) => {
       if (s.fold === k) oof[i] = marginOf(head, s);
@@ -230,11 +229,29 @@ function barOf(margins: number[], fpr: number): number {
   return at === undefined ? Number.NEGATIVE_INFINITY : at + 1e-6;
 }
 
-/** Whether the document model alone calls a text likely AI (as the engine reads it; the dev reads ignore the out-of-domain rule). */
+/** The document model's probability and thresholds of a text, as the engine reads them (the dev reads ignore the out-of-domain rule). */
+function documentReading(s: AssistantSample): { p: number; ai: number; human: number; own: boolean } {
+  const mode = s.mode as Mode;
+  const calib = model.calibrationFor(s.language, mode);
+  return {
+    p: round4(calibrateForLength(s.raw, calib, s.words)),
+    ai: aiThresholdFor(calib, s.words),
+    human: humanThresholdFor(calib, s.words),
+    own: model.hasOwnCalibration(s.language, mode),
+  };
+}
+
+/** The verdict of probability `p` under a text's reading: none under the evidence floor, never likely_ai with a borrowed calibration. */
+function verdictFor(s: AssistantSample, r: ReturnType<typeof documentReading>, p: number): string {
+  if (s.words < SHORT_TEXT_WORDS) return 'mixed';
+  const v = verdictOf(p, r.ai, r.human);
+  return v === 'likely_ai' && !r.own ? 'mixed' : v;
+}
+
+/** Whether the document model alone calls a text likely AI. */
 function baseLikelyAi(s: AssistantSample): boolean {
-  if (s.words < 40 || header.calibration[`${s.language}:${s.mode}`] === undefined) return false;
-  const calib = calibrationOf(s.language, s.mode);
-  return round4(calibrateForLength(s.raw, calib, s.words)) >= aiThresholdFor(calib, s.words);
+  const r = documentReading(s);
+  return verdictFor(s, r, r.p) === 'likely_ai';
 }
 
 /**
@@ -300,27 +317,13 @@ interface Read {
   verdictAfter: string;
 }
 
-function calibrationOf(language: string, mode: string): GroupCalibration {
-  const c = header.calibration;
-  return (c[`${language}:${mode}`] ?? c[`${language}:*`] ?? c['*:*'])!;
-}
-
-/** Each text's probability and verdict without and with the head (as the engine reads them; the dev reads ignore the out-of-domain rule). */
+/** Each text's probability and verdict without and with the head. */
 function read(rows: readonly AssistantSample[], margins: ArrayLike<number>, b: Record<string, AssistantBar[]>): Read[] {
   return rows.map((s, i) => {
-    const calib = calibrationOf(s.language, s.mode);
-    const own = header.calibration[`${s.language}:${s.mode}`] !== undefined;
-    const before = round4(calibrateForLength(s.raw, calib, s.words));
-    const ai = aiThresholdFor(calib, s.words);
-    const human = humanThresholdFor(calib, s.words);
-    const bar = s.words >= 40 ? assistantBarFor({ bars: b }, s.language, s.words) : undefined;
-    const after = bar ? liftedProbability(before, margins[i]!, bar, ai, human) : before;
-    const verdict = (p: number): string => {
-      if (s.words < 40) return 'mixed';
-      const v = verdictOf(p, ai, human);
-      return v === 'likely_ai' && !own ? 'mixed' : v;
-    };
-    return { s, before, after, verdictBefore: verdict(before), verdictAfter: verdict(after) };
+    const r = documentReading(s);
+    const bar = s.words >= SHORT_TEXT_WORDS ? assistantBarFor({ bars: b }, s.language, s.words) : undefined;
+    const after = bar ? liftedProbability(r.p, margins[i]!, bar, r.ai, r.human) : r.p;
+    return { s, before: r.p, after, verdictBefore: verdictFor(s, r, r.p), verdictAfter: verdictFor(s, r, after) };
   });
 }
 

@@ -15,6 +15,7 @@ import {
   type PolishHead,
 } from '../../src/detector/polish.ts';
 import { adagradLogistic, fitPlatt, stableHash, type CorpusRow } from '../../src/detector/training.ts';
+import { balancedCellWeights } from './weights.ts';
 
 /**
  * The head's label of an AI text: 1 for a human's text polished, edited or rewritten by an AI (v4
@@ -57,16 +58,12 @@ export interface PolishFitOptions {
 
 /** Each (source, label) cell weighs (mean cell size / its size)^balance, then both labels weigh the same in total (mean 1). */
 export function polishWeights(samples: readonly PolishSample[], balance: number): number[] {
-  const cell = (s: PolishSample): string => `${s.row.source}|${s.y}`;
-  const counts = new Map<string, number>();
-  for (const s of samples) counts.set(cell(s), (counts.get(cell(s)) ?? 0) + 1);
-  const meanSize = samples.length / counts.size;
-  const raw = samples.map((s) => (meanSize / counts.get(cell(s))!) ** balance);
-  const total = [0, 0];
-  raw.forEach((w, j) => {
-    total[samples[j]!.y]! += w;
-  });
-  return raw.map((w, j) => (w * samples.length) / (2 * total[samples[j]!.y]!));
+  return balancedCellWeights(
+    samples,
+    (s) => `${s.row.source}|${s.y}`,
+    (s) => s.y,
+    balance,
+  );
 }
 
 /**
