@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readArtifact } from './artifact.ts';
+import { withoutAssistantHead } from './assistant.ts';
 import { readAuthorModel } from './author.ts';
 import { TextDetector } from './engine.ts';
 import { LoadedModel } from './model.ts';
@@ -37,6 +38,11 @@ export interface CreateDetectorOptions {
   authorModel?: string;
   /** Path of the sentence model (`npm run train:segments`); default the committed `models/segments.json`. */
   segmentModel?: string;
+  /**
+   * `false`: read the artifact's document model alone, without its assistant head (`assistant.ts`),
+   * as it answered before the head was fitted on it; default `true`.
+   */
+  assistantHead?: boolean;
 }
 
 /**
@@ -45,7 +51,8 @@ export interface CreateDetectorOptions {
  * documents are still scored, and `segments: true` throws an error that says so.
  */
 export async function createDetector(options: CreateDetectorOptions = {}): Promise<Detector> {
-  const { header, arrays } = readArtifact(options.model ?? DEFAULT_MODEL_PATH);
+  const artifact = readArtifact(options.model ?? DEFAULT_MODEL_PATH);
+  const { header, arrays } = options.assistantHead === false ? withoutAssistantHead(artifact.header, artifact.arrays) : artifact;
   const model = new LoadedModel(header, arrays);
   const author = readAuthorModel(options.authorModel ?? DEFAULT_AUTHOR_MODEL_PATH);
   const segmentPath = options.segmentModel ?? DEFAULT_SEGMENT_MODEL_PATH;

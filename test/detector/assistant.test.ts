@@ -7,8 +7,14 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readArtifact } from '../../src/detector/artifact.ts';
-import { assistantBarFor, assistantHeadFrom, assistantMargin, liftedProbability } from '../../src/detector/assistant.ts';
-import { TextDetector, verdictOf } from '../../src/detector/engine.ts';
+import {
+  assistantBarFor,
+  assistantHeadFrom,
+  assistantMargin,
+  liftedProbability,
+  withoutAssistantHead,
+} from '../../src/detector/assistant.ts';
+import { verdictOf } from '../../src/detector/engine.ts';
 import { createDetector, type Detector } from '../../src/detector/index.ts';
 import { LoadedModel } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
@@ -71,15 +77,13 @@ describe('the shipped model’s head', () => {
   const { header, arrays } = readArtifact(MODEL);
   const head = header.assistant;
   let withHead: Detector;
-  let withoutHead: TextDetector;
+  let withoutHead: Detector;
   let model: LoadedModel;
 
   beforeAll(async () => {
     withHead = await createDetector();
     model = new LoadedModel(header, arrays);
-    const { assistant: _a, ...rest } = header;
-    const kept = Object.fromEntries(Object.entries(arrays).filter(([name]) => !name.startsWith('assistant.')));
-    withoutHead = new TextDetector(new LoadedModel({ ...rest, version: 'no-head' } as typeof header, kept));
+    withoutHead = await createDetector({ assistantHead: false });
   });
 
   it('was fitted on this document model, which it leaves as it was', () => {
@@ -88,7 +92,8 @@ describe('the shipped model’s head', () => {
     expect(Object.keys(head!.bars)).toEqual(['en', 'tr']);
     expect(head!.bars.en!.every((b) => b.fire !== undefined)).toBe(true);
     expect(head!.bars.tr!.every((b) => b.fire === undefined)).toBe(true);
-    const bare = new LoadedModel({ ...header, assistant: undefined }, arrays);
+    const documentModel = withoutAssistantHead(header, arrays);
+    const bare = new LoadedModel(documentModel.header, documentModel.arrays);
     const text = 'The committee reviewed the proposal in detail and decided to postpone the vote until the next meeting.';
     const lower = lowerForFeatures(normalize(text).text, 'en');
     expect(model.rawLogit(model.features(lower, 'en'))).toBe(bare.rawLogit(bare.features(lower, 'en')));

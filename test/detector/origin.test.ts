@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ORIGINS } from '../../src/contract.ts';
 import { createDetector, type DetectionResult, type Detector } from '../../src/detector/index.ts';
-import { documentModelDetector } from '../helpers/document-model.ts';
 import { HUMAN_REST_MAX_PROBABILITY, originOf, POLISHED_THRESHOLD, restProbability, type OriginInput } from '../../src/detector/origin.ts';
 
 // A post the way a member writes it, and paragraphs the way a chat assistant writes them.
@@ -146,10 +145,10 @@ describe('the engine answers with the headline', () => {
     expect(plain.origin).not.toBe('partly_ai');
   });
 
-  it('calls the post human and a line too short to judge uncertain', () => {
+  it('calls the post human and a line too short to judge uncertain', async () => {
     // The document model's reading: the post was written for this test by an AI assistant, and
-    // the assistant head (assistant.ts) does not clear it (its own tests are in assistant.test.ts).
-    const human = documentModelDetector().detect(HUMAN, { segments: true });
+    // the assistant head (assistant.ts) does not clear it (its own tests are in assistant.test.ts): the post is read by the document model alone.
+    const human = (await createDetector({ assistantHead: false })).detect(HUMAN, { segments: true });
     consistent(human);
     expect(human.origin).toBe('human');
     expect(detector.detect(HUMAN).verdict).not.toBe('likely_ai');

@@ -4,11 +4,12 @@
  */
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ArtifactArrays, ArtifactHeader, GroupCalibration } from '../../src/detector/artifact.ts';
+import { readArtifact, type ArtifactArrays, type ArtifactHeader, type GroupCalibration } from '../../src/detector/artifact.ts';
 import { readAuthorModel } from '../../src/detector/author.ts';
 import { TextDetector, humanThresholdFor } from '../../src/detector/engine.ts';
 import { DENSE_DIM, extractFeatures, HASH_DIM } from '../../src/detector/features.ts';
-import { createDetector, DEFAULT_AUTHOR_MODEL_PATH, type DetectionResult } from '../../src/detector/index.ts';
+import { withoutAssistantHead } from '../../src/detector/assistant.ts';
+import { createDetector, DEFAULT_AUTHOR_MODEL_PATH, DEFAULT_MODEL_PATH, type DetectionResult } from '../../src/detector/index.ts';
 import { auroc, metricRow } from '../../src/detector/metrics.ts';
 import { LoadedModel, linearScore, round4, sigmoid } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
@@ -17,7 +18,6 @@ import { POLISHED_THRESHOLD } from '../../src/detector/origin.ts';
 import { POLISH_EXTRA_NAMES, polishExtras, polishHeadFrom, polishLinear, polishTreeInput } from '../../src/detector/polish.ts';
 import { calibratePolish, polishArtifact, polishFolds, polishLabel } from '../../scripts/lib/polish-head.ts';
 import { isSampler, readJsonl, type CorpusRow } from '../../src/detector/training.ts';
-import { documentModelArtifact } from '../helpers/document-model.ts';
 import { trainingDataFile } from '../helpers/training-data.ts';
 
 const V4_DEV = trainingDataFile('v4-dev.jsonl');
@@ -47,7 +47,8 @@ let shipped: TextDetector;
 beforeAll(() => {
   // The document model's polish head and thresholds, read without the assistant head, which raises
   // this file's texts (written for the tests by an AI assistant) and then says nothing of polish.
-  ({ header, arrays } = documentModelArtifact());
+  const artifact = readArtifact(DEFAULT_MODEL_PATH);
+  ({ header, arrays } = withoutAssistantHead(artifact.header, artifact.arrays));
   shipped = new TextDetector(new LoadedModel(header, arrays));
   const h: ArtifactHeader = { ...header, polish: { bias: -0.2, a: 1.3, b: 0.1 } };
   const model = new LoadedModel(h, { ...arrays, 'polish.dense': headDense, 'polish.sparse': headSparse });
