@@ -127,20 +127,24 @@ describe('/detect help says what the bot does (issue 40, item 8)', () => {
   });
 });
 
+/** The message shortcut on a message of LONG_TEXT that shares it as the text file `name` (held by the file host until `hold`), and its response_url id. */
+function shortcutOnTextFile(harness: Harness, name: string, ts: string, hold?: Promise<void>) {
+  const file = harness.slack.shareFile(name, Buffer.from(LONG_TEXT), {
+    mimetype: 'text/plain',
+    filetype: 'text',
+    ...(hold ? { hold } : {}),
+  });
+  const { payload, responseUrl } = messageShortcutPayload(harness, { ts, text: LONG_TEXT, files: [file], subtype: 'file_share' });
+  return { payload, id: responseUrl.split('/').pop() };
+}
+
 describe('the shortcut on a message with a slow document', () => {
   it('says at once that it is checking, and takes the notice away once the answer is posted', async () => {
     let release!: () => void;
     const hold = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const file = h.slack.shareFile('slow-notes.txt', Buffer.from(LONG_TEXT), { mimetype: 'text/plain', filetype: 'text', hold });
-    const { payload, responseUrl } = messageShortcutPayload(h, {
-      ts: '1700009000.000100',
-      text: LONG_TEXT,
-      files: [file],
-      subtype: 'file_share',
-    });
-    const id = responseUrl.split('/').pop();
+    const { payload, id } = shortcutOnTextFile(h, 'slow-notes.txt', '1700009000.000100', hold);
     expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
     const notice = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === id);
     expect(notice.args).toMatchObject({ response_type: 'ephemeral', replace_original: false });
@@ -169,14 +173,7 @@ describe('the shortcut on a message with a document, while the check waits its t
       await postToApp(q, first.body);
       while (q.proxy.detectCalls === 0) await new Promise((r) => setTimeout(r, 20));
       q.proxy.delayMs = 0;
-      const file = q.slack.shareFile('queued-notes.txt', Buffer.from(LONG_TEXT), { mimetype: 'text/plain', filetype: 'text' });
-      const { payload, responseUrl } = messageShortcutPayload(q, {
-        ts: '1700009100.000100',
-        text: LONG_TEXT,
-        files: [file],
-        subtype: 'file_share',
-      });
-      const id = responseUrl.split('/').pop();
+      const { payload, id } = shortcutOnTextFile(q, 'queued-notes.txt', '1700009100.000100');
       expect((await postToApp(q, interactionBody(payload))).status).toBe(200);
       const queued = await q.slack.waitFor(
         (c) => c.method === 'response_url' && c.responseId === id && String(c.args.text).startsWith('⏳ Queued'),
