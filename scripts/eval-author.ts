@@ -2,7 +2,7 @@
  * `npm run eval:author [-- options]`: runs the engine's `detectAuthor` (the committed detector.bin
  * and author.json, or --model / --author-model) on author windows of labelled JSONL files and prints,
  * per window size, AUROC, the share of AI authors and of human authors called `likely_ai` (overall
- * and for the worst human source), how many windows had too little evidence for a verdict, and
+ * and for the worst human source) and `likely_human`, how many windows had too little evidence for a verdict, and
  * the time per call.
  *
  * Lines with an `author` field are one message of that author (in file order); lines without one are
@@ -12,8 +12,8 @@
  *
  * Options: --input FILE[,FILE…], --sizes 5,10,20 (messages per window), --markdown, --model PATH,
  *          --author-model PATH, --assistant-margin (also the AUROC of the assistant head's margin
- *          on each window's messages pooled into one text, as the member check pools them; the
- *          member check itself does not read the head yet).
+ *          on each window's messages pooled into one text, as the member check pools them before
+ *          reading it against author.json's bars).
  */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,6 +64,7 @@ interface Result {
   /** The assistant head's margin (--assistant-margin), else NaN. */
   margin: number;
   flagged: boolean;
+  cleared: boolean;
   held: boolean;
 }
 
@@ -80,11 +81,19 @@ for (const n of SIZES) {
       const r = detector.detectAuthor(a.messages.slice(s, e), { mode: a.mode });
       ms += performance.now() - t;
       const margin = headReader ? headReader(a.messages.slice(s, e), a.language) : Number.NaN;
-      results.push({ author: a, p: r.ai_probability, margin, flagged: r.verdict === 'likely_ai', held: r.evidence_needed !== null });
+      results.push({
+        author: a,
+        p: r.ai_probability,
+        margin,
+        flagged: r.verdict === 'likely_ai',
+        cleared: r.verdict === 'likely_human',
+        held: r.evidence_needed !== null,
+      });
     }
   }
   if (results.length === 0) continue;
   const rate = (xs: Result[]): number => (xs.length ? xs.filter((x) => x.flagged).length / xs.length : Number.NaN);
+  const clearedRate = (xs: Result[]): number => (xs.length ? xs.filter((x) => x.cleared).length / xs.length : Number.NaN);
   const ai = results.filter((r) => r.author.y === 1);
   const human = results.filter((r) => r.author.y === 0);
   const bySource = new Map<string, Result[]>();
@@ -99,6 +108,8 @@ for (const n of SIZES) {
     ).toFixed(3),
     pct(rate(ai)),
     pct(rate(human)),
+    pct(clearedRate(ai)),
+    pct(clearedRate(human)),
     worst ? `${worst[0]} ${pct(worst[1])} of ${worst[2]}` : '–',
     pct(results.filter((r) => r.held).length / results.length),
     (ms / results.length).toFixed(2),
@@ -140,6 +151,8 @@ console.log(
       'AUROC',
       'AI likely_ai',
       'human likely_ai',
+      'AI likely_human',
+      'human likely_human',
       'worst human source',
       'too little evidence',
       'ms per call',

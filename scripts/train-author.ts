@@ -24,8 +24,16 @@
  * with calebgamman, utilitylimbgpt2 with utilitylimb), every other account alone, and every corpus
  * *source* (all texts of it at once, which is stricter than one text at a time).
  *
+ * The assistant head's bars for authors (`scripts/lib/author-assistant.ts`) are fitted afterwards on
+ * windows read by `--detector` (default models/detector.bin, the artifact they are for): the same
+ * authors plus `v5-members-train.jsonl`, whose IRC users are the chat members none of whose windows
+ * may be lifted to likely_ai, and whose assistant members the report counts. The head saw none of
+ * these members (nor the dev texts); it did see tweets of 7 of the 15 TweepFake accounts.
+ *
  * Options: --score-model PATH|shipped, --out PATH (default models/author.json), --data DIR (default
- * ../shared/data), --dry-run (report only), --markdown, --floor X (lowest likely_ai threshold).
+ * ../shared/data), --dry-run (report only), --markdown, --floor X (lowest likely_ai threshold),
+ * --detector PATH, --bars-only (keep the calibration bands of --out and refit the bars alone: no
+ * held-out model to train, ~1 min).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -34,7 +42,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readArtifact } from '../src/detector/artifact.ts';
-import { authorBandFor, authorProbability, poolMessages, type AuthorBand, type AuthorModel } from '../src/detector/author.ts';
+import { assistantHeadFrom, assistantMargin } from '../src/detector/assistant.ts';
+import {
+  authorBandFor,
+  authorProbability,
+  poolMessages,
+  readAuthorModel,
+  type AuthorAssistantBars,
+  type AuthorBand,
+  type AuthorModel,
+} from '../src/detector/author.ts';
 import { auroc, ece, formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
 import { LoadedModel, sigmoid } from '../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
@@ -42,6 +59,7 @@ import { authorsFromFile, IMITATES, windowRanges, type Author } from './author-w
 import { fitPlatt, thresholdAtFpr } from '../src/detector/training.ts';
 import type { Language } from '../src/detector/types.ts';
 import { EVIDENCE_FLOOR_WORDS } from '../src/contract.ts';
+import { barsByLanguage, fitAuthorAssistantBars, type AuthorBarRules, type BarWindow } from './lib/author-assistant.ts';
 import { table } from './lib/table.ts';
 import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
@@ -51,6 +69,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const OUT = resolve(ROOT, arg('--out') ?? 'models/author.json');
 const SCORE_MODEL = arg('--score-model');
+const DETECTOR = resolve(ROOT, arg('--detector') ?? 'models/detector.bin');
+const BARS_ONLY = process.argv.includes('--bars-only');
 const DRY_RUN = process.argv.includes('--dry-run');
 const MARKDOWN = process.argv.includes('--markdown');
 const printTable = (head: string[], rows: string[][]): string => table(head, rows, MARKDOWN, false);
@@ -76,6 +96,22 @@ const SOURCE_GUARD_MIN = 20;
  */
 const MIN_MESSAGES = 1;
 const MIN_WORDS = EVIDENCE_FLOOR_WORDS;
+/**
+ * The head's bars for authors, by the single-text rules where they carry over: chat members at 0,
+ * every other human source at most 1% of its windows lifted to likely_ai (the author calibration's
+ * own bound), at most 20% no longer cleared. English only, as the head fires only there; there is
+ * no Turkish chat member to bound a Turkish bar with.
+ */
+const BAR_RULES: AuthorBarRules = {
+  sizes: WINDOW_SIZES,
+  fireLanguages: ['en'],
+  vetoLanguages: ['en'],
+  minWords: MIN_WORDS,
+  fireRate: TARGET_FPR,
+  vetoRate: 0.2,
+  vetoMinWindows: SOURCE_GUARD_MIN,
+  minHumanWindows: 100,
+};
 const t0 = Date.now();
 const log = (msg: string): void => console.error(`[train-author ${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
 
@@ -163,10 +199,114 @@ function fitAuthorBands(ws: Window[], floor = FLOOR): AuthorBand[] {
   return bands;
 }
 
-function modelOf(bands: AuthorBand[], training: Record<string, unknown>): AuthorModel {
+function modelOf(bands: AuthorBand[], training: Record<string, unknown>, assistant?: AuthorAssistantBars): AuthorModel {
   const body = { minMessages: MIN_MESSAGES, minWords: MIN_WORDS, bands, humanThreshold: 0.5 };
-  const version = `ta1-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 12)}`;
-  return { format: 'textdetect-author', formatVersion: 1, version, ...body, training };
+  // Files without bars keep the version they always had.
+  const hashed = assistant ? { ...body, assistant } : body;
+  const version = `ta1-${createHash('sha256').update(JSON.stringify(hashed)).digest('hex').slice(0, 12)}`;
+  return { format: 'textdetect-author', formatVersion: 1, version, ...body, training, ...(assistant ? { assistant } : {}) };
+}
+
+/**
+ * The head's bars for authors, fitted on windows read by `detectorPath`'s head, and the report of
+ * what they lift; undefined (said) for a detector without the head.
+ */
+function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined {
+  const { header, arrays } = readArtifact(detectorPath);
+  const head = assistantHeadFrom(header, arrays);
+  if (!head) {
+    console.log(`\nThe detector ${header.version} has no assistant head: the author model gets no bars for it.`);
+    return undefined;
+  }
+  const model = new LoadedModel(header, arrays);
+  const files = ['authors-train', 'corpus-dev', 'extra-dev', 'v5-members-train'];
+  const windows: Array<BarWindow & { member: boolean }> = [];
+  for (const file of files) {
+    const member = file.startsWith('v5-members');
+    for (const a of authorsFromFile(join(DATA, `${file}.jsonl`))) {
+      for (const n of WINDOW_SIZES) {
+        for (const [s, e] of windowRanges(a.messages.length, n)) {
+          const f = model.features(lowerForFeatures(normalize(poolMessages(a.messages.slice(s, e))).text, a.language), a.language);
+          const margin = assistantMargin(head, f, model.rawLogit(f));
+          windows.push({
+            n,
+            words: f.words,
+            margin,
+            y: a.y,
+            language: a.language,
+            source: a.source.replace(/:.*/, ''),
+            chat: member,
+            member,
+          });
+        }
+      }
+    }
+  }
+  log(`${windows.length} windows read by ${header.version}'s assistant head`);
+  const fitted = fitAuthorAssistantBars(windows, BAR_RULES);
+  const rows = fitted.map((b) => {
+    const next = fitted.find((x) => x.language === b.language && x.minMessages > b.minMessages)?.minMessages ?? Infinity;
+    const at = windows.filter((w) => w.language === b.language && w.n >= b.minMessages && w.n < next && w.words >= BAR_RULES.minWords);
+    const members = at.filter((w) => w.member && w.y === 1);
+    const humans = at.filter((w) => w.y === 0);
+    const share = (xs: typeof at, bar: number | undefined): string =>
+      bar === undefined ? '–' : `${xs.filter((w) => w.margin >= bar).length} of ${xs.length}`;
+    return [
+      `${b.language} ${b.minMessages}+`,
+      b.veto.toFixed(4),
+      b.vetoSetBy,
+      b.fire?.toFixed(4) ?? '–',
+      b.fireSetBy ?? '–',
+      share(
+        humans.filter((w) => w.chat),
+        b.fire,
+      ),
+      share(humans, b.fire),
+      share(members, b.fire),
+      share(members, b.veto),
+    ];
+  });
+  console.log(
+    `\nThe assistant head's bars for authors (${header.version}; windows of ${BAR_RULES.minWords}+ words; in sample for the humans, whose windows set them; the assistant's members set nothing):`,
+  );
+  console.log(
+    printTable(
+      [
+        'language, messages',
+        'veto',
+        'set by',
+        'fire',
+        'set by',
+        'chat members over fire',
+        'humans over fire',
+        'assistant members over fire',
+        'assistant members over veto',
+      ],
+      rows,
+    ),
+  );
+  return {
+    detector: header.version,
+    minWords: BAR_RULES.minWords,
+    bars: barsByLanguage(fitted),
+    fitted: {
+      data: files.map((f) => `${f}.jsonl`),
+      windows: windows.length,
+      rules: { ...BAR_RULES, chatMembers: 'v5-members-train IRC users: none over fire' },
+    },
+  };
+}
+
+/** Writes `m` to OUT (through a temporary file, so a reader never sees half of it). */
+function writeModel(m: AuthorModel): void {
+  if (DRY_RUN) {
+    log(`dry run: ${m.version} not written`);
+    return;
+  }
+  const tmp = `${OUT}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify(m, null, 1)}\n`);
+  renameSync(tmp, OUT);
+  log(`wrote ${OUT} (${m.version})`);
 }
 
 interface HeldOut {
@@ -318,6 +458,12 @@ function trainHeldOutModel(): string {
 }
 
 async function main(): Promise<void> {
+  if (BARS_ONLY) {
+    const kept = readAuthorModel(OUT);
+    const assistant = fitAssistantBars(DETECTOR);
+    writeModel(modelOf(kept.bands, kept.training, assistant));
+    return;
+  }
   const modelPath =
     SCORE_MODEL === 'shipped' ? join(ROOT, 'models/detector.bin') : SCORE_MODEL ? resolve(SCORE_MODEL) : trainHeldOutModel();
   const { header, arrays } = readArtifact(modelPath);
@@ -347,29 +493,27 @@ async function main(): Promise<void> {
   );
   report(held);
   const bands = fitAuthorBands(ws);
-  const final = modelOf(bands, {
-    scoreModel: model.version,
-    data: ['authors-train.jsonl (TweepFake accounts)', 'sentences of corpus-dev.jsonl and extra-dev.jsonl texts'],
-    authors: authors.length,
-    windows: ws.length,
-    windowSizes: WINDOW_SIZES,
-    floor: FLOOR,
-    targetFpr: TARGET_FPR,
-    sourceGuardMin: SOURCE_GUARD_MIN,
-  });
+  const assistant = fitAssistantBars(DETECTOR);
+  const final = modelOf(
+    bands,
+    {
+      scoreModel: model.version,
+      data: ['authors-train.jsonl (TweepFake accounts)', 'sentences of corpus-dev.jsonl and extra-dev.jsonl texts'],
+      authors: authors.length,
+      windows: ws.length,
+      windowSizes: WINDOW_SIZES,
+      floor: FLOOR,
+      targetFpr: TARGET_FPR,
+      sourceGuardMin: SOURCE_GUARD_MIN,
+    },
+    assistant,
+  );
   console.log('\nBands (pooled words: Platt a, b; likely_ai threshold; human / AI windows):');
   for (const b of final.bands)
     console.log(
       `  ${String(b.minWords).padStart(4)}+ words: a=${b.a.toFixed(3)} b=${b.b.toFixed(3)} likely_ai>=${b.aiThreshold.toFixed(4)} (${b.nHuman} / ${b.nAi})`,
     );
-  if (DRY_RUN) {
-    log(`dry run: ${final.version} not written`);
-    return;
-  }
-  const tmp = `${OUT}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(final, null, 1)}\n`);
-  renameSync(tmp, OUT);
-  log(`wrote ${OUT} (${final.version})`);
+  writeModel(final);
 }
 
 await main();

@@ -380,7 +380,8 @@ export interface DetectAuthorResponse {
   origin: Origin;
   /**
    * Given that the messages read as AI-touched, the calibrated probability that they are the
-   * author's own writing polished by an AI rather than written by one; null under the evidence floor.
+   * author's own writing polished by an AI rather than written by one; null under the evidence floor,
+   * and for an author only the assistant head reads as AI (as for one text).
    */
   polished_probability: number | null;
 }

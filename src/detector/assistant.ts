@@ -146,7 +146,13 @@ const ceil4 = (x: number): number => Math.ceil(x * 10000 - 1e-9) / 10000;
  * `likely_ai` threshold, rising with the margin towards LIFT_CAP. Never lower than `p`, at four
  * decimals as `p` is, and the verdict read off it agrees with the bars.
  */
-export function liftedProbability(p: number, margin: number, bar: AssistantBar, aiThreshold: number, humanThreshold: number): number {
+export function liftedProbability(
+  p: number,
+  margin: number,
+  bar: Pick<AssistantBar, 'veto' | 'fire'>,
+  aiThreshold: number,
+  humanThreshold: number,
+): number {
   if (margin < bar.veto) return p;
   if (bar.fire === undefined || margin < bar.fire) return Math.max(p, ceil4(humanThreshold));
   const lifted = ceil4(aiThreshold + (LIFT_CAP - aiThreshold) * (1 - Math.exp(bar.fire - margin)));

@@ -11,7 +11,9 @@
  * pooled score won.
  */
 import { readFileSync } from 'node:fs';
+import type { AssistantBar } from './artifact.ts';
 import { sigmoid } from './model.ts';
+import type { Language } from './types.ts';
 
 /** Calibration and `likely_ai` threshold of author windows whose pooled text has at least `minWords` words. */
 export interface AuthorBand {
@@ -45,6 +47,29 @@ export interface AuthorModel {
   humanThreshold: number;
   /** Facts for people reading the file: data, held-out protocol, the per-message model it was fitted with. */
   training: Record<string, unknown>;
+  /**
+   * The assistant head's bars for an author (issue 38): read on the pooled messages, like the
+   * single-text bars but fitted on author windows, because the head's margin of pooled chat lines
+   * falls as messages are added (humans' faster than the assistant's). Absent in files written
+   * before them; used only with the detector they were fitted for.
+   */
+  assistant?: AuthorAssistantBars;
+}
+
+/** A bar of the assistant head for authors with at least `minMessages` used messages. */
+export interface AuthorAssistantBar extends Pick<AssistantBar, 'veto' | 'fire'> {
+  minMessages: number;
+}
+
+export interface AuthorAssistantBars {
+  /** Version of the detector artifact whose head the bars read (its margins differ with every head). */
+  detector: string;
+  /** Fewest pooled words the bars apply to (they were fitted on windows with at least these). */
+  minWords: number;
+  /** Per language, ascending by `minMessages`. */
+  bars: Record<string, AuthorAssistantBar[]>;
+  /** Facts for people reading the file: the rules and the windows the bars were fitted on. */
+  fitted: Record<string, unknown>;
 }
 
 /** Reads and checks `models/author.json` (or another file `npm run train:author` wrote). */
@@ -75,6 +100,24 @@ export function authorBandFor(model: AuthorModel, words: number): AuthorBand {
   let band = model.bands[0]!;
   for (const b of model.bands) if (words >= b.minWords) band = b;
   return band;
+}
+
+/**
+ * The head's bar for an author of `messages` used messages and `words` pooled words in `language`,
+ * when the file has bars for the detector `detectorVersion` and such authors.
+ */
+export function authorAssistantBarFor(
+  model: AuthorModel,
+  detectorVersion: string,
+  language: Language,
+  messages: number,
+  words: number,
+): AuthorAssistantBar | undefined {
+  const a = model.assistant;
+  if (!a || a.detector !== detectorVersion || words < a.minWords) return undefined;
+  let bar: AuthorAssistantBar | undefined;
+  for (const b of a.bars[language] ?? []) if (messages >= b.minMessages) bar = b;
+  return bar;
 }
 
 export function authorProbability(model: AuthorModel, pooledRawScore: number, words: number): number {

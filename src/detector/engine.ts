@@ -4,7 +4,7 @@
  */
 import type { GroupCalibration } from './artifact.ts';
 import { liftedProbability } from './assistant.ts';
-import { authorBandFor, authorProbability, poolMessages, type AuthorModel } from './author.ts';
+import { authorAssistantBarFor, authorBandFor, authorProbability, poolMessages, type AuthorModel } from './author.ts';
 import { HASHED_DOCUMENT, HASHED_STRIDE, isWordToken, tokenize } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, round4, sigmoid, type LoadedModel } from './model.ts';
@@ -308,19 +308,30 @@ export class TextDetector implements Detector {
     }
     let p = 0.5;
     let pooled: { f: ReturnType<LoadedModel['features']>; lower: string; raw: number } | undefined;
+    const band = authorBandFor(author, words);
+    let liftedToAi = false;
     if (used.length > 0) {
       const lower = lowerForFeatures(normalize(poolMessages(used)).text, language);
       const f = this.m.features(lower, language);
       pooled = { f, lower, raw: this.m.rawLogit(f) };
       p = round4(authorProbability(author, pooled.raw, words));
+      // Today's assistants (issue 38): the head read on the pooled messages, against the author
+      // model's own bars for it; it only ever raises the score.
+      const bar = authorAssistantBarFor(author, this.m.version, language, used.length, words);
+      const margin = bar && this.m.assistantMarginOf(f, pooled.raw);
+      if (bar && margin !== undefined) {
+        const before = p;
+        p = liftedProbability(p, margin, bar, band.aiThreshold, author.humanThreshold);
+        liftedToAi = before < band.aiThreshold && p >= band.aiThreshold;
+      }
     }
-    const band = authorBandFor(author, words);
     // The evidence floor of one text, on the used messages' words together: below it no verdict
     // either way.
     const evidence_needed = evidenceNeeded(used.length, words);
     // Polished or written: read off the messages pooled into one text, like ai_probability, because
     // single chat lines are mostly under the evidence floor on their own.
-    const polished_probability = pooled && !evidence_needed ? polishedOf(this.m, pooled.f, pooled.lower, pooled.raw) : null;
+    // As for one text, none for an author only the assistant head reads as AI.
+    const polished_probability = pooled && !evidence_needed && !liftedToAi ? polishedOf(this.m, pooled.f, pooled.lower, pooled.raw) : null;
     let verdict = verdictOf(p, band.aiThreshold, author.humanThreshold);
     if (evidence_needed) {
       warnings.add('too_little_evidence');

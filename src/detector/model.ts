@@ -300,10 +300,14 @@ export class LoadedModel {
    * a text of the head's languages and lengths; undefined otherwise (and for an artifact without the head).
    */
   assistantReading(f: FeatureVector, raw: number, language: Language): { margin: number; bar: AssistantBar } | undefined {
+    const bar = this.assistant && assistantBarFor(this.assistant, language, f.words);
+    return bar && { margin: this.assistantMarginOf(f, raw)!, bar };
+  }
+
+  /** The assistant head's margin of a vector and its `rawLogit`, for bars of the caller's own (an author's); undefined without the head. */
+  assistantMarginOf(f: FeatureVector, raw: number): number | undefined {
     const head = this.assistant;
-    if (!head) return undefined;
-    const bar = assistantBarFor(head, language, f.words);
-    return bar && { margin: assistantMargin(head, f, raw, this.#assistantHashed.get(f), this.#assistantInput), bar };
+    return head && assistantMargin(head, f, raw, this.#assistantHashed.get(f), this.#assistantInput);
   }
 
   calibrationFor(language: Language, mode: Mode): GroupCalibration {

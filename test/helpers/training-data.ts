@@ -23,6 +23,7 @@ export function trainingDataFile(name: string): string {
 export const TRAINING_DATA_TEST_FILES = [
   'test/detector/assistant.test.ts',
   'test/detector/attacks.test.ts',
+  'test/detector/author-assistant.test.ts',
   'test/detector/author.test.ts',
   'test/detector/eval.test.ts',
   'test/detector/polish.test.ts',

@@ -1,0 +1,122 @@
+/**
+ * The assistant head's bars for authors (`models/author.json` → `assistant`), fitted by
+ * `npm run train:author` on author windows read by the detector the bars are for.
+ *
+ * Why bars of their own: the head's margin of pooled chat lines falls as messages are added, and
+ * human authors' falls faster than the assistant's (on v5-members-train, human windows' median
+ * −1.8 at one message and −4.3 at twenty, the assistant's members' 0.8 and −0.1). The single-text
+ * bars, set on whole texts by length, would flag humans at a few messages and miss the assistant
+ * at twenty. So each count of messages gets its own bars, from human windows of that many messages.
+ */
+import type { AuthorAssistantBar } from '../../src/detector/author.ts';
+
+export interface BarWindow {
+  n: number;
+  words: number;
+  margin: number;
+  y: 0 | 1;
+  language: string;
+  /** The human source whose windows are bounded together (an account's source, a corpus source). */
+  source: string;
+  /** Chat members (v5-members' IRC users): none of their windows may be lifted to `likely_ai`. */
+  chat: boolean;
+}
+
+export interface AuthorBarRules {
+  /** Window sizes (messages) a bar is fitted at; an author between two sizes gets the lower one's. */
+  sizes: readonly number[];
+  /** Languages the head may lift to `likely_ai` (fire) and not clear (veto). */
+  fireLanguages: readonly string[];
+  vetoLanguages: readonly string[];
+  /** Fewest pooled words of a window the bars count (the evidence floor). */
+  minWords: number;
+  /** Share of each non-chat human source's windows allowed at or over `fire`. */
+  fireRate: number;
+  /** Share of each human source's windows allowed at or over `veto` (they are then not cleared). */
+  vetoRate: number;
+  /** A source with fewer windows at a size is left out of the veto's bound there (too few to bound 20%). */
+  vetoMinWindows: number;
+  /** A size with fewer human windows (or no chat member's) gets no bar of its own: the lower size's applies. */
+  minHumanWindows: number;
+}
+
+/** The numbers behind one bar, for the report. */
+export interface FittedBar extends AuthorAssistantBar {
+  language: string;
+  humans: number;
+  /** The source whose windows set each bar. */
+  fireSetBy?: string;
+  vetoSetBy: string;
+}
+
+/** Just above `x` at four decimals, so a window at `x` stays under the bar. */
+const above = (x: number): number => Math.floor(x * 10000 + 1) / 10000;
+
+/** The lowest bar over which each source keeps at most `allowed(source, windows)` windows. */
+function barOver(bySource: Map<string, number[]>, allowed: (source: string, n: number) => number): { bar: number; setBy: string } {
+  let bar = Number.NEGATIVE_INFINITY;
+  let setBy = '';
+  for (const [source, margins] of bySource) {
+    const k = allowed(source, margins.length);
+    if (k < 0) continue;
+    const sorted = [...margins].sort((a, b) => b - a);
+    const limit = sorted[k];
+    if (limit !== undefined && above(limit) > bar) {
+      bar = above(limit);
+      setBy = `${source} (${margins.length})`;
+    }
+  }
+  return { bar, setBy };
+}
+
+export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: AuthorBarRules): FittedBar[] {
+  const out: FittedBar[] = [];
+  const languages = [...new Set([...rules.fireLanguages, ...rules.vetoLanguages])];
+  for (const language of languages) {
+    for (const n of rules.sizes) {
+      const humans = windows.filter((w) => w.y === 0 && w.language === language && w.n === n && w.words >= rules.minWords);
+      if (humans.length < rules.minHumanWindows || !humans.some((w) => w.chat)) continue;
+      const bySource = new Map<string, number[]>();
+      const chatSources = new Set<string>();
+      for (const w of humans) {
+        bySource.set(w.source, [...(bySource.get(w.source) ?? []), w.margin]);
+        if (w.chat) chatSources.add(w.source);
+      }
+      const veto = barOver(bySource, (_source, count) => (count < rules.vetoMinWindows ? -1 : Math.floor(rules.vetoRate * count)));
+      const fire = rules.fireLanguages.includes(language)
+        ? barOver(bySource, (s, count) => (chatSources.has(s) ? 0 : Math.floor(rules.fireRate * count)))
+        : undefined;
+      if (!rules.vetoLanguages.includes(language) && !fire) continue;
+      // A fire bar under the veto bar would let a text be flagged that is still "not cleared" only.
+      const vetoBar = rules.vetoLanguages.includes(language) ? Math.min(veto.bar, fire?.bar ?? Number.POSITIVE_INFINITY) : (fire?.bar ?? 0);
+      out.push({
+        language,
+        minMessages: n,
+        veto: vetoBar,
+        ...(fire ? { fire: fire.bar, fireSetBy: fire.setBy } : {}),
+        vetoSetBy: veto.setBy,
+        humans: humans.length,
+      });
+    }
+  }
+  // An author between two fitted sizes gets the lower size's bars, but no window of theirs was
+  // measured: their fire bar is the higher of the two sizes' (the veto only withholds a clearing).
+  for (const [i, b] of out.entries()) {
+    const next = out[i + 1];
+    if (next?.language !== b.language || next.fire === undefined || b.fire === undefined || next.fire <= b.fire) continue;
+    b.fire = next.fire;
+    b.fireSetBy = `${next.fireSetBy} at ${next.minMessages} messages`;
+  }
+  return out;
+}
+
+/** The bars as `author.json` stores them: per language, ascending by messages. */
+export function barsByLanguage(fitted: readonly FittedBar[]): Record<string, AuthorAssistantBar[]> {
+  const out: Record<string, AuthorAssistantBar[]> = {};
+  for (const b of fitted) {
+    const bar = { minMessages: b.minMessages, veto: b.veto, ...(b.fire !== undefined ? { fire: b.fire } : {}) };
+    out[b.language] = [...(out[b.language] ?? []), bar];
+  }
+  for (const bars of Object.values(out)) bars.sort((a, b) => a.minMessages - b.minMessages);
+  return out;
+}
