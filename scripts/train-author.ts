@@ -26,9 +26,10 @@
  *
  * The assistant head's bars for authors (`scripts/lib/author-assistant.ts`) are fitted afterwards on
  * windows read by `--detector` (default models/detector.bin, the artifact they are for): the same
- * authors plus `v5-members-train.jsonl`, whose IRC users are the chat members none of whose windows
- * may be lifted to likely_ai, and whose assistant members the report counts. The head saw none of
- * these members (nor the dev texts); it did see tweets of 7 of the 15 TweepFake accounts.
+ * authors plus `v5-members-train.jsonl`. None of the windows of IRC users and TweepFake accounts
+ * (people's own short posts) may be lifted to likely_ai; the report counts the assistant's members.
+ * The head saw none of these members (nor the dev texts); it did see tweets of 7 of the 15
+ * TweepFake accounts.
  *
  * Options: --score-model PATH|shipped, --out PATH (default models/author.json), --data DIR (default
  * ../shared/data), --dry-run (report only), --markdown, --floor X (lowest likely_ai threshold),
@@ -97,17 +98,19 @@ const SOURCE_GUARD_MIN = 20;
 const MIN_MESSAGES = 1;
 const MIN_WORDS = EVIDENCE_FLOOR_WORDS;
 /**
- * The head's bars for authors, by the single-text rules where they carry over: chat members at 0,
- * every other human source at most 1% of its windows lifted to likely_ai (the author calibration's
- * own bound), at most 20% no longer cleared. English only, as the head fires only there; there is
- * no Turkish chat member to bound a Turkish bar with.
+ * The head's bars for authors, by the single-text head's rules: people's own short posts (IRC
+ * users, TweepFake accounts) at 0, every other human source at most 0.2% of its windows lifted to
+ * likely_ai, at most 20% no longer cleared. English only, as the head fires only there; there is
+ * no Turkish chat member to bound a Turkish bar with. No bar of 50 messages: no IRC user has that
+ * many, and the TweepFake tweets that do were partly the head's training texts; the 20-message
+ * bars go on applying (human authors' margins keep falling as messages are added).
  */
 const BAR_RULES: AuthorBarRules = {
-  sizes: WINDOW_SIZES,
+  sizes: WINDOW_SIZES.filter((n) => n <= 20),
   fireLanguages: ['en'],
   vetoLanguages: ['en'],
   minWords: MIN_WORDS,
-  fireRate: TARGET_FPR,
+  fireRate: 0.002,
   vetoRate: 0.2,
   vetoMinWindows: SOURCE_GUARD_MIN,
   minHumanWindows: 100,
@@ -224,6 +227,8 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
   for (const file of files) {
     const member = file.startsWith('v5-members');
     for (const a of authorsFromFile(join(DATA, `${file}.jsonl`))) {
+      // People's own short posts: IRC users and the TweepFake accounts.
+      const chat = member || a.kind === 'account';
       for (const n of WINDOW_SIZES) {
         for (const [s, e] of windowRanges(a.messages.length, n)) {
           const f = model.features(lowerForFeatures(normalize(poolMessages(a.messages.slice(s, e))).text, a.language), a.language);
@@ -235,7 +240,7 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
             y: a.y,
             language: a.language,
             source: a.source.replace(/:.*/, ''),
-            chat: member,
+            chat,
             member,
           });
         }
@@ -292,7 +297,7 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
     fitted: {
       data: files.map((f) => `${f}.jsonl`),
       windows: windows.length,
-      rules: { ...BAR_RULES, chatMembers: 'v5-members-train IRC users: none over fire' },
+      rules: { ...BAR_RULES, chat: 'v5-members-train IRC users and authors-train TweepFake accounts: none over fire' },
     },
   };
 }
