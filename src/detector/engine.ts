@@ -179,6 +179,7 @@ export class TextDetector implements Detector {
     // The polish head never saw this family: on the assistant's own texts that only the assistant head
     // reads as AI it said "polished" for 38 of 133 written from scratch (v5-dev), so it says nothing there.
     const liftedToAi = documentP < aiThreshold && p >= aiThreshold;
+    const vetoed = assistant !== undefined && assistant.margin >= assistant.bar.veto;
     const ood = this.m.oodScore(f, language);
     const outOfDomain = ood !== undefined && (ood.score > ood.threshold || f.words > ood.maxWords);
     if (outOfDomain) {
@@ -219,6 +220,7 @@ export class TextDetector implements Detector {
           likelyAi: verdict === 'likely_ai',
           neverLikelyAi: short || languageUncertain || wrongLanguage || fallback,
           belowEvidenceFloor: short,
+          notHuman: vetoed,
         })
       : undefined;
     const result: DetectionResult = {
@@ -382,9 +384,9 @@ export class TextDetector implements Detector {
     language: Language,
     calib: ReturnType<LoadedModel['calibrationFor']>,
     probability: number,
-    verdict: { likelyAi: boolean; neverLikelyAi: boolean; belowEvidenceFloor: boolean },
+    verdict: { likelyAi: boolean; neverLikelyAi: boolean; belowEvidenceFloor: boolean; notHuman: boolean },
   ): SegmentsResult {
-    const { likelyAi, neverLikelyAi, belowEvidenceFloor } = verdict;
+    const { likelyAi, neverLikelyAi, belowEvidenceFloor, notHuman } = verdict;
     if (!this.segmentModel) {
       throw new Error(this.segmentModelProblem ?? `Model ${this.model} has no sentence model; run \`npm run train:segments\`.`);
     }
@@ -401,6 +403,7 @@ export class TextDetector implements Detector {
       forest: this.segmentForest,
       documentProbability: probability,
       documentLikelyAi: likelyAi,
+      documentNotHuman: notHuman,
       belowEvidenceFloor,
       scoreAsDocument: (start, end) => {
         const f = this.m.features(lowerForFeatures(norm.text.slice(start, end), language), language);

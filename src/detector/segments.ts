@@ -755,6 +755,11 @@ export interface SegmentInput {
   documentProbability: number;
   documentLikelyAi: boolean;
   /**
+   * The assistant head keeps the document from being cleared (its veto): with no span, its
+   * composition is then `uncertain`, never `human`, whatever its probability.
+   */
+  documentNotHuman?: boolean;
+  /**
    * The document is under the evidence floor (`too_little_evidence`): its sentences are scored, but
    * no span, share or composition is read from so little (the composition is `uncertain`, the share null).
    */
@@ -860,7 +865,7 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
     share = expected / totalWords;
   }
   let composition: Composition;
-  if (spans.length === 0) composition = input.documentProbability < 0.5 ? 'human' : 'uncertain';
+  if (spans.length === 0) composition = input.documentProbability < 0.5 && !input.documentNotHuman ? 'human' : 'uncertain';
   else if (spans.every((s) => s.confidence === 'low')) composition = 'uncertain';
   // Generated throughout: the spans cover nearly every word (the expected share of a fully
   // generated text stays below 1, as its sentences' probabilities do).

@@ -122,7 +122,7 @@ describe('the shipped model’s head', () => {
     expect(shared!.bar).toBe(assistantBarFor(h, 'en', f.words));
   });
 
-  it.skipIf(!HAS_TRAINING_DATA)('raises only from its bars: the same answer below veto, never lower, likely_ai from fire', () => {
+  it.skipIf(!HAS_TRAINING_DATA)('raises only from its bars: the same answer below veto, not human from veto, likely_ai from fire', () => {
     const rows = [
       ...readFileSync(trainingDataFile('v5-dev.jsonl'), 'utf8').split('\n').filter(Boolean).slice(0, 120),
       ...readFileSync(trainingDataFile('corpus-dev.jsonl'), 'utf8')
@@ -144,6 +144,8 @@ describe('the shipped model’s head', () => {
       } else if (reading.bar.fire === undefined || reading.margin < reading.bar.fire) {
         seen.vetoed++;
         expect(a.verdict).not.toBe('likely_human');
+        // Nor do its sentences call it human: with no generated span the composition is uncertain.
+        expect(withHead.detect(row.text, { mode: row.mode, segments: true }).composition).not.toBe('human');
       } else {
         seen.fired++;
         if (!a.warnings.some((w) => ['out_of_domain', 'language_uncertain', 'language_mismatch', 'calibration_fallback'].includes(w)))
