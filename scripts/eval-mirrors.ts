@@ -26,6 +26,7 @@ import { createDetector, UnsupportedLanguageError, type Mode } from '../src/dete
 import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
 import { MIRROR_HEAD, mirrorCells, mirrorRows, type ScoredMirror, type ScoredText } from './lib/mirrors.ts';
 import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
+import { stripTells } from './lib/tells.ts';
 import { table } from './lib/table.ts';
 
 checkScriptArgs(import.meta.url);
@@ -39,14 +40,6 @@ const HUMAN_FILES = (arg('--humans') ?? 'corpus,extra,v3,v4')
   .map((name) => join(DATA, `${name}-dev.jsonl`));
 const MARKDOWN = process.argv.includes('--markdown');
 const STRIP_TELLS = process.argv.includes('--strip-tells');
-
-/** The text without the v5 family's word tells, a sentence start capitalised again where one was cut. */
-function stripTells(text: string): string {
-  return text
-    .replace(/\b(honestly|actually|genuinely|lol)\b,?\s*/gi, '')
-    .replace(/(^|(?<=[.!?]\s))(so|ok|okay|basically|yeah)\b,?\s*/gi, '')
-    .replace(/(^|(?<=[.!?]\s))([a-z])/g, (_, start: string, c: string) => start + c.toUpperCase());
-}
 
 const detector = await createDetector(arg('--model') ? { model: resolve(arg('--model')!) } : {});
 

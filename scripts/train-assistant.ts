@@ -37,6 +37,8 @@
  *   --pooled-fpr X      added by the head, of all humans of a band (default 0.001)
  *   --veto-fpr X        per human source (default 0.2)
  *   --bands a,b         length bands' lower edges in words (default 40,100)
+ *   --tells fit|bars|off  the word tells' copies (scripts/lib/tells.ts): fitted on and bounding the fire bar
+ *                       (default fit), bounding it only, or not read
  *   --loso              also each of the family's genres held out of the head
  *   --list              list the dev texts of the family still called likely_human and the humans the head makes likely_ai
  *   --dry-run           measure, write nothing       --markdown   Markdown tables
@@ -129,7 +131,22 @@ function samples(): { train: AssistantSample[]; dev: AssistantSample[] } {
   return { train, dev };
 }
 
-const { train, dev } = samples();
+const loaded = samples();
+/**
+ * The word tells' copies (`scripts/lib/tells.ts`, --tells): `fit` (default) fits the head on the
+ * family's texts with their tells stripped and on people's texts with tells put in, and bounds its
+ * fire bar on the latter as sources of their own (`<source>+tells`); `bars` only bounds it on them;
+ * `off` reads neither (the head as first shipped).
+ */
+const TELLS = arg('--tells') ?? 'fit';
+if (!['fit', 'bars', 'off'].includes(TELLS)) {
+  process.stderr.write(`train-assistant.ts: --tells is fit, bars or off, not ${TELLS}.\n`);
+  process.exit(2);
+}
+const train = loaded.train.filter((s) => !s.variant || (s.variant === 'injected' ? TELLS !== 'off' : TELLS === 'fit'));
+const { dev } = loaded;
+/** The originals: what the reports count (a copy would count its text twice). */
+const originals = train.filter((s) => !s.variant);
 /**
  * The languages where the head may make a text likely AI (--languages, default en): Turkish has 184
  * of the family's training texts, too few to set a fire bar that holds on its humans (a trial with
@@ -180,7 +197,7 @@ function fitLinear(rows: readonly AssistantSample[], w: number[]): AssistantLine
 }
 
 function fitHead(rows: readonly AssistantSample[]): Head {
-  const fitted = rows.filter((s) => s.kind !== 2 && fitLanguages.includes(s.language));
+  const fitted = rows.filter((s) => s.kind !== 2 && fitLanguages.includes(s.language) && (!s.variant || TELLS === 'fit'));
   const w = weights(fitted);
   const linear = fitLinear(fitted, w);
   if (!USE_TREES) return { linear, forest: undefined, linearWeight: 1 };
@@ -452,8 +469,26 @@ function ownAurocs(title: string, rows: readonly AssistantSample[], margins: Arr
   });
   print(`${title}: the head's own margin`, ['task', 'n', 'AUROC vs twins', 'AUROC vs all humans'], out);
 }
-ownAurocs('Train, out of fold', train, oof);
-const trainReads = read(train, oof, fittedBars);
+const oofOf = new Map(train.map((s, i) => [s, oof[i]!]));
+ownAurocs(
+  'Train, out of fold',
+  originals,
+  originals.map((s) => oofOf.get(s)!),
+);
+const allTrainReads = read(train, oof, fittedBars);
+const trainReads = allTrainReads.filter((r) => !r.s.variant);
+{
+  // People who write with the tells, and the family without them (their copies), out of fold.
+  const injected = allTrainReads.filter((r) => r.s.variant === 'injected' && r.s.words >= 40);
+  const stripped = allTrainReads.filter((r) => r.s.variant === 'stripped' && r.s.words >= 40);
+  const share = (xs: Read[], v: string): string => pct(xs.filter((r) => r.verdictAfter === v).length, xs.length);
+  console.log(
+    `\nTrain, out of fold, the word tells' copies (40+ words): people's texts with tells put in ${injected.length}, likely_ai ${share(injected, 'likely_ai')} (their originals ${share(
+      trainReads.filter((r) => injected.some((x) => x.s.id === `${r.s.id}~injected`)),
+      'likely_ai',
+    )}); the family's texts with tells taken out ${stripped.length}, likely_ai ${share(stripped, 'likely_ai')}, likely_human ${share(stripped, 'likely_human')}`,
+  );
+}
 familyTable(
   'Train, out of fold: the family per task',
   trainReads.filter((r) => r.s.kind === 1),
@@ -496,12 +531,15 @@ if (LOSO) {
   const genres = [...new Set(train.filter((s) => s.kind === 1).map((s) => s.source))].sort();
   const rows: string[][] = [];
   for (const genre of genres) {
-    const held = train.filter((s) => s.kind === 1 && s.source === genre);
+    const held = originals.filter((s) => s.kind === 1 && s.source === genre);
     if (held.length < 40) continue;
     const twins = new Set(held.map((s) => s.mirrorOf));
-    const rest = train.filter((s) => !(s.kind === 1 && s.source === genre) && !twins.has(s.id));
+    // The genre's copies go with it (a stripped copy's id names its original).
+    const rest = train.filter(
+      (s) => !(s.kind === 1 && s.source === genre) && !twins.has(s.id) && !twins.has(s.id.replace(/~injected$/, '')),
+    );
     const h = fitHead(rest);
-    const heldHumans = train.filter((s) => twins.has(s.id));
+    const heldHumans = originals.filter((s) => twins.has(s.id));
     const m = (s: AssistantSample): number => marginOf(h, s);
     const base = auroc([...held.map((s) => s.raw), ...heldHumans.map((s) => s.raw)], [...held.map(() => 1), ...heldHumans.map(() => 0)]);
     const own = auroc([...held.map(m), ...heldHumans.map(m)], [...held.map(() => 1), ...heldHumans.map(() => 0)]);
@@ -538,6 +576,7 @@ const assistantHeader: NonNullable<ArtifactHeader['assistant']> = {
     classifier: LR,
     trees: USE_TREES ? GB : null,
     twinWeight: TWIN_WEIGHT,
+    tells: TELLS,
     sourceMax: SOURCE_MAX,
     pooledFpr: POOLED_FPR,
     vetoFpr: VETO_FPR,

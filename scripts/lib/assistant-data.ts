@@ -20,6 +20,7 @@ import { readJsonl, type CorpusRow } from '../../src/detector/training.ts';
 import type { Language } from '../../src/detector/types.ts';
 import { foldModels, type FoldModelData } from './fold-models.ts';
 import { neutralise } from './shortcuts.ts';
+import { hasTells, injectTells, stripTells } from './tells.ts';
 
 /** The older corpora (what the document model was trained on) and the family's file. */
 export const OLDER_CORPORA = ['corpus', 'extra', 'v3', 'v4'] as const;
@@ -51,6 +52,11 @@ export interface AssistantSample {
   raw: number;
   /** The fold that did not see it (train only). */
   fold: number;
+  /**
+   * A copy made for the word tells (train only, `scripts/lib/tells.ts`): a family text with its tells
+   * taken out (`stripped`), or a person's text with tells put in (`injected`, source `<source>+tells`).
+   */
+  variant?: 'stripped' | 'injected';
 }
 
 /** Rows neutralised as `npm run train` neutralises them: a mirror by its twin's source's rule. */
@@ -89,7 +95,23 @@ function sample(
 
 const FILES = [...OLDER_CORPORA, FAMILY_CORPUS];
 
-/** The training texts, cross-fitted by the fold models in `foldCache`. */
+/** Share of English human training texts given an injected copy (deterministic by id). */
+const INJECTED_SHARE = 1 / 3;
+
+/** Whether a person's text gets an injected copy: English, 40+ words, one in three by its id. */
+function injects(row: FamilyRow): boolean {
+  if (row.label !== 'human' || row.language !== 'en') return false;
+  let h = 0;
+  for (let i = 0; i < row.id.length; i++) h = (Math.imul(h, 31) + row.id.charCodeAt(i)) >>> 0;
+  return (h % 1000) / 1000 < INJECTED_SHARE;
+}
+
+/**
+ * The training texts, cross-fitted by the fold models in `foldCache`, with the word tells' copies
+ * (`variant`): each family text that has tells, stripped of them; a third of the English human
+ * texts, with tells put in. A copy keeps its original's fold, so it is never read by a fold model
+ * or a head that saw the original.
+ */
 export function trainSamples(
   data: string,
   header: ArtifactHeader,
@@ -105,6 +127,15 @@ export function trainSamples(
       const k = fm.foldOf(row);
       const { raw, features } = fm.rawLogit(k, normalize(row.text).text, row.language);
       out.push(sample(row, file, features, raw, k));
+      const family = file === FAMILY_CORPUS && row.label === 'ai';
+      const copy = family && hasTells(row.text) ? stripTells(row.text) : injects(row) ? injectTells(row.text, row.id) : undefined;
+      if (copy !== undefined) {
+        const variant = family ? 'stripped' : 'injected';
+        const c = fm.rawLogit(k, normalize(copy).text, row.language);
+        const { mirror_of: _twin, ...original } = row;
+        const s = sample({ ...original, id: `${row.id}~${variant}` }, file, c.features, c.raw, k);
+        out.push({ ...s, variant, ...(variant === 'injected' ? { source: `${row.source}+tells` } : {}) });
+      }
       if (n % 5000 === 0) log(`${file}-train: ${n} of ${rows.length}`);
     });
   }

