@@ -11,10 +11,13 @@
 
 /** The text without the family's word tells, a sentence start capitalised again where one was cut. */
 export function stripTells(text: string): string {
-  return text
-    .replace(/\b(honestly|actually|genuinely|lol)\b,?\s*/gi, '')
-    .replace(/(^|(?<=[.!?]\s))(so|ok|okay|basically|yeah)\b,?\s*/gi, '')
-    .replace(/(^|(?<=[.!?]\s))([a-z])/g, (_, start: string, c: string) => start + c.toUpperCase());
+  let out = text.replace(/\b(honestly|actually|genuinely|lol)\b,?\s*/gi, '');
+  // Openers come in runs ("ok so"): each one taken out leaves the next at the sentence start.
+  for (let before = ''; before !== out; ) {
+    before = out;
+    out = out.replace(/(^|(?<=[.!?]\s))(so|ok|okay|basically|yeah)\b,?\s*/gi, '');
+  }
+  return out.replace(/(^|(?<=[.!?]\s))([a-z])/g, (_, start: string, c: string) => start + c.toUpperCase());
 }
 
 /** Whether a text holds any of the tells. */
