@@ -8,6 +8,7 @@
  * `injectTells` puts some into a person's text, so that `npm run train:assistant` can show the head
  * people who write that way, and bound it on them.
  */
+import { rng, stableHash } from '../../src/detector/training.ts';
 
 /** The text without the family's word tells, a sentence start capitalised again where one was cut. */
 export function stripTells(text: string): string {
@@ -25,20 +26,6 @@ export function hasTells(text: string): boolean {
   return /\b(honestly|actually|genuinely|lol)\b/i.test(text) || /(^|[.!?]\s)(so|ok|okay|basically|yeah)\b/i.test(text);
 }
 
-/** A small deterministic generator (mulberry32) seeded from a string, so a text gets the same tells on every run. */
-function randomFor(seed: string): () => number {
-  let h = 2166136261;
-  for (let i = 0; i < seed.length; i++) h = Math.imul(h ^ seed.charCodeAt(i), 16777619);
-  let a = h >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const OPENERS = ['So', 'Ok so', 'Okay', 'Basically', 'Yeah', 'Honestly'];
 const ADVERBS = ['honestly', 'actually', 'genuinely'];
 
@@ -48,7 +35,7 @@ const ADVERBS = ['honestly', 'actually', 'genuinely'];
  * for a given `seed` (the text's id).
  */
 export function injectTells(text: string, seed: string): string {
-  const random = randomFor(seed);
+  const random = rng(stableHash(seed));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const sentences = text.split(/(?<=[.!?])\s+/);
   const chosen = sentences.map(() => random() < 1 / 3);
