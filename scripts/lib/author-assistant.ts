@@ -4,7 +4,7 @@
  *
  * Why bars of their own: the head's margin of pooled chat lines falls as messages are added, and
  * human authors' falls faster than the assistant's (on v5-members-train, human windows' median
- * −1.8 at one message and −4.3 at twenty, the assistant's members' 0.8 and −0.1). The single-text
+ * −1.8 at one message and −4.4 at twenty, the assistant's members' 0.8 and 0.2). The single-text
  * bars, set on whole texts by length, would flag humans at a few messages and miss the assistant
  * at twenty. So each count of messages gets its own bars, from human windows of that many messages.
  */
