@@ -481,10 +481,11 @@ const trainReads = allTrainReads.filter((r) => !r.s.variant);
   // People who write with the tells, and the family without them (their copies), out of fold.
   const injected = allTrainReads.filter((r) => r.s.variant === 'injected' && r.s.words >= 40);
   const stripped = allTrainReads.filter((r) => r.s.variant === 'stripped' && r.s.words >= 40);
+  const injectedIds = new Set(injected.map((r) => r.s.id));
   const share = (xs: Read[], v: string): string => pct(xs.filter((r) => r.verdictAfter === v).length, xs.length);
   console.log(
     `\nTrain, out of fold, the word tells' copies (40+ words): people's texts with tells put in ${injected.length}, likely_ai ${share(injected, 'likely_ai')} (their originals ${share(
-      trainReads.filter((r) => injected.some((x) => x.s.id === `${r.s.id}~injected`)),
+      trainReads.filter((r) => injectedIds.has(`${r.s.id}~injected`)),
       'likely_ai',
     )}); the family's texts with tells taken out ${stripped.length}, likely_ai ${share(stripped, 'likely_ai')}, likely_human ${share(stripped, 'likely_human')}`,
   );
@@ -534,7 +535,7 @@ if (LOSO) {
     const held = originals.filter((s) => s.kind === 1 && s.source === genre);
     if (held.length < 40) continue;
     const twins = new Set(held.map((s) => s.mirrorOf));
-    // The genre's copies go with it (a stripped copy's id names its original).
+    // The genre's copies go with it: its texts' stripped copies share its source, its twins' injected copies their ids.
     const rest = train.filter(
       (s) => !(s.kind === 1 && s.source === genre) && !twins.has(s.id) && !twins.has(s.id.replace(/~injected$/, '')),
     );

@@ -98,7 +98,7 @@ const FILES = [...OLDER_CORPORA, FAMILY_CORPUS];
 /** Share of English human training texts given an injected copy (deterministic by id). */
 const INJECTED_SHARE = 1 / 3;
 
-/** Whether a person's text gets an injected copy: English, 40+ words, one in three by its id. */
+/** Whether a person's text gets an injected copy: English, one in three by its id. */
 function injects(row: FamilyRow): boolean {
   if (row.label !== 'human' || row.language !== 'en') return false;
   let h = 0;
