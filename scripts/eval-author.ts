@@ -18,7 +18,6 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readArtifact } from '../src/detector/artifact.ts';
-import { assistantHeadFrom, assistantMargin } from '../src/detector/assistant.ts';
 import { poolMessages } from '../src/detector/author.ts';
 import { createDetector, DEFAULT_MODEL_PATH, type Language } from '../src/detector/index.ts';
 import { LoadedModel } from '../src/detector/model.ts';
@@ -49,12 +48,11 @@ const detector = await createDetector({
 const headReader = (() => {
   if (!ASSISTANT_MARGIN) return undefined;
   const { header, arrays } = readArtifact(arg('--model') ? resolve(arg('--model')!) : DEFAULT_MODEL_PATH);
+  if (!header.assistant) throw new Error(`--assistant-margin: model ${header.version} has no assistant head.`);
   const model = new LoadedModel(header, arrays);
-  const head = assistantHeadFrom(header, arrays);
-  if (!head) throw new Error(`--assistant-margin: model ${header.version} has no assistant head.`);
   return (messages: string[], language: Language): number => {
     const f = model.features(lowerForFeatures(normalize(poolMessages(messages)).text, language), language);
-    return assistantMargin(head, f, model.rawLogit(f));
+    return model.assistantMarginOf(f, model.rawLogit(f))!;
   };
 })();
 

@@ -43,7 +43,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readArtifact } from '../src/detector/artifact.ts';
-import { assistantHeadFrom, assistantMargin } from '../src/detector/assistant.ts';
 import {
   authorBandFor,
   authorProbability,
@@ -216,8 +215,7 @@ function modelOf(bands: AuthorBand[], training: Record<string, unknown>, assista
  */
 function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined {
   const { header, arrays } = readArtifact(detectorPath);
-  const head = assistantHeadFrom(header, arrays);
-  if (!head) {
+  if (!header.assistant) {
     console.log(`\nThe detector ${header.version} has no assistant head: the author model gets no bars for it.`);
     return undefined;
   }
@@ -232,7 +230,8 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
       for (const n of WINDOW_SIZES) {
         for (const [s, e] of windowRanges(a.messages.length, n)) {
           const f = model.features(lowerForFeatures(normalize(poolMessages(a.messages.slice(s, e))).text, a.language), a.language);
-          const margin = assistantMargin(head, f, model.rawLogit(f));
+          // As `detectAuthor` reads it: the hashed sum from the shared table `rawLogit` has just read.
+          const margin = model.assistantMarginOf(f, model.rawLogit(f))!;
           windows.push({
             n,
             words: f.words,
