@@ -17,13 +17,17 @@
  *   --strip-tells     score the mirrors with their family's word tells taken out (DATA.md, "v5 data"):
  *                     "honestly", "actually", "genuinely", "lol" anywhere and the openers "so", "ok",
  *                     "okay", "basically", "yeah" at a sentence start; issue 38 asks that this gap stay small
+ *   --spans           also the generated spans (`segments: true`) of the mirrors called likely_ai, and of
+ *                     documents made of a mirror (40+ words, not `polish`) and a dev human text (60–400 words,
+ *                     picked by the mirror's id), each order once: their composition, and the share of the
+ *                     mirror's words and of the person's words inside spans of medium or high confidence
  *   --markdown        Markdown tables
  */
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { countWords } from '../src/detector/engine.ts';
 import { createDetector, UnsupportedLanguageError, type Mode } from '../src/detector/index.ts';
-import { readJsonl, type CorpusRow } from '../src/detector/training.ts';
+import { readJsonl, stableHash, type CorpusRow } from '../src/detector/training.ts';
 import { MIRROR_HEAD, mirrorCells, mirrorRows, type ScoredMirror, type ScoredText } from './lib/mirrors.ts';
 import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 import { stripTells } from './lib/tells.ts';
@@ -40,6 +44,7 @@ const HUMAN_FILES = (arg('--humans') ?? 'corpus,extra,v3,v4')
   .map((name) => join(DATA, `${name}-dev.jsonl`));
 const MARKDOWN = process.argv.includes('--markdown');
 const STRIP_TELLS = process.argv.includes('--strip-tells');
+const SPANS = process.argv.includes('--spans');
 
 const detector = await createDetector(arg('--model') ? { model: resolve(arg('--model')!) } : {});
 
@@ -61,15 +66,19 @@ function score(row: CorpusRow): ScoredText | undefined {
 }
 
 const humans: Array<ScoredText & { source: string }> = [];
+/** English dev humans of 60–400 words, for the mixed documents of --spans. */
+const people: string[] = [];
 for (const file of HUMAN_FILES)
   for (const row of readJsonl<CorpusRow>(file)) {
     if (row.label !== 'human') continue;
     const s = score(row);
     if (s) humans.push({ ...s, source: row.source });
+    if (s && row.language === 'en' && s.words >= 60 && s.words <= 400) people.push(row.text);
   }
 const twins = new Map(humans.map((h) => [h.id, h]));
 
 const mirrors: ScoredMirror[] = [];
+const mirrorRecords: MirrorRecord[] = [];
 let unscored = 0;
 for (const row of readJsonl<MirrorRecord>(FILE)) {
   if (row.label !== 'ai' || !row.mirror_of) continue;
@@ -79,6 +88,7 @@ for (const row of readJsonl<MirrorRecord>(FILE)) {
     continue;
   }
   mirrors.push({ ...s, mirrorOf: row.mirror_of, task: row.task ?? '?', genre: row.domain ?? row.source });
+  mirrorRecords.push(STRIP_TELLS ? { ...row, text: stripTells(row.text) } : row);
 }
 
 const print = (title: string, rows: string[][], head: string[]): void => {
@@ -115,3 +125,60 @@ print(
     }),
   ['source', 'n', 'likely_ai', 'share'],
 );
+
+if (SPANS) {
+  const COMPOSITIONS = ['ai', 'partly_ai', 'uncertain', 'human'] as const;
+  const pct = (k: number, n: number) => (n ? `${((100 * k) / n).toFixed(1)}%` : '–');
+  const alone = { n: 0, spans: 0, counts: new Map<string, number>() };
+  for (const row of mirrorRecords) {
+    const r = detector.detect(row.text, { mode: row.mode as Mode, segments: true });
+    if (r.verdict !== 'likely_ai') continue;
+    alone.n++;
+    if (r.generated_spans.some((s) => s.confidence !== 'low')) alone.spans++;
+    alone.counts.set(r.composition ?? '', (alone.counts.get(r.composition ?? '') ?? 0) + 1);
+  }
+  // A mirror and a person's text in one document: which words the spans take in.
+  const mixed = { built: 0, n: 0, counts: new Map<string, number>(), ai: { inSpans: 0, words: 0 }, person: { inSpans: 0, words: 0 } };
+  for (const row of mirrorRecords) {
+    if (row.language !== 'en' || row.task === 'polish' || countWords(row.text, 'en') < 40 || people.length === 0) continue;
+    const person = people[stableHash(row.id) % people.length]!;
+    for (const personFirst of [true, false]) {
+      const text = personFirst ? `${person}\n\n${row.text}` : `${row.text}\n\n${person}`;
+      const aiStart = personFirst ? person.length + 2 : 0;
+      const aiEnd = aiStart + row.text.length;
+      mixed.built++;
+      const r = detector.detect(text, { mode: row.mode as Mode, segments: true });
+      if (r.verdict !== 'likely_ai') continue;
+      mixed.n++;
+      mixed.counts.set(r.composition ?? '', (mixed.counts.get(r.composition ?? '') ?? 0) + 1);
+      for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+        const at = m.index;
+        const side = at >= aiStart && at < aiEnd ? mixed.ai : mixed.person;
+        side.words++;
+        if (r.generated_spans.some((s) => s.confidence !== 'low' && at >= s.start && at < s.end)) side.inSpans++;
+      }
+    }
+  }
+  print(
+    'Generated spans of the texts called likely_ai (segments: true)',
+    [
+      [
+        'mirrors alone',
+        String(alone.n),
+        pct(alone.spans, alone.n),
+        ...COMPOSITIONS.map((c) => pct(alone.counts.get(c) ?? 0, alone.n)),
+        '–',
+        '–',
+      ],
+      [
+        `a mirror and a person's text (${mixed.built} built)`,
+        String(mixed.n),
+        '–',
+        ...COMPOSITIONS.map((c) => pct(mixed.counts.get(c) ?? 0, mixed.n)),
+        pct(mixed.ai.inSpans, mixed.ai.words),
+        pct(mixed.person.inSpans, mixed.person.words),
+      ],
+    ],
+    ['texts', 'likely_ai', 'a medium or high span', ...COMPOSITIONS, "mirror's words in spans", "person's words in spans"],
+  );
+}

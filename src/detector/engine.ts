@@ -221,6 +221,7 @@ export class TextDetector implements Detector {
           neverLikelyAi: short || languageUncertain || wrongLanguage || fallback,
           belowEvidenceFloor: short,
           notHuman: vetoed,
+          byHeadAlone: liftedToAi && verdict === 'likely_ai',
         })
       : undefined;
     const result: DetectionResult = {
@@ -384,9 +385,9 @@ export class TextDetector implements Detector {
     language: Language,
     calib: ReturnType<LoadedModel['calibrationFor']>,
     probability: number,
-    verdict: { likelyAi: boolean; neverLikelyAi: boolean; belowEvidenceFloor: boolean; notHuman: boolean },
+    verdict: { likelyAi: boolean; neverLikelyAi: boolean; belowEvidenceFloor: boolean; notHuman: boolean; byHeadAlone: boolean },
   ): SegmentsResult {
-    const { likelyAi, neverLikelyAi, belowEvidenceFloor, notHuman } = verdict;
+    const { likelyAi, neverLikelyAi, belowEvidenceFloor, notHuman, byHeadAlone } = verdict;
     if (!this.segmentModel) {
       throw new Error(this.segmentModelProblem ?? `Model ${this.model} has no sentence model; run \`npm run train:segments\`.`);
     }
@@ -410,6 +411,19 @@ export class TextDetector implements Detector {
         const p = round4(calibrateForLength(this.m.rawLogit(f), calib, f.words));
         return { probability: p, likelyAi: !neverLikelyAi && f.words >= SHORT_TEXT_WORDS && p >= aiThresholdFor(calib, f.words) };
       },
+      ...(byHeadAlone && {
+        readPassage: (start: number, end: number) => {
+          const f = this.m.features(lowerForFeatures(norm.text.slice(start, end), language), language);
+          const raw = this.m.rawLogit(f);
+          const p = round4(calibrateForLength(raw, calib, f.words));
+          const head = this.m.assistantReading(f, raw, language);
+          if (!head) return { probability: p, fires: false };
+          return {
+            probability: liftedProbability(p, head.margin, head.bar, aiThresholdFor(calib, f.words), humanThresholdFor(calib, f.words)),
+            fires: head.bar.fire !== undefined && head.margin >= head.bar.fire,
+          };
+        },
+      }),
     });
   }
 }

@@ -771,7 +771,92 @@ export interface SegmentInput {
   scoreAsDocument(normStart: number, normEnd: number): { probability: number; likelyAi: boolean };
   /** The context model's trees, unpacked once (`contextForest`); unpacked per call when absent. */
   forest?: Forest;
+  /**
+   * Given only when the assistant head alone made the document `likely_ai` (issue 38): reads a
+   * stretch of the normalised text with the head, as a document of its own. The sentence model never
+   * saw that family (its sentences of an assistant's text mostly score as a person's), so the
+   * passages it wrote are found by the head instead (`assistantSpans`).
+   */
+  readPassage?(normStart: number, normEnd: number): PassageReading;
 }
+
+/** The assistant head's reading of a passage scored as a document of its own. */
+export interface PassageReading {
+  /** Its probability after the head (`liftedProbability`). */
+  probability: number;
+  /** The head's margin reaches its `fire` bar for a text of the passage's length. */
+  fires: boolean;
+}
+
+/**
+ * Words per passage the head reads on its own: its bars are set on texts of 40–100 and 100+ words,
+ * and the 100+ band's fire bar catches four times as many of the family's texts (v5-dev, `mirror`).
+ */
+export const PASSAGE_WORDS = 100;
+
+interface SentenceSpan {
+  first: number;
+  last: number;
+  probability: number;
+  confidence: Confidence;
+}
+
+/**
+ * The passages of a document the head made `likely_ai`: sentences gathered into passages of
+ * PASSAGE_WORDS words or more (a short remainder joins the last), and the runs of passages the head
+ * fires on, each a `high` span. A text of one passage is one span. When the head fires on no passage
+ * alone (the evidence is spread thin), the whole text is one `low` span: read whole it is an
+ * assistant's, but no part of it stands out.
+ *
+ * Why not also the passages it only vetoes: in documents of a person's text followed or preceded by
+ * the assistant's that the head made `likely_ai`, runs through vetoed passages covered 73% of the
+ * person's words, runs of fired passages 21% (docs/detector.md, section 14).
+ */
+export function assistantSpans(
+  ranges: readonly SegmentRange[],
+  words: ArrayLike<number>,
+  documentProbability: number,
+  read: (normStart: number, normEnd: number) => PassageReading,
+): SentenceSpan[] {
+  const n = ranges.length;
+  if (n === 0) return [];
+  const passages: Array<{ first: number; last: number }> = [];
+  for (let i = 0, first = 0, count = 0; i < n; i++) {
+    count += words[i]!;
+    if (count >= PASSAGE_WORDS) {
+      passages.push({ first, last: i });
+      first = i + 1;
+      count = 0;
+    } else if (i === n - 1) {
+      if (passages.length > 0) passages[passages.length - 1]!.last = i;
+      else passages.push({ first, last: i });
+    }
+  }
+  const whole = { first: 0, last: n - 1, probability: documentProbability };
+  if (passages.length < 2) return [{ ...whole, confidence: 'high' }];
+  const readings = passages.map((p) => read(ranges[p.first]!.start, ranges[p.last]!.end));
+  const spans: SentenceSpan[] = [];
+  for (let i = 0; i < passages.length; ) {
+    if (!readings[i]!.fires) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j + 1 < passages.length && readings[j + 1]!.fires) j++;
+    const [first, last] = [passages[i]!.first, passages[j]!.last];
+    const probability =
+      first === 0 && last === n - 1
+        ? documentProbability
+        : i === j
+          ? readings[i]!.probability
+          : read(ranges[first]!.start, ranges[last]!.end).probability;
+    spans.push({ first, last, probability, confidence: 'high' });
+    i = j + 1;
+  }
+  return spans.length > 0 ? spans : [{ ...whole, confidence: 'low' }];
+}
+
+const CONFIDENCE_RANK: Record<Confidence, number> = { low: 0, medium: 1, high: 2 };
 
 export interface SegmentsResult {
   segments: SegmentScore[];
@@ -820,10 +905,9 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
   // "human, 0% generated" would tell two stories about a text the engine gives no verdict.
   if (input.belowEvidenceFloor) return { segments, spans: [], share: null, composition: 'uncertain' };
 
-  const spans: GeneratedSpan[] = [];
   let totalWords = 0;
-  let spanWords = 0;
   for (let i = 0; i < n; i++) totalWords += words[i]!;
+  const runs: SentenceSpan[] = [];
   for (let i = 0; i < n; ) {
     const threshold = model.spans.sentenceThreshold;
     if (segments[i]!.ai_probability < threshold) {
@@ -852,16 +936,42 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
           : scored.probability >= model.spans.mediumProbability
             ? 'medium'
             : 'low';
-      spans.push({ start: segments[i]!.start, end: segments[j]!.end, ai_probability: round4(scored.probability), confidence });
-      spanWords += runWords;
+      runs.push({ first: i, last: j, probability: round4(scored.probability), confidence });
     }
     i = j + 1;
   }
+  // The head's passages only where the sentence model found nothing it is sure of: where it did,
+  // its spans are finer than the head's passages (in a person's minutes followed by a generated
+  // paragraph, a text of one passage, the head's span would take in the minutes). Sentences inside a
+  // span the head found count whole in the expected share: their own scores are the sentence
+  // model's, which does not see the family.
+  const byHead = new Uint8Array(n);
+  if (input.readPassage && runs.every((r) => r.confidence === 'low')) {
+    const found = assistantSpans(ranges, words, input.documentProbability, input.readPassage);
+    for (const s of found) byHead.fill(1, s.first, s.last + 1);
+    runs.push(...found);
+    runs.sort((a, b) => a.first - b.first);
+  }
+  // One span per stretch: a run of the sentence model's inside or beside one of the head's joins it.
+  const merged: SentenceSpan[] = [];
+  for (const r of runs) {
+    const last = merged.at(-1);
+    if (last && r.first <= last.last + 1) {
+      last.last = Math.max(last.last, r.last);
+      last.probability = Math.max(last.probability, r.probability);
+      if (CONFIDENCE_RANK[r.confidence] > CONFIDENCE_RANK[last.confidence]) last.confidence = r.confidence;
+    } else merged.push({ ...r });
+  }
+  let spanWords = 0;
+  const spans: GeneratedSpan[] = merged.map((r) => {
+    for (let k = r.first; k <= r.last; k++) spanWords += words[k]!;
+    return { start: segments[r.first]!.start, end: segments[r.last]!.end, ai_probability: round4(r.probability), confidence: r.confidence };
+  });
   const spanShare = totalWords > 0 ? spanWords / totalWords : 0;
   let share = spanShare;
   if (model.spans.shareRule === 'expected' && spans.length > 0 && totalWords > 0) {
     let expected = 0;
-    for (let i = 0; i < n; i++) expected += segments[i]!.ai_probability * words[i]!;
+    for (let i = 0; i < n; i++) expected += (byHead[i] ? 1 : segments[i]!.ai_probability) * words[i]!;
     share = expected / totalWords;
   }
   let composition: Composition;

@@ -19,7 +19,9 @@ import {
   CONTEXT_FEATURES,
   MAX_SEGMENTS,
   MIN_SEGMENT_WORDS,
+  PASSAGE_WORDS,
   SEGMENT_FORMAT_VERSION,
+  assistantSpans,
   parseSegmentModel,
   segmentRanges,
   sequencePosteriors,
@@ -499,5 +501,107 @@ describe.skipIf(!existsSync(CORPUS_DEV) || !existsSync(EXTRA_DEV))('held-out mix
     // The baseline (each sentence blended with the document's score) was at 0.65 and 18%.
     expect(auroc(scores, labels)).toBeGreaterThan(0.85);
     expect(humanHigh / humans).toBeLessThan(0.05);
+  });
+});
+
+/**
+ * The spans of a text only the assistant head makes `likely_ai` (issue 38): the sentence model never
+ * saw that family, so the head reads the text's passages on its own (`assistantSpans`).
+ */
+describe('assistantSpans', () => {
+  // Twelve sentences of 30 words: passages of 100+ words are sentences 0–3, 4–7 and 8–11.
+  const sentences = (n: number) => Array.from({ length: n }, (_, i) => ({ start: i * 100, end: i * 100 + 99, words: 30 }));
+  const ranges = sentences(12);
+  const words = ranges.map((r) => r.words);
+  const reader = (firing: number[]) => {
+    const read: Array<[number, number]> = [];
+    const fn = (start: number, end: number) => {
+      read.push([start, end]);
+      const passage = ['0-399', '400-799', '800-1199'].indexOf(`${start}-${end}`);
+      // A run of passages, read whole: 0.995.
+      if (passage < 0) return { probability: 0.995, fires: true };
+      return { probability: firing.includes(passage) ? 0.99 : 0.2, fires: firing.includes(passage) };
+    };
+    return { read, fn };
+  };
+
+  it('gathers sentences into passages of PASSAGE_WORDS words or more, a short remainder joined to the last', () => {
+    expect(PASSAGE_WORDS).toBe(100);
+    const { read, fn } = reader([]);
+    assistantSpans(ranges, words, 0.97, fn);
+    expect(read).toEqual([
+      [0, 399],
+      [400, 799],
+      [800, 1199],
+    ]);
+    const ten = reader([]);
+    assistantSpans(sentences(10), words.slice(0, 10), 0.97, ten.fn);
+    expect(ten.read).toEqual([
+      [0, 399],
+      [400, 999],
+    ]);
+  });
+
+  it('makes a high span of each run of passages the head fires on, scored as a document of its own', () => {
+    const run = reader([1, 2]);
+    expect(assistantSpans(ranges, words, 0.97, run.fn)).toEqual([{ first: 4, last: 11, probability: 0.995, confidence: 'high' }]);
+    // The run of two passages is read once more, whole.
+    expect(run.read.at(-1)).toEqual([400, 1199]);
+    const { read, fn } = reader([0, 2]);
+    expect(assistantSpans(ranges, words, 0.97, fn)).toEqual([
+      { first: 0, last: 3, probability: 0.99, confidence: 'high' },
+      { first: 8, last: 11, probability: 0.99, confidence: 'high' },
+    ]);
+    expect(read).toHaveLength(3);
+    // Every passage: the whole text, with the document's own probability.
+    expect(assistantSpans(ranges, words, 0.97, reader([0, 1, 2]).fn)).toEqual([
+      { first: 0, last: 11, probability: 0.97, confidence: 'high' },
+    ]);
+  });
+
+  it('reads a text of one passage whole, and says low when the head fires on no passage alone', () => {
+    const { read, fn } = reader([]);
+    expect(assistantSpans(sentences(5), words.slice(0, 5), 0.98, fn)).toEqual([
+      { first: 0, last: 4, probability: 0.98, confidence: 'high' },
+    ]);
+    expect(read).toHaveLength(0);
+    expect(assistantSpans(ranges, words, 0.97, reader([]).fn)).toEqual([{ first: 0, last: 11, probability: 0.97, confidence: 'low' }]);
+    expect(assistantSpans([], [], 0.97, reader([]).fn)).toEqual([]);
+  });
+});
+
+const V5_DEV = trainingDataFile('v5-dev.jsonl');
+
+describe.skipIf(!existsSync(V5_DEV))('a text only the assistant head makes likely_ai (v5-dev)', () => {
+  it('gets the head’s spans where the sentence model finds none, and a text the document model flags keeps its own', async () => {
+    const bare = await createDetector({ assistantHead: false });
+    const rows = readFileSync(V5_DEV, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { text: string; mode: Mode; language: 'en' | 'tr' });
+    let lifted = 0;
+    let withSpan = 0;
+    let generatedThroughout = 0;
+    let sentenceSpansBefore = 0;
+    for (const row of rows) {
+      const a = detector.detect(row.text, { mode: row.mode, segments: true });
+      const b = bare.detect(row.text, { mode: row.mode, segments: true });
+      if (a.verdict !== 'likely_ai' || b.verdict === 'likely_ai') {
+        // Not the head's alone: the sentences' spans are the sentence model's, as without the head.
+        expect(a.generated_spans).toEqual(b.generated_spans);
+        continue;
+      }
+      lifted++;
+      if (b.generated_spans.some((s) => s.confidence !== 'low')) sentenceSpansBefore++;
+      if (a.generated_spans.length > 0) withSpan++;
+      if (a.composition === 'ai') generatedThroughout++;
+      // The sentences' own scores are the sentence model's still.
+      expect(a.segments).toEqual(b.segments);
+    }
+    expect(lifted).toBeGreaterThan(50);
+    expect(withSpan).toBe(lifted);
+    // Before, most of them were `uncertain` with no span; now most are generated throughout.
+    expect(sentenceSpansBefore / lifted).toBeLessThan(0.2);
+    expect(generatedThroughout / lifted).toBeGreaterThan(0.6);
   });
 });
