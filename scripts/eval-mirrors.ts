@@ -20,7 +20,8 @@
  *   --spans           also the generated spans (`segments: true`) of the mirrors called likely_ai, and of
  *                     documents made of a mirror (40+ words, not `polish`) and a dev human text (60–400 words,
  *                     picked by the mirror's id), each order once: their composition, and the share of the
- *                     mirror's words and of the person's words inside spans of medium or high confidence
+ *                     mirror's words and of the person's words inside spans of medium or high confidence;
+ *                     and the dev humans' spans
  *   --markdown        Markdown tables
  */
 import { dirname, join, resolve } from 'node:path';
@@ -66,14 +67,16 @@ function score(row: CorpusRow): ScoredText | undefined {
 }
 
 const humans: Array<ScoredText & { source: string }> = [];
-/** English dev humans of 60–400 words, for the mixed documents of --spans. */
+/** English dev humans of 60–400 words, for the mixed documents of --spans, and every dev human, for its last line. */
 const people: string[] = [];
+const humanRows: CorpusRow[] = [];
 for (const file of HUMAN_FILES)
   for (const row of readJsonl<CorpusRow>(file)) {
     if (row.label !== 'human') continue;
     const s = score(row);
     if (s) humans.push({ ...s, source: row.source });
     if (s && row.language === 'en' && s.words >= 60 && s.words <= 400) people.push(row.text);
+    if (s && SPANS) humanRows.push(row);
   }
 const twins = new Map(humans.map((h) => [h.id, h]));
 
@@ -129,56 +132,61 @@ print(
 if (SPANS) {
   const COMPOSITIONS = ['ai', 'partly_ai', 'uncertain', 'human'] as const;
   const pct = (k: number, n: number) => (n ? `${((100 * k) / n).toFixed(1)}%` : '–');
-  const alone = { n: 0, spans: 0, counts: new Map<string, number>() };
+  interface Tally {
+    n: number;
+    spans: number;
+    counts: Map<string, number>;
+    ai: { inSpans: number; words: number };
+    person: { inSpans: number; words: number };
+  }
+  const tally = (): Tally => ({ n: 0, spans: 0, counts: new Map(), ai: { inSpans: 0, words: 0 }, person: { inSpans: 0, words: 0 } });
+  /** Counts an answer; the words from `aiStart` to `aiEnd` are the mirror's, the rest a person's. */
+  const add = (t: Tally, text: string, r: ReturnType<typeof detector.detect>, aiStart = 0, aiEnd = 0): void => {
+    const spans = r.generated_spans.filter((s) => s.confidence !== 'low');
+    t.n++;
+    if (spans.length > 0) t.spans++;
+    t.counts.set(r.composition ?? '', (t.counts.get(r.composition ?? '') ?? 0) + 1);
+    for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+      const side = m.index >= aiStart && m.index < aiEnd ? t.ai : t.person;
+      side.words++;
+      if (spans.some((s) => m.index >= s.start && m.index < s.end)) side.inSpans++;
+    }
+  };
+  const alone = tally();
   for (const row of mirrorRecords) {
     const r = detector.detect(row.text, { mode: row.mode as Mode, segments: true });
-    if (r.verdict !== 'likely_ai') continue;
-    alone.n++;
-    if (r.generated_spans.some((s) => s.confidence !== 'low')) alone.spans++;
-    alone.counts.set(r.composition ?? '', (alone.counts.get(r.composition ?? '') ?? 0) + 1);
+    if (r.verdict === 'likely_ai') add(alone, row.text, r, 0, row.text.length);
   }
   // A mirror and a person's text in one document: which words the spans take in.
-  const mixed = { built: 0, n: 0, counts: new Map<string, number>(), ai: { inSpans: 0, words: 0 }, person: { inSpans: 0, words: 0 } };
+  const [mixedAi, mixedRest] = [tally(), tally()];
   for (const row of mirrorRecords) {
     if (row.language !== 'en' || row.task === 'polish' || countWords(row.text, 'en') < 40 || people.length === 0) continue;
     const person = people[stableHash(row.id) % people.length]!;
     for (const personFirst of [true, false]) {
       const text = personFirst ? `${person}\n\n${row.text}` : `${row.text}\n\n${person}`;
       const aiStart = personFirst ? person.length + 2 : 0;
-      const aiEnd = aiStart + row.text.length;
-      mixed.built++;
       const r = detector.detect(text, { mode: row.mode as Mode, segments: true });
-      if (r.verdict !== 'likely_ai') continue;
-      mixed.n++;
-      mixed.counts.set(r.composition ?? '', (mixed.counts.get(r.composition ?? '') ?? 0) + 1);
-      for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
-        const at = m.index;
-        const side = at >= aiStart && at < aiEnd ? mixed.ai : mixed.person;
-        side.words++;
-        if (r.generated_spans.some((s) => s.confidence !== 'low' && at >= s.start && at < s.end)) side.inSpans++;
-      }
+      add(r.verdict === 'likely_ai' ? mixedAi : mixedRest, text, r, aiStart, aiStart + row.text.length);
     }
   }
+  const everyone = tally();
+  for (const row of humanRows) add(everyone, row.text, detector.detect(row.text, { mode: row.mode as Mode, segments: true }));
+  const line = (title: string, t: Tally, mirrorWords: boolean): string[] => [
+    title,
+    String(t.n),
+    pct(t.spans, t.n),
+    ...COMPOSITIONS.map((c) => pct(t.counts.get(c) ?? 0, t.n)),
+    mirrorWords ? pct(t.ai.inSpans, t.ai.words) : '–',
+    pct(t.person.inSpans, t.person.words),
+  ];
   print(
-    'Generated spans of the texts called likely_ai (segments: true)',
+    'Generated spans (segments: true)',
     [
-      [
-        'mirrors alone',
-        String(alone.n),
-        pct(alone.spans, alone.n),
-        ...COMPOSITIONS.map((c) => pct(alone.counts.get(c) ?? 0, alone.n)),
-        '–',
-        '–',
-      ],
-      [
-        `a mirror and a person's text (${mixed.built} built)`,
-        String(mixed.n),
-        '–',
-        ...COMPOSITIONS.map((c) => pct(mixed.counts.get(c) ?? 0, mixed.n)),
-        pct(mixed.ai.inSpans, mixed.ai.words),
-        pct(mixed.person.inSpans, mixed.person.words),
-      ],
+      line('mirrors called likely_ai', alone, true).map((x, i) => (i === 8 ? '–' : x)),
+      line("a mirror and a person's text, called likely_ai", mixedAi, true),
+      line("a mirror and a person's text, not likely_ai", mixedRest, true),
+      line('dev humans', everyone, false),
     ],
-    ['texts', 'likely_ai', 'a medium or high span', ...COMPOSITIONS, "mirror's words in spans", "person's words in spans"],
+    ['texts', 'n', 'a medium or high span', ...COMPOSITIONS, "mirror's words in spans", "person's words in spans"],
   );
 }

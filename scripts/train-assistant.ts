@@ -12,7 +12,10 @@
  * language and length band, `fire` is the lowest margin at which every human source keeps at most
  * --source-max of its held-out humans likely AI (the document model's and the head's together) and
  * the head adds at most --pooled-fpr of all humans; `veto` lets at most --veto-fpr of any source's
- * humans stop being cleared. The document model, its calibration and thresholds are kept byte for byte.
+ * humans stop being cleared. The bar of passages (`passage`, on the band of 100-word passages) is set
+ * alike on the passages of held-out English human texts the head vetoes but does not make likely AI,
+ * each text counted once (`segments.ts`, `assistantSpans`); it is never fitted on them. The document
+ * model, its calibration and thresholds are kept byte for byte.
  *
  * Printed: out of fold on train and on dev (the dev texts read by the shipped model as the service
  * reads them), before → after, the family per task and length band (likely_ai, likely_human), the
@@ -66,6 +69,7 @@ import { auroc, tprAtFpr } from '../src/detector/metrics.ts';
 import { DENSE_DIM } from '../src/detector/features.ts';
 import { adagradLogistic, type LROptions, type TrainRow } from '../src/detector/training.ts';
 import { LoadedModel, round4 } from '../src/detector/model.ts';
+import { PASSAGE_WORDS } from '../src/detector/segments.ts';
 import type { Language, Mode } from '../src/detector/types.ts';
 import { devSamples, trainSamples, type AssistantSample } from './lib/assistant-data.ts';
 import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
@@ -143,7 +147,11 @@ if (!['fit', 'bars', 'off'].includes(TELLS)) {
   process.stderr.write(`train-assistant.ts: --tells is fit, bars or off, not ${TELLS}.\n`);
   process.exit(2);
 }
-const train = loaded.train.filter((s) => !s.variant || (s.variant === 'injected' ? TELLS !== 'off' : TELLS === 'fit'));
+const train = loaded.train.filter(
+  (s) => !s.variant || (s.variant === 'injected' ? TELLS !== 'off' : s.variant === 'stripped' && TELLS === 'fit'),
+);
+/** Passages of people's texts read on their own: never fitted on, they set the bar of passages. */
+const passageRows = loaded.train.filter((s) => s.variant === 'passage');
 const { dev } = loaded;
 /** The originals: what the reports count (a copy would count its text twice). */
 const originals = train.filter((s) => !s.variant);
@@ -225,17 +233,27 @@ function fitHead(rows: readonly AssistantSample[]): Head {
 /** The folds of the samples (the fold cache's, as `foldOf` assigned them), ascending. */
 const foldsOf = (rows: readonly AssistantSample[]): number[] => [...new Set(rows.map((s) => s.fold))].sort((a, b) => a - b);
 
-/** Out-of-fold margins of every training text (the head fitted without its fold), and the head on all. */
-function crossFit(rows: readonly AssistantSample[]): { oof: Float64Array; head: Head } {
+/**
+ * Out-of-fold margins of every training text (the head fitted without its fold), of the `extra`
+ * texts it is not fitted on (by the head of their fold), and the head on all.
+ */
+function crossFit(
+  rows: readonly AssistantSample[],
+  extra: readonly AssistantSample[] = [],
+): { oof: Float64Array; extraOof: Float64Array; head: Head } {
   const oof = new Float64Array(rows.length);
+  const extraOof = new Float64Array(extra.length);
   for (const k of foldsOf(rows)) {
     const head = fitHead(rows.filter((s) => s.fold !== k));
     rows.forEach((s, i) => {
       if (s.fold === k) oof[i] = marginOf(head, s);
     });
+    extra.forEach((s, i) => {
+      if (s.fold === k) extraOof[i] = marginOf(head, s);
+    });
     log(`fold ${k} fitted`);
   }
-  return { oof, head: fitHead(rows) };
+  return { oof, extraOof, head: fitHead(rows) };
 }
 
 /** The lowest margin above which at most `fpr` of the humans in `margins` lie. */
@@ -272,6 +290,38 @@ function baseLikelyAi(s: AssistantSample): boolean {
 }
 
 /**
+ * The lowest bar such that, of the held-out humans `sorted` by margin (highest first), every source
+ * of MIN_SOURCE_TEXTS or more (`n`) keeps at most --source-max above it, counting the `used` ones
+ * the document model already calls likely AI, and at most --pooled-fpr of all `total` are above it.
+ */
+function cappedBar(
+  sorted: ReadonlyArray<{ source: string; m: number }>,
+  n: ReadonlyMap<string, number>,
+  used: Map<string, number>,
+  total: number,
+): { bar: number; added: number; binding: string } {
+  const cap = (source: string): number => Math.max(Math.floor(SOURCE_MAX * n.get(source)!), used.get(source) ?? 0);
+  const pooledCap = Math.floor(POOLED_FPR * total);
+  let added = 0;
+  let k = 0;
+  let binding = '';
+  for (; k < sorted.length; k++) {
+    const { source } = sorted[k]!;
+    if (added + 1 > pooledCap) {
+      binding = `all humans (${total})`;
+      break;
+    }
+    if (n.get(source)! >= MIN_SOURCE_TEXTS && (used.get(source) ?? 0) + 1 > cap(source)) {
+      binding = `${source} (${n.get(source)})`;
+      break;
+    }
+    added++;
+    used.set(source, (used.get(source) ?? 0) + 1);
+  }
+  return { bar: (sorted[k]?.m ?? Number.NEGATIVE_INFINITY) + 1e-6, added, binding };
+}
+
+/**
  * Per language and band: `fire` lets the most humans above it such that every human source (of
  * MIN_SOURCE_TEXTS or more in the band) keeps at most --source-max of its held-out humans likely AI,
  * the document model's and the head's together, and the head adds at most --pooled-fpr of all the
@@ -292,28 +342,11 @@ function bars(rows: readonly AssistantSample[], oof: Float64Array): Record<strin
         n.set(h.s.source, (n.get(h.s.source) ?? 0) + 1);
         if (h.base) used.set(h.s.source, (used.get(h.s.source) ?? 0) + 1);
       }
-      const cap = (source: string): number => Math.max(Math.floor(SOURCE_MAX * n.get(source)!), used.get(source) ?? 0);
-      const pooledCap = Math.floor(POOLED_FPR * humans.length);
-      const sorted = humans.filter((h) => !h.base).sort((x, y) => y.m - x.m);
-      let added = 0;
-      let k = 0;
-      let binding = '';
-      for (; k < sorted.length; k++) {
-        const h = sorted[k]!;
-        const source = h.s.source;
-        const tooSmall = n.get(source)! < MIN_SOURCE_TEXTS;
-        if (added + 1 > pooledCap) {
-          binding = `all humans (${humans.length})`;
-          break;
-        }
-        if (!tooSmall && (used.get(source) ?? 0) + 1 > cap(source)) {
-          binding = `${source} (${n.get(source)})`;
-          break;
-        }
-        added++;
-        used.set(source, (used.get(source) ?? 0) + 1);
-      }
-      const fire = (sorted[k]?.m ?? Number.NEGATIVE_INFINITY) + 1e-6;
+      const sorted = humans
+        .filter((h) => !h.base)
+        .map((h) => ({ source: h.s.source, m: h.m }))
+        .sort((x, y) => y.m - x.m);
+      const { bar: fire, added, binding } = cappedBar(sorted, n, used, humans.length);
       console.log(`fire bar ${language} ${minWords}+ set by ${binding || 'no human'}; ${added} held-out humans above it`);
       const bySource = new Map<string, number[]>();
       for (const h of humans) bySource.set(h.s.source, [...(bySource.get(h.s.source) ?? []), h.m]);
@@ -449,11 +482,60 @@ function sourceMoves(title: string, reads: Read[]): void {
   print(`${title}: older sources whose AUROC moved by 0.001 or more`, ['source', 'n', 'AUROC'], rows);
 }
 
-log(`${train.length} train, ${dev.length} dev texts; head ${GB.trees} trees of depth ${GB.depth}, twin weight ${TWIN_WEIGHT}`);
-const { oof, head } = crossFit(train);
+/**
+ * The bar of passages (`AssistantBar.passage`, on the band of PASSAGE_WORDS), per language the head
+ * fires in: a text the head vetoes but does not make likely AI is read passage by passage, and a
+ * passage from this bar is shown as generated. Set on the held-out English human texts of two
+ * passages or more, each counted once with its highest passage (none when the head did not veto it
+ * or it is likely AI already): every source keeps at most --source-max of them with a passage above
+ * it, all of them at most --pooled-fpr; never under the band's fire bar.
+ */
+function setPassageBars(
+  b: Record<string, AssistantBar[]>,
+  rows: readonly AssistantSample[],
+  oof: ArrayLike<number>,
+  passages: readonly AssistantSample[],
+  passageOof: ArrayLike<number>,
+): void {
+  const highest = new Map<string, number>();
+  passages.forEach((p, i) => {
+    highest.set(p.of!, Math.max(highest.get(p.of!) ?? Number.NEGATIVE_INFINITY, passageOof[i]!));
+  });
+  for (const language of languages) {
+    const band = assistantBarFor({ bars: b }, language, PASSAGE_WORDS);
+    if (band?.fire === undefined) continue;
+    const texts: Array<{ source: string; m: number }> = [];
+    rows.forEach((s, i) => {
+      if (s.variant || s.kind !== 0 || s.language !== language || !highest.has(s.id)) return;
+      const bar = assistantBarFor({ bars: b }, language, s.words);
+      const scanned = bar !== undefined && oof[i]! >= bar.veto && !(bar.fire !== undefined && oof[i]! >= bar.fire) && !baseLikelyAi(s);
+      texts.push({ source: s.source, m: scanned ? highest.get(s.id)! : Number.NEGATIVE_INFINITY });
+    });
+    if (texts.length === 0) {
+      // A --cache written before passages were read holds none: no bar rather than one at `fire`.
+      console.log(`passage bar ${language}: none (no passages in the samples; rebuild --cache)`);
+      continue;
+    }
+    const n = new Map<string, number>();
+    for (const t of texts) n.set(t.source, (n.get(t.source) ?? 0) + 1);
+    const sorted = texts.filter((t) => t.m > Number.NEGATIVE_INFINITY).sort((x, y) => y.m - x.m);
+    const { bar, added, binding } = cappedBar(sorted, n, new Map(), texts.length);
+    band.passage = Math.ceil(Math.max(bar, band.fire) * 10000) / 10000;
+    console.log(
+      `passage bar ${language}: ${band.passage} (set by ${binding || 'no human'}; of ${texts.length} held-out human texts of two passages or more, ${sorted.length} read passage by passage, ${added} with a passage above it)`,
+    );
+  }
+}
+
+log(
+  `${train.length} train (and ${passageRows.length} passages), ${dev.length} dev texts; head ${GB.trees} trees of depth ${GB.depth}, twin weight ${TWIN_WEIGHT}`,
+);
+const { oof, extraOof: passageOof, head } = crossFit(train, passageRows);
 const fittedBars = bars(train, oof);
+setPassageBars(fittedBars, train, oof, passageRows, passageOof);
 for (const [language, bs] of Object.entries(fittedBars))
-  for (const b of bs) console.log(`bars ${language} ${b.minWords}+ words: veto ${b.veto}, fire ${b.fire ?? 'none'}`);
+  for (const b of bs)
+    console.log(`bars ${language} ${b.minWords}+ words: veto ${b.veto}, fire ${b.fire ?? 'none'}, passage ${b.passage ?? 'none'}`);
 
 function ownAurocs(title: string, rows: readonly AssistantSample[], margins: ArrayLike<number>): void {
   const humans = rows.map((s, i) => [s, margins[i]!] as const).filter(([s]) => s.kind === 0);

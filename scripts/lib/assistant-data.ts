@@ -16,6 +16,7 @@ import v8 from 'node:v8';
 import type { ArtifactArrays, ArtifactHeader } from '../../src/detector/artifact.ts';
 import type { LoadedModel } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
+import { passageBounds, segmentRanges } from '../../src/detector/segments.ts';
 import { readJsonl, type CorpusRow } from '../../src/detector/training.ts';
 import type { Language } from '../../src/detector/types.ts';
 import { foldModels, type FoldModelData } from './fold-models.ts';
@@ -55,8 +56,12 @@ export interface AssistantSample {
   /**
    * A copy made for the word tells (train only, `scripts/lib/tells.ts`): a family text with its tells
    * taken out (`stripped`), or a person's text with tells put in (`injected`, source `<source>+tells`).
+   * Or one passage of a person's text of two or more (`passage`, `segments.ts` `passageBounds`),
+   * read on its own: never fitted on, it sets the bar of passages (`AssistantBar.passage`).
    */
-  variant?: 'stripped' | 'injected';
+  variant?: 'stripped' | 'injected' | 'passage';
+  /** A passage's text: the id of the text it is part of. */
+  of?: string;
 }
 
 /** Rows neutralised as `npm run train` neutralises them: a mirror by its twin's source's rule. */
@@ -109,7 +114,7 @@ function injects(row: FamilyRow): boolean {
 /**
  * The training texts, cross-fitted by the fold models in `foldCache`, with the word tells' copies
  * (`variant`): each family text that has tells, stripped of them; a third of the English human
- * texts, with tells put in. A copy keeps its original's fold, so it is never read by a fold model
+ * texts, with tells put in; and the passages of every English human text of two passages or more. A copy keeps its original's fold, so it is never read by a fold model
  * or a head that saw the original.
  */
 export function trainSamples(
@@ -135,6 +140,21 @@ export function trainSamples(
         const { mirror_of: _twin, ...original } = row;
         const s = sample({ ...original, id: `${row.id}~${variant}` }, file, c.features, c.raw, k);
         out.push({ ...s, variant, ...(variant === 'injected' ? { source: `${row.source}+tells` } : {}) });
+      }
+      if (row.label === 'human' && row.language === 'en') {
+        const norm = normalize(row.text).text;
+        const ranges = segmentRanges(norm, row.language);
+        const passages = passageBounds(ranges.map((r) => r.words));
+        if (passages.length >= 2)
+          passages.forEach((p, j) => {
+            const c = fm.rawLogit(k, norm.slice(ranges[p.first]!.start, ranges[p.last]!.end), row.language);
+            const { mirror_of: _twin, ...original } = row;
+            out.push({
+              ...sample({ ...original, id: `${row.id}~passage${j}` }, file, c.features, c.raw, k),
+              variant: 'passage',
+              of: row.id,
+            });
+          });
       }
       if (n % 5000 === 0) log(`${file}-train: ${n} of ${rows.length}`);
     });

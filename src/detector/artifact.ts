@@ -52,6 +52,11 @@ export interface AssistantBar {
   veto: number;
   /** From this margin the text is `likely_ai`; absent where the head only vetoes (a language with too few of the family's texts to set it). */
   fire?: number;
+  /**
+   * From this margin a passage of this band, read on its own inside a text the head vetoes but does
+   * not make `likely_ai`, is shown as generated (`segments.ts`, `assistantSpans`); absent: no passage is.
+   */
+  passage?: number;
 }
 
 export interface ArtifactHeader {

@@ -222,6 +222,9 @@ export class TextDetector implements Detector {
           belowEvidenceFloor: short,
           notHuman: vetoed,
           byHeadAlone: liftedToAi && verdict === 'likely_ai',
+          // A text the head keeps from being cleared may hold an assistant's passages among a person's:
+          // read passage by passage against the head's stricter passage bar.
+          scanPassages: vetoed && verdict !== 'likely_ai' && !short && !languageUncertain && !wrongLanguage && !fallback && !outOfDomain,
         })
       : undefined;
     const result: DetectionResult = {
@@ -385,9 +388,17 @@ export class TextDetector implements Detector {
     language: Language,
     calib: ReturnType<LoadedModel['calibrationFor']>,
     probability: number,
-    verdict: { likelyAi: boolean; neverLikelyAi: boolean; belowEvidenceFloor: boolean; notHuman: boolean; byHeadAlone: boolean },
+    verdict: {
+      likelyAi: boolean;
+      neverLikelyAi: boolean;
+      belowEvidenceFloor: boolean;
+      notHuman: boolean;
+      byHeadAlone: boolean;
+      scanPassages: boolean;
+    },
   ): SegmentsResult {
     const { likelyAi, neverLikelyAi, belowEvidenceFloor, notHuman, byHeadAlone } = verdict;
+    const scanPassages = verdict.scanPassages && this.m.hasAssistantPassageBar(language);
     if (!this.segmentModel) {
       throw new Error(this.segmentModelProblem ?? `Model ${this.model} has no sentence model; run \`npm run train:segments\`.`);
     }
@@ -411,7 +422,8 @@ export class TextDetector implements Detector {
         const p = round4(calibrateForLength(this.m.rawLogit(f), calib, f.words));
         return { probability: p, likelyAi: !neverLikelyAi && f.words >= SHORT_TEXT_WORDS && p >= aiThresholdFor(calib, f.words) };
       },
-      ...(byHeadAlone && {
+      ...((byHeadAlone || scanPassages) && {
+        headReadWhole: byHeadAlone,
         readPassage: (start: number, end: number) => {
           const f = this.m.features(lowerForFeatures(norm.text.slice(start, end), language), language);
           const raw = this.m.rawLogit(f);
@@ -420,7 +432,9 @@ export class TextDetector implements Detector {
           if (!head) return { probability: p, fires: false };
           return {
             probability: liftedProbability(p, head.margin, head.bar, aiThresholdFor(calib, f.words), humanThresholdFor(calib, f.words)),
-            fires: head.bar.fire !== undefined && head.margin >= head.bar.fire,
+            fires: byHeadAlone
+              ? head.bar.fire !== undefined && head.margin >= head.bar.fire
+              : head.bar.passage !== undefined && head.margin >= head.bar.passage,
           };
         },
       }),

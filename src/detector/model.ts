@@ -304,6 +304,11 @@ export class LoadedModel {
     return bar && { margin: this.assistantMarginOf(f, raw)!, bar };
   }
 
+  /** Whether the assistant head has a bar for passages read on their own in `language` (`AssistantBar.passage`). */
+  hasAssistantPassageBar(language: Language): boolean {
+    return this.assistant?.bars[language]?.some((b) => b.passage !== undefined) ?? false;
+  }
+
   /** The assistant head's margin of a vector and its `rawLogit`, for bars of the caller's own (an author's); undefined without the head. */
   assistantMarginOf(f: FeatureVector, raw: number): number | undefined {
     const head = this.assistant;

@@ -772,19 +772,24 @@ export interface SegmentInput {
   /** The context model's trees, unpacked once (`contextForest`); unpacked per call when absent. */
   forest?: Forest;
   /**
-   * Given only when the assistant head alone made the document `likely_ai` (issue 38): reads a
-   * stretch of the normalised text with the head, as a document of its own. The sentence model never
-   * saw that family (its sentences of an assistant's text mostly score as a person's), so the
-   * passages it wrote are found by the head instead (`assistantSpans`).
+   * Given only when the assistant head alone made the document `likely_ai`, or keeps it from being
+   * cleared (issue 38): reads a stretch of the normalised text with the head, as a document of its
+   * own. The sentence model never saw that family (its sentences of an assistant's text mostly score
+   * as a person's), so the passages it wrote are found by the head instead (`assistantSpans`).
    */
   readPassage?(normStart: number, normEnd: number): PassageReading;
+  /** The head made the whole document `likely_ai` (else it only vetoed it; `assistantSpans`' `wholeRead`). */
+  headReadWhole?: boolean;
 }
 
 /** The assistant head's reading of a passage scored as a document of its own. */
 export interface PassageReading {
   /** Its probability after the head (`liftedProbability`). */
   probability: number;
-  /** The head's margin reaches its `fire` bar for a text of the passage's length. */
+  /**
+   * The head's margin reaches its bar for a text of the passage's length: `fire` in a document it made
+   * `likely_ai`, `passage` in one it only vetoed.
+   */
   fires: boolean;
 }
 
@@ -801,12 +806,32 @@ interface SentenceSpan {
   confidence: Confidence;
 }
 
+/** Sentences gathered into passages of PASSAGE_WORDS words or more, a shorter remainder joined to the last: each passage's first and last sentence. */
+export function passageBounds(words: ArrayLike<number>): Array<{ first: number; last: number }> {
+  const passages: Array<{ first: number; last: number }> = [];
+  for (let i = 0, first = 0, count = 0; i < words.length; i++) {
+    count += words[i]!;
+    if (count >= PASSAGE_WORDS) {
+      passages.push({ first, last: i });
+      first = i + 1;
+      count = 0;
+    } else if (i === words.length - 1) {
+      if (passages.length > 0) passages[passages.length - 1]!.last = i;
+      else passages.push({ first, last: i });
+    }
+  }
+  return passages;
+}
+
 /**
- * The passages of a document the head made `likely_ai`: sentences gathered into passages of
- * PASSAGE_WORDS words or more (a short remainder joins the last), and the runs of passages the head
- * fires on, each a `high` span. A text of one passage is one span. When the head fires on no passage
- * alone (the evidence is spread thin), the whole text is one `low` span: read whole it is an
- * assistant's, but no part of it stands out.
+ * The runs of passages (`passageBounds`) the head fires on, each a `high` span scored as a document
+ * of its own.
+ *
+ * `wholeRead`: the head made the whole document `likely_ai`. Then a text of one passage is one span,
+ * and when the head fires on no passage alone (the evidence is spread thin) the whole text is one
+ * `low` span: read whole it is an assistant's, but no part of it stands out. Otherwise (a document
+ * it only keeps from being cleared, read passage by passage against the stricter `passage` bar) only
+ * the passages it fires on are spans.
  *
  * Why not also the passages it only vetoes: in documents of a person's text followed or preceded by
  * the assistant's that the head made `likely_ai`, runs through vetoed passages covered 73% of the
@@ -817,23 +842,13 @@ export function assistantSpans(
   words: ArrayLike<number>,
   documentProbability: number,
   read: (normStart: number, normEnd: number) => PassageReading,
+  wholeRead = true,
 ): SentenceSpan[] {
   const n = ranges.length;
   if (n === 0) return [];
-  const passages: Array<{ first: number; last: number }> = [];
-  for (let i = 0, first = 0, count = 0; i < n; i++) {
-    count += words[i]!;
-    if (count >= PASSAGE_WORDS) {
-      passages.push({ first, last: i });
-      first = i + 1;
-      count = 0;
-    } else if (i === n - 1) {
-      if (passages.length > 0) passages[passages.length - 1]!.last = i;
-      else passages.push({ first, last: i });
-    }
-  }
+  const passages = passageBounds(words);
   const whole = { first: 0, last: n - 1, probability: documentProbability };
-  if (passages.length < 2) return [{ ...whole, confidence: 'high' }];
+  if (passages.length < 2) return wholeRead ? [{ ...whole, confidence: 'high' }] : [];
   const readings = passages.map((p) => read(ranges[p.first]!.start, ranges[p.last]!.end));
   const spans: SentenceSpan[] = [];
   for (let i = 0; i < passages.length; ) {
@@ -845,7 +860,7 @@ export function assistantSpans(
     while (j + 1 < passages.length && readings[j + 1]!.fires) j++;
     const [first, last] = [passages[i]!.first, passages[j]!.last];
     const probability =
-      first === 0 && last === n - 1
+      first === 0 && last === n - 1 && wholeRead
         ? documentProbability
         : i === j
           ? readings[i]!.probability
@@ -853,7 +868,7 @@ export function assistantSpans(
     spans.push({ first, last, probability, confidence: 'high' });
     i = j + 1;
   }
-  return spans.length > 0 ? spans : [{ ...whole, confidence: 'low' }];
+  return spans.length > 0 || !wholeRead ? spans : [{ ...whole, confidence: 'low' }];
 }
 
 const CONFIDENCE_RANK: Record<Confidence, number> = { low: 0, medium: 1, high: 2 };
@@ -947,7 +962,7 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
   // model's, which does not see the family.
   const byHead = new Uint8Array(n);
   if (input.readPassage && runs.every((r) => r.confidence === 'low')) {
-    const found = assistantSpans(ranges, words, input.documentProbability, input.readPassage);
+    const found = assistantSpans(ranges, words, input.documentProbability, input.readPassage, input.headReadWhole ?? true);
     for (const s of found) byHead.fill(1, s.first, s.last + 1);
     runs.push(...found);
     runs.sort((a, b) => a.first - b.first);

@@ -568,40 +568,106 @@ describe('assistantSpans', () => {
     expect(assistantSpans(ranges, words, 0.97, reader([]).fn)).toEqual([{ first: 0, last: 11, probability: 0.97, confidence: 'low' }]);
     expect(assistantSpans([], [], 0.97, reader([]).fn)).toEqual([]);
   });
+
+  it('in a text the head only vetoes, shows the passages it fires on and nothing else', () => {
+    expect(assistantSpans(ranges, words, 0.3, reader([1]).fn, false)).toEqual([
+      { first: 4, last: 7, probability: 0.99, confidence: 'high' },
+    ]);
+    expect(assistantSpans(ranges, words, 0.3, reader([]).fn, false)).toEqual([]);
+    // Every passage, read as a run, is scored as a document of its own, not given the document's probability.
+    expect(assistantSpans(ranges, words, 0.3, reader([0, 1, 2]).fn, false)).toEqual([
+      { first: 0, last: 11, probability: 0.995, confidence: 'high' },
+    ]);
+    const { read, fn } = reader([0]);
+    expect(assistantSpans(sentences(5), words.slice(0, 5), 0.3, fn, false)).toEqual([]);
+    expect(read).toHaveLength(0);
+  });
 });
 
 const V5_DEV = trainingDataFile('v5-dev.jsonl');
 
-describe.skipIf(!existsSync(V5_DEV))('a text only the assistant head makes likely_ai (v5-dev)', () => {
-  it('gets the head’s spans where the sentence model finds none, and a text the document model flags keeps its own', async () => {
-    const bare = await createDetector({ assistantHead: false });
-    const rows = readFileSync(V5_DEV, 'utf8')
+describe.skipIf(!existsSync(V5_DEV) || !existsSync(CORPUS_DEV) || !existsSync(EXTRA_DEV))('the assistant head’s passages (v5-dev)', () => {
+  type Row = { id: string; text: string; mode: Mode; language: 'en' | 'tr'; label: string; task?: string };
+  const read = (file: string): Row[] =>
+    readFileSync(file, 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { text: string; mode: Mode; language: 'en' | 'tr' });
+      .map((l) => JSON.parse(l) as Row);
+  let bare: Detector;
+  beforeAll(async () => {
+    bare = await createDetector({ assistantHead: false });
+  });
+  const confident = (r: DetectionResult) => r.generated_spans.filter((s) => s.confidence !== 'low');
+
+  it('a text only the head makes likely_ai gets the head’s spans; a text the document model flags keeps the sentence model’s', () => {
     let lifted = 0;
     let withSpan = 0;
     let generatedThroughout = 0;
     let sentenceSpansBefore = 0;
-    for (const row of rows) {
-      const a = detector.detect(row.text, { mode: row.mode, segments: true });
-      const b = bare.detect(row.text, { mode: row.mode, segments: true });
-      if (a.verdict !== 'likely_ai' || b.verdict === 'likely_ai') {
-        // Not the head's alone: the sentences' spans are the sentence model's, as without the head.
-        expect(a.generated_spans).toEqual(b.generated_spans);
-        continue;
-      }
-      lifted++;
-      if (b.generated_spans.some((s) => s.confidence !== 'low')) sentenceSpansBefore++;
-      if (a.generated_spans.length > 0) withSpan++;
-      if (a.composition === 'ai') generatedThroughout++;
-      // The sentences' own scores are the sentence model's still.
+    for (const row of read(V5_DEV)) {
+      const a = detector.detect(row.text, { mode: row.mode, language: row.language, segments: true });
+      const b = bare.detect(row.text, { mode: row.mode, language: row.language, segments: true });
+      // The sentences' own scores are the sentence model's, with or without the head.
       expect(a.segments).toEqual(b.segments);
+      if (b.verdict === 'likely_ai') expect(a.generated_spans).toEqual(b.generated_spans);
+      else if (a.verdict !== 'likely_ai') {
+        // Read passage by passage at most: the sentence model's spans stay, any other is a passage the head fires on.
+        for (const s of b.generated_spans) expect(a.generated_spans.some((t) => t.start <= s.start && t.end >= s.end)).toBe(true);
+        for (const s of a.generated_spans)
+          if (!b.generated_spans.some((t) => t.start === s.start && t.end === s.end)) expect(s.confidence).toBe('high');
+      } else {
+        lifted++;
+        if (confident(b).length > 0) sentenceSpansBefore++;
+        if (a.generated_spans.length > 0) withSpan++;
+        if (a.composition === 'ai') generatedThroughout++;
+      }
     }
     expect(lifted).toBeGreaterThan(50);
     expect(withSpan).toBe(lifted);
     // Before, most of them were `uncertain` with no span; now most are generated throughout.
     expect(sentenceSpansBefore / lifted).toBeLessThan(0.2);
     expect(generatedThroughout / lifted).toBeGreaterThan(0.6);
+  });
+
+  it('in a person’s text with the assistant’s after or before it, shows the assistant’s passages and not the person’s', () => {
+    const people = [...read(CORPUS_DEV), ...read(EXTRA_DEV)].filter((r) => r.label === 'human' && r.language === 'en');
+    const mirrors = read(V5_DEV).filter((r) => r.language === 'en' && r.task !== 'polish' && r.text.split(/\s+/).length >= 150);
+    const words = { mirror: 0, mirrorInSpans: 0, person: 0, personInSpans: 0 };
+    let shown = 0;
+    mirrors.forEach((row, i) => {
+      const person = people[(i * 7) % people.length]!.text;
+      const text = i % 2 === 0 ? `${person}\n\n${row.text}` : `${row.text}\n\n${person}`;
+      const mirrorStart = i % 2 === 0 ? person.length + 2 : 0;
+      const a = detector.detect(text, { mode: row.mode, language: row.language, segments: true });
+      if (a.verdict === 'likely_ai') return;
+      const spans = confident(a);
+      const b = confident(bare.detect(text, { mode: row.mode, language: row.language, segments: true }));
+      if (spans.length > b.length) shown++;
+      for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+        const inSpans = spans.some((s) => m.index >= s.start && m.index < s.end) ? 1 : 0;
+        if (m.index >= mirrorStart && m.index < mirrorStart + row.text.length) {
+          words.mirror++;
+          words.mirrorInSpans += inSpans;
+        } else {
+          words.person++;
+          words.personInSpans += inSpans;
+        }
+      }
+    });
+    expect(shown).toBeGreaterThan(10);
+    // The spans take in far more of the assistant's words than of the person's.
+    expect(words.mirrorInSpans / words.mirror).toBeGreaterThan(10 * (words.personInSpans / words.person));
+  });
+
+  it('reads no passage of a dev human text as generated that the sentence model did not', () => {
+    let scanned = 0;
+    for (const row of [...read(CORPUS_DEV), ...read(EXTRA_DEV)].filter((r) => r.label === 'human')) {
+      const a = detector.detect(row.text, { mode: row.mode, language: row.language, segments: true });
+      const b = bare.detect(row.text, { mode: row.mode, language: row.language, segments: true });
+      if (a.verdict !== 'likely_ai' && a.verdict !== b.verdict) scanned++;
+      expect(a.generated_spans, row.id).toEqual(b.generated_spans);
+    }
+    // Texts the head vetoes (and so reads passage by passage when long enough) are among them.
+    expect(scanned).toBeGreaterThan(10);
   });
 });
