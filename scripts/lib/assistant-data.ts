@@ -114,8 +114,8 @@ function injects(row: FamilyRow): boolean {
 /**
  * The training texts, cross-fitted by the fold models in `foldCache`, with the word tells' copies
  * (`variant`): each family text that has tells, stripped of them; a third of the English human
- * texts, with tells put in; and the passages of every English human text of two passages or more. A copy keeps its original's fold, so it is never read by a fold model
- * or a head that saw the original.
+ * texts, with tells put in; and the passages of every English human text of two passages or more.
+ * A copy keeps its original's fold, so it is never read by a fold model or a head that saw the original.
  */
 export function trainSamples(
   data: string,

@@ -958,12 +958,13 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
   // The head's passages only where the sentence model found nothing it is sure of: where it did,
   // its spans are finer than the head's passages (in a person's minutes followed by a generated
   // paragraph, a text of one passage, the head's span would take in the minutes). Sentences inside a
-  // span the head found count whole in the expected share: their own scores are the sentence
+  // span the head is sure of count whole in the expected share: their own scores are the sentence
   // model's, which does not see the family.
   const byHead = new Uint8Array(n);
   if (input.readPassage && runs.every((r) => r.confidence === 'low')) {
     const found = assistantSpans(ranges, words, input.documentProbability, input.readPassage, input.headReadWhole ?? true);
-    for (const s of found) byHead.fill(1, s.first, s.last + 1);
+    // Not a `low` span over the whole: that one says no part stands out, so it claims no words.
+    for (const s of found) if (s.confidence !== 'low') byHead.fill(1, s.first, s.last + 1);
     runs.push(...found);
     runs.sort((a, b) => a.first - b.first);
   }

@@ -604,6 +604,7 @@ describe.skipIf(!existsSync(V5_DEV) || !existsSync(CORPUS_DEV) || !existsSync(EX
     let withSpan = 0;
     let generatedThroughout = 0;
     let sentenceSpansBefore = 0;
+    let nothingStandsOut = 0;
     for (const row of read(V5_DEV)) {
       const a = detector.detect(row.text, { mode: row.mode, language: row.language, segments: true });
       const b = bare.detect(row.text, { mode: row.mode, language: row.language, segments: true });
@@ -620,6 +621,12 @@ describe.skipIf(!existsSync(V5_DEV) || !existsSync(CORPUS_DEV) || !existsSync(EX
         if (confident(b).length > 0) sentenceSpansBefore++;
         if (a.generated_spans.length > 0) withSpan++;
         if (a.composition === 'ai') generatedThroughout++;
+        // No passage stands out: the low span over the whole text does not count its words whole
+        // (the share is the sentences' own estimate, as for any span, not 1).
+        if (a.composition === 'uncertain') {
+          nothingStandsOut++;
+          expect(a.generated_share).toBeLessThan(1);
+        }
       }
     }
     expect(lifted).toBeGreaterThan(50);
@@ -627,6 +634,7 @@ describe.skipIf(!existsSync(V5_DEV) || !existsSync(CORPUS_DEV) || !existsSync(EX
     // Before, most of them were `uncertain` with no span; now most are generated throughout.
     expect(sentenceSpansBefore / lifted).toBeLessThan(0.2);
     expect(generatedThroughout / lifted).toBeGreaterThan(0.6);
+    expect(nothingStandsOut).toBeGreaterThan(0);
   });
 
   it('in a person’s text with the assistant’s after or before it, shows the assistant’s passages and not the person’s', () => {
