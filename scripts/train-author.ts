@@ -34,11 +34,12 @@
  * Options: --score-model PATH|shipped, --out PATH (default models/author.json), --data DIR (default
  * ../shared/data), --dry-run (report only), --markdown, --floor X (lowest likely_ai threshold),
  * --detector PATH, --bars-only (keep the calibration bands of --out and refit the bars alone: no
- * held-out model to train, ~1 min).
+ * held-out model to train, ~1 min), --family-cleared X (share of the assistant's member windows of
+ * v5-members-train the veto may leave cleared at each size, default 0.03; 1: the humans' bound alone).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -113,6 +114,7 @@ const BAR_RULES: AuthorBarRules = {
   vetoRate: 0.2,
   vetoMinWindows: SOURCE_GUARD_MIN,
   minHumanWindows: 100,
+  familyCleared: Number(arg('--family-cleared') ?? 0.03),
 };
 const t0 = Date.now();
 const log = (msg: string): void => console.error(`[train-author ${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
@@ -241,6 +243,7 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
             source: a.source.replace(/:.*/, ''),
             chat,
             member,
+            family: member && a.y === 1,
           });
         }
       }
@@ -268,6 +271,11 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
       share(humans, b.fire),
       share(members, b.fire),
       share(members, b.veto),
+      share(
+        humans.filter((w) => w.chat),
+        b.veto,
+      ),
+      share(humans, b.veto),
     ];
   });
   console.log(
@@ -285,6 +293,8 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
         'humans over fire',
         'assistant members over fire',
         'assistant members over veto',
+        'chat members over veto',
+        'humans over veto',
       ],
       rows,
     ),
@@ -463,6 +473,12 @@ function trainHeldOutModel(): string {
 
 async function main(): Promise<void> {
   if (BARS_ONLY) {
+    if (!existsSync(OUT)) {
+      process.stderr.write(
+        `train-author.ts: --bars-only keeps the calibration of the author model at --out (${OUT}), and there is none; copy one there, or run without --bars-only.\n`,
+      );
+      process.exit(2);
+    }
     const kept = readAuthorModel(OUT);
     const assistant = fitAssistantBars(DETECTOR);
     writeModel(modelOf(kept.bands, kept.training, assistant));

@@ -20,6 +20,8 @@ export interface BarWindow {
   source: string;
   /** Chat members (v5-members' IRC users): none of their windows may be lifted to `likely_ai`. */
   chat: boolean;
+  /** A window of the family's members (v5-members' assistant): they bound how many are cleared. */
+  family?: boolean;
 }
 
 export interface AuthorBarRules {
@@ -38,6 +40,12 @@ export interface AuthorBarRules {
   vetoMinWindows: number;
   /** A size with fewer human windows (or no chat member's) gets no bar of its own: the lower size's applies. */
   minHumanWindows: number;
+  /**
+   * Share of the family's member windows the veto may leave cleared: the veto bar goes down to the
+   * margin under which at most this share of them lie, whatever it costs the humans (not cleared is
+   * `mixed`, not flagged). Undefined: the humans' bound alone.
+   */
+  familyCleared?: number;
 }
 
 /** The numbers behind one bar, for the report. */
@@ -47,6 +55,13 @@ export interface FittedBar extends AuthorAssistantBar {
   /** The source whose windows set each bar. */
   fireSetBy?: string;
   vetoSetBy: string;
+}
+
+/** The highest bar under which at most `share` of `margins` lie (a window at the bar is over it). */
+function clearedAtMost(margins: readonly number[], share: number): number {
+  const sorted = [...margins].sort((a, b) => a - b);
+  const at = sorted[Math.floor(share * sorted.length)];
+  return at === undefined ? Number.POSITIVE_INFINITY : Math.floor(at * 10000) / 10000;
 }
 
 /** Just above `x` at four decimals, so a window at `x` stays under the bar. */
@@ -83,6 +98,20 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
         if (w.chat) chatSources.add(w.source);
       }
       const veto = barOver(bySource, (_source, count) => (count < rules.vetoMinWindows ? -1 : Math.floor(rules.vetoRate * count)));
+      if (rules.familyCleared !== undefined) {
+        const family = windows.filter((w) => w.family && w.language === language && w.n === n && w.words >= rules.minWords);
+        const bound =
+          family.length > 0
+            ? clearedAtMost(
+                family.map((w) => w.margin),
+                rules.familyCleared,
+              )
+            : Number.POSITIVE_INFINITY;
+        if (bound < veto.bar) {
+          veto.bar = bound;
+          veto.setBy = `the family's members (${family.length})`;
+        }
+      }
       const fire = rules.fireLanguages.includes(language)
         ? barOver(bySource, (s, count) => (chatSources.has(s) ? 0 : Math.floor(rules.fireRate * count)))
         : undefined;

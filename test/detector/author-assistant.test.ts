@@ -83,6 +83,30 @@ describe('fitting the assistant head’s bars for authors', () => {
     )[0]!;
     expect(fitted[0]!.fire).toBe(Math.max(alone.fire!, next.fire!));
   });
+
+  it('with familyCleared, lowers the veto until at most that share of the family’s member windows is under it', () => {
+    // 100 of the family's member windows at 10 messages, margins from -4 to 2: the humans' veto leaves
+    // most of them cleared.
+    const family = Array.from({ length: 100 }, (_, i) => ({
+      n: 10,
+      words: 60,
+      margin: -4 + (6 * i) / 99,
+      y: 1 as const,
+      language: 'en',
+      source: 'v5-members',
+      chat: true,
+      family: true,
+    }));
+    const plain = fitAuthorAssistantBars([...windows, ...family], RULES)[1]!;
+    const bounded = fitAuthorAssistantBars([...windows, ...family], { ...RULES, familyCleared: 0.03 })[1]!;
+    const cleared = (veto: number) => family.filter((w) => w.margin < veto).length;
+    expect(cleared(plain.veto)).toBeGreaterThan(50);
+    expect(cleared(bounded.veto)).toBeLessThanOrEqual(3);
+    expect(bounded.vetoSetBy).toBe("the family's members (100)");
+    // The fire bar is the humans' alone, and a bound looser than the humans' changes nothing.
+    expect(bounded.fire).toBe(plain.fire);
+    expect(fitAuthorAssistantBars([...windows, ...family], { ...RULES, familyCleared: 0.9 })[1]!.veto).toBe(plain.veto);
+  });
 });
 
 describe('finding an author’s bar', () => {
