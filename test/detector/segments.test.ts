@@ -505,8 +505,9 @@ describe.skipIf(!existsSync(CORPUS_DEV) || !existsSync(EXTRA_DEV))('held-out mix
 });
 
 /**
- * The spans of a text only the assistant head makes `likely_ai` (issue 38): the sentence model never
- * saw that family, so the head reads the text's passages on its own (`assistantSpans`).
+ * The spans the assistant head finds (issue 38) in a text only it makes `likely_ai`, or one it keeps
+ * from being cleared: the sentence model never saw that family, so the head reads the text's
+ * passages on its own (`assistantSpans`).
  */
 describe('assistantSpans', () => {
   // Twelve sentences of 30 words: passages of 100+ words are sentences 0–3, 4–7 and 8–11.
