@@ -215,16 +215,17 @@ export class TextDetector implements Detector {
       confidence = 'high';
     else confidence = 'medium';
 
+    const neverLikelyAi = short || languageUncertain || wrongLanguage || fallback;
     const parts = options.segments
       ? this.segmentsOf(text, norm, language, calib, p, {
           likelyAi: verdict === 'likely_ai',
-          neverLikelyAi: short || languageUncertain || wrongLanguage || fallback,
+          neverLikelyAi,
           belowEvidenceFloor: short,
           notHuman: vetoed,
           byHeadAlone: liftedToAi && verdict === 'likely_ai',
           // A text the head keeps from being cleared may hold an assistant's passages among a person's:
           // read passage by passage against the head's stricter passage bar.
-          scanPassages: vetoed && verdict !== 'likely_ai' && !short && !languageUncertain && !wrongLanguage && !fallback && !outOfDomain,
+          scanPassages: vetoed && verdict !== 'likely_ai' && !neverLikelyAi && !outOfDomain,
         })
       : undefined;
     const result: DetectionResult = {
@@ -402,6 +403,12 @@ export class TextDetector implements Detector {
     if (!this.segmentModel) {
       throw new Error(this.segmentModelProblem ?? `Model ${this.model} has no sentence model; run \`npm run train:segments\`.`);
     }
+    // A stretch of the normalised text scored as a document of its own, with the document's calibration.
+    const stretch = (start: number, end: number) => {
+      const f = this.m.features(lowerForFeatures(norm.text.slice(start, end), language), language);
+      const raw = this.m.rawLogit(f);
+      return { f, raw, p: round4(calibrateForLength(raw, calib, f.words)) };
+    };
     return scoreSegments(this.segmentModel, {
       original,
       normText: norm.text,
@@ -418,16 +425,13 @@ export class TextDetector implements Detector {
       documentNotHuman: notHuman,
       belowEvidenceFloor,
       scoreAsDocument: (start, end) => {
-        const f = this.m.features(lowerForFeatures(norm.text.slice(start, end), language), language);
-        const p = round4(calibrateForLength(this.m.rawLogit(f), calib, f.words));
+        const { f, p } = stretch(start, end);
         return { probability: p, likelyAi: !neverLikelyAi && f.words >= SHORT_TEXT_WORDS && p >= aiThresholdFor(calib, f.words) };
       },
       ...((byHeadAlone || scanPassages) && {
         headReadWhole: byHeadAlone,
         readPassage: (start: number, end: number) => {
-          const f = this.m.features(lowerForFeatures(norm.text.slice(start, end), language), language);
-          const raw = this.m.rawLogit(f);
-          const p = round4(calibrateForLength(raw, calib, f.words));
+          const { f, raw, p } = stretch(start, end);
           const head = this.m.assistantReading(f, raw, language);
           if (!head) return { probability: p, fires: false };
           return {
