@@ -85,13 +85,14 @@ const mirrorRecords: MirrorRecord[] = [];
 let unscored = 0;
 for (const row of readJsonl<MirrorRecord>(FILE)) {
   if (row.label !== 'ai' || !row.mirror_of) continue;
-  const s = score(STRIP_TELLS ? { ...row, text: stripTells(row.text) } : row);
+  const read = STRIP_TELLS ? { ...row, text: stripTells(row.text) } : row;
+  const s = score(read);
   if (!s) {
     unscored++;
     continue;
   }
   mirrors.push({ ...s, mirrorOf: row.mirror_of, task: row.task ?? '?', genre: row.domain ?? row.source });
-  mirrorRecords.push(STRIP_TELLS ? { ...row, text: stripTells(row.text) } : row);
+  mirrorRecords.push(read);
 }
 
 const print = (title: string, rows: string[][], head: string[]): void => {
@@ -171,21 +172,22 @@ if (SPANS) {
   }
   const everyone = tally();
   for (const row of humanRows) add(everyone, row.text, detector.detect(row.text, { mode: row.mode as Mode, segments: true }));
-  const line = (title: string, t: Tally, mirrorWords: boolean): string[] => [
+  // A group without a mirror's (or a person's) words gets '–' in that column.
+  const line = (title: string, t: Tally): string[] => [
     title,
     String(t.n),
     pct(t.spans, t.n),
     ...COMPOSITIONS.map((c) => pct(t.counts.get(c) ?? 0, t.n)),
-    mirrorWords ? pct(t.ai.inSpans, t.ai.words) : '–',
+    pct(t.ai.inSpans, t.ai.words),
     pct(t.person.inSpans, t.person.words),
   ];
   print(
     'Generated spans (segments: true)',
     [
-      line('mirrors called likely_ai', alone, true).map((x, i) => (i === 8 ? '–' : x)),
-      line("a mirror and a person's text, called likely_ai", mixedAi, true),
-      line("a mirror and a person's text, not likely_ai", mixedRest, true),
-      line('dev humans', everyone, false),
+      line('mirrors called likely_ai', alone),
+      line("a mirror and a person's text, called likely_ai", mixedAi),
+      line("a mirror and a person's text, not likely_ai", mixedRest),
+      line('dev humans', everyone),
     ],
     ['texts', 'n', 'a medium or high span', ...COMPOSITIONS, "mirror's words in spans", "person's words in spans"],
   );
