@@ -27,7 +27,8 @@
  * The assistant head's bars for authors (`scripts/lib/author-assistant.ts`) are fitted afterwards on
  * windows read by `--detector` (default models/detector.bin, the artifact they are for): the same
  * authors plus `v5-members-train.jsonl`. None of the windows of IRC users and TweepFake accounts
- * (people's own short posts) may be lifted to likely_ai; the report counts the assistant's members.
+ * (people's own short posts) may be lifted to likely_ai; the assistant's members bound the veto
+ * (--family-cleared), and the report counts them.
  * The head saw none of these members (nor the dev texts); it did see tweets of 7 of the 15
  * TweepFake accounts.
  *
@@ -100,8 +101,9 @@ const MIN_WORDS = EVIDENCE_FLOOR_WORDS;
 /**
  * The head's bars for authors, by the single-text head's rules: people's own short posts (IRC
  * users, TweepFake accounts) at 0, every other human source at most 0.2% of its windows lifted to
- * likely_ai, at most 20% no longer cleared. English only, as the head fires only there; there is
- * no Turkish chat member to bound a Turkish bar with. No bar of 50 messages: no IRC user has that
+ * likely_ai, at most 20% no longer cleared unless the assistant's members need the veto lower: at
+ * most --family-cleared of their windows stay cleared. English only, as the head fires only there;
+ * there is no Turkish chat member to bound a Turkish bar with. No bar of 50 messages: no IRC user has that
  * many, and the TweepFake tweets that do were partly the head's training texts; the 20-message
  * bars go on applying (human authors' margins keep falling as messages are added).
  */
@@ -223,7 +225,7 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
   }
   const model = new LoadedModel(header, arrays);
   const files = ['authors-train', 'corpus-dev', 'extra-dev', 'v5-members-train'];
-  const windows: Array<BarWindow & { member: boolean }> = [];
+  const windows: BarWindow[] = [];
   for (const file of files) {
     const member = file.startsWith('v5-members');
     for (const a of authorsFromFile(join(DATA, `${file}.jsonl`))) {
@@ -242,7 +244,6 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
             language: a.language,
             source: a.source.replace(/:.*/, ''),
             chat,
-            member,
             family: member && a.y === 1,
           });
         }
@@ -254,8 +255,9 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
   const rows = fitted.map((b) => {
     const next = fitted.find((x) => x.language === b.language && x.minMessages > b.minMessages)?.minMessages ?? Infinity;
     const at = windows.filter((w) => w.language === b.language && w.n >= b.minMessages && w.n < next && w.words >= BAR_RULES.minWords);
-    const members = at.filter((w) => w.member && w.y === 1);
+    const members = at.filter((w) => w.family);
     const humans = at.filter((w) => w.y === 0);
+    const chatHumans = humans.filter((w) => w.chat);
     const share = (xs: typeof at, bar: number | undefined): string =>
       bar === undefined ? '–' : `${xs.filter((w) => w.margin >= bar).length} of ${xs.length}`;
     return [
@@ -264,22 +266,16 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
       b.vetoSetBy,
       b.fire?.toFixed(4) ?? '–',
       b.fireSetBy ?? '–',
-      share(
-        humans.filter((w) => w.chat),
-        b.fire,
-      ),
+      share(chatHumans, b.fire),
       share(humans, b.fire),
       share(members, b.fire),
       share(members, b.veto),
-      share(
-        humans.filter((w) => w.chat),
-        b.veto,
-      ),
+      share(chatHumans, b.veto),
       share(humans, b.veto),
     ];
   });
   console.log(
-    `\nThe assistant head's bars for authors (${header.version}; windows of ${BAR_RULES.minWords}+ words; in sample for the humans, whose windows set them; the assistant's members set nothing):`,
+    `\nThe assistant head's bars for authors (${header.version}; windows of ${BAR_RULES.minWords}+ words; in sample for the humans, whose windows set the fire bars, and for the assistant's members, whose windows bound the veto):`,
   );
   console.log(
     printTable(

@@ -89,7 +89,8 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
   const languages = [...new Set([...rules.fireLanguages, ...rules.vetoLanguages])];
   for (const language of languages) {
     for (const n of rules.sizes) {
-      const humans = windows.filter((w) => w.y === 0 && w.language === language && w.n === n && w.words >= rules.minWords);
+      const at = windows.filter((w) => w.language === language && w.n === n && w.words >= rules.minWords);
+      const humans = at.filter((w) => w.y === 0);
       if (humans.length < rules.minHumanWindows || !humans.some((w) => w.chat)) continue;
       const bySource = new Map<string, number[]>();
       const chatSources = new Set<string>();
@@ -99,7 +100,7 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
       }
       const veto = barOver(bySource, (_source, count) => (count < rules.vetoMinWindows ? -1 : Math.floor(rules.vetoRate * count)));
       if (rules.familyCleared !== undefined) {
-        const family = windows.filter((w) => w.family && w.language === language && w.n === n && w.words >= rules.minWords);
+        const family = at.filter((w) => w.family);
         const bound =
           family.length > 0
             ? clearedAtMost(
