@@ -130,25 +130,25 @@ export function trainSamples(
     const rows = neutralisedRows(readJsonl<FamilyRow>(join(data, `${file}-train.jsonl`)));
     rows.forEach((row, n) => {
       const k = fm.foldOf(row);
-      const { raw, features } = fm.rawLogit(k, normalize(row.text).text, row.language);
+      const norm = normalize(row.text).text;
+      const { raw, features } = fm.rawLogit(k, norm, row.language);
       out.push(sample(row, file, features, raw, k));
+      // A copy or a passage is not a mirror: it has no twin.
+      const { mirror_of: _twin, ...original } = row;
       const family = file === FAMILY_CORPUS && row.label === 'ai';
       const copy = family && hasTells(row.text) ? stripTells(row.text) : injects(row) ? injectTells(row.text, row.id) : undefined;
       if (copy !== undefined) {
         const variant = family ? 'stripped' : 'injected';
         const c = fm.rawLogit(k, normalize(copy).text, row.language);
-        const { mirror_of: _twin, ...original } = row;
         const s = sample({ ...original, id: `${row.id}~${variant}` }, file, c.features, c.raw, k);
         out.push({ ...s, variant, ...(variant === 'injected' ? { source: `${row.source}+tells` } : {}) });
       }
       if (row.label === 'human' && row.language === 'en') {
-        const norm = normalize(row.text).text;
         const ranges = segmentRanges(norm, row.language);
         const passages = passageBounds(ranges.map((r) => r.words));
         if (passages.length >= 2)
           passages.forEach((p, j) => {
             const c = fm.rawLogit(k, norm.slice(ranges[p.first]!.start, ranges[p.last]!.end), row.language);
-            const { mirror_of: _twin, ...original } = row;
             out.push({
               ...sample({ ...original, id: `${row.id}~passage${j}` }, file, c.features, c.raw, k),
               variant: 'passage',
