@@ -67,6 +67,8 @@ const REDIS_LOST = new Set(['reconnecting', 'close', 'end']);
 const BACKGROUND_PRIORITY = 9;
 /** Share of the key's budget a background call leaves to interactive checks. */
 const INTERACTIVE_RESERVE = 0.25;
+/** A pause ending within this of the one announced is that pause (timers and Redis round to ms). */
+const PAUSE_SLACK_MS = 50;
 
 export interface QueuedResult<T> {
   value: T;
@@ -434,16 +436,21 @@ export class DetectionQueue {
     maxWaitMs: number,
   ): Promise<{ value: T; waitedMs: number }> {
     const { signal } = options;
+    // End of the last pause announced: a timer may wake a millisecond before the wall clock says the
+    // pause is over, and that remainder is the same pause, not a new one to tell the moderator about.
+    let announcedUntil = 0;
     for (;;) {
       const pause = await this.#pauseRemaining();
       if (pause > 0) {
-        if (Date.now() + pause - ticket.askedAt > maxWaitMs) {
+        const until = Date.now() + pause;
+        if (until - ticket.askedAt > maxWaitMs) {
           throw new QueueWaitExceededError('The service asked to pause longer than a check may wait.', {
             code: 'queue_wait_exceeded',
             retryAfterMs: pause,
           });
         }
-        options.onPause?.(pause);
+        if (until > announcedUntil + PAUSE_SLACK_MS) options.onPause?.(pause);
+        announcedUntil = Math.max(announcedUntil, until);
         await sleep(pause, signal);
         continue;
       }

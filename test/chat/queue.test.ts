@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectDetectionBackend } from '../../adapters/chat/backend.ts';
 import { describeDetectError } from '../../adapters/chat/errors.ts';
 import { DetectionQueue, parseQueueRate, QueueWaitExceededError } from '../../adapters/chat/queue.ts';
@@ -116,6 +116,36 @@ describe('DETECT_QUEUE_MAX_WAIT_MS', () => {
       expect(value).toBe('answered');
       expect(phases).toEqual(['call', 'pause ok', 'call']);
     } finally {
+      await queue.close();
+    }
+  });
+
+  it('announces a pause once when the wall clock lags the timer that ends it', async () => {
+    // A timer may wake a few ms before Date.now() reaches the pause's end (they read different
+    // clocks); the remainder is the same pause. The clock is set back 30 ms once the pause is announced.
+    const queue = new DetectionQueue({ id: `chat-queue-lag-${process.pid}-${Date.now()}`, maxConcurrent: 1, maxWaitMs: 5_000 });
+    const realNow = Date.now.bind(Date);
+    const phases: string[] = [];
+    let attempts = 0;
+    try {
+      const { value } = await queue.run(
+        async () => {
+          attempts += 1;
+          if (attempts === 1) throw new RateLimitError('Too many requests', { status: 429, code: 'rate_limited', retryAfterMs: 200 });
+          return 'answered';
+        },
+        {
+          onCall: () => phases.push('call'),
+          onPause: () => {
+            phases.push('pause');
+            vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 30);
+          },
+        },
+      );
+      expect(value).toBe('answered');
+      expect(phases).toEqual(['call', 'pause', 'call']);
+    } finally {
+      vi.restoreAllMocks();
       await queue.close();
     }
   });
