@@ -23,8 +23,10 @@
  *                  its linear part (defaults 1, 1e-4, 1e-6, 0.5), --no-polish-rewrites: the Learning-to-Rewrite
  *                  and Turkish satire rewrites count as AI-written, not polished (scripts/polish-cv.ts chose these)
  *   --refit-polish FILE  refit only the polish head, from the fold models FILE (`--fold-models`) of the run
- *                  that wrote --from PATH (default models/detector.bin); the rest of that artifact is kept
- *                  byte for byte, so the document model's scores stay the same; writes --out
+ *                  that wrote --from PATH (default models/detector.bin), on the AI training texts of
+ *                  --corpora (with v5: the assistant's polishes against its written texts); the document
+ *                  model is kept byte for byte, so its scores stay the same; an assistant head is dropped
+ *                  (`npm run train:assistant` fits it on the result); writes --out
  *   --loso         instead of training the artifact, leave-one-source-out over train: every source
  *                  held out in turn (LMs, classifier, trees and thresholds fitted without it);
  *                  prints AUROC and likely_ai rates per source, writes models/loso.json
@@ -82,6 +84,7 @@ import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { deleteArticles, misspell } from '../src/detector/attacks.ts';
 import { readArtifact, writeArtifact, type ArtifactHeader, type GroupCalibration } from '../src/detector/artifact.ts';
+import { withoutAssistantHead } from '../src/detector/assistant.ts';
 import { TextDetector, aiThresholdFor, calibrateForLength, countWords, humanThresholdFor } from '../src/detector/engine.ts';
 import {
   DENSE_DIM,
@@ -950,7 +953,11 @@ function modelVersion(arrays: Record<string, Float32Array | Uint32Array>, facts:
  * document model's scores do not change. Minutes instead of a full training run.
  */
 function refitPolish(train: Doc[]): void {
-  const { header, arrays } = readArtifact(REFIT_FROM);
+  // The assistant head's id covers the document model's, polish head included: it is fitted anew on top.
+  const from = readArtifact(REFIT_FROM);
+  const { header, arrays } = withoutAssistantHead(from.header, from.arrays);
+  if (from.header.assistant)
+    log(`the assistant head of ${from.header.version} is dropped: npm run train:assistant -- --model ${OUT} fits it again`);
   const data = v8.deserialize(readFileSync(REFIT_POLISH!)) as FoldModelData[];
   if (data.length !== FOLDS) throw new Error(`--refit-polish: ${REFIT_POLISH} has ${data.length} folds, this run ${FOLDS}`);
   const fm = foldModels(header, arrays, data);
@@ -990,7 +997,13 @@ function refitPolish(train: Doc[]): void {
     ...rest,
     version,
     polish: polish.header,
-    training: { ...header.training, polishRecall: POLISH_RECALL, polishHead: POLISH_OPTS, polishRefitFrom: header.version },
+    training: {
+      ...header.training,
+      polishRecall: POLISH_RECALL,
+      polishHead: POLISH_OPTS,
+      polishCorpora: TRAIN_FILES,
+      polishRefitFrom: header.version,
+    },
   };
   if (DRY_RUN) {
     log(`dry run: ${version} not written`);

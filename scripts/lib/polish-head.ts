@@ -31,6 +31,15 @@ export function polishLabel(row: CorpusRow, rewrites = false): 0 | 1 {
   return /polish of human text|rewrite of human text/i.test(row.generator) ? 1 : 0;
 }
 
+/**
+ * Whether a text sets the head's operating point (`calibratePolish`): the polishes the first head was
+ * fitted on. An assistant family's polishes (`mirror_of`, v5) train the head but do not move it: they
+ * are harder to tell, and reading 85% of them as polished would headline more written texts so.
+ */
+export function isPolishReference(row: CorpusRow): boolean {
+  return polishLabel(row) === 1 && row.mirror_of === undefined;
+}
+
 export interface PolishSample {
   row: CorpusRow;
   /** The document model's features of the text (cross-fitted in training). */
@@ -238,7 +247,7 @@ export function trainPolishHead(
     samples.map((s) => s.y),
     weights,
     recall,
-    samples.map((s) => polishLabel(s.row) === 1),
+    samples.map((s) => isPolishReference(s.row)),
   );
   head.a = a;
   head.b = b;

@@ -16,7 +16,7 @@ import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
 import { forestMargin } from '../../src/detector/gbdt.ts';
 import { POLISHED_THRESHOLD } from '../../src/detector/origin.ts';
 import { POLISH_EXTRA_NAMES, polishExtras, polishHeadFrom, polishLinear, polishTreeInput } from '../../src/detector/polish.ts';
-import { calibratePolish, polishArtifact, polishFolds, polishLabel } from '../../scripts/lib/polish-head.ts';
+import { calibratePolish, isPolishReference, polishArtifact, polishFolds, polishLabel } from '../../scripts/lib/polish-head.ts';
 import { isSampler, readJsonl, type CorpusRow } from '../../src/detector/training.ts';
 import { trainingDataFile } from '../helpers/training-data.ts';
 
@@ -237,6 +237,15 @@ describe('training the head (scripts/lib/polish-head.ts)', () => {
     };
     expect(on(reference)).toBeCloseTo(7, 6);
     expect(on(labels.map((y) => y === 1))).toBeCloseTo(2, 6);
+  });
+
+  it('takes an assistant family’s polishes (mirror_of) to train on, not to set the operating point', () => {
+    const polished = row('mixset-revised', 'gpt-4 (word-level polish of human text)');
+    const familyPolish = { ...row('v5-aita-comments', 'frontier-chat-2026', 'polished'), mirror_of: 'aita-1' };
+    expect(polishLabel(familyPolish)).toBe(1);
+    expect(isPolishReference(polished)).toBe(true);
+    expect(isPolishReference(familyPolish)).toBe(false);
+    expect(isPolishReference(row('gede-essays', 'gpt-4o-mini', 'generated'))).toBe(false);
   });
 });
 
