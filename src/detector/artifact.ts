@@ -57,6 +57,12 @@ export interface AssistantBar {
    * not make `likely_ai`, is shown as generated (`segments.ts`, `assistantSpans`); absent: no passage is.
    */
   passage?: number;
+  /**
+   * Where `fire` is set: the probability a vetoed text rises towards as its margin nears `fire`
+   * (`liftedProbability`), under the point where 2% of every older training file's people sit;
+   * absent: a vetoed text is raised to the `likely_human` threshold and no further.
+   */
+  ceiling?: number;
 }
 
 export interface ArtifactHeader {

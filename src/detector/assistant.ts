@@ -39,6 +39,12 @@ export interface AssistantHead {
 
 /** Highest probability the head gives on its own: it never claims certainty. */
 const LIFT_CAP = 0.999;
+/**
+ * Between the veto and fire bars the probability rises with this power of the margin's way from one
+ * to the other: the people the head vetoes sit near the veto bar and move least, the family's texts
+ * further up move most (a straight rise, tried, lifted more of the older sources' people over their AI texts).
+ */
+const VETO_RISE = 2;
 
 export function assistantHeadFrom(header: ArtifactHeader, arrays: ArtifactArrays): AssistantHead | undefined {
   const a = header.assistant;
@@ -141,20 +147,28 @@ const ceil4 = (x: number): number => Math.ceil(x * 10000 - 1e-9) / 10000;
 
 /**
  * The probability after the head: `p` itself under the veto bar; from it at least the `likely_human`
- * threshold (the text is not cleared, and no higher: the head's say there is only "not human", so
- * the ranking of the texts it vetoes moves as little as it can); from the fire bar at least the
- * `likely_ai` threshold, rising with the margin towards LIFT_CAP. Never lower than `p`, at four
- * decimals as `p` is, and the verdict read off it agrees with the bars.
+ * threshold (the text is not cleared), rising towards the bar's `ceiling` as the margin nears the
+ * fire bar (VETO_RISE), so the texts the head vetoes are ranked by how sure it is, yet stay under the
+ * point where the older sources' people are called AI at 1%; without a ceiling, at that threshold and
+ * no higher. From the fire bar at least the `likely_ai` threshold, rising with the margin towards
+ * LIFT_CAP. Never lower than `p`, at four decimals as `p` is, and the verdict read off it agrees with the bars.
  */
 export function liftedProbability(
   p: number,
   margin: number,
-  bar: Pick<AssistantBar, 'veto' | 'fire'>,
+  bar: Pick<AssistantBar, 'veto' | 'fire' | 'ceiling'>,
   aiThreshold: number,
   humanThreshold: number,
 ): number {
   if (margin < bar.veto) return p;
-  if (bar.fire === undefined || margin < bar.fire) return Math.max(p, ceil4(humanThreshold));
+  if (bar.fire === undefined || margin < bar.fire) {
+    const floor = ceil4(humanThreshold);
+    // Never up to likely_ai from a veto: the top stays a step under its threshold.
+    const top = Math.min(bar.ceiling ?? 0, Math.floor(aiThreshold * 10000 - 1) / 10000);
+    if (bar.fire === undefined || top <= floor) return Math.max(p, floor);
+    const way = (margin - bar.veto) / (bar.fire - bar.veto);
+    return Math.max(p, Math.min(top, ceil4(floor + (top - floor) * way ** VETO_RISE)));
+  }
   const lifted = ceil4(aiThreshold + (LIFT_CAP - aiThreshold) * (1 - Math.exp(bar.fire - margin)));
   return Math.max(p, lifted, ceil4(aiThreshold));
 }

@@ -58,6 +58,26 @@ describe('liftedProbability', () => {
     }
   });
 
+  it('with a ceiling, a vetoed text rises with its margin towards it, never to likely_ai', () => {
+    const capped = { ...bar, ceiling: 0.6 };
+    const ps = [0.5, 1, 1.75, 2.5, 2.9999].map((margin) => liftedProbability(0.01, margin, capped, ai, human));
+    // At the veto bar it is where it was without a ceiling; it rises all the way up to the fire bar.
+    expect(ps[0]).toBe(0.1437);
+    for (let i = 1; i < ps.length; i++) expect(ps[i]!).toBeGreaterThan(ps[i - 1]!);
+    for (const p of ps) {
+      expect(p).toBeLessThanOrEqual(0.6);
+      expect(verdictOf(p, ai, human)).toBe('mixed');
+      expect(Math.round(p * 10000) / 10000).toBe(p);
+    }
+    // The square of the way: half-way up, a quarter of the rise.
+    expect(ps[2]).toBeCloseTo(0.1437 + (0.6 - 0.1437) / 4, 4);
+    // A ceiling at or past the likely_ai threshold stops a step under it; a probability already higher stays.
+    expect(liftedProbability(0.01, 2.9999, { ...bar, ceiling: 0.99 }, ai, human)).toBeLessThan(ai);
+    expect(liftedProbability(0.9, 1, capped, ai, human)).toBe(0.9);
+    // Without a fire bar there is no way to rise along: the likely_human threshold, as before.
+    expect(liftedProbability(0.01, 50, { veto: 0.5, ceiling: 0.6 }, ai, human)).toBe(0.1437);
+  });
+
   it('without a fire bar, only vetoes', () => {
     const vetoOnly = { minWords: 40, veto: 0.5 };
     expect(liftedProbability(0.01, 50, vetoOnly, ai, human)).toBe(0.1437);
