@@ -36,7 +36,10 @@
  * ../shared/data), --dry-run (report only), --markdown, --floor X (lowest likely_ai threshold),
  * --detector PATH, --bars-only (keep the calibration bands of --out and refit the bars alone: no
  * held-out model to train, ~1 min), --family-cleared X (share of the assistant's member windows of
- * v5-members-train the veto may leave cleared at each size, default 0.03; 1: the humans' bound alone).
+ * v5-members-train the veto may leave cleared at each size, default 0.03; 1: the humans' bound alone),
+ * --ceiling-cost X (a vetoed window rises from the likely_human threshold towards a ceiling with its
+ * margin: the highest, in steps of 0.05, at which the AUROC of the people's and older AI authors'
+ * windows of a size falls by at most X; default 0.002; 0: it stays at the likely_human threshold).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -55,7 +58,7 @@ import {
   type AuthorModel,
 } from '../src/detector/author.ts';
 import { auroc, ece, formatTable, metricRow, type Scored } from '../src/detector/metrics.ts';
-import { LoadedModel, sigmoid } from '../src/detector/model.ts';
+import { LoadedModel, round4, sigmoid } from '../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
 import { authorsFromFile, IMITATES, windowRanges, type Author } from './author-windows.ts';
 import { fitPlatt, thresholdAtFpr } from '../src/detector/training.ts';
@@ -107,6 +110,8 @@ const MIN_WORDS = EVIDENCE_FLOOR_WORDS;
  * many, and the TweepFake tweets that do were partly the head's training texts; the 20-message
  * bars go on applying (human authors' margins keep falling as messages are added).
  */
+/** An author is `likely_human` under this probability. */
+const HUMAN_THRESHOLD = 0.5;
 const BAR_RULES: AuthorBarRules = {
   sizes: WINDOW_SIZES.filter((n) => n <= 20),
   fireLanguages: ['en'],
@@ -117,6 +122,8 @@ const BAR_RULES: AuthorBarRules = {
   vetoMinWindows: SOURCE_GUARD_MIN,
   minHumanWindows: 100,
   familyCleared: Number(arg('--family-cleared') ?? 0.03),
+  ...(Number(arg('--ceiling-cost') ?? 0.002) > 0 ? { ceilingCost: Number(arg('--ceiling-cost') ?? 0.002) } : {}),
+  humanThreshold: HUMAN_THRESHOLD,
 };
 const t0 = Date.now();
 const log = (msg: string): void => console.error(`[train-author ${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
@@ -206,7 +213,7 @@ function fitAuthorBands(ws: Window[], floor = FLOOR): AuthorBand[] {
 }
 
 function modelOf(bands: AuthorBand[], training: Record<string, unknown>, assistant?: AuthorAssistantBars): AuthorModel {
-  const body = { minMessages: MIN_MESSAGES, minWords: MIN_WORDS, bands, humanThreshold: 0.5 };
+  const body = { minMessages: MIN_MESSAGES, minWords: MIN_WORDS, bands, humanThreshold: HUMAN_THRESHOLD };
   // Files without bars keep the version they always had.
   const hashed = assistant ? { ...body, assistant } : body;
   const version = `ta1-${createHash('sha256').update(JSON.stringify(hashed)).digest('hex').slice(0, 12)}`;
@@ -217,7 +224,7 @@ function modelOf(bands: AuthorBand[], training: Record<string, unknown>, assista
  * The head's bars for authors, fitted on windows read by `detectorPath`'s head, and the report of
  * what they lift; undefined (said) for a detector without the head.
  */
-function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined {
+function fitAssistantBars(detectorPath: string, bands: AuthorModel['bands']): AuthorAssistantBars | undefined {
   const { header, arrays } = readArtifact(detectorPath);
   if (!header.assistant) {
     console.log(`\nThe detector ${header.version} has no assistant head: the author model gets no bars for it.`);
@@ -235,11 +242,14 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
         for (const [s, e] of windowRanges(a.messages.length, n)) {
           const f = model.features(lowerForFeatures(normalize(poolMessages(a.messages.slice(s, e))).text, a.language), a.language);
           // As `detectAuthor` reads it: the hashed sum from the shared table `rawLogit` has just read.
-          const margin = model.assistantMarginOf(f, model.rawLogit(f))!;
+          const raw = model.rawLogit(f);
+          const margin = model.assistantMarginOf(f, raw)!;
           windows.push({
             n,
             words: f.words,
             margin,
+            p: round4(authorProbability({ bands }, raw, f.words)),
+            aiThreshold: authorBandFor({ bands }, f.words).aiThreshold,
             y: a.y,
             language: a.language,
             source: a.source.replace(/:.*/, ''),
@@ -266,6 +276,7 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
       b.vetoSetBy,
       b.fire?.toFixed(4) ?? '–',
       b.fireSetBy ?? '–',
+      b.ceiling === undefined ? '–' : `${b.ceiling.toFixed(4)} (${b.ceilingSetBy})`,
       share(chatHumans, b.fire),
       share(humans, b.fire),
       share(members, b.fire),
@@ -285,6 +296,7 @@ function fitAssistantBars(detectorPath: string): AuthorAssistantBars | undefined
         'set by',
         'fire',
         'set by',
+        'ceiling (set by)',
         'chat members over fire',
         'humans over fire',
         'assistant members over fire',
@@ -476,7 +488,7 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     const kept = readAuthorModel(OUT);
-    const assistant = fitAssistantBars(DETECTOR);
+    const assistant = fitAssistantBars(DETECTOR, kept.bands);
     writeModel(modelOf(kept.bands, kept.training, assistant));
     return;
   }
@@ -509,7 +521,7 @@ async function main(): Promise<void> {
   );
   report(held);
   const bands = fitAuthorBands(ws);
-  const assistant = fitAssistantBars(DETECTOR);
+  const assistant = fitAssistantBars(DETECTOR, bands);
   const final = modelOf(
     bands,
     {

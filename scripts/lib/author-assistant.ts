@@ -8,12 +8,17 @@
  * bars, set on whole texts by length, would flag humans at a few messages and miss the assistant
  * at twenty. So each count of messages gets its own bars, from human windows of that many messages.
  */
+import { liftedProbability } from '../../src/detector/assistant.ts';
 import type { AuthorAssistantBar } from '../../src/detector/author.ts';
+import { auroc } from '../../src/detector/metrics.ts';
 
 export interface BarWindow {
   n: number;
   words: number;
   margin: number;
+  /** The author model's probability of the window, before the head (`authorProbability`), and its band's likely_ai threshold. */
+  p: number;
+  aiThreshold: number;
   y: 0 | 1;
   language: string;
   /** The human source whose windows are bounded together (an account's source, a corpus source). */
@@ -46,6 +51,15 @@ export interface AuthorBarRules {
    * `mixed`, not flagged). Undefined: the humans' bound alone.
    */
   familyCleared?: number;
+  /**
+   * With a ceiling (`AssistantBar.ceiling`), a vetoed window rises from `humanThreshold` towards it
+   * with its margin: the highest ceiling (in steps of 0.05 under the likely_ai thresholds) at which
+   * the AUROC of the windows of people and older AI authors at that size (the family's members
+   * aside) falls by at most this. Undefined: a vetoed window stays at the likely_human threshold.
+   */
+  ceilingCost?: number;
+  /** The author model's `likely_human` threshold (the vetoed windows' floor). */
+  humanThreshold: number;
 }
 
 /** The numbers behind one bar, for the report. */
@@ -55,6 +69,39 @@ export interface FittedBar extends AuthorAssistantBar {
   /** The source whose windows set each bar. */
   fireSetBy?: string;
   vetoSetBy: string;
+  ceilingSetBy?: string;
+}
+
+/**
+ * The highest ceiling, from the likely_human threshold up in steps of 0.05 and under every likely_ai
+ * threshold, at which the AUROC of `windows` (people and older AI authors) with the head's lift falls
+ * by at most `cost` from the lift without one; undefined when even the first step costs more.
+ */
+function ceilingAt(
+  windows: readonly BarWindow[],
+  bar: { veto: number; fire: number },
+  humanThreshold: number,
+  cost: number,
+): { at: number; setBy: string } | undefined {
+  const y = windows.map((w) => w.y);
+  if (!y.includes(0) || !y.includes(1)) return undefined;
+  const aurocWith = (ceiling?: number): number =>
+    auroc(
+      windows.map((w) =>
+        liftedProbability(w.p, w.margin, { ...bar, ...(ceiling === undefined ? {} : { ceiling }) }, w.aiThreshold, humanThreshold),
+      ),
+      y,
+    );
+  const base = aurocWith();
+  const top = Math.min(...windows.map((w) => w.aiThreshold));
+  let best: { at: number; setBy: string } | undefined;
+  for (let c = humanThreshold + 0.05; c < top; c += 0.05) {
+    const at = Math.round(c * 100) / 100;
+    const after = aurocWith(at);
+    if (base - after > cost) break;
+    best = { at, setBy: `AUROC ${base.toFixed(4)} → ${after.toFixed(4)} on ${windows.length} windows` };
+  }
+  return best;
 }
 
 /** The highest bar under which at most `share` of `margins` lie (a window at the bar is over it). */
@@ -117,13 +164,24 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
         ? barOver(bySource, (s, count) => (chatSources.has(s) ? 0 : Math.floor(rules.fireRate * count)))
         : undefined;
       if (!rules.vetoLanguages.includes(language) && !fire) continue;
+
       // A fire bar under the veto bar would let a text be flagged that is still "not cleared" only.
       const vetoBar = rules.vetoLanguages.includes(language) ? Math.min(veto.bar, fire?.bar ?? Number.POSITIVE_INFINITY) : (fire?.bar ?? 0);
+      const ceiling =
+        fire && rules.ceilingCost !== undefined
+          ? ceilingAt(
+              at.filter((w) => !w.family),
+              { veto: vetoBar, fire: fire.bar },
+              rules.humanThreshold,
+              rules.ceilingCost,
+            )
+          : undefined;
       out.push({
         language,
         minMessages: n,
         veto: vetoBar,
         ...(fire ? { fire: fire.bar, fireSetBy: fire.setBy } : {}),
+        ...(ceiling ? { ceiling: ceiling.at, ceilingSetBy: ceiling.setBy } : {}),
         vetoSetBy: veto.setBy,
         humans: humans.length,
       });
@@ -144,7 +202,12 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
 export function barsByLanguage(fitted: readonly FittedBar[]): Record<string, AuthorAssistantBar[]> {
   const out: Record<string, AuthorAssistantBar[]> = {};
   for (const b of fitted) {
-    const bar = { minMessages: b.minMessages, veto: b.veto, ...(b.fire !== undefined ? { fire: b.fire } : {}) };
+    const bar = {
+      minMessages: b.minMessages,
+      veto: b.veto,
+      ...(b.fire !== undefined ? { fire: b.fire } : {}),
+      ...(b.ceiling !== undefined ? { ceiling: b.ceiling } : {}),
+    };
     out[b.language] = [...(out[b.language] ?? []), bar];
   }
   for (const bars of Object.values(out)) bars.sort((a, b) => a.minMessages - b.minMessages);

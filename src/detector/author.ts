@@ -57,7 +57,7 @@ export interface AuthorModel {
 }
 
 /** A bar of the assistant head for authors with at least `minMessages` used messages. */
-export interface AuthorAssistantBar extends Pick<AssistantBar, 'veto' | 'fire'> {
+export interface AuthorAssistantBar extends Pick<AssistantBar, 'veto' | 'fire' | 'ceiling'> {
   minMessages: number;
 }
 
@@ -96,7 +96,7 @@ export function poolMessages(messages: readonly string[]): string {
   return messages.join('\n');
 }
 
-export function authorBandFor(model: AuthorModel, words: number): AuthorBand {
+export function authorBandFor(model: Pick<AuthorModel, 'bands'>, words: number): AuthorBand {
   let band = model.bands[0]!;
   for (const b of model.bands) if (words >= b.minWords) band = b;
   return band;
@@ -120,7 +120,7 @@ export function authorAssistantBarFor(
   return bar;
 }
 
-export function authorProbability(model: AuthorModel, pooledRawScore: number, words: number): number {
+export function authorProbability(model: Pick<AuthorModel, 'bands'>, pooledRawScore: number, words: number): number {
   const band = authorBandFor(model, words);
   return sigmoid(band.a * pooledRawScore + band.b);
 }

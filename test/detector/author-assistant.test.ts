@@ -2,8 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { liftedProbability } from '../../src/detector/assistant.ts';
 import { authorAssistantBarFor, readAuthorModel, type AuthorModel } from '../../src/detector/author.ts';
 import { createDetector, DEFAULT_AUTHOR_MODEL_PATH, type Detector } from '../../src/detector/index.ts';
+import { auroc } from '../../src/detector/metrics.ts';
 import { fitAuthorAssistantBars, type AuthorBarRules, type BarWindow } from '../../scripts/lib/author-assistant.ts';
 import { trainingDataFile } from '../helpers/training-data.ts';
 
@@ -16,6 +18,7 @@ const RULES: AuthorBarRules = {
   vetoRate: 0.2,
   vetoMinWindows: 20,
   minHumanWindows: 100,
+  humanThreshold: 0.5,
 };
 
 /** `count` human windows of `source` at `n` messages, margins spread evenly from `lo` to `hi`. */
@@ -24,6 +27,8 @@ function humans(source: string, n: number, count: number, lo: number, hi: number
     n,
     words: 60,
     margin: lo + ((hi - lo) * i) / (count - 1),
+    p: 0.1,
+    aiThreshold: 0.999,
     y: 0 as const,
     language: 'en',
     source,
@@ -38,8 +43,8 @@ describe('fitting the assistant head’s bars for authors', () => {
     ...humans('irc', 10, 200, -7, 0.5, true),
     ...humans('essays', 10, 100, -6, 1),
     // Under the evidence floor, in another language, or AI: none of them sets a bar.
-    { n: 5, words: 30, margin: 9, y: 0 as const, language: 'en', source: 'essays', chat: false },
-    { n: 5, words: 60, margin: 9, y: 1 as const, language: 'en', source: 'v5', chat: false },
+    { n: 5, words: 30, margin: 9, p: 0.1, aiThreshold: 0.999, y: 0 as const, language: 'en', source: 'essays', chat: false },
+    { n: 5, words: 60, margin: 9, p: 0.1, aiThreshold: 0.999, y: 1 as const, language: 'en', source: 'v5', chat: false },
     ...humans('turkish', 5, 200, -3, 8).map((w) => ({ ...w, language: 'tr' })),
     // Too few humans at one message: no bar of its own.
     ...humans('irc', 1, 50, -3, 3, true),
@@ -91,6 +96,8 @@ describe('fitting the assistant head’s bars for authors', () => {
       n: 10,
       words: 60,
       margin: -4 + (6 * i) / 99,
+      p: 0.1,
+      aiThreshold: 0.999,
       y: 1 as const,
       language: 'en',
       source: 'v5-members',
@@ -106,6 +113,37 @@ describe('fitting the assistant head’s bars for authors', () => {
     // The fire bar is the humans' alone, and a bound looser than the humans' changes nothing.
     expect(bounded.fire).toBe(plain.fire);
     expect(fitAuthorAssistantBars([...windows, ...family], { ...RULES, familyCleared: 0.9 })[1]!.veto).toBe(plain.veto);
+  });
+
+  it('with ceilingCost, takes the highest ceiling whose lift costs the people’s and older AI authors’ AUROC at most that', () => {
+    // Older AI authors at 10 messages, under the veto, with probabilities from 0.55 to 0.95: a vetoed
+    // person lifted past some of them costs AUROC.
+    const older = Array.from({ length: 100 }, (_, i) => ({
+      ...humans('older-ai', 10, 2, -9, -9)[0]!,
+      y: 1 as const,
+      p: 0.55 + (0.4 * i) / 99,
+    }));
+    const at = [...windows, ...older];
+    const cost = 0.001;
+    const bar = fitAuthorAssistantBars(at, { ...RULES, ceilingCost: cost })[1]!;
+    expect(bar.ceiling).toBeDefined();
+    const scored = at.filter((w) => w.n === 10 && w.language === 'en' && w.words >= 40);
+    const aurocWith = (ceiling?: number): number =>
+      auroc(
+        scored.map((w) =>
+          liftedProbability(w.p, w.margin, { veto: bar.veto, fire: bar.fire, ...(ceiling ? { ceiling } : {}) }, w.aiThreshold, 0.5),
+        ),
+        scored.map((w) => w.y),
+      );
+    const base = aurocWith();
+    expect(base - aurocWith(bar.ceiling)).toBeLessThanOrEqual(cost);
+    expect(base - aurocWith(Math.round((bar.ceiling! + 0.05) * 100) / 100)).toBeGreaterThan(cost);
+    // With no older AI author in the way (all under the likely_human threshold), it rises to the last
+    // step under the likely_ai threshold; with no AI author to measure on, or without the rule, none.
+    const under = older.map((w) => ({ ...w, p: w.p - 0.5 }));
+    expect(fitAuthorAssistantBars([...windows, ...under], { ...RULES, ceilingCost: cost })[1]!.ceiling).toBe(0.95);
+    expect(fitAuthorAssistantBars(windows, { ...RULES, ceilingCost: cost })[1]!.ceiling).toBeUndefined();
+    expect(fitAuthorAssistantBars(at, RULES)[1]!.ceiling).toBeUndefined();
   });
 });
 
