@@ -566,7 +566,9 @@ const fittedBars = bars(train, oof);
 setPassageBars(fittedBars, train, oof, passageRows, passageOof);
 for (const [language, bs] of Object.entries(fittedBars))
   for (const b of bs)
-    console.log(`bars ${language} ${b.minWords}+ words: veto ${b.veto}, fire ${b.fire ?? 'none'}, passage ${b.passage ?? 'none'}, ceiling ${b.ceiling ?? 'none'}`);
+    console.log(
+      `bars ${language} ${b.minWords}+ words: veto ${b.veto}, fire ${b.fire ?? 'none'}, passage ${b.passage ?? 'none'}, ceiling ${b.ceiling ?? 'none'}`,
+    );
 
 function ownAurocs(title: string, rows: readonly AssistantSample[], margins: ArrayLike<number>): void {
   const humans = rows.map((s, i) => [s, margins[i]!] as const).filter(([s]) => s.kind === 0);
