@@ -100,8 +100,9 @@ describe('DETECT_QUEUE_MAX_WAIT_MS', () => {
     }
   });
 
-  it('tells a check when it goes to the service and when a 429 pause holds it back in the queue', async () => {
-    const queue = new DetectionQueue({ id: `chat-queue-phases-${process.pid}-${Date.now()}`, maxConcurrent: 1, maxWaitMs: 5_000 });
+  /** Runs a call the service answers 429 (retry after 200 ms) once, on a queue of its own; the phases it was told. */
+  async function answeredAfterOne429(name: string, onPause: (ms: number, phases: string[]) => void): Promise<string[]> {
+    const queue = new DetectionQueue({ id: `chat-queue-${name}-${process.pid}-${Date.now()}`, maxConcurrent: 1, maxWaitMs: 5_000 });
     const phases: string[] = [];
     let attempts = 0;
     try {
@@ -111,43 +112,30 @@ describe('DETECT_QUEUE_MAX_WAIT_MS', () => {
           if (attempts === 1) throw new RateLimitError('Too many requests', { status: 429, code: 'rate_limited', retryAfterMs: 200 });
           return 'answered';
         },
-        { onCall: () => phases.push('call'), onPause: (ms) => phases.push(`pause ${ms > 0 && ms <= 200 ? 'ok' : ms}`) },
+        { onCall: () => phases.push('call'), onPause: (ms) => onPause(ms, phases) },
       );
       expect(value).toBe('answered');
-      expect(phases).toEqual(['call', 'pause ok', 'call']);
+      return phases;
     } finally {
+      vi.restoreAllMocks();
       await queue.close();
     }
+  }
+
+  it('tells a check when it goes to the service and when a 429 pause holds it back in the queue', async () => {
+    const phases = await answeredAfterOne429('phases', (ms, seen) => seen.push(`pause ${ms > 0 && ms <= 200 ? 'ok' : ms}`));
+    expect(phases).toEqual(['call', 'pause ok', 'call']);
   });
 
   it('announces a pause once when the wall clock lags the timer that ends it', async () => {
     // A timer may wake a few ms before Date.now() reaches the pause's end (they read different
     // clocks); the remainder is the same pause. The clock is set back 30 ms once the pause is announced.
-    const queue = new DetectionQueue({ id: `chat-queue-lag-${process.pid}-${Date.now()}`, maxConcurrent: 1, maxWaitMs: 5_000 });
     const realNow = Date.now.bind(Date);
-    const phases: string[] = [];
-    let attempts = 0;
-    try {
-      const { value } = await queue.run(
-        async () => {
-          attempts += 1;
-          if (attempts === 1) throw new RateLimitError('Too many requests', { status: 429, code: 'rate_limited', retryAfterMs: 200 });
-          return 'answered';
-        },
-        {
-          onCall: () => phases.push('call'),
-          onPause: () => {
-            phases.push('pause');
-            vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 30);
-          },
-        },
-      );
-      expect(value).toBe('answered');
-      expect(phases).toEqual(['call', 'pause', 'call']);
-    } finally {
-      vi.restoreAllMocks();
-      await queue.close();
-    }
+    const phases = await answeredAfterOne429('lag', (_ms, seen) => {
+      seen.push('pause');
+      vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 30);
+    });
+    expect(phases).toEqual(['call', 'pause', 'call']);
   });
 
   it('reads DETECT_QUEUE_RATE, refusing what is not calls per window', () => {
