@@ -101,6 +101,10 @@ const SOURCE_GUARD_MIN = 20;
  */
 const MIN_MESSAGES = 1;
 const MIN_WORDS = EVIDENCE_FLOOR_WORDS;
+/** An author is `likely_human` under this probability. */
+const HUMAN_THRESHOLD = 0.5;
+/** --ceiling-cost: what the rise of vetoed windows may cost the older windows' AUROC (0: no rise). */
+const CEILING_COST = Number(arg('--ceiling-cost') ?? 0.002);
 /**
  * The head's bars for authors, by the single-text head's rules: people's own short posts (IRC
  * users, TweepFake accounts) at 0, every other human source at most 0.2% of its windows lifted to
@@ -110,8 +114,6 @@ const MIN_WORDS = EVIDENCE_FLOOR_WORDS;
  * many, and the TweepFake tweets that do were partly the head's training texts; the 20-message
  * bars go on applying (human authors' margins keep falling as messages are added).
  */
-/** An author is `likely_human` under this probability. */
-const HUMAN_THRESHOLD = 0.5;
 const BAR_RULES: AuthorBarRules = {
   sizes: WINDOW_SIZES.filter((n) => n <= 20),
   fireLanguages: ['en'],
@@ -122,7 +124,7 @@ const BAR_RULES: AuthorBarRules = {
   vetoMinWindows: SOURCE_GUARD_MIN,
   minHumanWindows: 100,
   familyCleared: Number(arg('--family-cleared') ?? 0.03),
-  ...(Number(arg('--ceiling-cost') ?? 0.002) > 0 ? { ceilingCost: Number(arg('--ceiling-cost') ?? 0.002) } : {}),
+  ...(CEILING_COST > 0 ? { ceilingCost: CEILING_COST } : {}),
   humanThreshold: HUMAN_THRESHOLD,
 };
 const t0 = Date.now();

@@ -164,7 +164,6 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
         ? barOver(bySource, (s, count) => (chatSources.has(s) ? 0 : Math.floor(rules.fireRate * count)))
         : undefined;
       if (!rules.vetoLanguages.includes(language) && !fire) continue;
-
       // A fire bar under the veto bar would let a text be flagged that is still "not cleared" only.
       const vetoBar = rules.vetoLanguages.includes(language) ? Math.min(veto.bar, fire?.bar ?? Number.POSITIVE_INFINITY) : (fire?.bar ?? 0);
       const ceiling =
