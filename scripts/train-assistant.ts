@@ -380,7 +380,9 @@ function ceilingOf(rows: readonly AssistantSample[], language: Language): number
   const byFile = new Map<string, number[]>();
   for (const s of rows) {
     if (s.kind !== 0 || s.variant || s.file === 'v5' || s.language !== language || s.words < BANDS[0]!) continue;
-    byFile.set(s.file, [...(byFile.get(s.file) ?? []), documentReading(s).p]);
+    const ps = byFile.get(s.file) ?? [];
+    ps.push(documentReading(s).p);
+    byFile.set(s.file, ps);
   }
   const files = [...byFile].filter(([, ps]) => ps.length >= MIN_SOURCE_TEXTS);
   if (!files.length) return undefined;

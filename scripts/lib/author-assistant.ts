@@ -201,13 +201,9 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
 export function barsByLanguage(fitted: readonly FittedBar[]): Record<string, AuthorAssistantBar[]> {
   const out: Record<string, AuthorAssistantBar[]> = {};
   for (const b of fitted) {
-    const bar = {
-      minMessages: b.minMessages,
-      veto: b.veto,
-      ...(b.fire !== undefined ? { fire: b.fire } : {}),
-      ...(b.ceiling !== undefined ? { ceiling: b.ceiling } : {}),
-    };
-    out[b.language] = [...(out[b.language] ?? []), bar];
+    // The bar is the fitted one without the report's facts, so a field added to the bar is stored with it.
+    const { language, humans: _humans, fireSetBy: _fire, vetoSetBy: _veto, ceilingSetBy: _ceiling, ...bar } = b;
+    out[language] = [...(out[language] ?? []), bar];
   }
   for (const bars of Object.values(out)) bars.sort((a, b) => a.minMessages - b.minMessages);
   return out;
