@@ -20,13 +20,15 @@
  *   --spans           also the generated spans (`segments: true`) of the mirrors called likely_ai, and of
  *                     documents made of a mirror (40+ words, not `polish`) and a dev human text (60–400 words,
  *                     picked by the mirror's id), each order once: their composition, and the share of the
- *                     mirror's words and of the person's words inside spans of medium or high confidence;
+ *                     mirror's words and of the person's words inside spans of medium or high confidence,
+ *                     and the AUROC of their sentences' ai_probability (the mirror's against the person's);
  *                     and the dev humans' spans
  *   --markdown        Markdown tables
  */
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { countWords } from '../src/detector/engine.ts';
+import { auroc } from '../src/detector/metrics.ts';
 import { createDetector, UnsupportedLanguageError, type Mode } from '../src/detector/index.ts';
 import { readJsonl, stableHash, type CorpusRow } from '../src/detector/training.ts';
 import { MIRROR_HEAD, mirrorCells, mirrorRows, type ScoredMirror, type ScoredText } from './lib/mirrors.ts';
@@ -139,8 +141,17 @@ if (SPANS) {
     counts: Map<string, number>;
     ai: { inSpans: number; words: number };
     person: { inSpans: number; words: number };
+    /** Sentence scores of documents of a mirror and a person's text, labelled by whose words they are. */
+    sentences: { s: number[]; y: number[] };
   }
-  const tally = (): Tally => ({ n: 0, spans: 0, counts: new Map(), ai: { inSpans: 0, words: 0 }, person: { inSpans: 0, words: 0 } });
+  const tally = (): Tally => ({
+    n: 0,
+    spans: 0,
+    counts: new Map(),
+    ai: { inSpans: 0, words: 0 },
+    person: { inSpans: 0, words: 0 },
+    sentences: { s: [], y: [] },
+  });
   /** Counts an answer; the words from `aiStart` to `aiEnd` are the mirror's, the rest a person's. */
   const add = (t: Tally, text: string, r: ReturnType<typeof detector.detect>, aiStart = 0, aiEnd = 0): void => {
     const spans = r.generated_spans.filter((s) => s.confidence !== 'low');
@@ -152,6 +163,11 @@ if (SPANS) {
       side.words++;
       if (spans.some((s) => m.index >= s.start && m.index < s.end)) side.inSpans++;
     }
+    if (aiEnd > aiStart && aiEnd - aiStart < text.length)
+      for (const seg of r.segments) {
+        t.sentences.s.push(seg.ai_probability);
+        t.sentences.y.push(seg.start >= aiStart && seg.start < aiEnd ? 1 : 0);
+      }
   };
   const alone = tally();
   for (const row of mirrorRecords) {
@@ -180,6 +196,7 @@ if (SPANS) {
     ...COMPOSITIONS.map((c) => pct(t.counts.get(c) ?? 0, t.n)),
     pct(t.ai.inSpans, t.ai.words),
     pct(t.person.inSpans, t.person.words),
+    t.sentences.y.length ? auroc(t.sentences.s, t.sentences.y).toFixed(3) : '–',
   ];
   print(
     'Generated spans (segments: true)',
@@ -189,6 +206,6 @@ if (SPANS) {
       line("a mirror and a person's text, not likely_ai", mixedRest),
       line('dev humans', everyone),
     ],
-    ['texts', 'n', 'a medium or high span', ...COMPOSITIONS, "mirror's words in spans", "person's words in spans"],
+    ['texts', 'n', 'a medium or high span', ...COMPOSITIONS, "mirror's words in spans", "person's words in spans", 'sentence AUROC inside'],
   );
 }

@@ -46,6 +46,9 @@
  *   --tells fit|bars|off  the word tells' copies (scripts/lib/tells.ts): fitted on and bounding the fire bar
  *                       (default fit), bounding it only, or not read
  *   --loso              also each of the family's genres held out of the head
+ *   --fold-heads FILE   also write the hashed weights of the head of each fold (v8; the head fitted
+ *                       without that fold's texts), which \`npm run train:segments\` reads its
+ *                       training texts with (written with --dry-run too)
  *   --list              list the dev texts of the family still called likely_human and the humans the head makes likely_ai
  *   --dry-run           measure, write nothing       --markdown   Markdown tables
  */
@@ -74,7 +77,7 @@ import { adagradLogistic, type LROptions, type TrainRow } from '../src/detector/
 import { LoadedModel, round4 } from '../src/detector/model.ts';
 import { PASSAGE_WORDS } from '../src/detector/segments.ts';
 import type { Language, Mode } from '../src/detector/types.ts';
-import { devSamples, trainSamples, type AssistantSample } from './lib/assistant-data.ts';
+import { devSamples, trainSamples, type AssistantSample, type FoldHeads } from './lib/assistant-data.ts';
 import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 import { table } from './lib/table.ts';
 import { balancedCellWeights } from './lib/weights.ts';
@@ -86,6 +89,7 @@ const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const MODEL = resolve(ROOT, arg('--model') ?? 'models/detector.bin');
 const OUT = resolve(ROOT, arg('--out') ?? MODEL);
 const FOLD_CACHE = arg('--fold-cache');
+const FOLD_HEADS = arg('--fold-heads');
 const CACHE = arg('--cache');
 const GB: GBDTOptions = {
   trees: Number(arg('--trees') ?? 300),
@@ -244,11 +248,13 @@ const foldsOf = (rows: readonly AssistantSample[]): number[] => [...new Set(rows
 function crossFit(
   rows: readonly AssistantSample[],
   extra: readonly AssistantSample[] = [],
-): { oof: Float64Array; extraOof: Float64Array; head: Head } {
+): { oof: Float64Array; extraOof: Float64Array; head: Head; foldHeads: Map<number, Head> } {
   const oof = new Float64Array(rows.length);
   const extraOof = new Float64Array(extra.length);
+  const foldHeads = new Map<number, Head>();
   for (const k of foldsOf(rows)) {
     const head = fitHead(rows.filter((s) => s.fold !== k));
+    foldHeads.set(k, head);
     rows.forEach((s, i) => {
       if (s.fold === k) oof[i] = marginOf(head, s);
     });
@@ -257,7 +263,7 @@ function crossFit(
     });
     log(`fold ${k} fitted`);
   }
-  return { oof, extraOof, head: fitHead(rows) };
+  return { oof, extraOof, head: fitHead(rows), foldHeads };
 }
 
 /** The lowest margin above which at most `fpr` of the humans in `margins` lie. */
@@ -563,7 +569,7 @@ function setPassageBars(
 log(
   `${train.length} train (and ${passageRows.length} passages), ${dev.length} dev texts; head ${GB.trees} trees of depth ${GB.depth}, twin weight ${TWIN_WEIGHT}`,
 );
-const { oof, extraOof: passageOof, head } = crossFit(train, passageRows);
+const { oof, extraOof: passageOof, head, foldHeads } = crossFit(train, passageRows);
 const fittedBars = bars(train, oof);
 setPassageBars(fittedBars, train, oof, passageRows, passageOof);
 for (const [language, bs] of Object.entries(fittedBars))
@@ -710,6 +716,11 @@ const version = (() => {
   hash.update(JSON.stringify({ ...assistantHeader, trainedOn: undefined }));
   return `td1-${hash.digest('hex').slice(0, 12)}`;
 })();
+if (FOLD_HEADS) {
+  const heads: FoldHeads = { model: version, heads: Object.fromEntries(foldHeads) };
+  writeFileSync(FOLD_HEADS, v8.serialize(heads));
+  log(`wrote the heads of ${foldHeads.size} folds to ${FOLD_HEADS}`);
+}
 if (DRY_RUN) {
   log(`dry run: ${version} not written`);
 } else {

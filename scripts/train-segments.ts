@@ -1,21 +1,30 @@
 /**
  * `npm run train:segments [-- options]`: fits the sentence and span model (`models/segments.json`)
- * on mixed documents built from the training corpora (`corpus-train`, `extra-train`).
+ * on mixed documents built from the training corpora (`corpus-train`, `extra-train`), and from the
+ * assistant family's training texts (`v5-train`, issue 38) each joined with the human text it
+ * mirrors (its twin, from any of the four older training files): a person's text and the
+ * assistant's on the same topic, as a member pastes one into a post.
  *
  * Every training text is scored sentence by sentence with the copy of the document model that did
  * not see it (the cross-fitting folds of `npm run train`, rebuilt by running it again with
  * `--fold-models`: one training run; or read from `--fold-cache FILE`), so what the
- * sentence model learns is what the shipped model shows on text it has never seen. Then:
+ * sentence model learns is what the shipped model shows on text it has never seen. The sentences'
+ * evidence includes the assistant head's hashed weights, read with the head of the text's fold
+ * (`npm run train:assistant -- --fold-heads FILE`), and a run scored as a document is lifted by that
+ * head against the shipped head's bars, as the engine scores a document. Then:
  *   1. the sentence ratio: a logistic model over each sentence's evidence sums (`runFeatures`),
- *      fitted on single sentences and random runs of pure human and pure AI texts;
+ *      fitted on single sentences and random runs of the older sources' pure human and pure AI
+ *      texts; and the family ratio, over the head's sums alone (`familyRunFeatures`), fitted on
+ *      the family's texts against every person's;
  *   2. per sentence-length band, the Gaussian of a human and of an AI sentence's ratio;
  *   3. the sequence model's switch probability and document-shift spread, chosen on mixed
  *      documents (human and AI texts of one source joined: HA, AH, HAH, AHA, and pure ones) by the
- *      sentence AUROC inside the mixed ones;
+ *      sentence AUROC inside the mixed ones (the older sources'; the family's documents, a family
+ *      text with its twin, are added after);
  *   4. the context model: gradient-boosted trees over every sentence's `contextFeatures` (its ratio
  *      and posteriors, its neighbours', windows and pooled stretches, the run it sits in, its place
- *      in the text, the text's spread, its language; not the mode, which is the caller's choice of
- *      calibration), on all those documents (pure ones
+ *      in the text, the text's spread, its family ratio and its windows', its language; not the
+ *      mode, which is the caller's choice of calibration), on all those documents (pure ones
  *      weighed less); out of fold (a forest per cross-fitting fold, trained on the other folds'
  *      documents) for everything below, and once on every document for the file;
  *   5. Platt scaling of the out-of-fold margin per sentence-length band;
@@ -33,6 +42,9 @@
  *   --trees N           trees of the context model (default 200)
  *   --doc-sets N        sets of training documents (default 2)
  *   --pure-weight W     weight of pure documents' sentences in the context model (default 0.25)
+ *   --family-weight W   weight of the family's documents' sentences in the context model (default 1)
+ *   --fold-heads FILE   the assistant head of each fold (needed when the model has a head; written by
+ *                       `npm run train:assistant -- --fold-cache FILE --fold-heads FILE --dry-run`)
  */
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -42,7 +54,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { readArtifact } from '../src/detector/artifact.ts';
-import { aiThresholdFor, calibrateForLength, SHORT_TEXT_WORDS } from '../src/detector/engine.ts';
+import { assistantBarFor, assistantMargin, liftedProbability, type AssistantHead } from '../src/detector/assistant.ts';
+import { aiThresholdFor, calibrateForLength, humanThresholdFor, SHORT_TEXT_WORDS } from '../src/detector/engine.ts';
+import { hashedWeightSums, tokenize, type HashedColumn } from '../src/detector/features.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { LoadedModel, round4 } from '../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
@@ -51,6 +65,8 @@ import {
   CONTEXT_FEATURES,
   EV_WORDS,
   EVIDENCE_SIZE,
+  FAMILY_RUN_FEATURES,
+  familyRunFeatures,
   RUN_FEATURES,
   SEGMENT_FORMAT_VERSION,
   calibrateSentence,
@@ -64,7 +80,8 @@ import {
 } from '../src/detector/segments.ts';
 import { fitLogisticSmall, readJsonl, rng, type CorpusRow } from '../src/detector/training.ts';
 import { foldModels, type FoldModelData } from './lib/fold-models.ts';
-import { planMixedDocs } from './lib/mixed-docs.ts';
+import type { FoldHeads } from './lib/assistant-data.ts';
+import { planMixedDocs, type PlannedPart } from './lib/mixed-docs.ts';
 import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
 checkScriptArgs(import.meta.url);
@@ -75,6 +92,18 @@ const MODEL = resolve(ROOT, arg('--model') ?? 'models/detector.bin');
 const DATA = resolve(ROOT, arg('--data') ?? '../shared/data');
 const SEED = Number(arg('--seed') ?? 1);
 const FOLD_CACHE = arg('--fold-cache');
+const FOLD_HEADS = arg('--fold-heads');
+/** The assistant family's training texts, and the files their twins are in. */
+const FAMILY_FILE = 'v5-train';
+const TWIN_FILES = ['corpus-train', 'extra-train', 'v3-train', 'v4-train'];
+/**
+ * A family text and its twin make one document, in turn the person's text then the assistant's, the
+ * other way round, and the assistant's alone (`polish` texts are a person's text lightly edited: not
+ * parts of their own).
+ */
+const FAMILY_KINDS = ['HA', 'AH', 'A'];
+/** Weight of the family's documents' sentences in the context model, next to the older sources' (--family-weight). */
+const FAMILY_WEIGHT = Number(arg('--family-weight') ?? 1);
 /**
  * The context model's trees: depth 4 as the document model's, 200 trees at rate 0.1, which keep
  * the file at ~110 KB (other sizes were not tried).
@@ -149,6 +178,8 @@ interface Text {
 
 interface Doc {
   kind: string;
+  /** A family text with its twin (FAMILY_KINDS). */
+  family: boolean;
   fold: number;
   row: CorpusRow;
   /** Per sentence: its text, evidence row, words and label. */
@@ -192,6 +223,31 @@ function main(): void {
   const shipped = new LoadedModel(header, arrays);
   const rows = ['corpus-train', 'extra-train'].flatMap((f) => readJsonl<CorpusRow>(join(DATA, `${f}.jsonl`)));
   log(`read ${rows.length} training texts; document model ${header.version}`);
+  let foldHeads: FoldHeads | undefined;
+  if (header.assistant) {
+    if (!FOLD_HEADS) {
+      process.stderr.write(
+        `train-segments.ts: ${header.version} has an assistant head, whose weights the sentences are read with: pass --fold-heads FILE (npm run train:assistant -- --fold-cache FOLDS --fold-heads FILE --dry-run writes it).\n`,
+      );
+      process.exit(2);
+    }
+    foldHeads = v8.deserialize(readFileSync(FOLD_HEADS)) as FoldHeads;
+    if (foldHeads.model !== header.version)
+      throw new Error(`--fold-heads ${FOLD_HEADS} holds the fold heads of ${foldHeads.model}, not of ${header.version}.`);
+  }
+  // The family's texts with their twins (only with a head to read them).
+  const known = new Set(rows.map((r) => r.id));
+  const twinOf = new Map<string, CorpusRow>();
+  const familyRows: CorpusRow[] = [];
+  if (foldHeads) {
+    for (const f of TWIN_FILES)
+      for (const r of readJsonl<CorpusRow>(join(DATA, `${f}.jsonl`))) if (r.label === 'human') twinOf.set(r.id, r);
+    for (const r of readJsonl<CorpusRow>(join(DATA, `${FAMILY_FILE}.jsonl`)))
+      if (r.task !== 'polish' && r.mirror_of && twinOf.has(r.mirror_of)) familyRows.push(r);
+    log(`${familyRows.length} texts of the assistant family (${FAMILY_FILE}) with their twins`);
+  }
+  const extraTwins = [...new Set(familyRows.map((r) => r.mirror_of!))].filter((id) => !known.has(id)).map((id) => twinOf.get(id)!);
+  const extraTwinSet = new Set(extraTwins);
   let data: FoldModelData[];
   if (FOLD_CACHE && existsSync(FOLD_CACHE)) {
     data = v8.deserialize(readFileSync(FOLD_CACHE)) as FoldModelData[];
@@ -202,8 +258,9 @@ function main(): void {
   }
   const folds = foldModels(header, arrays, data);
 
-  const texts: Text[] = rows.map((row) => {
+  const texts: Text[] = [...rows, ...extraTwins, ...familyRows].map((row) => {
     const fold = folds.foldOf(row);
+    const head = foldHeads?.heads[fold];
     const norm = normalize(row.text).text;
     const ranges = segmentRanges(norm, row.language);
     const evidence = new Float64Array(ranges.length * EVIDENCE_SIZE);
@@ -215,6 +272,9 @@ function main(): void {
         data[fold]!.weights.sparse,
         evidence,
         i * EVIDENCE_SIZE,
+        1,
+        0,
+        head && { sparse: head.linear.sparse, stride: 1, offset: 0 },
       );
     });
     const words = ranges.map((_, i) => evidence[i * EVIDENCE_SIZE + EV_WORDS]!);
@@ -222,37 +282,23 @@ function main(): void {
   });
   log(`sentence evidence of ${texts.reduce((a, t) => a + t.ranges.length, 0)} sentences (out of fold)`);
 
-  // 1. The sentence ratio.
+  // 1. The sentence ratio, on the older sources' texts; and the family ratio, on the family's texts
+  // against every person's (the older sources' and the twins').
   const rand = rng(SEED);
-  const X: Float64Array[] = [];
-  const y: number[] = [];
-  const sums = new Float64Array(EVIDENCE_SIZE);
-  const addRun = (t: Text, a: number, b: number): void => {
-    sums.fill(0);
-    for (let i = a; i < b; i++) for (let j = 0; j < EVIDENCE_SIZE; j++) sums[j]! += t.evidence[i * EVIDENCE_SIZE + j]!;
-    X.push(runFeatures(sums));
-    y.push(t.row.label === 'ai' ? 1 : 0);
-  };
-  for (const t of texts) {
-    const n = t.ranges.length;
-    for (let i = 0; i < n; i++) addRun(t, i, i + 1);
-    for (let k = 0; k < RUNS_PER_TEXT && n > 1; k++) {
-      const len = Math.max(1, Math.min(n, Math.round(Math.exp(rand() * Math.log(n + 1)))));
-      const a = Math.floor(rand() * (n - len + 1));
-      addRun(t, a, a + len);
-    }
-  }
-  const mean = new Array<number>(RUN_FEATURES).fill(0);
-  const std = new Array<number>(RUN_FEATURES).fill(0);
-  for (const x of X) for (let j = 0; j < RUN_FEATURES; j++) mean[j]! += x[j]! / X.length;
-  for (const x of X) for (let j = 0; j < RUN_FEATURES; j++) std[j]! += (x[j]! - mean[j]!) ** 2 / X.length;
-  for (let j = 0; j < RUN_FEATURES; j++) std[j] = Math.sqrt(std[j]!) || 1;
-  const Z = X.map((x) => x.map((v, j) => (v - mean[j]!) / std[j]!));
-  const beta = fitLogisticSmall(Z, y, L2);
-  const nAi = y.filter((v) => v === 1).length;
-  // The ratio must not carry the training set's class balance.
-  const bias = beta[RUN_FEATURES]! - Math.log(nAi / (y.length - nAi));
-  log(`sentence ratio model on ${X.length} sentences and runs`);
+  const familySet = new Set<CorpusRow>(familyRows);
+  const older = texts.filter((t) => !familySet.has(t.row) && !extraTwinSet.has(t.row));
+  const ratio = fitRatio(older, rand, runFeatures, RUN_FEATURES);
+  log(`sentence ratio model on ${ratio.runs} sentences and runs`);
+  const familyRatio = foldHeads
+    ? fitRatio(
+        texts.filter((t) => familySet.has(t.row) || t.row.label === 'human'),
+        rng(SEED + 38),
+        familyRunFeatures,
+        FAMILY_RUN_FEATURES,
+      )
+    : undefined;
+  if (familyRatio) log(`family ratio model on ${familyRatio.runs} sentences and runs`);
+  const { mean, std, weights, bias } = ratio;
 
   const model: SegmentModel = {
     format: 'textdetect-segments',
@@ -263,18 +309,20 @@ function main(): void {
       probes: PROBES.map((p) => ({
         ...p,
         rawLogit: shipped.rawLogit(shipped.features(lowerForFeatures(normalize(p.text).text, p.language), p.language)),
+        ...(shipped.assistantColumn && { familySum: familySumOf(shipped.assistantColumn, p.text, p.language) }),
       })),
     },
     emission: {
       mean,
       std,
-      weights: beta.slice(0, RUN_FEATURES),
+      weights,
       bias,
       bands: BANDS,
       muHuman: [],
       muAi: [],
       sd: [],
     },
+    ...(familyRatio && { family: { mean: familyRatio.mean, std: familyRatio.std, weights: familyRatio.weights, bias: familyRatio.bias } }),
     sequence: { switchProb: 0.1, offsetSd: 1, offsetSteps: OFFSET_STEPS },
     context: { features: CONTEXT_FEATURES, depth: CONTEXT_OPTS.depth, base: 0, feature: [], threshold: [], leaf: [] },
     calibration: [{ minWords: 0, a: 1, b: 0 }],
@@ -285,13 +333,14 @@ function main(): void {
   // 2. Gaussians of the ratio per band, on single sentences of pure texts.
   const ratios = new Map<Text, Float64Array>();
   for (const t of texts) ratios.set(t, sentenceRatios(model, t.evidence, t.ranges.length));
+  // The Gaussians and the single-sentence AUROC are the older sources' (the ratio's own texts).
   const singleAuc: { s: number[]; y: number[] } = { s: [], y: [] };
   for (let b = 0; b < BANDS.length; b++) {
     const acc = [
       [0, 0, 0],
       [0, 0, 0],
     ];
-    for (const t of texts) {
+    for (const t of older) {
       const cls = t.row.label === 'ai' ? 1 : 0;
       t.words.forEach((w, i) => {
         if (bandOf(w) !== b) return;
@@ -309,7 +358,7 @@ function main(): void {
     model.emission.muAi.push(muA);
     model.emission.sd.push(Math.sqrt(within));
   }
-  for (const t of texts) {
+  for (const t of older) {
     for (const r of ratios.get(t)!) {
       singleAuc.s.push(r);
       singleAuc.y.push(t.row.label === 'ai' ? 1 : 0);
@@ -320,7 +369,7 @@ function main(): void {
   // 3. Mixed documents from the training files, one fold per document (its texts are then all
   // unseen by that fold's model, which scores the spans below).
   const byId = new Map(texts.map((t) => [t.row.id, t] as const));
-  const scorable = texts.filter((t) => t.ranges.length > 0).map((t) => t.row);
+  const scorable = older.filter((t) => t.ranges.length > 0).map((t) => t.row);
   const plans = Array.from({ length: DOC_SETS }, (_, k) =>
     planMixedDocs(scorable, {
       seed: SEED + 1000 * k,
@@ -329,6 +378,12 @@ function main(): void {
       groupKey: (row) => String(folds.foldOf(row)),
     }),
   ).flat();
+  familyRows.forEach((row, i) => {
+    const kind = FAMILY_KINDS[i % FAMILY_KINDS.length]!;
+    if (byId.get(row.id)!.ranges.length === 0 || byId.get(row.mirror_of!)!.ranges.length === 0) return;
+    const parts = [...kind].map((c): PlannedPart => (c === 'A' ? { row, y: 1 } : { row: twinOf.get(row.mirror_of!)!, y: 0 }));
+    plans.push({ kind, group: `family|${row.source}`, parts });
+  });
   const docs: Doc[] = plans.map((plan) => {
     const sentences: Doc['sentences'] = [];
     for (const part of plan.parts) {
@@ -345,7 +400,7 @@ function main(): void {
       for (let i = a; i < b; i++) sentences.push({ text: t, index: i, y: part.y });
     }
     const first = byId.get(plan.parts[0]!.row.id)!;
-    return { kind: plan.kind, fold: first.fold, row: first.row, sentences };
+    return { kind: plan.kind, family: plan.group.startsWith('family|'), fold: first.fold, row: first.row, sentences };
   });
   const mixed = docs.filter((d) => d.kind.length > 1 && d.kind !== 'HH');
   log(`${docs.length} training documents (${mixed.length} mixed)`);
@@ -358,7 +413,8 @@ function main(): void {
       model.sequence = { switchProb, offsetSd, offsetSteps: OFFSET_STEPS };
       const s: number[] = [];
       const ys: number[] = [];
-      for (const d of mixed) {
+      // The sequence model reads the older sources' ratio: chosen on their documents.
+      for (const d of mixed.filter((x) => !x.family)) {
         const post = sequencePosteriors(model, docRatios(d), docWords(d));
         d.sentences.forEach((x, i) => {
           s.push(post[i]!);
@@ -371,7 +427,7 @@ function main(): void {
   grid.sort((a, b) => b.auc - a.auc);
   const best = grid[0]!;
   model.sequence = { switchProb: best.switchProb, offsetSd: best.offsetSd, offsetSteps: OFFSET_STEPS };
-  console.log('Sequence model (sentence AUROC inside mixed training documents):');
+  console.log("Sequence model (sentence AUROC inside the older sources' mixed training documents):");
   for (const g of grid) console.log(`  switch ${g.switchProb}  shift sd ${g.offsetSd}  AUROC ${g.auc.toFixed(4)}`);
 
   // 4. The context model, out of fold: each document's sentences are scored by the forest that was
@@ -401,7 +457,7 @@ function main(): void {
     let r = 0;
     for (const d of train) {
       const pure = d.kind.length === 1 || d.kind === 'HH';
-      for (let i = 0; i < d.sentences.length; i++, r++) if (pure) w[r]! *= PURE_WEIGHT;
+      for (let i = 0; i < d.sentences.length; i++, r++) w[r]! *= (pure ? PURE_WEIGHT : 1) * (d.family ? FAMILY_WEIGHT : 1);
     }
     return trainForest(X, ys, w, CONTEXT_OPTS);
   };
@@ -428,6 +484,24 @@ function main(): void {
     });
   }
   const contextAuc = { sequence: auroc(hmm.s, hmm.y), context: auroc(ctx.s, ctx.y) };
+  // The older sources' documents and the family's apart: what one gains must not be the other's loss.
+  const aucOf = (family: boolean): { documents: number; context: number } => {
+    const s: number[] = [];
+    const ys: number[] = [];
+    const these = mixed.filter((x) => x.family === family);
+    for (const d of these) {
+      const m = posts.get(d)!;
+      d.sentences.forEach((x, i) => {
+        s.push(m[i]!);
+        ys.push(x.y);
+      });
+    }
+    return { documents: these.length, context: round4(ys.length ? auroc(s, ys) : Number.NaN) };
+  };
+  const splitAuc = { older: aucOf(false), family: aucOf(true) };
+  console.log(
+    `  the older sources' ${splitAuc.older.documents} documents ${splitAuc.older.context}, the family's ${splitAuc.family.documents} ${splitAuc.family.context}`,
+  );
   console.log(
     `Context model, out of fold: sentence AUROC inside mixed training documents ${contextAuc.context.toFixed(4)} (the sequence model's posterior: ${contextAuc.sequence.toFixed(4)})`,
   );
@@ -468,7 +542,7 @@ function main(): void {
   });
 
   // 6. Spans on the training documents: each run scored as a document by its fold's model.
-  let spanStats = evaluateSpans(docs, posts, model, folds, shipped);
+  let spanStats = evaluateSpans(docs, posts, model, folds, shipped, foldHeads, header.assistant);
   // A pure human text is never to get a `high` span, but its most AI-looking stretch, scored as a
   // document, can pass a document's threshold (the stretch was picked for looking AI). So `high`
   // also needs the sentences themselves to agree: their mean probability at or above the lowest
@@ -480,7 +554,7 @@ function main(): void {
     `Spans: likely-AI stretches in pure human documents ${spanStats.likelyAiSpans.human.length} (mean sentence probability up to ${humanMax.toFixed(3)}); ` +
       `high needs ${model.spans.highMeanSentence}, which keeps ${kept} of ${spanStats.likelyAiSpans.ai.length} likely-AI spans of generated text`,
   );
-  spanStats = evaluateSpans(docs, posts, model, folds, shipped);
+  spanStats = evaluateSpans(docs, posts, model, folds, shipped, foldHeads, header.assistant);
   const medium = MEDIUM_GRID.find(
     (m) => spanStats.pureHumanMax.filter((p) => p >= m).length <= MEDIUM_MAX_PURE_HUMAN * spanStats.pureHumanMax.length,
   );
@@ -510,14 +584,17 @@ function main(): void {
   }
   model.training = {
     texts: rows.length,
+    family: { file: FAMILY_FILE, texts: familyRows.length, twinsFromOtherFiles: extraTwins.length, kinds: FAMILY_KINDS },
     documents: docs.length,
     mixedDocuments: mixed.length,
     seed: SEED,
     folds: folds.folds,
-    context: { ...CONTEXT_OPTS, documentSets: DOC_SETS, pureWeight: PURE_WEIGHT },
+    context: { ...CONTEXT_OPTS, documentSets: DOC_SETS, pureWeight: PURE_WEIGHT, familyWeight: FAMILY_WEIGHT },
     outOfFold: {
       sentenceAurocMixed: round4(auroc(s, ys)),
       sentenceAurocMixedSequenceModel: round4(contextAuc.sequence),
+      sentenceAurocMixedOlder: splitAuc.older.context,
+      sentenceAurocMixedFamily: splitAuc.family.context,
       humanSentencesAt80: round4(humanHigh / humans),
       pureHumanDocuments: spanStats.pureHuman,
       pureHumanWithHighSpan: spanStats.pureHumanHigh,
@@ -545,6 +622,8 @@ function evaluateSpans(
   model: SegmentModel,
   folds: ReturnType<typeof foldModels>,
   shipped: LoadedModel,
+  foldHeads: FoldHeads | undefined,
+  heads: Pick<AssistantHead, 'bars'> | undefined,
 ): {
   pureHuman: number;
   pureHumanHigh: number;
@@ -573,6 +652,26 @@ function evaluateSpans(
         .slice(a, b)
         .map((x) => x.text.norm.slice(x.text.ranges[x.index]!.start, x.text.ranges[x.index]!.end))
         .join(' ');
+    // Whether the head makes the document likely AI whole: then a run is likely AI from its `fire`
+    // bar, elsewhere only from the stricter `passage` bar (the engine's rule).
+    const headOf = (text: string) => {
+      const head = heads && foldHeads?.heads[d.fold];
+      const scored = folds.rawLogit(d.fold, text, d.row.language);
+      const words = scored.features.words;
+      const p0 = round4(calibrateForLength(scored.raw, calib, words));
+      const bar = head && assistantBarFor(heads, d.row.language, words);
+      const margin = head && bar ? assistantMargin({ ...head, bars: heads.bars }, scored.features, scored.raw) : undefined;
+      return { scored, p0, bar, margin, ai: aiThresholdFor(calib, words), human: humanThresholdFor(calib, words) };
+    };
+    let byHeadAlone = false;
+    if (heads && foldHeads) {
+      const whole = headOf(textOf(0, n));
+      byHeadAlone =
+        whole.bar !== undefined &&
+        whole.margin !== undefined &&
+        whole.p0 < whole.ai &&
+        liftedProbability(whole.p0, whole.margin, whole.bar, whole.ai, whole.human) >= whole.ai;
+    }
     let total = 0;
     let inSpans = 0;
     let truth = 0;
@@ -594,8 +693,12 @@ function evaluateSpans(
       if (words >= model.spans.minWords) {
         const pure = d.kind === 'H' || d.kind === 'HH';
         const aiWords = d.sentences.slice(i, j + 1).reduce((a, x) => a + (x.y ? x.text.words[x.index]! : 0), 0);
-        const scored = folds.rawLogit(d.fold, textOf(i, j + 1), d.row.language);
-        const prob = calibrateForLength(scored.raw, calib, scored.features.words);
+        // Lifted by the head of the document's fold, as the engine scores a run as a document.
+        const run = headOf(textOf(i, j + 1));
+        const { scored } = run;
+        let prob = run.p0;
+        if (run.bar && run.margin !== undefined)
+          prob = liftedProbability(prob, run.margin, byHeadAlone ? run.bar : { ...run.bar, fire: run.bar.passage }, run.ai, run.human);
         // As at run time: a run that does not lean AI as a document is not a span.
         if (prob >= 0.5) inSpans += words;
         if (prob >= 0.5 && (pure || aiWords >= 0.8 * words)) {
@@ -623,6 +726,54 @@ function evaluateSpans(
     }
   }
   return { pureHuman, pureHumanHigh, pureHumanMax, twoPart, shareOk, expectedShareOk, likelyAiSpans };
+}
+
+/**
+ * A logistic ratio (AI vs human, or the family vs people) over run features of `texts`: every
+ * sentence and RUNS_PER_TEXT random runs of each text, standardised, the class balance taken out of
+ * the bias.
+ */
+function fitRatio(
+  texts: readonly Text[],
+  rand: () => number,
+  features: (sums: ArrayLike<number>) => Float64Array,
+  dim: number,
+): { mean: number[]; std: number[]; weights: number[]; bias: number; runs: number } {
+  const X: Float64Array[] = [];
+  const y: number[] = [];
+  const sums = new Float64Array(EVIDENCE_SIZE);
+  const addRun = (t: Text, a: number, b: number): void => {
+    sums.fill(0);
+    for (let i = a; i < b; i++) for (let j = 0; j < EVIDENCE_SIZE; j++) sums[j]! += t.evidence[i * EVIDENCE_SIZE + j]!;
+    X.push(features(sums));
+    y.push(t.row.label === 'ai' ? 1 : 0);
+  };
+  for (const t of texts) {
+    const n = t.ranges.length;
+    for (let i = 0; i < n; i++) addRun(t, i, i + 1);
+    for (let k = 0; k < RUNS_PER_TEXT && n > 1; k++) {
+      const len = Math.max(1, Math.min(n, Math.round(Math.exp(rand() * Math.log(n + 1)))));
+      const a = Math.floor(rand() * (n - len + 1));
+      addRun(t, a, a + len);
+    }
+  }
+  const mean = new Array<number>(dim).fill(0);
+  const std = new Array<number>(dim).fill(0);
+  for (const x of X) for (let j = 0; j < dim; j++) mean[j]! += x[j]! / X.length;
+  for (const x of X) for (let j = 0; j < dim; j++) std[j]! += (x[j]! - mean[j]!) ** 2 / X.length;
+  for (let j = 0; j < dim; j++) std[j] = Math.sqrt(std[j]!) || 1;
+  const Z = X.map((x) => x.map((v, j) => (v - mean[j]!) / std[j]!));
+  const beta = fitLogisticSmall(Z, y, L2);
+  const nAi = y.filter((v) => v === 1).length;
+  // The ratio must not carry the training set's class balance.
+  return { mean, std, weights: beta.slice(0, dim), bias: beta[dim]! - Math.log(nAi / (y.length - nAi)), runs: X.length };
+}
+
+/** The assistant head's hashed weights summed over a probe text (`SegmentModel.scorer.probes`). */
+function familySumOf(family: HashedColumn, text: string, language: 'en' | 'tr'): number {
+  const lower = lowerForFeatures(normalize(text).text, language);
+  const sums = hashedWeightSums(lower, tokenize(lower), family.sparse, family.stride, family.offset);
+  return sums.word + sums.char;
 }
 
 /** The shortest decimal that reads back as the same float32 (thresholds are compared as float32 at run time). */

@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import v8 from 'node:v8';
 import type { ArtifactArrays, ArtifactHeader } from '../../src/detector/artifact.ts';
+import type { AssistantHead } from '../../src/detector/assistant.ts';
 import type { LoadedModel } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
 import { passageBounds, segmentRanges } from '../../src/detector/segments.ts';
@@ -172,4 +173,15 @@ export function devSamples(data: string, model: LoadedModel): AssistantSample[] 
     }
   }
   return out;
+}
+
+/**
+ * The head of each fold (`npm run train:assistant -- --fold-heads FILE`), fitted without that fold's
+ * texts, so `npm run train:segments` reads each training text with a head that did not see it (its
+ * sentences' hashed weights, and its runs scored as documents against the shipped head's bars).
+ * `model`: the artifact the shipped head is in.
+ */
+export interface FoldHeads {
+  model: string;
+  heads: Record<number, Omit<AssistantHead, 'bars'>>;
 }

@@ -5,7 +5,7 @@
 import type { GroupCalibration } from './artifact.ts';
 import { liftedProbability } from './assistant.ts';
 import { authorAssistantBarFor, authorBandFor, authorProbability, poolMessages, type AuthorModel } from './author.ts';
-import { HASHED_DOCUMENT, HASHED_STRIDE, isWordToken, tokenize } from './features.ts';
+import { HASHED_DOCUMENT, HASHED_STRIDE, isWordToken, tokenize, type HashedColumn } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, round4, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize, type NormalizedText } from './normalize.ts';
@@ -55,13 +55,18 @@ export class TextDetector implements Detector {
   private readonly segmentModel: SegmentModel | undefined;
   private readonly segmentForest: Forest | undefined;
   private readonly segmentModelProblem: string | undefined;
+  /** The assistant head's hashed weights the sentence model reads. */
+  private readonly family: HashedColumn | undefined;
 
   /**
    * `author`: the author-level calibration (`models/author.json`); without it `detectAuthor` throws.
    * `segmentModel`: the sentence model fitted to this model's raw scores (`models/segments.json`);
    * without it, or when `segmentModelProblem` says why it does not apply, `segments: true` throws.
+   * `family`: the assistant head's hashed weights for the sentence model, when `model` is read
+   * without its head (default: the head's own column).
    */
-  constructor(model: LoadedModel, author?: AuthorModel, segmentModel?: SegmentModel, segmentModelProblem?: string) {
+  constructor(model: LoadedModel, author?: AuthorModel, segmentModel?: SegmentModel, segmentModelProblem?: string, family?: HashedColumn) {
+    this.family = family ?? model.assistantColumn;
     this.m = model;
     this.model = model.version;
     this.author = author;
@@ -420,14 +425,25 @@ export class TextDetector implements Detector {
       ...(this.m.lm.hashed
         ? { sparse: this.m.lm.hashed, sparseStride: HASHED_STRIDE, sparseOffset: HASHED_DOCUMENT }
         : { sparse: this.m.weights.sparse }),
+      ...(this.family && { family: this.family }),
       forest: this.segmentForest,
       documentProbability: probability,
       documentLikelyAi: likelyAi,
       documentNotHuman: notHuman,
       belowEvidenceFloor,
+      // As a document is scored, the assistant head included (the sentence model reads the head's
+      // weights, so its runs of the family's sentences are the head's to confirm). But a run is the
+      // stretch that looks most generated, picked out of the text: the head makes it likely AI from
+      // its `fire` bar only in a text it made likely AI whole, elsewhere from the stricter `passage`
+      // bar (as `assistantSpans` reads passages); without one it only keeps the run from being cleared.
+      // From `fire`, 55 words of a person's dev text joined with another were a `high` span.
       scoreAsDocument: (start, end) => {
-        const { f, p } = stretch(start, end);
-        return { probability: p, likelyAi: !neverLikelyAi && f.words >= SHORT_TEXT_WORDS && p >= aiThresholdFor(calib, f.words) };
+        const { f, raw, p } = stretch(start, end);
+        const ai = aiThresholdFor(calib, f.words);
+        const head = this.m.assistantReading(f, raw, language);
+        const bar = head && (byHeadAlone ? head.bar : { ...head.bar, fire: head.bar.passage });
+        const probability = head && bar ? liftedProbability(p, head.margin, bar, ai, humanThresholdFor(calib, f.words)) : p;
+        return { probability, likelyAi: !neverLikelyAi && f.words >= SHORT_TEXT_WORDS && probability >= ai };
       },
       ...((byHeadAlone || scanPassages) && {
         headReadWhole: byHeadAlone,

@@ -987,12 +987,22 @@ function repetition(ids: Uint16Array): [number, number] {
 /** Scratch of `repetition`: which token bigrams and trigrams a text has had. */
 let seenKeys = new Float64Array(4096);
 
+/** One column of hashed-feature weights: feature j's weight is `sparse[stride * j + offset]`. */
+export interface HashedColumn {
+  sparse: Float32Array;
+  stride: number;
+  offset: number;
+}
+
 /**
  * The linear model's sparse weights summed over the hashed features of one piece of text, per
  * block, with the number of features in each: the same hashing as `extractFeatures`, but raw
  * counts (no sublinear tf, no L2 norm), so the sums of neighbouring pieces can be pooled. The
  * sentence model (`segments.ts`) scores sentences and runs of sentences from these. Feature j's
  * weight is `sparse[stride * j + offset]` (the plain array, or the document model's in `LMContext.hashed`).
+ * `family`, when given, is summed over the same features in the same pass (the assistant head's
+ * column: its weights sit beside the document model's in the interleaved table, so they cost no
+ * second hashing).
  */
 export function hashedWeightSums(
   lower: string,
@@ -1000,17 +1010,24 @@ export function hashedWeightSums(
   sparse: Float32Array,
   stride = 1,
   offset = 0,
-): { word: number; wordN: number; char: number; charN: number } {
+  family?: HashedColumn,
+): { word: number; wordN: number; char: number; charN: number; familyWord: number; familyChar: number } {
+  const fam = family?.sparse;
+  const fs = family?.stride ?? 0;
+  const fo = family?.offset ?? 0;
   let word = 0;
+  let familyWord = 0;
   let prevHash = 0x9747b28c;
   for (const tok of tokens) {
     const h = fnv(tok);
-    word +=
-      sparse[stride * (mix(h ^ 0x1b873593) & HASH_MASK) + offset]! +
-      sparse[stride * (mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995) & HASH_MASK) + offset]!;
+    const j1 = mix(h ^ 0x1b873593) & HASH_MASK;
+    const j2 = mix(Math.imul(prevHash, 0x01000193) ^ h ^ 0x5bd1e995) & HASH_MASK;
+    word += sparse[stride * j1 + offset]! + sparse[stride * j2 + offset]!;
+    if (fam) familyWord += fam[fs * j1 + fo]! + fam[fs * j2 + fo]!;
     prevHash = h;
   }
   let char = 0;
+  let familyChar = 0;
   let charN = 0;
   const text = maskRuns(lower);
   const L = text.length;
@@ -1021,12 +1038,14 @@ export function hashedWeightSums(
     for (let j = 0; j < end; j++) {
       h = Math.imul(h ^ chars[i + j]!, 0x01000193);
       if (j >= 2) {
-        char += sparse[stride * (mix(h ^ (j * 0x3c6ef372)) & HASH_MASK) + offset]!;
+        const k = mix(h ^ (j * 0x3c6ef372)) & HASH_MASK;
+        char += sparse[stride * k + offset]!;
+        if (fam) familyChar += fam[fs * k + fo]!;
         charN++;
       }
     }
   }
-  return { word, wordN: 2 * tokens.length, char, charN };
+  return { word, wordN: 2 * tokens.length, char, charN, familyWord, familyChar };
 }
 
 /** Whether a lower-cased token is one of the language's function words (the stylometry feature's list). */

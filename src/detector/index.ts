@@ -8,6 +8,7 @@ import { readArtifact } from './artifact.ts';
 import { withoutAssistantHead } from './assistant.ts';
 import { readAuthorModel } from './author.ts';
 import { TextDetector } from './engine.ts';
+import { hashedWeightSums, tokenize, type HashedColumn } from './features.ts';
 import { LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize } from './normalize.ts';
 import { parseSegmentModel, type SegmentModel } from './segments.ts';
@@ -60,15 +61,33 @@ export async function createDetector(options: CreateDetectorOptions = {}): Promi
     return new TextDetector(model, author, undefined, `There is no sentence model at ${segmentPath}; run \`npm run train:segments\`.`);
   }
   const segments = parseSegmentModel(readFileSync(segmentPath, 'utf8'), segmentPath);
-  return new TextDetector(model, author, segments, segmentModelMismatch(model, segments, segmentPath));
+  // Read without its head, the artifact's sentence model still reads the head's weights: they are
+  // its evidence, not the document's score.
+  const sparse = artifact.arrays['assistant.sparse'];
+  const family = options.assistantHead === false && sparse instanceof Float32Array ? { sparse, stride: 1, offset: 0 } : undefined;
+  return new TextDetector(model, author, segments, segmentModelMismatch(model, segments, segmentPath, family), family);
 }
 
-/** Why a sentence model does not fit a model's raw scorer (its probe texts score differently), or undefined. */
-export function segmentModelMismatch(model: LoadedModel, segments: SegmentModel, path = 'segments.json'): string | undefined {
+/**
+ * Why a sentence model does not fit a model's raw scorer or assistant head (`family`, default the
+ * model's own) (its probe texts score differently), or undefined.
+ */
+export function segmentModelMismatch(
+  model: LoadedModel,
+  segments: SegmentModel,
+  path = 'segments.json',
+  family: HashedColumn | undefined = model.assistantColumn,
+): string | undefined {
   for (const probe of segments.scorer.probes) {
     const f = model.features(lowerForFeatures(normalize(probe.text).text, probe.language), probe.language);
     if (Math.abs(model.rawLogit(f) - probe.rawLogit) > 1e-6) {
       return `The sentence model ${path} (${segments.version}) was fitted to the raw scores of ${segments.scorer.model}, not to those of ${model.version}; rebuild it with \`npm run train:segments\`.`;
+    }
+    if (probe.familySum === undefined) continue;
+    const lower = lowerForFeatures(normalize(probe.text).text, probe.language);
+    const sums = family && hashedWeightSums(lower, tokenize(lower), family.sparse, family.stride, family.offset);
+    if (!sums || Math.abs(sums.word + sums.char - probe.familySum) > 1e-4) {
+      return `The sentence model ${path} (${segments.version}) reads the assistant head of ${segments.scorer.model}, which ${model.version} does not have; rebuild it with \`npm run train:segments\`.`;
     }
   }
   return undefined;

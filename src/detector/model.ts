@@ -15,6 +15,7 @@ import {
   HASHED_STRIDE,
   Vocabulary,
   type FeatureVector,
+  type HashedColumn,
   type LMContext,
   type ShortLexWeights,
 } from './features.ts';
@@ -307,6 +308,11 @@ export class LoadedModel {
   /** Whether the assistant head has a bar for passages read on their own in `language` (`AssistantBar.passage`). */
   hasAssistantPassageBar(language: Language): boolean {
     return this.assistant?.bars[language]?.some((b) => b.passage !== undefined) ?? false;
+  }
+
+  /** The assistant head's hashed weights, as the sentence model reads them (its column of the interleaved table); undefined without the head. */
+  get assistantColumn(): HashedColumn | undefined {
+    return this.assistant && this.lm.hashed ? { sparse: this.lm.hashed, stride: HASHED_STRIDE, offset: HASHED_ASSISTANT } : undefined;
   }
 
   /** The assistant head's margin of a vector and its `rawLogit`, for bars of the caller's own (an author's); undefined without the head. */

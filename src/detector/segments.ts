@@ -11,7 +11,16 @@
  * train:segments`), fitted on mixed documents built from the training corpora.
  */
 import { forestMargin, type Forest } from './gbdt.ts';
-import { functionWordIds, hashedWeightSums, isFunctionWordAt, isWordToken, tokenIds, tokenize, type LMContext } from './features.ts';
+import {
+  functionWordIds,
+  hashedWeightSums,
+  isFunctionWordAt,
+  isWordToken,
+  tokenIds,
+  tokenize,
+  type HashedColumn,
+  type LMContext,
+} from './features.ts';
 import { UNK, bigramPair } from './lm.ts';
 import { round4 } from './model.ts';
 import { lowerForFeatures } from './normalize.ts';
@@ -144,9 +153,11 @@ export function segmentRanges(text: string, language: Language): SegmentRange[] 
  * word-bigram log-ratio (split into the ~300 most frequent tokens and the rest, as the document
  * features are), the Fast-DetectGPT terms under both LMs, the tag-trigram log-ratio (English only,
  * as in the document features) and the linear model's hashed-feature weights; plus a few counts
- * for sentence shape. Index with the `EV_*` constants.
+ * for sentence shape; and the assistant head's hashed-feature weights (its family's words and
+ * characters: the document model's evidence reads that family as human, issue 38). Index with the
+ * `EV_*` constants.
  */
-export const EVIDENCE_SIZE = 16;
+export const EVIDENCE_SIZE = 18;
 export const EV_TOKENS = 0;
 export const EV_WORDS = 1;
 export const EV_LM_FREQUENT = 2;
@@ -163,11 +174,16 @@ export const EV_SPARSE_CHAR_N = 12;
 export const EV_COMMAS = 13;
 export const EV_LETTERS = 14;
 export const EV_FUNCTION_WORDS = 15;
+export const EV_FAMILY_WORD = 16;
+export const EV_FAMILY_CHAR = 17;
 
 /** Vocabulary ids below this are the most frequent tokens (function words, punctuation), as in features.ts. */
 const FREQ_IDS = 302;
 
-/** The evidence sums of one sentence (`lower`: its normalised text, lower-cased for features), added into `out` at `offset`. */
+/**
+ * The evidence sums of one sentence (`lower`: its normalised text, lower-cased for features), added
+ * into `out` at `offset`; `family` is the assistant head's column of hashed weights (none: 0).
+ */
 export function sentenceEvidence(
   lower: string,
   language: Language,
@@ -177,6 +193,7 @@ export function sentenceEvidence(
   offset = 0,
   sparseStride = 1,
   sparseOffset = 0,
+  family?: HashedColumn,
 ): Float64Array {
   const tokens = tokenize(lower);
   const ids = tokenIds(tokens, lm.vocab);
@@ -230,7 +247,7 @@ export function sentenceEvidence(
       b = c;
     }
   }
-  const hashed = hashedWeightSums(lower, tokens, sparse, sparseStride, sparseOffset);
+  const hashed = hashedWeightSums(lower, tokens, sparse, sparseStride, sparseOffset, family);
   out[offset + EV_TOKENS]! += tokens.length;
   out[offset + EV_WORDS]! += words;
   out[offset + EV_LM_FREQUENT]! += lmFrequent;
@@ -247,15 +264,21 @@ export function sentenceEvidence(
   out[offset + EV_COMMAS]! += commas;
   out[offset + EV_LETTERS]! += letters;
   out[offset + EV_FUNCTION_WORDS]! += functionWords;
+  out[offset + EV_FAMILY_WORD]! += hashed.familyWord;
+  out[offset + EV_FAMILY_CHAR]! += hashed.familyChar;
   return out;
 }
 
 /**
  * Features of a run of text from its pooled evidence sums (`sums[offset … offset + EVIDENCE_SIZE)`):
  * per-token rates of each signal, the block-normalised hashed-weight scores, shape rates, the log
- * of the token count, and every rate times that log (a short run's rates are noisier).
+ * of the token count, and every rate times that log (a short run's rates are noisier). The
+ * assistant head's sums are read apart (`familyRunFeatures`): fitted into one ratio with the rest,
+ * the family's texts, which read as human to the document model's evidence, pulled the ratio's
+ * weights on that evidence down (the older sources' mixed training documents 0.906 → 0.899).
  */
-export const RUN_FEATURES = 2 * 11 + 1;
+const RUN_RATES = 11;
+export const RUN_FEATURES = 2 * RUN_RATES + 1;
 export function runFeatures(sums: ArrayLike<number>, offset = 0, out: Float64Array = new Float64Array(RUN_FEATURES)): Float64Array {
   const at = (k: number) => sums[offset + k]!;
   const t = Math.max(1, at(EV_TOKENS));
@@ -272,8 +295,25 @@ export function runFeatures(sums: ArrayLike<number>, offset = 0, out: Float64Arr
   out[8] = at(EV_LETTERS) / w;
   out[9] = at(EV_FUNCTION_WORDS) / w;
   out[10] = at(EV_WORDS) / t;
-  out[11] = lt;
-  for (let j = 0; j < 11; j++) out[12 + j] = out[j]! * lt;
+  out[RUN_RATES] = lt;
+  for (let j = 0; j < RUN_RATES; j++) out[RUN_RATES + 1 + j] = out[j]! * lt;
+  return out;
+}
+
+/** Features of a run for the family ratio: the assistant head's block-normalised word and character scores, the log of the token count, and each score times it. */
+export const FAMILY_RUN_FEATURES = 5;
+export function familyRunFeatures(
+  sums: ArrayLike<number>,
+  offset = 0,
+  out: Float64Array = new Float64Array(FAMILY_RUN_FEATURES),
+): Float64Array {
+  const at = (k: number) => sums[offset + k]!;
+  const lt = Math.log(Math.max(1, at(EV_TOKENS)));
+  out[0] = at(EV_FAMILY_WORD) / Math.sqrt(Math.max(1, at(EV_SPARSE_WORD_N)));
+  out[1] = at(EV_FAMILY_CHAR) / Math.sqrt(Math.max(1, at(EV_SPARSE_CHAR_N)));
+  out[2] = lt;
+  out[3] = out[0]! * lt;
+  out[4] = out[1]! * lt;
   return out;
 }
 
@@ -288,7 +328,14 @@ export interface SegmentModel {
    * recalibration of that model leaves them unchanged; retraining it does not, and then this
    * model no longer applies.
    */
-  scorer: { model: string; probes: Array<{ text: string; language: Language; rawLogit: number }> };
+  scorer: {
+    model: string;
+    /**
+     * `familySum`: the assistant head's hashed weights summed over the probe text (`hashedWeightSums`,
+     * words and characters), which the sentence evidence reads: another head, and this model no longer applies.
+     */
+    probes: Array<{ text: string; language: Language; rawLogit: number; familySum?: number }>;
+  };
   /** Logistic model over `runFeatures` (standardised): the log-likelihood ratio AI vs human of one sentence. */
   emission: {
     mean: number[];
@@ -302,6 +349,12 @@ export interface SegmentModel {
     muAi: number[];
     sd: number[];
   };
+  /**
+   * Logistic model over `familyRunFeatures` (standardised): the log-likelihood ratio of one sentence
+   * (or run) being the assistant family's rather than a person's, from the head's hashed weights.
+   * Absent: the sentence model was fitted without a head, and its family features are MISSING.
+   */
+  family?: { mean: number[]; std: number[]; weights: number[]; bias: number };
   /** Two-state hidden Markov model with a per-document shift of every sentence's ratio. */
   sequence: { switchProb: number; offsetSd: number; offsetSteps: number };
   /**
@@ -355,6 +408,24 @@ function runRatio(model: SegmentModel, sums: ArrayLike<number>, offset: number, 
   let s = e.bias;
   for (let j = 0; j < RUN_FEATURES; j++) s += e.weights[j]! * ((f[j]! - e.mean[j]!) / e.std[j]!);
   return s;
+}
+
+/** The family ratio of a run of text from its evidence sums at `offset` (`SegmentModel.family`); `f` is scratch space. */
+function familyRunRatio(family: NonNullable<SegmentModel['family']>, sums: ArrayLike<number>, offset: number, f: Float64Array): number {
+  familyRunFeatures(sums, offset, f);
+  let s = family.bias;
+  for (let j = 0; j < FAMILY_RUN_FEATURES; j++) s += family.weights[j]! * ((f[j]! - family.mean[j]!) / family.std[j]!);
+  return s;
+}
+
+/** Each sentence's family ratio (`SegmentModel.family`); undefined without one. */
+export function familyRatios(model: SegmentModel, evidence: Float64Array, n: number): Float64Array | undefined {
+  const family = model.family;
+  if (!family) return undefined;
+  const out = new Float64Array(n);
+  const f = new Float64Array(FAMILY_RUN_FEATURES);
+  for (let i = 0; i < n; i++) out[i] = familyRunRatio(family, evidence, i * EVIDENCE_SIZE, f);
+  return out;
 }
 
 /** Each sentence's log-likelihood ratio (AI vs human) from its evidence sums (`evidence`: n × EVIDENCE_SIZE). */
@@ -459,7 +530,7 @@ export function calibrateSentence(model: SegmentModel, margin: number, words: nu
  * sentences' evidence sums and words. The trees were fitted to exactly these, so a change here
  * needs `npm run train:segments` (the model file records the count and is refused when it differs).
  */
-export const CONTEXT_FEATURES = 87;
+export const CONTEXT_FEATURES = 98;
 /** Stands for a neighbour past either end of the text: below every real value, so trees can tell it apart. */
 const MISSING = -1000;
 /** Sequence models with rarer and more frequent switches than the fitted one, as extra views of the same ratios. */
@@ -557,6 +628,21 @@ export function contextFeatures(
   };
   const documentRatio = pooledRatio(0, n);
 
+  // The family ratio (the assistant head's weights, read apart from the rest): the sentence's, its
+  // windows' (mean and pooled), either side of it, and the text's.
+  const rf = familyRatios(model, evidence, n);
+  const prf = new Float64Array(n + 1);
+  if (rf) for (let i = 0; i < n; i++) prf[i + 1] = prf[i]! + rf[i]!;
+  const familyF = new Float64Array(FAMILY_RUN_FEATURES);
+  const pooledFamily = (a: number, b: number): number => {
+    const lo = Math.max(0, a);
+    const hi = Math.min(n, b);
+    if (!model.family || hi <= lo) return MISSING;
+    for (let j = 0; j < EVIDENCE_SIZE; j++) pooled[j] = pe[hi * EVIDENCE_SIZE + j]! - pe[lo * EVIDENCE_SIZE + j]!;
+    return familyRunRatio(model.family, pooled, 0, familyF);
+  };
+  const documentFamily = rf ? mean(prf, 0, n) : MISSING;
+
   const rates = new Float64Array(RUN_FEATURES);
   for (let i = 0; i < n; i++) {
     const o = i * CONTEXT_FEATURES;
@@ -648,6 +734,17 @@ export function contextFeatures(
         pooled[j] = pe[n * EVIDENCE_SIZE + j]! - pe[(b + 1) * EVIDENCE_SIZE + j]! + pe[a * EVIDENCE_SIZE + j]!;
       out[k++] = runRatio(model, pooled, 0, pooledF);
     }
+    if (rf) {
+      out[k++] = rf[i]!;
+      for (const h of WINDOWS) out[k++] = mean(prf, i - h, i + h + 1);
+      const left = mean(prf, i - 3, i);
+      const right = mean(prf, i + 1, i + 4);
+      out[k++] = left;
+      out[k++] = right;
+      out[k++] = left === MISSING || right === MISSING ? 0 : right - left;
+      out[k++] = documentFamily;
+      for (const h of WINDOWS) out[k++] = pooledFamily(i - h, i + h + 1);
+    } else for (let j = 0; j < 11; j++) out[k++] = MISSING;
     out[k++] = language === 'tr' ? 1 : 0;
     if (k - o !== CONTEXT_FEATURES) throw new Error(`contextFeatures built ${k - o} features, expected ${CONTEXT_FEATURES}`);
   }
@@ -686,9 +783,10 @@ export function sentenceMargins(
 
 /**
  * The `formatVersion` this code reads and writes. 1 had no context model (the posterior was
- * calibrated directly); 2 had the mode among the context features.
+ * calibrated directly); 2 had the mode among the context features; 3 did not read the assistant
+ * head's hashed weights.
  */
-export const SEGMENT_FORMAT_VERSION = 3;
+export const SEGMENT_FORMAT_VERSION = 4;
 
 /** Reads and checks `models/segments.json`. */
 export function parseSegmentModel(json: string, path = 'segments.json'): SegmentModel {
@@ -726,6 +824,11 @@ export function parseSegmentModel(json: string, path = 'segments.json'): Segment
     m.emission.bands.length === m.emission.muAi.length &&
     m.emission.bands.length === m.emission.muHuman.length &&
     m.emission.bands.length === m.emission.sd.length &&
+    (m.family === undefined ||
+      (m.family.weights?.length === FAMILY_RUN_FEATURES &&
+        m.family.mean?.length === FAMILY_RUN_FEATURES &&
+        m.family.std?.length === FAMILY_RUN_FEATURES &&
+        typeof m.family.bias === 'number')) &&
     typeof m.spans?.highMeanSentence === 'number' &&
     typeof m.spans.sentenceThreshold === 'number' &&
     (m.spans.shareRule === undefined || m.spans.shareRule === 'spans' || m.spans.shareRule === 'expected') &&
@@ -751,6 +854,8 @@ export interface SegmentInput {
   sparse: Float32Array;
   sparseStride?: number;
   sparseOffset?: number;
+  /** The assistant head's hashed weights (`SegmentModel.scorer.family` says which head); none: its evidence is 0. */
+  family?: HashedColumn;
   /** The document's calibrated probability and whether its verdict is `likely_ai`. */
   documentProbability: number;
   documentLikelyAi: boolean;
@@ -901,6 +1006,7 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
       i * EVIDENCE_SIZE,
       input.sparseStride,
       input.sparseOffset,
+      input.family,
     );
     words[i] = evidence[i * EVIDENCE_SIZE + EV_WORDS]!;
   }
@@ -955,17 +1061,22 @@ export function scoreSegments(model: SegmentModel, input: SegmentInput): Segment
     }
     i = j + 1;
   }
-  // The head's passages only where the sentence model found nothing it is sure of: where it did,
-  // its spans are finer than the head's passages (in a person's minutes followed by a generated
-  // paragraph, a text of one passage, the head's span would take in the minutes). Sentences inside a
-  // span the head is sure of count whole in the expected share: their own scores are the sentence
-  // model's, which does not see the family.
+  // The head's passages where the sentence model found nothing it is sure of, and beside what it
+  // found in a text of two passages or more: the sentence model reads the head's weights sentence by
+  // sentence, the head a passage whole, and each finds parts of the family's text the other misses.
+  // Not in a text of one passage the sentence model has spans in: there they are finer than the
+  // head's, which would be the whole text (in a person's minutes followed by a generated paragraph,
+  // it would take in the minutes). Sentences inside a span the head is sure of count whole in the
+  // expected share.
   const byHead = new Uint8Array(n);
-  if (input.readPassage && runs.every((r) => r.confidence === 'low')) {
+  const sure = runs.some((r) => r.confidence !== 'low');
+  if (input.readPassage && (!sure || passageBounds(words).length > 1)) {
     const found = assistantSpans(ranges, words, input.documentProbability, input.readPassage, input.headReadWhole ?? true);
-    // Not a `low` span over the whole: that one says no part stands out, so it claims no words.
-    for (const s of found) if (s.confidence !== 'low') byHead.fill(1, s.first, s.last + 1);
-    runs.push(...found);
+    // Not a `low` span over the whole: that one says no part stands out, so it claims no words (and
+    // beside the sentence model's spans it would join them into one over the whole text).
+    const kept = sure ? found.filter((s) => s.confidence !== 'low') : found;
+    for (const s of kept) if (s.confidence !== 'low') byHead.fill(1, s.first, s.last + 1);
+    runs.push(...kept);
     runs.sort((a, b) => a.first - b.first);
   }
   // One span per stretch: a run of the sentence model's inside or beside one of the head's joins it.

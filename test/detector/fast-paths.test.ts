@@ -475,6 +475,32 @@ describe('detector fast paths give the plain way’s numbers exactly', () => {
     }
   });
 
+  it('hashed weight sums: the assistant head’s column, taken in the same pass, is what summing it alone gives', () => {
+    const head = arrays['assistant.sparse'] as Float32Array;
+    const family = model.assistantColumn!;
+    expect(family).toBeDefined();
+    let read = 0;
+    for (const [text, language] of TEXTS) {
+      const lower = lowerOf(text, language);
+      const tokens = tokenize(lower);
+      const both = hashedWeightSums(lower, tokens, model.lm.hashed!, HASHED_STRIDE, HASHED_DOCUMENT, family);
+      const alone = hashedWeightSums(lower, tokens, head);
+      expect({ familyWord: both.familyWord, familyChar: both.familyChar }, text.slice(0, 40)).toEqual({
+        familyWord: alone.word,
+        familyChar: alone.char,
+      });
+      // The document model's sums are the same as without the column.
+      expect({ ...both, familyWord: 0, familyChar: 0 }).toEqual(
+        hashedWeightSums(lower, tokens, model.lm.hashed!, HASHED_STRIDE, HASHED_DOCUMENT),
+      );
+      // The plain array the sentence model is trained with gives what the interleaved table gives.
+      const plain = hashedWeightSums(lower, tokens, model.weights.sparse, 1, 0, { sparse: head, stride: 1, offset: 0 });
+      expect(plain).toEqual(both);
+      read += Math.abs(alone.word) + Math.abs(alone.char);
+    }
+    expect(read).toBeGreaterThan(0);
+  });
+
   it('log-sum-exp: one exp where the larger term is exp(0) = 1, as computing both gives', () => {
     const plain = (x: number, y: number) => {
       const m = x > y ? x : y;
