@@ -79,12 +79,12 @@ export function segmentModelMismatch(
   family: HashedColumn | undefined = model.assistantColumn,
 ): string | undefined {
   for (const probe of segments.scorer.probes) {
-    const f = model.features(lowerForFeatures(normalize(probe.text).text, probe.language), probe.language);
+    const lower = lowerForFeatures(normalize(probe.text).text, probe.language);
+    const f = model.features(lower, probe.language);
     if (Math.abs(model.rawLogit(f) - probe.rawLogit) > 1e-6) {
       return `The sentence model ${path} (${segments.version}) was fitted to the raw scores of ${segments.scorer.model}, not to those of ${model.version}; rebuild it with \`npm run train:segments\`.`;
     }
     if (probe.familySum === undefined) continue;
-    const lower = lowerForFeatures(normalize(probe.text).text, probe.language);
     const sums = family && hashedWeightSums(lower, tokenize(lower), family.sparse, family.stride, family.offset);
     if (!sums || Math.abs(sums.word + sums.char - probe.familySum) > 1e-4) {
       return `The sentence model ${path} (${segments.version}) reads the assistant head of ${segments.scorer.model}, which ${model.version} does not have; rebuild it with \`npm run train:segments\`.`;
