@@ -110,10 +110,15 @@ function expectAgreement(readings: Reading[], wordSlack = 0): void {
     // A `low` span shows nothing (no part stands out). Where the readings' words differ, one run of
     // sentences at the 50% edge may be a low span in one and not the other (the dense PDF's
     // hyphenation: a Brown news paragraph at 0.71 as a document, its sentences just either side of 50%).
-    const low = (r: Reading) => r.answer.body.generated_spans.filter((s: any) => s.confidence === 'low').map((s: any) => wordsIn(r.answer, s));
+    const low = (r: Reading) =>
+      r.answer.body.generated_spans.filter((s: any) => s.confidence === 'low').map((s: any) => wordsIn(r.answer, s));
     const [lowA, lowB] = [low(first), low(other)];
     if (wordSlack === 0) expect(lowB, `${what}: the low spans cover the same words`).toEqual(lowA);
-    else expect(Math.abs(lowB.length - lowA.length) + lowB.filter((w: string) => !lowA.includes(w)).length, `${what}: low spans`).toBeLessThanOrEqual(2);
+    else
+      expect(
+        Math.abs(lowB.length - lowA.length) + lowB.filter((w: string) => !lowA.includes(w)).length,
+        `${what}: low spans`,
+      ).toBeLessThanOrEqual(2);
   }
 }
 
