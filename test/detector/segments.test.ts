@@ -1,4 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readArtifact } from '../../src/detector/artifact.ts';
 import { extractFeatures, tokenize, hashedWeightSums, isWordToken } from '../../src/detector/features.ts';
@@ -28,6 +31,16 @@ import {
   type SegmentModel,
 } from '../../src/detector/segments.ts';
 import { trainingDataFile } from '../helpers/training-data.ts';
+
+/** Runs `fn` in a throw-away folder, removed after. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'textdetect-seg-'));
+  try {
+    await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 let detector: Detector;
 let loaded: LoadedModel;
@@ -158,11 +171,7 @@ describe('sentence scores inside a partly generated post', () => {
     expect(r.generated_spans.length).toBeGreaterThan(0);
     expect(r.generated_share).toBeCloseTo(expectedShare(r), 3);
     // The same model with the share read off the spans: words inside spans over all words.
-    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const dir = await mkdtemp(join(tmpdir(), 'textdetect-seg-'));
-    try {
+    await inTempDir(async (dir) => {
       const path = join(dir, 'segments.json');
       await writeFile(path, JSON.stringify({ ...segmentModel, spans: { ...segmentModel.spans, shareRule: 'spans' } }));
       const bySpans = (await createDetector({ segmentModel: path })).detect(text, { segments: true });
@@ -173,9 +182,7 @@ describe('sentence scores inside a partly generated post', () => {
       const spanShare = inside.reduce((a, s) => a + wordsOf(s.text), 0) / r.segments.reduce((a, s) => a + wordsOf(s.text), 0);
       expect(bySpans.generated_share).toBeCloseTo(spanShare, 3);
       expect(bySpans.generated_share).not.toBeCloseTo(r.generated_share!, 2);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('finds no generated span in human posts', async () => {
@@ -379,11 +386,7 @@ describe('the sentence model', () => {
     const other = structuredClone(segmentModel);
     other.scorer.probes[0]!.rawLogit += 0.5;
     other.scorer.model = 'td1-000000000000';
-    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const dir = await mkdtemp(join(tmpdir(), 'textdetect-seg-'));
-    try {
+    await inTempDir(async (dir) => {
       const path = join(dir, 'segments.json');
       await writeFile(path, JSON.stringify(other));
       const d = await createDetector({ segmentModel: path });
@@ -401,9 +404,7 @@ describe('the sentence model', () => {
       // Trees built over another set of sentence features are refused too.
       await writeFile(path, JSON.stringify({ ...segmentModel, context: { ...segmentModel.context, features: CONTEXT_FEATURES - 1 } }));
       await expect(createDetector({ segmentModel: path })).rejects.toThrow(/not a sentence model/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('reads the assistant head’s weights, and refuses segments from a sentence model fitted with another head', async () => {
@@ -411,11 +412,7 @@ describe('the sentence model', () => {
     expect(segmentModel.scorer.probes.every((p) => typeof p.familySum === 'number' && p.familySum !== 0)).toBe(true);
     const other = structuredClone(segmentModel);
     other.scorer.probes[1]!.familySum! += 0.5;
-    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const dir = await mkdtemp(join(tmpdir(), 'textdetect-seg-'));
-    try {
+    await inTempDir(async (dir) => {
       const path = join(dir, 'segments.json');
       await writeFile(path, JSON.stringify(other));
       const d = await createDetector({ segmentModel: path });
@@ -426,9 +423,7 @@ describe('the sentence model', () => {
       const a = bare.detect(`${HUMAN}\n\n${GENERATED}`, { segments: true });
       const b = detector.detect(`${HUMAN}\n\n${GENERATED}`, { segments: true });
       expect(a.segments.map((x) => x.ai_probability)).toEqual(b.segments.map((x) => x.ai_probability));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('pools hashed-feature weights exactly as the document features hash them', () => {
