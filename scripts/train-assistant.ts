@@ -46,9 +46,9 @@
  *   --tells fit|bars|off  the word tells' copies (scripts/lib/tells.ts): fitted on and bounding the fire bar
  *                       (default fit), bounding it only, or not read
  *   --loso              also each of the family's genres held out of the head
- *   --fold-heads FILE   also write the hashed weights of the head of each fold (v8; the head fitted
- *                       without that fold's texts), which \`npm run train:segments\` reads its
- *                       training texts with (written with --dry-run too)
+ *   --fold-heads FILE   also write the head of each fold (v8; fitted without that fold's texts),
+ *                       which `npm run train:segments` reads its training texts with (written with
+ *                       --dry-run too)
  *   --list              list the dev texts of the family still called likely_human and the humans the head makes likely_ai
  *   --dry-run           measure, write nothing       --markdown   Markdown tables
  */

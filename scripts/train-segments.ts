@@ -54,7 +54,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { readArtifact } from '../src/detector/artifact.ts';
-import { assistantBarFor, assistantMargin, liftedProbability, type AssistantHead } from '../src/detector/assistant.ts';
+import { assistantBarFor, assistantMargin, confirmingBar, liftedProbability, type AssistantHead } from '../src/detector/assistant.ts';
 import { aiThresholdFor, calibrateForLength, humanThresholdFor, SHORT_TEXT_WORDS } from '../src/detector/engine.ts';
 import { hashedWeightSums, tokenize, type HashedColumn } from '../src/detector/features.ts';
 import { auroc } from '../src/detector/metrics.ts';
@@ -652,8 +652,8 @@ function evaluateSpans(
         .slice(a, b)
         .map((x) => x.text.norm.slice(x.text.ranges[x.index]!.start, x.text.ranges[x.index]!.end))
         .join(' ');
-    // Whether the head makes the document likely AI whole: then a run is likely AI from its `fire`
-    // bar, elsewhere only from the stricter `passage` bar (the engine's rule).
+    // Whether the head makes the document likely AI whole, which picks the bar a run is confirmed
+    // against (`confirmingBar`, as the engine reads it).
     const headOf = (text: string) => {
       const head = heads && foldHeads?.heads[d.fold];
       const scored = folds.rawLogit(d.fold, text, d.row.language);
@@ -698,7 +698,7 @@ function evaluateSpans(
         const { scored } = run;
         let prob = run.p0;
         if (run.bar && run.margin !== undefined)
-          prob = liftedProbability(prob, run.margin, byHeadAlone ? run.bar : { ...run.bar, fire: run.bar.passage }, run.ai, run.human);
+          prob = liftedProbability(prob, run.margin, confirmingBar(run.bar, byHeadAlone), run.ai, run.human);
         // As at run time: a run that does not lean AI as a document is not a span.
         if (prob >= 0.5) inSpans += words;
         if (prob >= 0.5 && (pure || aiWords >= 0.8 * words)) {

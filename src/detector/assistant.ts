@@ -143,6 +143,16 @@ export function assistantBarFor(head: Pick<AssistantHead, 'bars'>, language: Lan
   return bar;
 }
 
+/**
+ * The bar a part of a text (a run of sentences, a passage) is confirmed against: its `fire` where the
+ * head made the whole text likely AI, elsewhere the stricter `passage` (a part is the stretch picked
+ * for looking generated: from `fire`, 55 words of a person's dev text joined with another were a
+ * `high` span); without a passage bar the part is only kept from being cleared.
+ */
+export function confirmingBar(bar: AssistantBar, wholeReadByHead: boolean): AssistantBar {
+  return wholeReadByHead ? bar : { ...bar, fire: bar.passage };
+}
+
 const ceil4 = (x: number): number => Math.ceil(x * 10000 - 1e-9) / 10000;
 
 /**

@@ -3,7 +3,7 @@
  * per-(language, mode) calibration → verdict; optionally the same per sentence.
  */
 import type { GroupCalibration } from './artifact.ts';
-import { liftedProbability } from './assistant.ts';
+import { confirmingBar, liftedProbability } from './assistant.ts';
 import { authorAssistantBarFor, authorBandFor, authorProbability, poolMessages, type AuthorModel } from './author.ts';
 import { HASHED_DOCUMENT, HASHED_STRIDE, isWordToken, tokenize, type HashedColumn } from './features.ts';
 import { identifyLanguage } from './language.ts';
@@ -409,11 +409,18 @@ export class TextDetector implements Detector {
     if (!this.segmentModel) {
       throw new Error(this.segmentModelProblem ?? `Model ${this.model} has no sentence model; run \`npm run train:segments\`.`);
     }
-    // A stretch of the normalised text scored as a document of its own, with the document's calibration.
+    // A stretch of the normalised text scored as a document of its own, with the document's
+    // calibration and thresholds, and the assistant head's reading of it.
     const stretch = (start: number, end: number) => {
       const f = this.m.features(lowerForFeatures(norm.text.slice(start, end), language), language);
       const raw = this.m.rawLogit(f);
-      return { f, raw, p: round4(calibrateForLength(raw, calib, f.words)) };
+      return {
+        f,
+        p: round4(calibrateForLength(raw, calib, f.words)),
+        ai: aiThresholdFor(calib, f.words),
+        human: humanThresholdFor(calib, f.words),
+        head: this.m.assistantReading(f, raw, language),
+      };
     };
     return scoreSegments(this.segmentModel, {
       original,
@@ -432,31 +439,20 @@ export class TextDetector implements Detector {
       documentNotHuman: notHuman,
       belowEvidenceFloor,
       // As a document is scored, the assistant head included (the sentence model reads the head's
-      // weights, so its runs of the family's sentences are the head's to confirm). But a run is the
-      // stretch that looks most generated, picked out of the text: the head makes it likely AI from
-      // its `fire` bar only in a text it made likely AI whole, elsewhere from the stricter `passage`
-      // bar (as `assistantSpans` reads passages); without one it only keeps the run from being cleared.
-      // From `fire`, 55 words of a person's dev text joined with another were a `high` span.
+      // weights, so its runs of the family's sentences are the head's to confirm), against the bar a
+      // part of a text is confirmed against (`confirmingBar`).
       scoreAsDocument: (start, end) => {
-        const { f, raw, p } = stretch(start, end);
-        const ai = aiThresholdFor(calib, f.words);
-        const head = this.m.assistantReading(f, raw, language);
-        const bar = head && (byHeadAlone ? head.bar : { ...head.bar, fire: head.bar.passage });
-        const probability = head && bar ? liftedProbability(p, head.margin, bar, ai, humanThresholdFor(calib, f.words)) : p;
+        const { f, p, ai, human, head } = stretch(start, end);
+        const probability = head ? liftedProbability(p, head.margin, confirmingBar(head.bar, byHeadAlone), ai, human) : p;
         return { probability, likelyAi: !neverLikelyAi && f.words >= SHORT_TEXT_WORDS && probability >= ai };
       },
       ...((byHeadAlone || scanPassages) && {
         headReadWhole: byHeadAlone,
         readPassage: (start: number, end: number) => {
-          const { f, raw, p } = stretch(start, end);
-          const head = this.m.assistantReading(f, raw, language);
+          const { p, ai, human, head } = stretch(start, end);
           if (!head) return { probability: p, fires: false };
-          return {
-            probability: liftedProbability(p, head.margin, head.bar, aiThresholdFor(calib, f.words), humanThresholdFor(calib, f.words)),
-            fires: byHeadAlone
-              ? head.bar.fire !== undefined && head.margin >= head.bar.fire
-              : head.bar.passage !== undefined && head.margin >= head.bar.passage,
-          };
+          const { fire } = confirmingBar(head.bar, byHeadAlone);
+          return { probability: liftedProbability(p, head.margin, head.bar, ai, human), fires: fire !== undefined && head.margin >= fire };
         },
       }),
     });

@@ -619,13 +619,15 @@ export function contextFeatures(
     for (let j = 0; j < EVIDENCE_SIZE; j++) pe[(i + 1) * EVIDENCE_SIZE + j] = pe[i * EVIDENCE_SIZE + j]! + evidence[i * EVIDENCE_SIZE + j]!;
   const pooled = new Float64Array(EVIDENCE_SIZE);
   const pooledF = new Float64Array(RUN_FEATURES);
-  const pooledRatio = (a: number, b: number): number => {
+  /** Fills `pooled` with the sums of sentences [a, b), clamped to the text; false when that is empty. */
+  const pool = (a: number, b: number): boolean => {
     const lo = Math.max(0, a);
     const hi = Math.min(n, b);
-    if (hi <= lo) return MISSING;
+    if (hi <= lo) return false;
     for (let j = 0; j < EVIDENCE_SIZE; j++) pooled[j] = pe[hi * EVIDENCE_SIZE + j]! - pe[lo * EVIDENCE_SIZE + j]!;
-    return runRatio(model, pooled, 0, pooledF);
+    return true;
   };
+  const pooledRatio = (a: number, b: number): number => (pool(a, b) ? runRatio(model, pooled, 0, pooledF) : MISSING);
   const documentRatio = pooledRatio(0, n);
 
   // The family ratio (the assistant head's weights, read apart from the rest): the sentence's, its
@@ -634,13 +636,8 @@ export function contextFeatures(
   const prf = new Float64Array(n + 1);
   if (rf) for (let i = 0; i < n; i++) prf[i + 1] = prf[i]! + rf[i]!;
   const familyF = new Float64Array(FAMILY_RUN_FEATURES);
-  const pooledFamily = (a: number, b: number): number => {
-    const lo = Math.max(0, a);
-    const hi = Math.min(n, b);
-    if (!model.family || hi <= lo) return MISSING;
-    for (let j = 0; j < EVIDENCE_SIZE; j++) pooled[j] = pe[hi * EVIDENCE_SIZE + j]! - pe[lo * EVIDENCE_SIZE + j]!;
-    return familyRunRatio(model.family, pooled, 0, familyF);
-  };
+  const pooledFamily = (a: number, b: number): number =>
+    model.family && pool(a, b) ? familyRunRatio(model.family, pooled, 0, familyF) : MISSING;
   const documentFamily = rf ? mean(prf, 0, n) : MISSING;
 
   const rates = new Float64Array(RUN_FEATURES);
@@ -854,7 +851,7 @@ export interface SegmentInput {
   sparse: Float32Array;
   sparseStride?: number;
   sparseOffset?: number;
-  /** The assistant head's hashed weights (`SegmentModel.scorer.family` says which head); none: its evidence is 0. */
+  /** The assistant head's hashed weights (the probes' `familySum` pin which head); none: its evidence is 0. */
   family?: HashedColumn;
   /** The document's calibrated probability and whether its verdict is `likely_ai`. */
   documentProbability: number;
