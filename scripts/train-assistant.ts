@@ -43,6 +43,8 @@
  *   --ceiling-fpr X     a vetoed text rises towards the probability above which X of the people of
  *                       every older file sit (default 0.02; 0: it stays at the likely_human threshold)
  *   --bands a,b         length bands' lower edges in words (default 40,100)
+ *   --short-band N      a band from N words to the evidence floor (40) where the head only ranks a text
+ *                       (AssistantBar.rise, set as fire is; no verdict is given there either way) (default 15; 0: none)
  *   --tells fit|bars|off  the word tells' copies (scripts/lib/tells.ts): fitted on and bounding the fire bar
  *                       (default fit), bounding it only, or not read
  *   --loso              also each of the family's genres held out of the head
@@ -115,6 +117,14 @@ const POOLED_FPR = Number(arg('--pooled-fpr') ?? 0.001);
 const VETO_FPR = Number(arg('--veto-fpr') ?? 0.2);
 const CEILING_FPR = Number(arg('--ceiling-fpr') ?? 0.02);
 const BANDS = (arg('--bands') ?? '40,100').split(',').map(Number);
+/** --short-band: the lower edge of the band under the evidence floor where the head only ranks (0: none). */
+const SHORT_BAND = Number(arg('--short-band') ?? 15);
+if (SHORT_BAND !== 0 && !(SHORT_BAND >= 15 && SHORT_BAND < SHORT_TEXT_WORDS && SHORT_BAND < BANDS[0]!)) {
+  process.stderr.write(
+    `train-assistant.ts: --short-band must be 0 or from 15 (under 15 words the engine pulls a text's probability towards 0.5) to under ${Math.min(SHORT_TEXT_WORDS, BANDS[0]!)}.\n`,
+  );
+  process.exit(2);
+}
 /** A human source counts towards a band's bar from this many held-out texts in it. */
 const MIN_SOURCE_TEXTS = 30;
 const LOSO = process.argv.includes('--loso');
@@ -342,8 +352,11 @@ function bars(rows: readonly AssistantSample[], oof: Float64Array): Record<strin
   for (const language of [...languages, ...vetoLanguages]) {
     const fires = languages.includes(language);
     const ceiling = fires ? ceilingOf(rows, language) : undefined;
-    out[language] = BANDS.map((minWords, b) => {
-      const maxWords = BANDS[b + 1] ?? Number.POSITIVE_INFINITY;
+    // Under the evidence floor the head only ranks, where it fires and a vetoed text has a ceiling to rise to.
+    const short = fires && ceiling !== undefined && SHORT_BAND > 0;
+    const edges = short ? [SHORT_BAND, ...BANDS] : BANDS;
+    out[language] = edges.map((minWords, b) => {
+      const maxWords = edges[b + 1] ?? Number.POSITIVE_INFINITY;
       const humans = rows
         .map((s, i) => ({ s, m: oof[i]!, base: baseLikelyAi(s) }))
         .filter(({ s }) => s.kind === 0 && s.language === language && s.words >= minWords && s.words < maxWords);
@@ -358,12 +371,22 @@ function bars(rows: readonly AssistantSample[], oof: Float64Array): Record<strin
         .map((h) => ({ source: h.s.source, m: h.m }))
         .sort((x, y) => y.m - x.m);
       const { bar: fire, added, binding } = cappedBar(sorted, n, used, humans.length);
-      console.log(`fire bar ${language} ${minWords}+ set by ${binding || 'no human'}; ${added} held-out humans above it`);
+      console.log(
+        `${minWords < SHORT_TEXT_WORDS ? 'rise' : 'fire'} bar ${language} ${minWords}+ set by ${binding || 'no human'}; ${added} held-out humans above it`,
+      );
       const bySource = new Map<string, number[]>();
       for (const h of humans) bySource.set(h.s.source, [...(bySource.get(h.s.source) ?? []), h.m]);
       const sources = [...bySource.values()].filter((m) => m.length >= MIN_SOURCE_TEXTS);
       const veto = Math.max(...sources.map((m) => barOf(m, VETO_FPR)));
       if (!fires) return { minWords, veto: round4(veto) };
+      // The short band's rise is its fire bar's place: no text there is likely AI.
+      if (minWords < SHORT_TEXT_WORDS)
+        return {
+          minWords,
+          veto: round4(Math.min(veto, fire)),
+          rise: Math.ceil(fire * 10000) / 10000,
+          ...(ceiling === undefined ? {} : { ceiling }),
+        };
       return {
         minWords,
         veto: round4(Math.min(veto, fire)),
@@ -410,7 +433,7 @@ interface Read {
 function read(rows: readonly AssistantSample[], margins: ArrayLike<number>, b: Record<string, AssistantBar[]>): Read[] {
   return rows.map((s, i) => {
     const r = documentReading(s);
-    const bar = s.words >= SHORT_TEXT_WORDS ? assistantBarFor({ bars: b }, s.language, s.words) : undefined;
+    const bar = assistantBarFor({ bars: b }, s.language, s.words);
     const after = bar ? liftedProbability(r.p, margins[i]!, bar, r.ai, r.human) : r.p;
     return { s, before: r.p, after, verdictBefore: verdictFor(s, r, r.p), verdictAfter: verdictFor(s, r, after) };
   });
@@ -575,7 +598,7 @@ setPassageBars(fittedBars, train, oof, passageRows, passageOof);
 for (const [language, bs] of Object.entries(fittedBars))
   for (const b of bs)
     console.log(
-      `bars ${language} ${b.minWords}+ words: veto ${b.veto}, fire ${b.fire ?? 'none'}, passage ${b.passage ?? 'none'}, ceiling ${b.ceiling ?? 'none'}`,
+      `bars ${language} ${b.minWords}+ words: veto ${b.veto}, fire ${b.fire ?? 'none'}, passage ${b.passage ?? 'none'}, ceiling ${b.ceiling ?? 'none'}${b.rise === undefined ? '' : `, rise ${b.rise}`}`,
     );
 
 function ownAurocs(title: string, rows: readonly AssistantSample[], margins: ArrayLike<number>): void {

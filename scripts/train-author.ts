@@ -39,7 +39,10 @@
  * v5-members-train the veto may leave cleared at each size, default 0.03; 1: the humans' bound alone),
  * --ceiling-cost X (a vetoed window rises from the likely_human threshold towards a ceiling with its
  * margin: the highest, in steps of 0.05, at which the AUROC of the people's and older AI authors'
- * windows of a size falls by at most X; default 0.002; 0: it stays at the likely_human threshold).
+ * windows of a size falls by at most X; default 0.002; 0: it stays at the likely_human threshold),
+ * --rank-from N (authors of N pooled words up to the evidence floor, who get no verdict, are ranked by
+ * the head: a veto and a `rise` set as the bars above are, and a ceiling by --ceiling-cost; default 15;
+ * 0: not ranked).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -105,6 +108,12 @@ const MIN_WORDS = EVIDENCE_FLOOR_WORDS;
 const HUMAN_THRESHOLD = 0.5;
 /** --ceiling-cost: what the rise of vetoed windows may cost the older windows' AUROC (0: no rise). */
 const CEILING_COST = Number(arg('--ceiling-cost') ?? 0.002);
+/** --rank-from: the fewest pooled words of an author under the evidence floor the head ranks (0: none). */
+const RANK_FROM = Number(arg('--rank-from') ?? 15);
+if (!(RANK_FROM === 0 || (RANK_FROM >= 1 && RANK_FROM < MIN_WORDS))) {
+  process.stderr.write(`train-author.ts: --rank-from must be 0 or a count of words under ${MIN_WORDS}.\n`);
+  process.exit(2);
+}
 /**
  * The head's bars for authors, by the single-text head's rules: people's own short posts (IRC
  * users, TweepFake accounts) at 0, every other human source at most 0.2% of its windows lifted to
@@ -264,6 +273,7 @@ function fitAssistantBars(detectorPath: string, bands: AuthorModel['bands']): Au
   }
   log(`${windows.length} windows read by ${header.version}'s assistant head`);
   const fitted = fitAuthorAssistantBars(windows, BAR_RULES);
+  const ranked = RANK_FROM > 0 ? fitAuthorAssistantBars(windows, BAR_RULES, RANK_FROM) : [];
   const rows = fitted.map((b) => {
     const next = fitted.find((x) => x.language === b.language && x.minMessages > b.minMessages)?.minMessages ?? Infinity;
     const at = windows.filter((w) => w.language === b.language && w.n >= b.minMessages && w.n < next && w.words >= BAR_RULES.minWords);
@@ -309,14 +319,50 @@ function fitAssistantBars(detectorPath: string, bands: AuthorModel['bands']): Au
       rows,
     ),
   );
+  if (ranked.length) {
+    console.log(
+      `\nAuthors under the evidence floor (${RANK_FROM}–${BAR_RULES.minWords - 1} pooled words), ranked by the head only: bars that never give a verdict`,
+    );
+    const rankRows = ranked.map((b) => {
+      const at = windows.filter(
+        (w) => w.language === b.language && w.n === b.minMessages && w.words >= RANK_FROM && w.words < BAR_RULES.minWords && !w.family,
+      );
+      const humans = at.filter((w) => w.y === 0);
+      const members = windows.filter(
+        (w) => w.family && w.language === b.language && w.n === b.minMessages && w.words >= RANK_FROM && w.words < BAR_RULES.minWords,
+      );
+      const over = (xs: typeof at, bar: number): string => `${xs.filter((w) => w.margin >= bar).length} of ${xs.length}`;
+      return [
+        `${b.language} ${b.minMessages}+`,
+        b.veto.toFixed(4),
+        b.vetoSetBy,
+        b.rise?.toFixed(4) ?? '–',
+        b.fireSetBy ?? '–',
+        b.ceiling === undefined ? '–' : `${b.ceiling.toFixed(4)} (${b.ceilingSetBy})`,
+        over(humans, b.veto),
+        over(members, b.veto),
+      ];
+    });
+    console.log(
+      printTable(
+        ['language, messages', 'veto', 'set by', 'rise', 'set by', 'ceiling (set by)', 'humans over veto', 'assistant members over veto'],
+        rankRows,
+      ),
+    );
+  }
   return {
     detector: header.version,
     minWords: BAR_RULES.minWords,
     bars: barsByLanguage(fitted),
+    ...(ranked.length ? { rank: { minWords: RANK_FROM, bars: barsByLanguage(ranked) } } : {}),
     fitted: {
       data: files.map((f) => `${f}.jsonl`),
       windows: windows.length,
-      rules: { ...BAR_RULES, chat: 'v5-members-train IRC users and authors-train TweepFake accounts: none over fire' },
+      rules: {
+        ...BAR_RULES,
+        ...(RANK_FROM > 0 ? { rankFrom: RANK_FROM } : {}),
+        chat: 'v5-members-train IRC users and authors-train TweepFake accounts: none over fire',
+      },
     },
   };
 }

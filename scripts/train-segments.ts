@@ -659,7 +659,8 @@ function evaluateSpans(
       const scored = folds.rawLogit(d.fold, text, d.row.language);
       const words = scored.features.words;
       const p0 = round4(calibrateForLength(scored.raw, calib, words));
-      const bar = head && assistantBarFor(heads, d.row.language, words);
+      // Under the evidence floor the head only ranks whole texts, as in the engine: no run is its to confirm there.
+      const bar = head && words >= SHORT_TEXT_WORDS ? assistantBarFor(heads, d.row.language, words) : undefined;
       const margin = head && bar ? assistantMargin({ ...head, bars: heads.bars }, scored.features, scored.raw) : undefined;
       return { scored, p0, bar, margin, ai: aiThresholdFor(calib, words), human: humanThresholdFor(calib, words) };
     };

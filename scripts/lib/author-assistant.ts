@@ -79,7 +79,7 @@ export interface FittedBar extends AuthorAssistantBar {
  */
 function ceilingAt(
   windows: readonly BarWindow[],
-  bar: { veto: number; fire: number },
+  bar: { veto: number; fire?: number; rise?: number },
   humanThreshold: number,
   cost: number,
 ): { at: number; setBy: string } | undefined {
@@ -131,12 +131,22 @@ function barOver(bySource: Map<string, number[]>, allowed: (source: string, n: n
   return { bar, setBy };
 }
 
-export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: AuthorBarRules): FittedBar[] {
+/**
+ * The bars per language and size, on windows of `rules.minWords`+ words; with `rankFrom`, the bars
+ * that only rank authors under the evidence floor instead (windows of `rankFrom` words up to
+ * `rules.minWords`, whom no verdict is given either way): their `rise` is set as `fire` would be
+ * and no text there is lifted to likely AI, and nobody there is cleared, so the family's members do
+ * not lower the veto.
+ */
+export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: AuthorBarRules, rankFrom?: number): FittedBar[] {
   const out: FittedBar[] = [];
   const languages = [...new Set([...rules.fireLanguages, ...rules.vetoLanguages])];
+  const rankOnly = rankFrom !== undefined;
+  const inRange = (w: BarWindow): boolean => (rankOnly ? w.words >= rankFrom && w.words < rules.minWords : w.words >= rules.minWords);
   for (const language of languages) {
+    if (rankOnly && !rules.fireLanguages.includes(language)) continue;
     for (const n of rules.sizes) {
-      const at = windows.filter((w) => w.language === language && w.n === n && w.words >= rules.minWords);
+      const at = windows.filter((w) => w.language === language && w.n === n && inRange(w));
       const humans = at.filter((w) => w.y === 0);
       if (humans.length < rules.minHumanWindows || !humans.some((w) => w.chat)) continue;
       const bySource = new Map<string, number[]>();
@@ -146,7 +156,7 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
         if (w.chat) chatSources.add(w.source);
       }
       const veto = barOver(bySource, (_source, count) => (count < rules.vetoMinWindows ? -1 : Math.floor(rules.vetoRate * count)));
-      if (rules.familyCleared !== undefined) {
+      if (rules.familyCleared !== undefined && !rankOnly) {
         const family = at.filter((w) => w.family);
         const bound =
           family.length > 0
@@ -170,16 +180,18 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
         fire && rules.ceilingCost !== undefined
           ? ceilingAt(
               at.filter((w) => !w.family),
-              { veto: vetoBar, fire: fire.bar },
+              rankOnly ? { veto: vetoBar, rise: fire.bar } : { veto: vetoBar, fire: fire.bar },
               rules.humanThreshold,
               rules.ceilingCost,
             )
           : undefined;
+      // Ranking only, a band without a ceiling would only raise people to the likely_human threshold.
+      if (rankOnly && !ceiling) continue;
       out.push({
         language,
         minMessages: n,
         veto: vetoBar,
-        ...(fire ? { fire: fire.bar, fireSetBy: fire.setBy } : {}),
+        ...(fire ? { ...(rankOnly ? { rise: fire.bar } : { fire: fire.bar }), fireSetBy: fire.setBy } : {}),
         ...(ceiling ? { ceiling: ceiling.at, ceilingSetBy: ceiling.setBy } : {}),
         vetoSetBy: veto.setBy,
         humans: humans.length,
@@ -189,6 +201,7 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
   // An author between two fitted sizes gets the lower size's bars, but no window of theirs was
   // measured: their fire bar is the higher of the two sizes' (the veto only withholds a clearing).
   for (const [i, b] of out.entries()) {
+    if (rankOnly) break;
     const next = out[i + 1];
     if (next?.language !== b.language || next.fire === undefined || b.fire === undefined || next.fire <= b.fire) continue;
     b.fire = next.fire;

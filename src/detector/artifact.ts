@@ -58,11 +58,17 @@ export interface AssistantBar {
    */
   passage?: number;
   /**
-   * Where `fire` is set: the probability a vetoed text rises towards as its margin nears `fire`
-   * (`liftedProbability`), under the point where 2% of every older training file's people sit;
+   * Where `fire` (or `rise`) is set: the probability a vetoed text rises towards as its margin nears
+   * it (`liftedProbability`), under the point where 2% of every older training file's people sit;
    * absent: a vetoed text is raised to the `likely_human` threshold and no further.
    */
   ceiling?: number;
+  /**
+   * A band under the evidence floor, whose texts get no verdict either way: the head only ranks
+   * them, from `veto` rising towards `ceiling` as the margin nears this (set as `fire` is), and
+   * never makes one likely AI. Such a band has no `fire` and no `passage`.
+   */
+  rise?: number;
 }
 
 export interface ArtifactHeader {

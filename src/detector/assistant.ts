@@ -158,15 +158,15 @@ const ceil4 = (x: number): number => Math.ceil(x * 10000 - 1e-9) / 10000;
 /**
  * The probability after the head: `p` itself under the veto bar; from it at least the `likely_human`
  * threshold (the text is not cleared), rising towards the bar's `ceiling` as the margin nears the
- * fire bar (VETO_RISE), so the texts the head vetoes are ranked by how sure it is, yet stay under the
- * point where the older sources' people are called AI at 1%; without a ceiling, at that threshold and
- * no higher. From the fire bar at least the `likely_ai` threshold, rising with the margin towards
+ * fire bar, or the `rise` of a band that only ranks (VETO_RISE), so the texts the head vetoes are
+ * ranked by how sure it is, yet stay under the point where the older sources' people are called AI
+ * at 1%; without a ceiling, at that threshold and no higher. From the fire bar at least the `likely_ai` threshold, rising with the margin towards
  * LIFT_CAP. Never lower than `p`, at four decimals as `p` is, and the verdict read off it agrees with the bars.
  */
 export function liftedProbability(
   p: number,
   margin: number,
-  bar: Pick<AssistantBar, 'veto' | 'fire' | 'ceiling'>,
+  bar: Pick<AssistantBar, 'veto' | 'fire' | 'ceiling' | 'rise'>,
   aiThreshold: number,
   humanThreshold: number,
 ): number {
@@ -175,8 +175,10 @@ export function liftedProbability(
     const floor = ceil4(humanThreshold);
     // Never up to likely_ai from a veto: the top stays a step under its threshold.
     const top = Math.min(bar.ceiling ?? 0, Math.floor(aiThreshold * 10000 - 1) / 10000);
-    if (bar.fire === undefined || top <= floor) return Math.max(p, floor);
-    const way = (margin - bar.veto) / (bar.fire - bar.veto);
+    // A band that only ranks (`rise`) reaches its ceiling there and stays at it above.
+    const end = bar.fire ?? bar.rise;
+    if (end === undefined || top <= floor) return Math.max(p, floor);
+    const way = Math.min(1, (margin - bar.veto) / (end - bar.veto));
     return Math.max(p, Math.min(top, ceil4(floor + (top - floor) * way ** VETO_RISE)));
   }
   const lifted = ceil4(aiThreshold + (LIFT_CAP - aiThreshold) * (1 - Math.exp(bar.fire - margin)));

@@ -57,7 +57,7 @@ export interface AuthorModel {
 }
 
 /** A bar of the assistant head for authors with at least `minMessages` used messages. */
-export interface AuthorAssistantBar extends Pick<AssistantBar, 'veto' | 'fire' | 'ceiling'> {
+export interface AuthorAssistantBar extends Pick<AssistantBar, 'veto' | 'fire' | 'ceiling' | 'rise'> {
   minMessages: number;
 }
 
@@ -68,6 +68,12 @@ export interface AuthorAssistantBars {
   minWords: number;
   /** Per language, ascending by `minMessages`. */
   bars: Record<string, AuthorAssistantBar[]>;
+  /**
+   * Authors under the evidence floor (from `minWords` pooled words up to the bars' own), who get no
+   * verdict either way: bars that only rank them (`AssistantBar.rise`, no `fire`). Absent in files
+   * written before them.
+   */
+  rank?: { minWords: number; bars: Record<string, AuthorAssistantBar[]> };
   /** Facts for people reading the file: the rules and the windows the bars were fitted on. */
   fitted: Record<string, unknown>;
 }
@@ -114,9 +120,10 @@ export function authorAssistantBarFor(
   words: number,
 ): AuthorAssistantBar | undefined {
   const a = model.assistant;
-  if (!a || a.detector !== detectorVersion || words < a.minWords) return undefined;
+  if (!a || a.detector !== detectorVersion) return undefined;
+  const bars = words >= a.minWords ? a.bars : a.rank && words >= a.rank.minWords ? a.rank.bars : undefined;
   let bar: AuthorAssistantBar | undefined;
-  for (const b of a.bars[language] ?? []) if (messages >= b.minMessages) bar = b;
+  for (const b of bars?.[language] ?? []) if (messages >= b.minMessages) bar = b;
   return bar;
 }
 

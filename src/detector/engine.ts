@@ -419,7 +419,8 @@ export class TextDetector implements Detector {
         p: round4(calibrateForLength(raw, calib, f.words)),
         ai: aiThresholdFor(calib, f.words),
         human: humanThresholdFor(calib, f.words),
-        head: this.m.assistantReading(f, raw, language),
+        // Under the evidence floor the head only ranks whole texts: a short run is not its to confirm.
+        head: f.words >= SHORT_TEXT_WORDS ? this.m.assistantReading(f, raw, language) : undefined,
       };
     };
     return scoreSegments(this.segmentModel, {

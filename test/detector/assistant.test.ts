@@ -16,6 +16,7 @@ import {
 } from '../../src/detector/assistant.ts';
 import { verdictOf } from '../../src/detector/engine.ts';
 import { createDetector, type Detector } from '../../src/detector/index.ts';
+import { auroc } from '../../src/detector/metrics.ts';
 import { LoadedModel } from '../../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../../src/detector/normalize.ts';
 import { HAS_TRAINING_DATA, trainingDataFile } from '../helpers/training-data.ts';
@@ -78,6 +79,20 @@ describe('liftedProbability', () => {
     expect(liftedProbability(0.01, 50, { veto: 0.5, ceiling: 0.6 }, ai, human)).toBe(0.1437);
   });
 
+  it('in a band that only ranks (`rise`), a vetoed text rises to the ceiling at `rise` and stays there, never to likely_ai', () => {
+    const ranking = { minWords: 15, veto: 0.5, rise: 3, ceiling: 0.6 };
+    const ps = [0.4999, 0.5, 1.75, 2.5, 3, 8, 50].map((margin) => liftedProbability(0.01, margin, ranking, ai, human));
+    expect(ps[0]).toBe(0.01);
+    expect(ps[1]).toBe(0.1437);
+    // The same square of the way as a fire bar's, up to the ceiling, and no further however sure the head is.
+    expect(ps[2]).toBeCloseTo(0.1437 + (0.6 - 0.1437) / 4, 4);
+    expect(ps[3]).toBeLessThan(0.6);
+    expect(ps.slice(4)).toEqual([0.6, 0.6, 0.6]);
+    for (const p of ps) expect(verdictOf(p, ai, human)).not.toBe('likely_ai');
+    // A probability already higher stays as it was.
+    expect(liftedProbability(0.7, 50, ranking, ai, human)).toBe(0.7);
+  });
+
   it('without a fire bar, only vetoes', () => {
     const vetoOnly = { minWords: 40, veto: 0.5 };
     expect(liftedProbability(0.01, 50, vetoOnly, ai, human)).toBe(0.1437);
@@ -90,6 +105,11 @@ describe('liftedProbability', () => {
     expect(assistantBarFor({ bars }, 'en', 99)?.minWords).toBe(40);
     expect(assistantBarFor({ bars }, 'en', 100)?.minWords).toBe(100);
     expect(assistantBarFor({ bars }, 'tr', 500)).toBeUndefined();
+    // A band under the evidence floor that only ranks is picked like any other.
+    const ranked = { en: [{ minWords: 15, veto: 0.1, rise: 3, ceiling: 0.6 }, ...bars.en] };
+    expect(assistantBarFor({ bars: ranked }, 'en', 14)).toBeUndefined();
+    expect(assistantBarFor({ bars: ranked }, 'en', 39)?.rise).toBe(3);
+    expect(assistantBarFor({ bars: ranked }, 'en', 40)?.minWords).toBe(40);
   });
 });
 
@@ -110,8 +130,15 @@ describe('the shipped model’s head', () => {
     expect(head, 'models/detector.bin has an assistant head').toBeDefined();
     // English may be made likely_ai; Turkish, with too few of the family's texts, only not cleared.
     expect(Object.keys(head!.bars)).toEqual(['en', 'tr']);
-    expect(head!.bars.en!.every((b) => b.fire !== undefined)).toBe(true);
-    expect(head!.bars.tr!.every((b) => b.fire === undefined)).toBe(true);
+    // In English, texts of the evidence floor's 40 words and more may be made likely AI; shorter
+    // ones get no verdict, and their band only ranks them (`rise`).
+    const [short, ...verdicts] = head!.bars.en!;
+    expect(short).toMatchObject({ minWords: 15, rise: expect.any(Number), ceiling: expect.any(Number) });
+    expect(short!.fire).toBeUndefined();
+    expect(short!.passage).toBeUndefined();
+    expect(verdicts.map((b) => b.minWords)).toEqual([40, 100]);
+    expect(verdicts.every((b) => b.fire !== undefined && b.rise === undefined)).toBe(true);
+    expect(head!.bars.tr!.every((b) => b.fire === undefined && b.rise === undefined && b.minWords >= 40)).toBe(true);
     const documentModel = withoutAssistantHead(header, arrays);
     const bare = new LoadedModel(documentModel.header, documentModel.arrays);
     const text = 'The committee reviewed the proposal in detail and decided to postpone the vote until the next meeting.';
@@ -175,4 +202,40 @@ describe('the shipped model’s head', () => {
     // The sample reaches all three cases.
     expect(Math.min(seen.below, seen.vetoed, seen.fired), JSON.stringify(seen)).toBeGreaterThan(0);
   });
+
+  it.skipIf(!HAS_TRAINING_DATA)(
+    'under the evidence floor only ranks: the family’s short texts rise above more people’s, with no verdict either way',
+    () => {
+      const short = head!.bars.en![0]!;
+      const rowsOf = (file: string) =>
+        readFileSync(trainingDataFile(file), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { text: string; mode: 'general'; language: 'en' | 'tr'; label: string });
+      const scores = { family: [[], []] as number[][], people: [[], []] as number[][] };
+      for (const [group, rows] of [
+        ['family', rowsOf('v5-dev.jsonl')],
+        ['people', rowsOf('extra-dev.jsonl').filter((r) => r.label === 'human')],
+      ] as const) {
+        for (const row of rows) {
+          if (row.language !== 'en') continue;
+          const words = model.features(lowerForFeatures(normalize(row.text).text, 'en'), 'en').words;
+          if (words < short.minWords || words >= 40) continue;
+          const a = withHead.detect(row.text, { mode: row.mode });
+          const b = withoutHead.detect(row.text, { mode: row.mode });
+          expect(a.verdict).toBe('mixed');
+          expect(a.warnings).toContain('too_little_evidence');
+          expect(a.ai_probability).toBeGreaterThanOrEqual(b.ai_probability);
+          if (a.ai_probability > b.ai_probability) expect(a.ai_probability).toBeLessThanOrEqual(short.ceiling!);
+          scores[group][0]!.push(a.ai_probability);
+          scores[group][1]!.push(b.ai_probability);
+        }
+      }
+      expect(scores.family[0]!.length).toBeGreaterThan(20);
+      expect(scores.people[0]!.length).toBeGreaterThan(20);
+      const rank = (k: 0 | 1) =>
+        auroc([...scores.family[k]!, ...scores.people[k]!], [...scores.family[k]!.map(() => 1), ...scores.people[k]!.map(() => 0)]);
+      expect(rank(0)).toBeGreaterThan(rank(1));
+    },
+  );
 });

@@ -145,6 +145,46 @@ describe('fitting the assistant head’s bars for authors', () => {
     expect(fitAuthorAssistantBars(windows, { ...RULES, ceilingCost: cost })[1]!.ceiling).toBeUndefined();
     expect(fitAuthorAssistantBars(at, RULES)[1]!.ceiling).toBeUndefined();
   });
+
+  it('with rankFrom, fits bars that only rank the authors under the evidence floor: a rise where fire would be, no fire', () => {
+    const short = (w: BarWindow): BarWindow => ({ ...w, words: 20 });
+    const under = [
+      ...humans('irc', 5, 200, -6, 2, true).map(short),
+      ...humans('essays', 5, 300, -5, 3).map(short),
+      // Older AI authors the people must not pass by much, for the ceiling; and the family's members,
+      // who do not lower the veto there (nobody under the floor is cleared).
+      ...Array.from({ length: 100 }, (_, i) => ({
+        ...short(humans('older-ai', 5, 2, -9, -9)[0]!),
+        y: 1 as const,
+        p: 0.1 + (0.3 * i) / 99,
+      })),
+      ...Array.from({ length: 100 }, (_, i) => ({
+        ...short(humans('v5-members', 5, 2, -4, -4)[0]!),
+        y: 1 as const,
+        family: true,
+        margin: -4 + i / 99,
+      })),
+      // Windows of 40+ words and under rankFrom are not read.
+      { ...humans('essays', 5, 2, 9, 9)[0]!, words: 14 },
+    ];
+    const rules = { ...RULES, familyCleared: 0.03, ceilingCost: 0.002 };
+    const ranked = fitAuthorAssistantBars([...windows, ...under], rules, 15);
+    expect(ranked.map((b) => [b.language, b.minMessages])).toEqual([['en', 5]]);
+    const [bar] = ranked;
+    expect(bar!.fire).toBeUndefined();
+    expect(bar!.ceiling).toBeDefined();
+    // The rise is where fire would be on the same windows of 40+ words.
+    const asIfLong = fitAuthorAssistantBars(
+      [...windows, ...under].filter((w) => w.words >= 15 && w.words < 40 && !w.family).map((w) => ({ ...w, words: 60 })),
+      { ...RULES, ceilingCost: 0.002 },
+    )[0]!;
+    expect(bar!.rise).toBe(asIfLong.fire);
+    expect(bar!.veto).toBe(asIfLong.veto);
+    // The bars of 40+ words are those fitted without the short windows.
+    expect(fitAuthorAssistantBars([...windows, ...under], rules).map((b) => b.fire)).toEqual(
+      fitAuthorAssistantBars(windows, rules).map((b) => b.fire),
+    );
+  });
 });
 
 describe('finding an author’s bar', () => {
@@ -168,6 +208,16 @@ describe('finding an author’s bar', () => {
     expect(authorAssistantBarFor(model, 'td1-other', 'en', 25, 100)).toBeUndefined();
     expect(authorAssistantBarFor(model, 'td1-x', 'tr', 25, 100)).toBeUndefined();
     expect(authorAssistantBarFor(model, 'td1-x', 'en', 25, 39)).toBeUndefined();
+  });
+
+  it('under the evidence floor, takes the bars that only rank, from their fewest words', () => {
+    const ranked = {
+      assistant: { ...model.assistant!, rank: { minWords: 15, bars: { en: [{ minMessages: 1, veto: 0.5, rise: 2, ceiling: 0.7 }] } } },
+    } as unknown as AuthorModel;
+    expect(authorAssistantBarFor(ranked, 'td1-x', 'en', 2, 39)?.rise).toBe(2);
+    expect(authorAssistantBarFor(ranked, 'td1-x', 'en', 2, 14)).toBeUndefined();
+    expect(authorAssistantBarFor(ranked, 'td1-x', 'en', 2, 40)?.fire).toBe(3);
+    expect(authorAssistantBarFor(ranked, 'td1-other', 'en', 2, 39)).toBeUndefined();
   });
 });
 
@@ -222,6 +272,27 @@ describe.skipIf(!existsSync(MEMBERS))('the shipped bars on v5-members-dev', () =
     }
     expect(lifted).toBeGreaterThan(0);
     expect(cleared[0]).toBeLessThan(cleared[1]!);
+  });
+
+  it('ranks authors of one message under the evidence floor, the assistant’s above more IRC users, with no verdict', () => {
+    const single = (label: 'human' | 'ai'): string[][] =>
+      windowsOf(label)
+        .flat()
+        .filter((_, i) => i % 4 === 0)
+        .map((m) => [m]);
+    const scores = [single('ai'), single('human')].map((group) =>
+      group.map((w) => {
+        const a = withBars.detectAuthor(w);
+        const b = without.detectAuthor(w);
+        expect(a.ai_probability).toBeGreaterThanOrEqual(b.ai_probability);
+        if (a.evidence_needed) expect(a.verdict).toBe('mixed');
+        return [a.ai_probability, b.ai_probability] as const;
+      }),
+    );
+    const [ai, people] = scores as [Array<readonly [number, number]>, Array<readonly [number, number]>];
+    const rank = (k: 0 | 1) => auroc([...ai.map((s) => s[k]), ...people.map((s) => s[k])], [...ai.map(() => 1), ...people.map(() => 0)]);
+    expect(ai.length).toBeGreaterThan(50);
+    expect(rank(0)).toBeGreaterThan(rank(1));
   });
 
   it('flags no IRC user’s window, and a detector without the head answers as the calibration alone', () => {
