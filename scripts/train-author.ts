@@ -67,7 +67,7 @@ import { authorsFromFile, IMITATES, windowRanges, type Author } from './author-w
 import { fitPlatt, thresholdAtFpr } from '../src/detector/training.ts';
 import type { Language } from '../src/detector/types.ts';
 import { EVIDENCE_FLOOR_WORDS } from '../src/contract.ts';
-import { barsByLanguage, fitAuthorAssistantBars, type AuthorBarRules, type BarWindow } from './lib/author-assistant.ts';
+import { barsByLanguage, fitAuthorAssistantBars, type AuthorBarRules, type BarWindow, type FittedBar } from './lib/author-assistant.ts';
 import { table } from './lib/table.ts';
 import { checkScriptArgs, optionValue as arg } from './lib/options.mjs';
 
@@ -231,6 +231,18 @@ function modelOf(bands: AuthorBand[], training: Record<string, unknown>, assista
   return { format: 'textdetect-author', formatVersion: 1, version, ...body, training, ...(assistant ? { assistant } : {}) };
 }
 
+/** A bar's first cells in the report: who and where, the veto, the bar over it (`fire`, or a ranking band's `rise`) and the ceiling. */
+function barCells(b: FittedBar, over: number | undefined): string[] {
+  return [
+    `${b.language} ${b.minMessages}+`,
+    b.veto.toFixed(4),
+    b.vetoSetBy,
+    over?.toFixed(4) ?? '–',
+    b.fireSetBy ?? '–',
+    b.ceiling === undefined ? '–' : `${b.ceiling.toFixed(4)} (${b.ceilingSetBy})`,
+  ];
+}
+
 /**
  * The head's bars for authors, fitted on windows read by `detectorPath`'s head, and the report of
  * what they lift; undefined (said) for a detector without the head.
@@ -283,12 +295,7 @@ function fitAssistantBars(detectorPath: string, bands: AuthorModel['bands']): Au
     const share = (xs: typeof at, bar: number | undefined): string =>
       bar === undefined ? '–' : `${xs.filter((w) => w.margin >= bar).length} of ${xs.length}`;
     return [
-      `${b.language} ${b.minMessages}+`,
-      b.veto.toFixed(4),
-      b.vetoSetBy,
-      b.fire?.toFixed(4) ?? '–',
-      b.fireSetBy ?? '–',
-      b.ceiling === undefined ? '–' : `${b.ceiling.toFixed(4)} (${b.ceilingSetBy})`,
+      ...barCells(b, b.fire),
       share(chatHumans, b.fire),
       share(humans, b.fire),
       share(members, b.fire),
@@ -325,23 +332,10 @@ function fitAssistantBars(detectorPath: string, bands: AuthorModel['bands']): Au
     );
     const rankRows = ranked.map((b) => {
       const at = windows.filter(
-        (w) => w.language === b.language && w.n === b.minMessages && w.words >= RANK_FROM && w.words < BAR_RULES.minWords && !w.family,
+        (w) => w.language === b.language && w.n === b.minMessages && w.words >= RANK_FROM && w.words < BAR_RULES.minWords,
       );
-      const humans = at.filter((w) => w.y === 0);
-      const members = windows.filter(
-        (w) => w.family && w.language === b.language && w.n === b.minMessages && w.words >= RANK_FROM && w.words < BAR_RULES.minWords,
-      );
-      const over = (xs: typeof at, bar: number): string => `${xs.filter((w) => w.margin >= bar).length} of ${xs.length}`;
-      return [
-        `${b.language} ${b.minMessages}+`,
-        b.veto.toFixed(4),
-        b.vetoSetBy,
-        b.rise?.toFixed(4) ?? '–',
-        b.fireSetBy ?? '–',
-        b.ceiling === undefined ? '–' : `${b.ceiling.toFixed(4)} (${b.ceilingSetBy})`,
-        over(humans, b.veto),
-        over(members, b.veto),
-      ];
+      const over = (xs: typeof at): string => `${xs.filter((w) => w.margin >= b.veto).length} of ${xs.length}`;
+      return [...barCells(b, b.rise), over(at.filter((w) => w.y === 0)), over(at.filter((w) => w.family))];
     });
     console.log(
       printTable(
