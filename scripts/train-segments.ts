@@ -56,7 +56,6 @@ import v8 from 'node:v8';
 import { readArtifact } from '../src/detector/artifact.ts';
 import { assistantBarFor, assistantMargin, confirmingBar, liftedProbability, type AssistantHead } from '../src/detector/assistant.ts';
 import { aiThresholdFor, calibrateForLength, humanThresholdFor, SHORT_TEXT_WORDS } from '../src/detector/engine.ts';
-import { hashedWeightSums, tokenize, type HashedColumn } from '../src/detector/features.ts';
 import { auroc } from '../src/detector/metrics.ts';
 import { LoadedModel, round4 } from '../src/detector/model.ts';
 import { lowerForFeatures, normalize } from '../src/detector/normalize.ts';
@@ -67,6 +66,7 @@ import {
   EVIDENCE_SIZE,
   FAMILY_RUN_FEATURES,
   familyRunFeatures,
+  probeFamilySum,
   RUN_FEATURES,
   SEGMENT_FORMAT_VERSION,
   calibrateSentence,
@@ -306,11 +306,14 @@ function main(): void {
     version: '',
     scorer: {
       model: header.version,
-      probes: PROBES.map((p) => ({
-        ...p,
-        rawLogit: shipped.rawLogit(shipped.features(lowerForFeatures(normalize(p.text).text, p.language), p.language)),
-        ...(shipped.assistantColumn && { familySum: familySumOf(shipped.assistantColumn, p.text, p.language) }),
-      })),
+      probes: PROBES.map((p) => {
+        const lower = lowerForFeatures(normalize(p.text).text, p.language);
+        return {
+          ...p,
+          rawLogit: shipped.rawLogit(shipped.features(lower, p.language)),
+          ...(shipped.assistantColumn && { familySum: probeFamilySum(lower, shipped.assistantColumn) }),
+        };
+      }),
     },
     emission: {
       mean,
@@ -768,13 +771,6 @@ function fitRatio(
   const nAi = y.filter((v) => v === 1).length;
   // The ratio must not carry the training set's class balance.
   return { mean, std, weights: beta.slice(0, dim), bias: beta[dim]! - Math.log(nAi / (y.length - nAi)), runs: X.length };
-}
-
-/** The assistant head's hashed weights summed over a probe text (`SegmentModel.scorer.probes`). */
-function familySumOf(family: HashedColumn, text: string, language: 'en' | 'tr'): number {
-  const lower = lowerForFeatures(normalize(text).text, language);
-  const sums = hashedWeightSums(lower, tokenize(lower), family.sparse, family.stride, family.offset);
-  return sums.word + sums.char;
 }
 
 /** The shortest decimal that reads back as the same float32 (thresholds are compared as float32 at run time). */

@@ -8,10 +8,10 @@ import { readArtifact } from './artifact.ts';
 import { withoutAssistantHead } from './assistant.ts';
 import { readAuthorModel } from './author.ts';
 import { TextDetector } from './engine.ts';
-import { hashedWeightSums, tokenize, type HashedColumn } from './features.ts';
+import type { HashedColumn } from './features.ts';
 import { LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize } from './normalize.ts';
-import { parseSegmentModel, type SegmentModel } from './segments.ts';
+import { parseSegmentModel, probeFamilySum, type SegmentModel } from './segments.ts';
 import type { Detector } from './types.ts';
 
 export * from './types.ts';
@@ -85,8 +85,7 @@ export function segmentModelMismatch(
       return `The sentence model ${path} (${segments.version}) was fitted to the raw scores of ${segments.scorer.model}, not to those of ${model.version}; rebuild it with \`npm run train:segments\`.`;
     }
     if (probe.familySum === undefined) continue;
-    const sums = family && hashedWeightSums(lower, tokenize(lower), family.sparse, family.stride, family.offset);
-    if (!sums || Math.abs(sums.word + sums.char - probe.familySum) > 1e-4) {
+    if (!family || Math.abs(probeFamilySum(lower, family) - probe.familySum) > 1e-4) {
       return `The sentence model ${path} (${segments.version}) reads the assistant head of ${segments.scorer.model}, which ${model.version} does not have; rebuild it with \`npm run train:segments\`.`;
     }
   }

@@ -418,6 +418,16 @@ function familyRunRatio(family: NonNullable<SegmentModel['family']>, sums: Array
   return s;
 }
 
+/**
+ * The assistant head's hashed weights summed over a probe's text (`lower`: normalised and lower-cased
+ * for features), words and characters: what `train:segments` writes as a probe's `familySum` and
+ * the detector checks its head against.
+ */
+export function probeFamilySum(lower: string, family: HashedColumn): number {
+  const sums = hashedWeightSums(lower, tokenize(lower), family.sparse, family.stride, family.offset);
+  return sums.word + sums.char;
+}
+
 /** Each sentence's family ratio (`SegmentModel.family`); undefined without one. */
 export function familyRatios(model: SegmentModel, evidence: Float64Array, n: number): Float64Array | undefined {
   const family = model.family;
