@@ -548,6 +548,8 @@ const SLOW_SWITCH = 0.03;
 const FAST_SWITCH = 0.3;
 const NEIGHBOURS = [-3, -2, -1, 1, 2, 3];
 const WINDOWS = [1, 2, 4];
+/** The family ratio's context features: the sentence's, its windows' means, either side and the step between, the text's, its windows pooled. */
+const FAMILY_CONTEXT = 1 + WINDOWS.length + 3 + 1 + WINDOWS.length;
 
 function clippedLogit(p: number): number {
   const q = Math.min(1 - 1e-5, Math.max(1e-5, p));
@@ -751,7 +753,7 @@ export function contextFeatures(
       out[k++] = left === MISSING || right === MISSING ? 0 : right - left;
       out[k++] = documentFamily;
       for (const h of WINDOWS) out[k++] = pooledFamily(i - h, i + h + 1);
-    } else for (let j = 0; j < 11; j++) out[k++] = MISSING;
+    } else for (let j = 0; j < FAMILY_CONTEXT; j++) out[k++] = MISSING;
     out[k++] = language === 'tr' ? 1 : 0;
     if (k - o !== CONTEXT_FEATURES) throw new Error(`contextFeatures built ${k - o} features, expected ${CONTEXT_FEATURES}`);
   }
