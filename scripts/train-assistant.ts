@@ -379,18 +379,12 @@ function bars(rows: readonly AssistantSample[], oof: Float64Array): Record<strin
       const sources = [...bySource.values()].filter((m) => m.length >= MIN_SOURCE_TEXTS);
       const veto = Math.max(...sources.map((m) => barOf(m, VETO_FPR)));
       if (!fires) return { minWords, veto: round4(veto) };
-      // The short band's rise is its fire bar's place: no text there is likely AI.
-      if (minWords < SHORT_TEXT_WORDS)
-        return {
-          minWords,
-          veto: round4(Math.min(veto, fire)),
-          rise: Math.ceil(fire * 10000) / 10000,
-          ...(ceiling === undefined ? {} : { ceiling }),
-        };
+      const top = Math.ceil(fire * 10000) / 10000;
       return {
         minWords,
         veto: round4(Math.min(veto, fire)),
-        fire: Math.ceil(fire * 10000) / 10000,
+        // The short band's rise is its fire bar's place: no text there is likely AI.
+        ...(minWords < SHORT_TEXT_WORDS ? { rise: top } : { fire: top }),
         ...(ceiling === undefined ? {} : { ceiling }),
       };
     });
