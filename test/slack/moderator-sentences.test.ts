@@ -4,6 +4,7 @@
  * once that it is working (item 7); button values Slack would never send get a sentence (item 12).
  * Real Bolt app, real service, the fake Slack on loopback, payloads in Slack's published shapes.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOO_SHORT, WARNING_SENTENCES } from '../../src/words.ts';
 
@@ -72,12 +73,14 @@ describe('button values Slack would never send', () => {
       action_id: ACTION_SHOW_DETAILS,
       value: JSON.stringify({ c: 'unknown', m: 'general', t: 'Two words.' }),
     });
-    const payload = { ...click.payload, trigger_id: 'not-a-trigger-slack-issued' };
+    // Unique per run: the app drops a trigger it has already seen, and a Redis that outlives the run remembers it.
+    const badTrigger = `not-a-trigger-slack-issued-${randomUUID()}`;
+    const payload = { ...click.payload, trigger_id: badTrigger };
     expect((await postToApp(h, interactionBody(payload))).status).toBe(200);
     const reply = await h.slack.waitFor((c) => c.method === 'response_url' && c.responseId === click.responseUrl.split('/').pop());
     expect(reply.args).toMatchObject({ response_type: 'ephemeral', replace_original: false, text: DETAILS_NOT_OPENED_MESSAGE });
     const open = h.slack.callsOf('views.open').at(-1)!;
-    expect(open.args.trigger_id).toBe('not-a-trigger-slack-issued');
+    expect(open.args.trigger_id).toBe(badTrigger);
     expect(h.proxy.detectBodies).toHaveLength(0);
   });
 });
