@@ -27,6 +27,8 @@ export interface BarWindow {
   chat: boolean;
   /** A window of the family's members (v5-members' assistant): they bound how many are cleared. */
   family?: boolean;
+  /** Already `likely_ai` by the bars read beside these (`fireOnly`): it uses up its source's allowance over fire. */
+  fired?: boolean;
 }
 
 export interface AuthorBarRules {
@@ -60,6 +62,12 @@ export interface AuthorBarRules {
   ceilingCost?: number;
   /** The author model's `likely_human` threshold (the vetoed windows' floor). */
   humanThreshold: number;
+  /**
+   * Bars read beside others (`AuthorAssistantBars.messages`): they only fire (`veto` = `fire`, no
+   * ceiling, no family bound), and a source's windows the others already fire on (`fired`) count
+   * towards its allowance, so both readings together keep each source within `fireRate`.
+   */
+  fireOnly?: boolean;
 }
 
 /** The numbers behind one bar, for the report. */
@@ -154,6 +162,29 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
       for (const w of humans) {
         bySource.set(w.source, [...(bySource.get(w.source) ?? []), w.margin]);
         if (w.chat) chatSources.add(w.source);
+      }
+      if (rules.fireOnly) {
+        if (!rules.fireLanguages.includes(language)) continue;
+        const total = new Map([...bySource].map(([source, margins]) => [source, margins.length]));
+        const open = new Map<string, number[]>();
+        const usedUp = new Map<string, number>();
+        for (const w of humans) {
+          if (w.fired) usedUp.set(w.source, (usedUp.get(w.source) ?? 0) + 1);
+          else open.set(w.source, [...(open.get(w.source) ?? []), w.margin]);
+        }
+        const fire = barOver(open, (s) =>
+          Math.max(0, (chatSources.has(s) ? 0 : Math.floor(rules.fireRate * (total.get(s) ?? 0))) - (usedUp.get(s) ?? 0)),
+        );
+        out.push({
+          language,
+          minMessages: n,
+          veto: fire.bar,
+          fire: fire.bar,
+          fireSetBy: fire.setBy,
+          vetoSetBy: 'fire',
+          humans: humans.length,
+        });
+        continue;
       }
       const veto = barOver(bySource, (_source, count) => (count < rules.vetoMinWindows ? -1 : Math.floor(rules.vetoRate * count)));
       if (rules.familyCleared !== undefined && !rankOnly) {

@@ -74,6 +74,16 @@ export interface AuthorAssistantBars {
    * written before them.
    */
   rank?: { minWords: number; bars: Record<string, AuthorAssistantBar[]> };
+  /**
+   * Bars of the same pooled words read on another margin: the mean of the messages' own margins,
+   * each weighted by its words (`messagesMargin`). Pooled, a run of unrelated chat lines is a text
+   * unlike any the head learnt, and a few people's runs reach the assistant's; a message alone is
+   * one, and over ten or twenty of them the people's mean stays far under the assistant's. They
+   * only fire (`veto` = `fire`: no one is kept from being cleared by them), from two messages, for
+   * authors the pooled bars do not clear (`readsMessages`).
+   * Absent in files written before them.
+   */
+  messages?: { minMessages: number; bars: Record<string, AuthorAssistantBar[]> };
   /** Facts for people reading the file: the rules and the windows the bars were fitted on. */
   fitted: Record<string, unknown>;
 }
@@ -122,9 +132,56 @@ export function authorAssistantBarFor(
   const a = model.assistant;
   if (!a || a.detector !== detectorVersion) return undefined;
   const bars = words >= a.minWords ? a.bars : a.rank && words >= a.rank.minWords ? a.rank.bars : undefined;
+  return barOfMost(bars?.[language], messages);
+}
+
+/**
+ * The head's bar on the messages' own margins (`AuthorAssistantBars.messages`) for such an author,
+ * when the file has one: from the pooled bars' words and the bars' fewest messages.
+ */
+export function authorMessagesBarFor(
+  model: AuthorModel,
+  detectorVersion: string,
+  language: Language,
+  messages: number,
+  words: number,
+): AuthorAssistantBar | undefined {
+  const a = model.assistant;
+  if (!a?.messages || a.detector !== detectorVersion || words < a.minWords || messages < a.messages.minMessages) return undefined;
+  return barOfMost(a.messages.bars[language], messages);
+}
+
+/** The bar of the most messages `messages` reaches, of bars ascending by `minMessages`. */
+function barOfMost(bars: readonly AuthorAssistantBar[] | undefined, messages: number): AuthorAssistantBar | undefined {
   let bar: AuthorAssistantBar | undefined;
-  for (const b of bars?.[language] ?? []) if (messages >= b.minMessages) bar = b;
+  for (const b of bars ?? []) if (messages >= b.minMessages) bar = b;
   return bar;
+}
+
+/**
+ * Whether the messages are read one by one at all: only for an author the pooled reading does not
+ * clear (its margin at or over the pooled bar's veto). Nearly every member of the assistant is
+ * (the veto leaves at most 3% of their training windows under it), most people are not, and they
+ * are spared the reading of every message again. The same rule for the bars' fitting and the engine.
+ */
+export function readsMessages(pooledBar: AuthorAssistantBar | undefined, pooledMargin: number | undefined): boolean {
+  return pooledBar !== undefined && pooledMargin !== undefined && pooledMargin >= pooledBar.veto;
+}
+
+/**
+ * The margin `AuthorAssistantBars.messages` is read on: the mean of the messages' own head margins,
+ * each weighted by its words (a two-word reply says less than a paragraph). The same function for
+ * the bars' fitting and the engine.
+ */
+export function messagesMargin(margins: readonly number[], words: readonly number[]): number {
+  let sum = 0;
+  let weight = 0;
+  for (const [i, m] of margins.entries()) {
+    const w = Math.max(1, words[i] ?? 0);
+    sum += m * w;
+    weight += w;
+  }
+  return weight > 0 ? sum / weight : Number.NEGATIVE_INFINITY;
 }
 
 export function authorProbability(model: Pick<AuthorModel, 'bands'>, pooledRawScore: number, words: number): number {

@@ -4,8 +4,17 @@
  */
 import type { GroupCalibration } from './artifact.ts';
 import { confirmingBar, liftedProbability } from './assistant.ts';
-import { authorAssistantBarFor, authorBandFor, authorProbability, poolMessages, type AuthorModel } from './author.ts';
-import { HASHED_DOCUMENT, HASHED_STRIDE, isWordToken, tokenize, type HashedColumn } from './features.ts';
+import {
+  authorAssistantBarFor,
+  authorBandFor,
+  authorMessagesBarFor,
+  authorProbability,
+  messagesMargin,
+  poolMessages,
+  readsMessages,
+  type AuthorModel,
+} from './author.ts';
+import { HASHED_DOCUMENT, HASHED_STRIDE, isWordToken, tokenize, type FeatureVector, type HashedColumn } from './features.ts';
 import { identifyLanguage } from './language.ts';
 import { calibrate, round4, sigmoid, type LoadedModel } from './model.ts';
 import { lowerForFeatures, normalize, type NormalizedText } from './normalize.ts';
@@ -137,7 +146,7 @@ export class TextDetector implements Detector {
       /** The given language is the caller's guess (a document's windows): say so, as for a text whose language is a guess. */
       guessedLanguage?: boolean;
     } = {},
-  ): { result: DetectionResult; words: number } {
+  ): { result: DetectionResult; words: number; f: FeatureVector; raw: number; margin: number | undefined } {
     if (typeof text !== 'string') throw new TypeError('text must be a string.');
     const mode: Mode = options.mode ?? 'general';
     checkOptions(options);
@@ -252,7 +261,7 @@ export class TextDetector implements Detector {
       windows: [],
     };
     result.origin = originOf(result);
-    return { result, words: f.words };
+    return { result, words: f.words, f, raw, margin: assistant?.margin };
   }
 
   detectAuthor(messages: readonly string[], options: AuthorDetectOptions = {}): AuthorDetectionResult {
@@ -306,6 +315,9 @@ export class TextDetector implements Detector {
       if (clearlyOtherLanguage(pooled, options.language)) warnings.add('language_mismatch');
     }
     const used: string[] = [];
+    // Each used message's features, raw score and the head's margin where scoring it read one, for
+    // the head's reading of the messages one by one.
+    const read: Array<{ f: FeatureVector; raw: number; margin: number | undefined }> = [];
     let words = 0;
     for (const c of candidates) {
       const clearlySupported = c.guess?.certain && c.guess.supported;
@@ -313,7 +325,8 @@ export class TextDetector implements Detector {
         scores[c.index] = { index: c.index, words: 0, ai_probability: null, skipped: 'other_language' };
         continue;
       }
-      const { result: r, words: n } = this.#score(c.text, { mode, language }, { given: c.norm, languageChecked: true });
+      const { result: r, words: n, f, raw, margin } = this.#score(c.text, { mode, language }, { given: c.norm, languageChecked: true });
+      read.push({ f, raw, margin });
       if (r.warnings.includes('calibration_fallback')) warnings.add('calibration_fallback');
       scores[c.index] = { index: c.index, words: n, ai_probability: r.ai_probability, skipped: null };
       used.push(c.text);
@@ -332,11 +345,20 @@ export class TextDetector implements Detector {
       // model's own bars for it; it only ever raises the score.
       const bar = authorAssistantBarFor(author, this.m.version, language, used.length, words);
       const margin = bar && this.m.assistantMarginOf(f, pooled.raw);
-      if (bar && margin !== undefined) {
-        const before = p;
-        p = liftedProbability(p, margin, bar, band.aiThreshold, author.humanThreshold);
-        liftedToAi = before < band.aiThreshold && p >= band.aiThreshold;
+      const before = p;
+      if (bar && margin !== undefined) p = liftedProbability(p, margin, bar, band.aiThreshold, author.humanThreshold);
+      // And on the messages one by one, where pooling hides what each says (AuthorAssistantBars.messages).
+      const byMessage = authorMessagesBarFor(author, this.m.version, language, used.length, words);
+      if (byMessage && readsMessages(bar, margin)) {
+        const margins: number[] = [];
+        for (const r of read) margins.push(r.margin ?? this.m.assistantMarginOf(r.f, r.raw) ?? Number.NEGATIVE_INFINITY);
+        const m = messagesMargin(
+          margins,
+          read.map((r) => r.f.words),
+        );
+        p = liftedProbability(p, m, byMessage, band.aiThreshold, author.humanThreshold);
       }
+      liftedToAi = before < band.aiThreshold && p >= band.aiThreshold;
     }
     // The evidence floor of one text, on the used messages' words together: below it no verdict
     // either way.

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liftedProbability } from '../../src/detector/assistant.ts';
-import { authorAssistantBarFor, readAuthorModel, type AuthorModel } from '../../src/detector/author.ts';
+import {
+  authorAssistantBarFor,
+  authorMessagesBarFor,
+  messagesMargin,
+  readAuthorModel,
+  type AuthorModel,
+} from '../../src/detector/author.ts';
 import { createDetector, DEFAULT_AUTHOR_MODEL_PATH, type Detector } from '../../src/detector/index.ts';
 import { auroc } from '../../src/detector/metrics.ts';
 import { fitAuthorAssistantBars, type AuthorBarRules, type BarWindow } from '../../scripts/lib/author-assistant.ts';
@@ -187,6 +193,40 @@ describe('fitting the assistant head’s bars for authors', () => {
   });
 });
 
+describe('the bars on the messages one by one (fireOnly)', () => {
+  const windows = [...humans('irc', 10, 200, -7, 0.5, true), ...humans('essays', 10, 1000, -6, 1)];
+  const rules = { ...RULES, fireRate: 0.002, fireOnly: true, familyCleared: 0.03, ceilingCost: 0.002 };
+
+  it('only fire: the veto is the fire bar, with no ceiling and no bound from the family', () => {
+    const family = humans('v5-members', 10, 100, -4, 2).map((w) => ({ ...w, y: 1 as const, family: true }));
+    const [bar] = fitAuthorAssistantBars([...windows, ...family], rules);
+    expect(bar!.veto).toBe(bar!.fire);
+    expect(bar!.ceiling).toBeUndefined();
+    // 1,000 essay windows: two may be over (0.2%); no chat member.
+    const over = (source: string): number => windows.filter((w) => w.source === source && w.margin >= bar!.fire!).length;
+    expect(over('irc')).toBe(0);
+    expect(over('essays')).toBe(2);
+  });
+
+  it('counts a window the pooled bars already fire on against its source’s allowance', () => {
+    // Two essay windows are already likely_ai by the pooled reading (the highest and the lowest here):
+    // they use up the source's two, so no other may be over.
+    const fired = windows.map((w) => (w.source === 'essays' && (w.margin >= 0.998 || w.margin === -6) ? { ...w, fired: true } : w));
+    expect(fired.filter((w) => w.fired)).toHaveLength(2);
+    const [bar] = fitAuthorAssistantBars(fired, rules);
+    expect(fired.filter((w) => w.source === 'essays' && !w.fired && w.margin >= bar!.fire!)).toHaveLength(0);
+    expect(bar!.fire).toBeGreaterThan(fitAuthorAssistantBars(windows, rules)[0]!.fire!);
+  });
+
+  it('reads the mean of the messages’ margins weighted by their words', () => {
+    expect(messagesMargin([2, -1], [30, 10])).toBeCloseTo((2 * 30 - 10) / 40, 12);
+    expect(messagesMargin([1.5], [7])).toBe(1.5);
+    // A message of no words still counts once, so a run of them is not read as nothing.
+    expect(messagesMargin([1, 3], [0, 0])).toBe(2);
+    expect(messagesMargin([], [])).toBe(Number.NEGATIVE_INFINITY);
+  });
+});
+
 describe('finding an author’s bar', () => {
   const model = {
     assistant: {
@@ -210,6 +250,30 @@ describe('finding an author’s bar', () => {
     expect(authorAssistantBarFor(model, 'td1-x', 'en', 25, 39)).toBeUndefined();
   });
 
+  it('on the messages one by one, from the bars’ fewest messages and the pooled bars’ words, for their detector only', () => {
+    const both = {
+      assistant: {
+        ...model.assistant!,
+        messages: {
+          minMessages: 2,
+          bars: {
+            en: [
+              { minMessages: 2, veto: 3, fire: 3 },
+              { minMessages: 10, veto: 0.5, fire: 0.5 },
+            ],
+          },
+        },
+      },
+    } as unknown as AuthorModel;
+    expect(authorMessagesBarFor(both, 'td1-x', 'en', 5, 100)?.fire).toBe(3);
+    expect(authorMessagesBarFor(both, 'td1-x', 'en', 20, 100)?.fire).toBe(0.5);
+    expect(authorMessagesBarFor(both, 'td1-x', 'en', 1, 100)).toBeUndefined();
+    expect(authorMessagesBarFor(both, 'td1-x', 'en', 20, 39)).toBeUndefined();
+    expect(authorMessagesBarFor(both, 'td1-other', 'en', 20, 100)).toBeUndefined();
+    expect(authorMessagesBarFor(both, 'td1-x', 'tr', 20, 100)).toBeUndefined();
+    expect(authorMessagesBarFor(model, 'td1-x', 'en', 20, 100)).toBeUndefined();
+  });
+
   it('under the evidence floor, takes the bars that only rank, from their fewest words', () => {
     const ranked = {
       assistant: { ...model.assistant!, rank: { minWords: 15, bars: { en: [{ minMessages: 1, veto: 0.5, rise: 2, ceiling: 0.7 }] } } },
@@ -228,16 +292,21 @@ const MEMBERS = trainingDataFile('v5-members-dev.jsonl');
 describe.skipIf(!existsSync(MEMBERS))('the shipped bars on v5-members-dev', () => {
   let withBars: Detector;
   let without: Detector;
+  let pooledOnly: Detector;
   let noHead: Detector;
   let dir: string;
   beforeAll(async () => {
     const shipped = readAuthorModel(DEFAULT_AUTHOR_MODEL_PATH);
     expect(shipped.assistant?.bars.en?.length).toBeGreaterThan(0);
-    const { assistant: _bars, ...bare } = shipped;
+    expect(shipped.assistant?.messages?.bars.en?.length).toBeGreaterThan(0);
+    const { assistant, ...bare } = shipped;
+    const { messages: _messages, ...pooled } = assistant!;
     dir = mkdtempSync(join(tmpdir(), 'textdetect-author-bars-'));
     writeFileSync(join(dir, 'author.json'), JSON.stringify(bare));
+    writeFileSync(join(dir, 'pooled.json'), JSON.stringify({ ...bare, assistant: pooled }));
     withBars = await createDetector();
     without = await createDetector({ authorModel: join(dir, 'author.json') });
+    pooledOnly = await createDetector({ authorModel: join(dir, 'pooled.json') });
     noHead = await createDetector({ assistantHead: false });
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -293,6 +362,17 @@ describe.skipIf(!existsSync(MEMBERS))('the shipped bars on v5-members-dev', () =
     const rank = (k: 0 | 1) => auroc([...ai.map((s) => s[k]), ...people.map((s) => s[k])], [...ai.map(() => 1), ...people.map(() => 0)]);
     expect(ai.length).toBeGreaterThan(50);
     expect(rank(0)).toBeGreaterThan(rank(1));
+  });
+
+  it('flags more of the assistant’s windows on the messages one by one than pooled alone, never lowering one', () => {
+    let flagged = [0, 0];
+    for (const w of windowsOf('ai')) {
+      const a = withBars.detectAuthor(w);
+      const b = pooledOnly.detectAuthor(w);
+      expect(a.ai_probability).toBeGreaterThanOrEqual(b.ai_probability);
+      flagged = [flagged[0]! + Number(a.verdict === 'likely_ai'), flagged[1]! + Number(b.verdict === 'likely_ai')];
+    }
+    expect(flagged[0]).toBeGreaterThan(flagged[1]!);
   });
 
   it('flags no IRC user’s window, and a detector without the head answers as the calibration alone', () => {
