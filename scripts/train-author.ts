@@ -26,7 +26,8 @@
  *
  * The assistant head's bars for authors (`scripts/lib/author-assistant.ts`) are fitted afterwards on
  * windows read by `--detector` (default models/detector.bin, the artifact they are for): the same
- * authors plus `v5-members-train.jsonl`. None of the windows of IRC users and TweepFake accounts
+ * authors plus `v5-members-train.jsonl`, and for the bars that give a verdict the sentences of the
+ * v3-dev and v4-dev texts too (VERDICT_ONLY_FILES). None of the windows of IRC users and TweepFake accounts
  * (people's own short posts) may be lifted to likely_ai; the assistant's members bound the veto
  * (--family-cleared), and the report counts them.
  * The head saw none of these members (nor the dev texts); it did see tweets of 7 of the 15
@@ -54,9 +55,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readArtifact } from '../src/detector/artifact.ts';
 import {
-  authorAssistantBarFor,
   authorBandFor,
   authorProbability,
+  barForMessages,
   messagesMargin,
   poolMessages,
   readsMessages,
@@ -330,9 +331,9 @@ function fitAssistantBars(detectorPath: string, bands: AuthorModel['bands']): Au
       : [];
   // The bars on the messages one by one, beside the pooled ones: a window those already fire on uses
   // up its source's allowance.
-  const pooledBars = { detector: header.version, minWords: BAR_RULES.minWords, bars: barsByLanguage(fitted), fitted: {} };
+  const pooledBars = barsByLanguage(fitted);
   const messageWindows = windows.map((w, i) => {
-    const bar = authorAssistantBarFor({ assistant: pooledBars } as AuthorModel, header.version, w.language as Language, w.n, w.words);
+    const bar = w.words >= BAR_RULES.minWords ? barForMessages(pooledBars[w.language], w.n) : undefined;
     return {
       ...w,
       // A window the pooled reading clears is not read message by message (`readsMessages`).
@@ -487,8 +488,7 @@ function heldOutSources(windows: readonly BarWindow[], rules: AuthorBarRules): A
     );
     const own = humans.filter((w) => w.source === source);
     const over = own.filter((w) => {
-      let fire: number | undefined;
-      for (const b of bars[w.language] ?? []) if (w.n >= b.minMessages) fire = b.fire;
+      const fire = barForMessages(bars[w.language], w.n)?.fire;
       return fire !== undefined && w.margin >= fire;
     }).length;
     return { source, over, windows: own.length };

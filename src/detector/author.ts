@@ -120,7 +120,9 @@ export function authorBandFor(model: Pick<AuthorModel, 'bands'>, words: number):
 
 /**
  * The head's bar for an author of `messages` used messages and `words` pooled words in `language`,
- * when the file has bars for the detector `detectorVersion` and such authors.
+ * when the file has bars for the detector `detectorVersion` and such authors: for the pooled
+ * messages (`bars`, or `rank` under their words), or with `reading` 'messages' for the messages one
+ * by one (`messages`: from the pooled bars' words and the bars' fewest messages).
  */
 export function authorAssistantBarFor(
   model: AuthorModel,
@@ -128,31 +130,20 @@ export function authorAssistantBarFor(
   language: Language,
   messages: number,
   words: number,
+  reading: 'pooled' | 'messages' = 'pooled',
 ): AuthorAssistantBar | undefined {
   const a = model.assistant;
   if (!a || a.detector !== detectorVersion) return undefined;
+  if (reading === 'messages') {
+    const ok = a.messages && words >= a.minWords && messages >= a.messages.minMessages;
+    return ok ? barForMessages(a.messages?.bars[language], messages) : undefined;
+  }
   const bars = words >= a.minWords ? a.bars : a.rank && words >= a.rank.minWords ? a.rank.bars : undefined;
-  return barOfMost(bars?.[language], messages);
-}
-
-/**
- * The head's bar on the messages' own margins (`AuthorAssistantBars.messages`) for such an author,
- * when the file has one: from the pooled bars' words and the bars' fewest messages.
- */
-export function authorMessagesBarFor(
-  model: AuthorModel,
-  detectorVersion: string,
-  language: Language,
-  messages: number,
-  words: number,
-): AuthorAssistantBar | undefined {
-  const a = model.assistant;
-  if (!a?.messages || a.detector !== detectorVersion || words < a.minWords || messages < a.messages.minMessages) return undefined;
-  return barOfMost(a.messages.bars[language], messages);
+  return barForMessages(bars?.[language], messages);
 }
 
 /** The bar of the most messages `messages` reaches, of bars ascending by `minMessages`. */
-function barOfMost(bars: readonly AuthorAssistantBar[] | undefined, messages: number): AuthorAssistantBar | undefined {
+export function barForMessages(bars: readonly AuthorAssistantBar[] | undefined, messages: number): AuthorAssistantBar | undefined {
   let bar: AuthorAssistantBar | undefined;
   for (const b of bars ?? []) if (messages >= b.minMessages) bar = b;
   return bar;

@@ -7,7 +7,6 @@ import { confirmingBar, liftedProbability } from './assistant.ts';
 import {
   authorAssistantBarFor,
   authorBandFor,
-  authorMessagesBarFor,
   authorProbability,
   messagesMargin,
   poolMessages,
@@ -348,12 +347,10 @@ export class TextDetector implements Detector {
       const before = p;
       if (bar && margin !== undefined) p = liftedProbability(p, margin, bar, band.aiThreshold, author.humanThreshold);
       // And on the messages one by one, where pooling hides what each says (AuthorAssistantBars.messages).
-      const byMessage = authorMessagesBarFor(author, this.m.version, language, used.length, words);
+      const byMessage = authorAssistantBarFor(author, this.m.version, language, used.length, words, 'messages');
       if (byMessage && readsMessages(bar, margin)) {
-        const margins: number[] = [];
-        for (const r of read) margins.push(r.margin ?? this.m.assistantMarginOf(r.f, r.raw) ?? Number.NEGATIVE_INFINITY);
         const m = messagesMargin(
-          margins,
+          read.map((r) => r.margin ?? this.m.assistantMarginOf(r.f, r.raw) ?? Number.NEGATIVE_INFINITY),
           read.map((r) => r.f.words),
         );
         p = liftedProbability(p, m, byMessage, band.aiThreshold, author.humanThreshold);

@@ -3,13 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liftedProbability } from '../../src/detector/assistant.ts';
-import {
-  authorAssistantBarFor,
-  authorMessagesBarFor,
-  messagesMargin,
-  readAuthorModel,
-  type AuthorModel,
-} from '../../src/detector/author.ts';
+import { authorAssistantBarFor, messagesMargin, readAuthorModel, type AuthorModel } from '../../src/detector/author.ts';
 import { createDetector, DEFAULT_AUTHOR_MODEL_PATH, type Detector } from '../../src/detector/index.ts';
 import { auroc } from '../../src/detector/metrics.ts';
 import { fitAuthorAssistantBars, type AuthorBarRules, type BarWindow } from '../../scripts/lib/author-assistant.ts';
@@ -265,13 +259,13 @@ describe('finding an author’s bar', () => {
         },
       },
     } as unknown as AuthorModel;
-    expect(authorMessagesBarFor(both, 'td1-x', 'en', 5, 100)?.fire).toBe(3);
-    expect(authorMessagesBarFor(both, 'td1-x', 'en', 20, 100)?.fire).toBe(0.5);
-    expect(authorMessagesBarFor(both, 'td1-x', 'en', 1, 100)).toBeUndefined();
-    expect(authorMessagesBarFor(both, 'td1-x', 'en', 20, 39)).toBeUndefined();
-    expect(authorMessagesBarFor(both, 'td1-other', 'en', 20, 100)).toBeUndefined();
-    expect(authorMessagesBarFor(both, 'td1-x', 'tr', 20, 100)).toBeUndefined();
-    expect(authorMessagesBarFor(model, 'td1-x', 'en', 20, 100)).toBeUndefined();
+    expect(authorAssistantBarFor(both, 'td1-x', 'en', 5, 100, 'messages')?.fire).toBe(3);
+    expect(authorAssistantBarFor(both, 'td1-x', 'en', 20, 100, 'messages')?.fire).toBe(0.5);
+    expect(authorAssistantBarFor(both, 'td1-x', 'en', 1, 100, 'messages')).toBeUndefined();
+    expect(authorAssistantBarFor(both, 'td1-x', 'en', 20, 39, 'messages')).toBeUndefined();
+    expect(authorAssistantBarFor(both, 'td1-other', 'en', 20, 100, 'messages')).toBeUndefined();
+    expect(authorAssistantBarFor(both, 'td1-x', 'tr', 20, 100, 'messages')).toBeUndefined();
+    expect(authorAssistantBarFor(model, 'td1-x', 'en', 20, 100, 'messages')).toBeUndefined();
   });
 
   it('under the evidence floor, takes the bars that only rank, from their fewest words', () => {
