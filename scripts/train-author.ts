@@ -336,7 +336,7 @@ function fitAssistantBars(detectorPath: string, bands: AuthorModel['bands']): Au
     const bar = w.words >= BAR_RULES.minWords ? barForMessages(pooledBars[w.language], w.n) : undefined;
     return {
       ...w,
-      // A window the pooled reading clears is not read message by message (`readsMessages`).
+      // A window under the pooled veto is not read message by message (`readsMessages`).
       margin: readsMessages(bar, w.margin) ? byMessage[i]! : Number.NEGATIVE_INFINITY,
       fired: bar?.fire !== undefined && w.margin >= bar.fire,
     };
