@@ -388,8 +388,10 @@ function fitAssistantBars(detectorPath: string, bands: AuthorModel['bands']): Au
       `\nAuthors under the evidence floor (${RANK_FROM}–${BAR_RULES.minWords - 1} pooled words), ranked by the head only: bars that never give a verdict`,
     );
     const rankRows = ranked.map((b) => {
+      // The windows these bars were fitted on (not VERDICT_ONLY_FILES').
       const at = windows.filter(
-        (w) => w.language === b.language && w.n === b.minMessages && w.words >= RANK_FROM && w.words < BAR_RULES.minWords,
+        (w, i) =>
+          !verdictOnly[i] && w.language === b.language && w.n === b.minMessages && w.words >= RANK_FROM && w.words < BAR_RULES.minWords,
       );
       const over = (xs: typeof at): string => `${xs.filter((w) => w.margin >= b.veto).length} of ${xs.length}`;
       return [...barCells(b, b.rise), over(at.filter((w) => w.y === 0)), over(at.filter((w) => w.family))];
