@@ -278,7 +278,7 @@ async function abChild(newRoot: string, oldRoot: string, newFirst: boolean): Pro
   const second = await load(newFirst ? oldRoot : newRoot);
   const [neu, old] = newFirst ? [first, second] : [second, first];
   // A few words of a text may read as no language the engine knows (it refuses them): left out.
-  const texts300 = cut.filter((text) => {
+  const abTexts = cut.filter((text) => {
     try {
       neu.detect(text, { mode: 'academic' });
       return true;
@@ -291,7 +291,7 @@ async function abChild(newRoot: string, oldRoot: string, newFirst: boolean): Pro
   let at = 0;
   const run = (detector: Detector, segments: boolean): number => {
     const cpu = process.cpuUsage();
-    for (let i = 0; i < block; i++) detector.detect(texts300[(at + i) % texts300.length]!, { mode: 'academic', segments });
+    for (let i = 0; i < block; i++) detector.detect(abTexts[(at + i) % abTexts.length]!, { mode: 'academic', segments });
     const used = process.cpuUsage(cpu);
     return (used.user + used.system) / 1000 / block;
   };

@@ -371,8 +371,10 @@ function bars(rows: readonly AssistantSample[], oof: Float64Array): Record<strin
         .map((h) => ({ source: h.s.source, m: h.m }))
         .sort((x, y) => y.m - x.m);
       const { bar: fire, added, binding } = cappedBar(sorted, n, used, humans.length);
+      // The short band's rise is its fire bar's place: no text there is likely AI.
+      const ranksOnly = minWords < SHORT_TEXT_WORDS;
       console.log(
-        `${minWords < SHORT_TEXT_WORDS ? 'rise' : 'fire'} bar ${language} ${minWords}+ set by ${binding || 'no human'}; ${added} held-out humans above it`,
+        `${ranksOnly ? 'rise' : 'fire'} bar ${language} ${minWords}+ set by ${binding || 'no human'}; ${added} held-out humans above it`,
       );
       const bySource = new Map<string, number[]>();
       for (const h of humans) bySource.set(h.s.source, [...(bySource.get(h.s.source) ?? []), h.m]);
@@ -383,8 +385,7 @@ function bars(rows: readonly AssistantSample[], oof: Float64Array): Record<strin
       return {
         minWords,
         veto: round4(Math.min(veto, fire)),
-        // The short band's rise is its fire bar's place: no text there is likely AI.
-        ...(minWords < SHORT_TEXT_WORDS ? { rise: top } : { fire: top }),
+        ...(ranksOnly ? { rise: top } : { fire: top }),
         ...(ceiling === undefined ? {} : { ceiling }),
       };
     });

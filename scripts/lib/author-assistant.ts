@@ -165,7 +165,6 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
       }
       if (rules.fireOnly) {
         if (!rules.fireLanguages.includes(language)) continue;
-        const total = new Map([...bySource].map(([source, margins]) => [source, margins.length]));
         const open = new Map<string, number[]>();
         const usedUp = new Map<string, number>();
         for (const w of humans) {
@@ -173,7 +172,7 @@ export function fitAuthorAssistantBars(windows: readonly BarWindow[], rules: Aut
           else open.set(w.source, [...(open.get(w.source) ?? []), w.margin]);
         }
         const fire = barOver(open, (s) =>
-          Math.max(0, (chatSources.has(s) ? 0 : Math.floor(rules.fireRate * (total.get(s) ?? 0))) - (usedUp.get(s) ?? 0)),
+          Math.max(0, (chatSources.has(s) ? 0 : Math.floor(rules.fireRate * (bySource.get(s)?.length ?? 0))) - (usedUp.get(s) ?? 0)),
         );
         out.push({
           language,
