@@ -26,16 +26,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
-import { PostgresStore, SqliteStore, type DurableStore } from '../adapters/chat/store/index.ts';
-import { DurableInstallationStore } from '../adapters/slack/installation-store.ts';
-import { shardOfGuild } from '../adapters/discord/shards.ts';
-import { createApiKey, startService } from '../src/service/index.ts';
-import { FakeDiscord, snowflake } from '../demo/discord/fake-discord.ts';
-import { chatInputDetect, user } from '../demo/discord/payloads.ts';
-import { createTestDatabase } from '../test/helpers/postgres.ts';
-import { startRedisServer } from '../test/helpers/redis.ts';
-import { FakeSlack, signSlackRequest, type FakeOAuthInstall } from '../demo/slack/fake-slack.ts';
+import type { DurableStore } from '../adapters/chat/store/index.ts';
+import type { FakeOAuthInstall } from '../demo/slack/fake-slack.ts';
 import { scriptArgs } from './lib/options.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -47,6 +39,19 @@ const args = scriptArgs(import.meta.url, {
     lookups: { type: 'string', default: '5000' },
   },
 });
+// Loaded once the options are read, so that --help and a mistyped option answer at once, not
+// after seconds of loading what the run needs.
+const { default: pino } = await import('pino');
+const { PostgresStore, SqliteStore } = await import('../adapters/chat/store/index.ts');
+const { DurableInstallationStore } = await import('../adapters/slack/installation-store.ts');
+const { shardOfGuild } = await import('../adapters/discord/shards.ts');
+const { createApiKey, startService } = await import('../src/service/index.ts');
+const { FakeDiscord, snowflake } = await import('../demo/discord/fake-discord.ts');
+const { chatInputDetect, user } = await import('../demo/discord/payloads.ts');
+const { createTestDatabase } = await import('../test/helpers/postgres.ts');
+const { startRedisServer } = await import('../test/helpers/redis.ts');
+const { FakeSlack, signSlackRequest } = await import('../demo/slack/fake-slack.ts');
+
 const DURATION_MS = Number(args.duration) * 1000;
 const CONNECTIONS = Number(args.connections);
 const WORKSPACES = Number(args.workspaces);

@@ -23,19 +23,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApplicationFlags } from 'discord.js';
-import pino from 'pino';
-import { connectDetectionBackend } from '../adapters/chat/backend.ts';
-import { DEFAULT_WATCH_SETTINGS } from '../adapters/chat/watch/config.ts';
-import { watchDetectorFor } from '../adapters/chat/watch/detector.ts';
-import { PostgresStore, SqliteStore, type StoreLocation, type WatchStore } from '../adapters/chat/store/index.ts';
-import { createDiscordBot } from '../adapters/discord/bot.ts';
-import { createApiKey, startService } from '../src/service/index.ts';
-import { FakeDiscord, snowflake } from '../demo/discord/fake-discord.ts';
-import { chatInputDetect, user } from '../demo/discord/payloads.ts';
-import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.ts';
-import { guildWithChannels, messageCreate, resolvedChannel, settingsCommand } from '../demo/discord/watch-payloads.ts';
-import { benchTexts } from './bench-texts.ts';
+import type { StoreLocation, WatchStore } from '../adapters/chat/store/index.ts';
+import type { TestDatabase } from '../test/helpers/postgres.ts';
 import { scriptArgs } from './lib/options.mjs';
 
 const args = scriptArgs(import.meta.url, {
@@ -50,6 +39,22 @@ const args = scriptArgs(import.meta.url, {
     'drain-seconds': { type: 'string', default: '120' },
   },
 });
+// Loaded once the options are read, so that --help and a mistyped option answer at once, not
+// after seconds of loading what the run needs.
+const { ApplicationFlags } = await import('discord.js');
+const { default: pino } = await import('pino');
+const { connectDetectionBackend } = await import('../adapters/chat/backend.ts');
+const { DEFAULT_WATCH_SETTINGS } = await import('../adapters/chat/watch/config.ts');
+const { watchDetectorFor } = await import('../adapters/chat/watch/detector.ts');
+const { PostgresStore, SqliteStore } = await import('../adapters/chat/store/index.ts');
+const { createDiscordBot } = await import('../adapters/discord/bot.ts');
+const { createApiKey, startService } = await import('../src/service/index.ts');
+const { FakeDiscord, snowflake } = await import('../demo/discord/fake-discord.ts');
+const { chatInputDetect, user } = await import('../demo/discord/payloads.ts');
+const { createTestDatabase } = await import('../test/helpers/postgres.ts');
+const { guildWithChannels, messageCreate, resolvedChannel, settingsCommand } = await import('../demo/discord/watch-payloads.ts');
+const { benchTexts } = await import('./bench-texts.ts');
+
 const rate = Number(args.rate);
 const seconds = Number(args.seconds);
 const members = Number(args.members);

@@ -23,20 +23,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApplicationFlags } from 'discord.js';
-import pg from 'pg';
-import pino from 'pino';
-import { connectDetectionBackend } from '../adapters/chat/backend.ts';
-import { PostgresStore } from '../adapters/chat/store/index.ts';
-import { createDiscordBot } from '../adapters/discord/bot.ts';
-import { createApiKey, startService, type RunningService } from '../src/service/index.ts';
-import { FakeDiscord, snowflake, type RecordedRequest } from '../demo/discord/fake-discord.ts';
-import { chatInputDetect, user, type Place } from '../demo/discord/payloads.ts';
-import { guildWithChannels, messageCreate, type Author } from '../demo/discord/watch-payloads.ts';
-import { startPostgresCluster, type PostgresCluster } from '../test/helpers/pg-cluster.ts';
-import { startRedisServer } from '../test/helpers/redis.ts';
-import { LONG_TEXT, postToApp, slashCommandBody, startHarness } from '../test/slack/harness.ts';
-import { DetectProxy } from '../test/slack/proxy.ts';
+import type { RunningService } from '../src/service/index.ts';
+import type { FakeDiscord as RunningFakeDiscord, RecordedRequest } from '../demo/discord/fake-discord.ts';
+import type { Place } from '../demo/discord/payloads.ts';
+import type { Author } from '../demo/discord/watch-payloads.ts';
+import type { PostgresCluster } from '../test/helpers/pg-cluster.ts';
 import { scriptArgs } from './lib/options.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,6 +40,23 @@ const args = scriptArgs(import.meta.url, {
     logs: { type: 'string' },
   },
 });
+// Loaded once the options are read, so that --help and a mistyped option answer at once, not
+// after seconds of loading what the run needs.
+const { ApplicationFlags } = await import('discord.js');
+const { default: pg } = await import('pg');
+const { default: pino } = await import('pino');
+const { connectDetectionBackend } = await import('../adapters/chat/backend.ts');
+const { PostgresStore } = await import('../adapters/chat/store/index.ts');
+const { createDiscordBot } = await import('../adapters/discord/bot.ts');
+const { createApiKey, startService } = await import('../src/service/index.ts');
+const { FakeDiscord, snowflake } = await import('../demo/discord/fake-discord.ts');
+const { chatInputDetect, user } = await import('../demo/discord/payloads.ts');
+const { guildWithChannels, messageCreate } = await import('../demo/discord/watch-payloads.ts');
+const { startPostgresCluster } = await import('../test/helpers/pg-cluster.ts');
+const { startRedisServer } = await import('../test/helpers/redis.ts');
+const { LONG_TEXT, postToApp, slashCommandBody, startHarness } = await import('../test/slack/harness.ts');
+const { DetectProxy } = await import('../test/slack/proxy.ts');
+
 const REDIS_SECONDS = Number(args['redis-seconds']);
 const PG_SECONDS = Number(args['pg-seconds']);
 const MESSAGES = Number(args.messages);
@@ -161,7 +169,7 @@ interface BotProcess {
   output(): string;
 }
 
-async function startBot(fake: FakeDiscord, env: NodeJS.ProcessEnv): Promise<BotProcess> {
+async function startBot(fake: RunningFakeDiscord, env: NodeJS.ProcessEnv): Promise<BotProcess> {
   const identified = fake.identifies.length;
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'adapters/discord/main.ts')], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },

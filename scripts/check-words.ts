@@ -11,14 +11,7 @@
  *   npm run check:words -- --examples 3  examples shown per rule and surface (default 2)
  */
 import { existsSync } from 'node:fs';
-import { createDetector } from '../src/detector/index.ts';
-import { checkSurfaces, formatTally } from '../test/words/check.ts';
-import { RULES, type Rule } from '../test/words/contradictions.ts';
-import { DEV_FILES, devAnswers, documentAnswers } from '../test/words/dev-answers.ts';
-import { SURFACES } from '../test/words/surfaces.ts';
-import { startTestService } from '../test/service/helpers.ts';
-import { trainingDataFile } from '../test/helpers/training-data.ts';
-import { HAS_CHROMIUM, launchBrowser } from '../test/web/browser.ts';
+import type { Rule } from '../test/words/contradictions.ts';
 import { scriptArgs } from './lib/options.mjs';
 
 const values = scriptArgs(import.meta.url, {
@@ -28,6 +21,17 @@ const values = scriptArgs(import.meta.url, {
     examples: { type: 'string', default: '2' },
   },
 });
+// Loaded once the options are read, so that --help and a mistyped option answer at once, not
+// after seconds of loading what the run needs.
+const { createDetector } = await import('../src/detector/index.ts');
+const { checkSurfaces, formatTally } = await import('../test/words/check.ts');
+const { RULES } = await import('../test/words/contradictions.ts');
+const { DEV_FILES, devAnswers, documentAnswers } = await import('../test/words/dev-answers.ts');
+const { SURFACES } = await import('../test/words/surfaces.ts');
+const { startTestService } = await import('../test/service/helpers.ts');
+const { trainingDataFile } = await import('../test/helpers/training-data.ts');
+const { HAS_CHROMIUM, launchBrowser } = await import('../test/web/browser.ts');
+
 const every = Number(values.every);
 const examples = Number(values.examples);
 if (!Number.isInteger(every) || every < 1 || !Number.isInteger(examples) || examples < 0) {

@@ -10,8 +10,6 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { startTestService } from '../test/service/helpers.ts';
-import { HAS_CHROMIUM, launchBrowser, NO_CHROMIUM_MESSAGE } from '../test/web/browser.ts';
 import { scriptArgs } from './lib/options.mjs';
 
 const TEXT =
@@ -21,6 +19,11 @@ const TEXT =
   'Furthermore, engaging with nature has been shown to significantly reduce stress and enhance overall well-being, making such spaces an essential component of vibrant, resilient communities.';
 
 const values = scriptArgs(import.meta.url, { options: { out: { type: 'string', default: 'docs/img/playground.png' } } });
+// Loaded once the options are read, so that --help and a mistyped option answer at once, not
+// after seconds of loading what the run needs.
+const { startTestService } = await import('../test/service/helpers.ts');
+const { HAS_CHROMIUM, launchBrowser, NO_CHROMIUM_MESSAGE } = await import('../test/web/browser.ts');
+
 if (!HAS_CHROMIUM) {
   process.stderr.write(`screenshot:page: ${NO_CHROMIUM_MESSAGE}\n`);
   process.exit(2);
