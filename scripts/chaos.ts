@@ -209,6 +209,8 @@ interface WatchRun {
   flags: number;
   withoutCard: number;
   cardsPosted: number;
+  /** Card posts Discord answered with the card already posted for the flag. */
+  postedAgain: number;
   cardsTwice: number;
 }
 
@@ -313,9 +315,12 @@ async function watchRun(
     await client.end();
     await check.close();
     const cardPosts = fake.requests.filter((r) => r.method === 'POST' && r.path === `/channels/${modlog}/messages`);
+    // What moderators see: the cards in the mod-log, a post Discord answered with an earlier card
+    // of the same nonce (the flag) counted once.
+    const cards = fake.created.filter((message) => message.channel_id === modlog);
     const perFlag = new Map<string, number>();
-    for (const post of cardPosts) {
-      const flagId = /"custom_id":"[^"]*?:([\w-]{12})"/.exec(JSON.stringify(post.body))?.[1] ?? 'unknown';
+    for (const card of cards) {
+      const flagId = /"custom_id":"[^"]*?:([\w-]{12})"/.exec(JSON.stringify(card.components))?.[1] ?? 'unknown';
       perFlag.set(flagId, (perFlag.get(flagId) ?? 0) + 1);
     }
     const lost = messages.slice(0, delivered).filter((m) => !done.has(String(m.id)));
@@ -328,7 +333,8 @@ async function watchRun(
       duplicated: [...sentTimes.values()].filter((n) => n > 1).length,
       flags: flagRows.rows.length,
       withoutCard: flagRows.rows.filter((r) => r.card === 'failed' && r.card_id === null).length,
-      cardsPosted: cardPosts.length,
+      cardsPosted: cards.length,
+      postedAgain: cardPosts.length - cards.length,
       cardsTwice: [...perFlag.values()].filter((n) => n > 1).length,
     };
   } finally {
@@ -347,7 +353,7 @@ function watchRow(what: string, r: WatchRun): string[] {
   return [
     what,
     `${r.delivered} watched messages`,
-    `${r.scored} scored; ${r.flags} flags, ${r.cardsPosted} cards posted`,
+    `${r.scored} scored; ${r.flags} flags, ${r.cardsPosted} cards posted${r.postedAgain > 0 ? ` (${r.postedAgain} posted again, answered with the first)` : ''}`,
     `${r.delivered - r.scored} messages; ${r.withoutCard} flags without a card`,
     `${r.duplicated} sent to the service twice (one score kept)`,
     `${r.cardsTwice} cards posted twice`,

@@ -22,6 +22,9 @@ export function snowflake(): string {
   return (((BigInt(Date.now()) - DISCORD_EPOCH) << 22n) | increment).toString();
 }
 
+/** How long a nonce is remembered ("the past few minutes" of Discord's create-message docs). */
+const NONCE_WINDOW_MS = 5 * 60_000;
+
 /** A message object as Discord's REST and gateway send it; `fields` override the defaults. */
 export function messageObject(fields: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -119,6 +122,9 @@ export class FakeDiscord {
   readonly token: string;
   readonly botUser: { id: string; username: string; global_name: null; discriminator: string; avatar: null; bot: true };
   readonly requests: RecordedRequest[] = [];
+  /** The messages the bot created in channels, as a channel shows them (a post Discord deduplicated is not here twice). */
+  readonly created: Record<string, unknown>[] = [];
+  readonly #byNonce = new Map<string, { at: number; message: Record<string, unknown> }>();
   /** The query string of each gateway connection (`v`, `encoding`, `compress`). */
   readonly gatewayQueries: URLSearchParams[] = [];
   /** The `d` of each IDENTIFY received. */
@@ -520,7 +526,22 @@ export class FakeDiscord {
     if (m) {
       if (!botAuth) return unauthorized();
       const sent = (body ?? {}) as Record<string, unknown>;
-      return answer(200, messageObject({ channel_id: m[1], author: this.botUser, content: sent.content ?? '', embeds: sent.embeds ?? [] }));
+      // Discord's enforce_nonce: the same author's message with the same nonce in the past few
+      // minutes is returned, and no new message is created.
+      const nonce = typeof sent.nonce === 'string' || typeof sent.nonce === 'number' ? String(sent.nonce) : undefined;
+      const earlier = nonce && sent.enforce_nonce === true ? this.#byNonce.get(nonce) : undefined;
+      if (earlier && Date.now() - earlier.at < NONCE_WINDOW_MS) return answer(200, earlier.message);
+      const message = messageObject({
+        channel_id: m[1],
+        author: this.botUser,
+        content: sent.content ?? '',
+        embeds: sent.embeds ?? [],
+        components: sent.components ?? [],
+        ...(nonce ? { nonce } : {}),
+      });
+      if (nonce) this.#byNonce.set(nonce, { at: Date.now(), message });
+      this.created.push(message);
+      return answer(200, message);
     }
     for (const route of this.#routes) if (route(record, answer, botAuth)) return;
     answer(404, { message: '404: Not Found', code: 0 });

@@ -15,6 +15,7 @@ import { DEFAULT_WATCH_SETTINGS, type WatchSettings } from '../../adapters/chat/
 import { watchDetectorFor } from '../../adapters/chat/watch/detector.ts';
 import { openWatchStore, PostgresStore, SqliteStore, type WatchStore } from '../../adapters/chat/store/index.ts';
 import { createDiscordBot, type DiscordBot } from '../../adapters/discord/bot.ts';
+import { parseReviewCustomId } from '../../adapters/discord/watch/card.ts';
 import { INTENT_MISSING_REPLY } from '../../adapters/discord/watch/runtime.ts';
 import { createApiKey, startService, type RunningService } from '../../src/service/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
@@ -323,6 +324,19 @@ describe.each([
     expect(field('Request ID')).toMatch(/^`req_/);
     expect(card.body.components[0].components.map((b: { label: string }) => b.label)).toEqual(['Confirm', 'False positive', 'Dismiss']);
     expect(publicActions(r!)).toEqual([]);
+    // The flag is the card's nonce, enforced: the card posted again for the same flag (by the next
+    // process, when one was killed before recording it) is answered with the first, not shown twice.
+    const flagId = parseReviewCustomId(card.body.components[0].components[0].custom_id)?.flagId;
+    expect(card.body).toMatchObject({ nonce: flagId, enforce_nonce: true });
+    const shown = r!.fake.created.filter((m) => m.channel_id === r!.world.modlog);
+    const again = await fetch(`${r!.fake.apiUrl}/v10/channels/${r!.world.modlog}/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bot ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(card.body),
+    });
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { id: string }).id).toBe(shown.find((m) => m.nonce === flagId)?.id);
+    expect(r!.fake.created.filter((m) => m.channel_id === r!.world.modlog)).toHaveLength(shown.length);
   });
 
   it('records Confirm on the card, edited in place; a later press and a non-moderator change nothing', async () => {

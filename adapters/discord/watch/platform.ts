@@ -55,6 +55,11 @@ export function discordWatchPlatform(client: Client, ctx: BotContext): WatchPlat
           components: cardButtons(card.flagId),
           // The card names the author and moderators in plain text; nobody is pinged.
           allowed_mentions: { parse: [] },
+          // A process killed after posting a card and before recording it leaves the flag without
+          // one, and the next process posts it again (watcher.ts): with the flag as the nonce,
+          // Discord returns the card already posted instead of showing a second one.
+          nonce: card.flagId,
+          enforce_nonce: true,
         },
       })) as APIMessage;
       return sent.id;
