@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { closeClusteredLimiter } from '../../src/client/bottleneck-close.ts';
 import { recoverFromRedis7ScriptErrors } from '../../src/client/bottleneck-redis7.ts';
 import { RateLimitError } from '../../src/client/errors.ts';
 import { bounded, sleep } from '../../src/client/timing.ts';
@@ -285,14 +286,9 @@ export class DetectionQueue {
   }
 
   async close(): Promise<void> {
-    // With Redis unreachable a flush sends QUIT on both of the connection's clients, and each fails
-    // later where nothing awaits it (an unhandled rejection): just drop the sockets then.
-    const flush = this.#shared !== undefined;
-    await bounded(this.#bottleneck.stop({ dropWaitingJobs: true }), 2_000);
-    await bounded(this.#bottleneck.disconnect(flush), 2_000);
+    if (this.#connection) await closeClusteredLimiter(this.#bottleneck, this.#connection, this.#shared !== undefined);
+    else await bounded(this.#bottleneck.stop({ dropWaitingJobs: true }), 2_000);
     if (this.#local) await bounded(this.#local.stop({ dropWaitingJobs: true }), 2_000);
-    if (this.#connection) await bounded(this.#connection.disconnect(flush), 2_000);
-    this.#redis?.disconnect();
   }
 
   /**

@@ -8,6 +8,7 @@
  * process and, through a Redis key with a TTL, of every process sharing the budget.
  */
 import Bottleneck from 'bottleneck';
+import { closeClusteredLimiter } from './bottleneck-close.ts';
 import { recoverFromRedis7ScriptErrors } from './bottleneck-redis7.ts';
 import { ConnectionError, RateLimitError } from './errors.ts';
 import type { ClientLogger } from './logger.ts';
@@ -370,18 +371,8 @@ export class RequestLimiter {
 
   async close(): Promise<void> {
     if (this.refillTimer) clearTimeout(this.refillTimer);
-    // Each step talks to Redis when clustered; with Redis gone they could wait forever, so each gets
-    // a bounded time and the connections are then cut instead of flushed.
-    const healthy = !this.redis || this.redis.status === 'ready';
-    if (this.bottleneck) {
-      await bounded(this.bottleneck.stop({ dropWaitingJobs: true }), 2_000);
-      await bounded(this.bottleneck.disconnect(healthy), 2_000);
-    }
-    if (this.connection) {
-      const flushed = healthy && (await bounded(this.connection.disconnect(true), 2_000));
-      if (!flushed) await bounded(this.connection.disconnect(false), 1_000);
-      this.redis?.disconnect();
-    }
+    if (this.bottleneck && this.connection) await closeClusteredLimiter(this.bottleneck, this.connection, this.redis?.status === 'ready');
+    else if (this.bottleneck) await bounded(this.bottleneck.stop({ dropWaitingJobs: true }), 2_000);
   }
 }
 

@@ -197,6 +197,32 @@ describe('the shared queue in Redis', () => {
     }
   }, 60_000);
 
+  it('closes both of its connections without a stray rejection when Redis hangs', async () => {
+    // Bottleneck's disconnect of a limiter on a shared connection sends two unsubscribes it never
+    // awaits; a connection cut before Redis answers them rejected each where nothing listened (the
+    // cause of a failed CI run), and a subscriber left open kept reconnecting after close().
+    const server = await startRedisServer();
+    const stray: unknown[] = [];
+    const onStray = (reason: unknown): void => {
+      stray.push(reason);
+    };
+    process.on('unhandledRejection', onStray);
+    try {
+      const queue = new DetectionQueue({ id: `chat-queue-close-${process.pid}`, maxConcurrent: 2, maxWaitMs: 5_000, redisUrl: server.url });
+      expect((await queue.run(async () => 'before')).value).toBe('before');
+      server.freeze();
+      await queue.close();
+      await server.stop();
+      // The unsubscribes failed once the killed server's sockets closed; that took milliseconds, this
+      // waits a second.
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(stray.map((e) => (e as Error).message)).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onStray);
+      await server.stop();
+    }
+  }, 60_000);
+
   it('answers interactive and watched calls while Redis is down, and shares the queue again once it is back', async () => {
     // A private redis-server: stopping the run's shared one would break the other suites.
     const server = await startRedisServer();

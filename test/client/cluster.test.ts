@@ -216,6 +216,30 @@ describe('bottleneck recovery with Redis 7 (patched)', () => {
     }
   });
 
+  it('closes without a stray rejection when Redis hangs (src/client/bottleneck-close.ts)', async () => {
+    // A private server: this one is frozen and killed.
+    const hung = await startRedisServer();
+    const stray: unknown[] = [];
+    const onStray = (reason: unknown): void => {
+      stray.push(reason);
+    };
+    process.on('unhandledRejection', onStray);
+    try {
+      const c = new DetectClient({ apiKey: svc.key, baseUrl: svc.url, redis: hung.url, limiter: { max: 600, intervalMs: 60_000 } });
+      expect((await c.detect({ text: SAMPLE_TEXT })).request_id).toMatch(/^req_/);
+      hung.freeze();
+      await c.close();
+      await hung.stop();
+      // bottleneck's unsubscribes, sent on close and never awaited, failed once the sockets were cut;
+      // that took milliseconds after the kill, this waits a second.
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(stray.map((e) => (e as Error).message)).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onStray);
+      await hung.stop();
+    }
+  });
+
   it('keeps working after Redis restarts, including a call made while it is down', async () => {
     const c = make();
     try {
