@@ -58,7 +58,8 @@ async function main(): Promise<void> {
       reviewChannel: async () => 'MOD',
       fetchMessage: async (item) => ({ text: WATCHED_TEXT(item.messageId) }),
       async postCard(_channel, card) {
-        say(`posting ${card.flagId}`);
+        // `recovered`: the flag's card may be out already (a process stopped before recording it).
+        say(`posting ${card.flagId}${card.recovered ? ' recovered' : ''}`);
         if (hang) await new Promise(() => undefined);
         if (hold) await released;
         say(`card ${card.flagId}`);

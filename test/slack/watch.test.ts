@@ -127,6 +127,40 @@ interface Options {
   env?: Record<string, string>;
 }
 
+/**
+ * Once armed, the store loses the next card's record and its message's leaving the queue: the two
+ * writes a process killed right after posting the card never made.
+ */
+const killed: { armed: boolean; flagId?: string | undefined; itemKey?: string | undefined } = { armed: false };
+
+function killable(store: WatchStore): WatchStore {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'setCard') {
+        return async (...args: Parameters<WatchStore['setCard']>): Promise<void> => {
+          if (killed.armed && killed.flagId === undefined && args[2] === 'posted') {
+            killed.flagId = args[1];
+            return;
+          }
+          return target.setCard(...args);
+        };
+      }
+      if (property === 'complete') {
+        return async (key: string): Promise<void> => {
+          if (killed.armed && killed.flagId !== undefined && killed.itemKey === undefined) {
+            killed.itemKey = key;
+            killed.armed = false;
+            return;
+          }
+          return target.complete(key);
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 async function start(options: Options): Promise<{ h: Harness; store: WatchStore }> {
   const store = options.store ?? (await openStore(options.kind ?? 'sqlite', options.name));
   const h = await startHarness({
@@ -142,11 +176,11 @@ async function start(options: Options): Promise<{ h: Harness; store: WatchStore 
           ok: true,
           channel: { id: args.channel, name: 'general', is_channel: true, is_private: false, is_member: args.channel !== 'C0NOTIN' },
         }),
-        'conversations.history': (args) => ({
-          ok: true,
-          messages: kept.has(String(args.latest)) ? [kept.get(String(args.latest))] : [],
-          has_more: false,
-        }),
+        // The audit channel holds what the app posted there (its cards); the others, the members' messages.
+        'conversations.history': (args, fake) =>
+          args.channel === 'C0AUDIT'
+            ? fake.postsIn('C0AUDIT', args)
+            : { ok: true, messages: kept.has(String(args.latest)) ? [kept.get(String(args.latest))] : [], has_more: false },
         'conversations.replies': (args) => ({
           ok: true,
           messages: kept.has(String(args.latest)) ? [kept.get(String(args.latest))] : [],
@@ -156,7 +190,7 @@ async function start(options: Options): Promise<{ h: Harness; store: WatchStore 
     },
     watch: (backend) => ({
       detector: watchDetectorFor(backend),
-      store,
+      store: killable(store),
       settings: { ...DEFAULT_WATCH_SETTINGS, ...options.settings },
       idlePollMs: 50,
       configTtlMs: 0,
@@ -339,6 +373,44 @@ describe.each([
     expect(told.args).toMatchObject({ response_type: 'ephemeral', replace_original: false });
     expect(String(told.args.text)).toContain('already answered: ➖ Dismissed by Grace (U0MOD)');
     expect(await settings(h, 'report')).toContain('Reviewed 1 of 1 cards: confirmed 0 (0%), false positive 0, dismissed 1');
+  });
+
+  it('finds the card a process posted and did not record (killed in between) by its metadata, and posts no second one', async () => {
+    const scope = 'slack:T0TEST';
+    killed.flagId = undefined;
+    killed.itemKey = undefined;
+    const texts = AI_TEXTS.slice(0, ENGINE_MIN_MESSAGES);
+    const before = await scoredCount(store);
+    for (const text of texts.slice(0, -1)) await postEvent(h, messageEvent('C0GENERAL', 'U0REGULAR3', text));
+    await waitUntil(
+      async () => (await scoredCount(store)) === before + texts.length - 1 && (await store.pendingCount()) === 0,
+      15_000,
+      'the earlier messages scored',
+    );
+    const shown = cards(h).length;
+    const lookups = (): RecordedCall[] => h.slack.callsOf('conversations.history').filter((c) => c.args.channel === 'C0AUDIT');
+    const looked = lookups().length;
+    killed.armed = true;
+    await postEvent(h, messageEvent('C0GENERAL', 'U0REGULAR3', texts.at(-1)!));
+    await waitUntil(() => killed.flagId !== undefined && killed.itemKey !== undefined, 15_000, 'the card posted and its record lost');
+    const card = cards(h).at(-1)!;
+    expect(cards(h)).toHaveLength(shown + 1);
+    expect(card.args.metadata).toEqual({ event_type: 'textdetect_review_card', event_payload: { flag_id: killed.flagId } });
+    // What the killed process left: the flag without a card, its message still queued.
+    expect(await store.getFlag(scope, killed.flagId!)).toMatchObject({ card: 'failed', cardId: undefined });
+    expect(await store.pendingCount()).toBe(1);
+
+    // Its lease runs out, and this process takes the message up again.
+    await store.release(killed.itemKey!, Date.now());
+    await waitUntil(async () => (await store.getFlag(scope, killed.flagId!))?.card === 'posted', 15_000, 'the card recorded');
+    expect(await store.getFlag(scope, killed.flagId!)).toMatchObject({
+      cardId: (card.response as { ts: string }).ts,
+      cardChannelId: 'C0AUDIT',
+    });
+    expect(cards(h)).toHaveLength(shown + 1);
+    expect(lookups()).toHaveLength(looked + 1);
+    expect(lookups().at(-1)!.args).toMatchObject({ include_all_metadata: 'true' });
+    await waitUntil(async () => (await store.pendingCount()) === 0, 5_000, 'an empty queue');
   });
 
   it('restarted mid-queue, scores the waiting messages once each, reading them again by ts', async () => {

@@ -73,6 +73,11 @@ export interface ReviewCard {
   capReached?: { cap: number; until: number } | undefined;
   /** The member's clearings in force this card is clearly stronger than (clearings.ts): the card names them. */
   clearings?: Clearing[] | undefined;
+  /**
+   * The flag was recorded by a process that stopped (a crash, a kill) before recording its card:
+   * the card may be out already. A platform that can find it returns it instead of posting again.
+   */
+  recovered?: boolean | undefined;
 }
 
 export interface WatchPlatform {
@@ -83,7 +88,10 @@ export interface WatchPlatform {
   fetchMessage(item: PendingItem): Promise<{ text: string; authorName?: string | undefined } | undefined>;
   /** The scope's review channel (its mod-log or audit channel); undefined when none is set. */
   reviewChannel(scope: string): Promise<string | undefined>;
-  /** Posts a card and returns its id; throws when the platform refuses. */
+  /**
+   * Posts a card and returns its id (for a `recovered` card, the id of the one already out, where the
+   * platform can find it); throws when the platform refuses.
+   */
   postCard(reviewChannelId: string, card: ReviewCard): Promise<string>;
   /** The mode the scope's messages are scored in. */
   mode(scope: string): Promise<Mode>;
@@ -893,6 +901,7 @@ export class Watcher {
       preset,
       capReached: reservation && reservation.slot >= reservation.cap ? { cap: reservation.cap, until: reservation.hourEndsAt } : undefined,
       clearings: clearings.length > 0 ? clearings : undefined,
+      recovered: recovered || undefined,
     };
     let cardId: string;
     try {

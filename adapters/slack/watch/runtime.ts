@@ -23,6 +23,7 @@ import { auditChannelFor } from '../config.ts';
 import { checkPrefixForScope, isInstallationMissing } from '../oauth.ts';
 import type { SlackWatchingApi, WorkspaceClients } from './api.ts';
 import { buildCard } from './card.ts';
+import { cardMetadata, findPostedCard } from './posted-card.ts';
 import { watchedSlackText } from './watched-text.ts';
 
 type WebClient = webApi.WebClient;
@@ -214,6 +215,23 @@ export class SlackWatching implements SlackWatchingApi {
 
   async #postCard(reviewChannel: string, card: ReviewCard): Promise<string> {
     const client = await this.#clients.forTeam(teamIdOf(card.scope));
+    if (card.recovered) {
+      try {
+        const earlier = await findPostedCard(client, reviewChannel, card.flagId, card.postedAt);
+        if (earlier) {
+          this.#logger.info(
+            { flagId: card.flagId, cardId: earlier },
+            'the card of a recovered flag was already out; recorded, not posted again',
+          );
+          return earlier;
+        }
+      } catch (err) {
+        this.#logger.info(
+          { flagId: card.flagId, slack_error: slackErrorCode(err) },
+          'could not look for the card of a recovered flag; posting it (it may show twice)',
+        );
+      }
+    }
     const names = createNameResolver(client, this.#ctx.names);
     const authorName = card.authorName ?? (await names.user?.(card.authorId));
     const highlights = new Map<string, string>();
@@ -237,6 +255,7 @@ export class SlackWatching implements SlackWatchingApi {
       blocks: message.blocks,
       unfurl_links: false,
       unfurl_media: false,
+      metadata: cardMetadata(card.flagId),
     });
     if (!res.ts) throw new Error('chat.postMessage answered without a ts');
     return res.ts;
