@@ -45,7 +45,9 @@
  * the head: a veto and a `rise` set as the bars above are, and a ceiling by --ceiling-cost; default 15;
  * 0: not ranked), --messages-from N (bars read beside the pooled ones on the mean of the messages' own
  * margins, weighted by words, for authors of N messages and more; they only fire, by the same rules,
- * a window the pooled bars fire on using up its source's allowance; default 2; 0: none).
+ * a window the pooled bars fire on using up its source's allowance; default 2; 0: none), --fire-rate X
+ * (share of each human source's windows, other than chat members', allowed over the fire bars;
+ * default 0.002, the single-text head's bound; chat members' always 0).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -122,6 +124,11 @@ if (!(RANK_FROM === 0 || (RANK_FROM >= 1 && RANK_FROM < MIN_WORDS))) {
   process.stderr.write(`train-author.ts: --rank-from must be 0 or a count of words under ${MIN_WORDS}.\n`);
   process.exit(2);
 }
+const FIRE_RATE = Number(arg('--fire-rate') ?? 0.002);
+if (!(FIRE_RATE > 0 && FIRE_RATE < 1)) {
+  process.stderr.write('train-author.ts: --fire-rate must be a share between 0 and 1 (default 0.002).\n');
+  process.exit(2);
+}
 if (!(MESSAGES_FROM === 0 || (Number.isInteger(MESSAGES_FROM) && MESSAGES_FROM >= 2))) {
   process.stderr.write('train-author.ts: --messages-from must be 0 or a count of messages of 2 or more.\n');
   process.exit(2);
@@ -136,7 +143,7 @@ const VERDICT_ONLY_FILES = ['v3-dev', 'v4-dev'];
 /**
  * The head's bars for authors, by the single-text head's rules: people's own short posts (IRC
  * users, TweepFake accounts) at 0, every other human source at most 0.2% of its windows lifted to
- * likely_ai, at most 20% no longer cleared unless the assistant's members need the veto lower: at
+ * likely_ai (--fire-rate), at most 20% no longer cleared unless the assistant's members need the veto lower: at
  * most --family-cleared of their windows stay cleared. English only, as the head fires only there;
  * there is no Turkish chat member to bound a Turkish bar with. No bar of 50 messages: no IRC user has that
  * many, and the TweepFake tweets that do were partly the head's training texts; the 20-message
@@ -147,7 +154,7 @@ const BAR_RULES: AuthorBarRules = {
   fireLanguages: ['en'],
   vetoLanguages: ['en'],
   minWords: MIN_WORDS,
-  fireRate: 0.002,
+  fireRate: FIRE_RATE,
   vetoRate: 0.2,
   vetoMinWindows: SOURCE_GUARD_MIN,
   minHumanWindows: 100,
