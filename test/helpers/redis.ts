@@ -78,3 +78,25 @@ export async function startRedisServer(port?: number): Promise<RedisServerHandle
   await handle.start();
   return handle;
 }
+
+/**
+ * Freezes `server`, runs `close` (a Redis client's shutdown), kills the server and returns the
+ * messages of the unhandled rejections seen until a second after the kill: a rejection left
+ * behind by the shutdown surfaces once the sockets close, within milliseconds.
+ */
+export async function strayRejectionsOfCloseWhileHung(server: RedisServerHandle, close: () => Promise<void>): Promise<string[]> {
+  const stray: string[] = [];
+  const onStray = (reason: unknown): void => {
+    stray.push(reason instanceof Error ? reason.message : String(reason));
+  };
+  process.on('unhandledRejection', onStray);
+  try {
+    server.freeze();
+    await close();
+    await server.stop();
+    await new Promise((r) => setTimeout(r, 1_000));
+    return stray;
+  } finally {
+    process.off('unhandledRejection', onStray);
+  }
+}
