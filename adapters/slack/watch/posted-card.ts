@@ -17,6 +17,7 @@ export const CARD_EVENT_TYPE = 'textdetect_review_card';
 
 /** Pages of the history read for a recovered card: a bound on one rare lookup, not a full scan. */
 const MAX_PAGES = 3;
+const PAGE = 200;
 
 export function cardMetadata(flagId: string): { event_type: string; event_payload: { flag_id: string } } {
   return { event_type: CARD_EVENT_TYPE, event_payload: { flag_id: flagId } };
@@ -35,7 +36,7 @@ export async function findPostedCard(client: WebClient, channel: string, flagId:
       channel,
       oldest: (sinceMs / 1000).toFixed(6),
       include_all_metadata: true,
-      limit: 200,
+      limit: PAGE,
       ...(cursor ? { cursor } : {}),
     });
     for (const message of res.messages ?? []) {
@@ -45,7 +46,9 @@ export async function findPostedCard(client: WebClient, channel: string, flagId:
       if (metadata?.event_type === CARD_EVENT_TYPE && payload?.flag_id === flagId && message.ts) return message.ts;
     }
     cursor = res.response_metadata?.next_cursor || undefined;
-    if (!cursor) return undefined;
+    // A short page with more behind it is Slack's limit for apps outside its Marketplace (15
+    // messages a page, a call a minute): the next page would wait a minute, so the card is posted.
+    if (!cursor || (res.messages?.length ?? 0) < PAGE) return undefined;
   }
   return undefined;
 }
