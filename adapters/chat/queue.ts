@@ -9,6 +9,7 @@
  * key's whole budget, and goes back to the shared queue once Redis answers again.
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -108,6 +109,7 @@ export class DetectionQueue {
    */
   #backgroundWaiting = 0;
   #pausedUntil = 0;
+  #closing = false;
 
   constructor(options: DetectionQueueOptions) {
     this.#options = { announceAfterMs: 300, reannounceEveryMs: 2_000, ...options };
@@ -152,7 +154,8 @@ export class DetectionQueue {
       this.#local = new Bottleneck(limits);
       this.#local.on('error', warn);
       this.#redis.on('close', () => {
-        if (this.#redisDownSince !== undefined) return;
+        // close() ends the connection too, and that is no outage.
+        if (this.#closing || this.#redisDownSince !== undefined) return;
         this.#redisDownSince = Date.now();
         for (const move of [...this.#movers.values()]) move();
         options.logger?.warn('the shared detection queue is unreachable (Redis); checks queue in this process until it answers');
@@ -286,9 +289,12 @@ export class DetectionQueue {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     if (this.#connection) await closeClusteredLimiter(this.#bottleneck, this.#connection, this.#shared !== undefined);
     else await bounded(this.#bottleneck.stop({ dropWaitingJobs: true }), 2_000);
     if (this.#local) await bounded(this.#local.stop({ dropWaitingJobs: true }), 2_000);
+    // The socket closes once Redis has answered the goodbye: what the queue holds ends within close().
+    if (this.#redis && this.#redis.status !== 'end') await bounded(once(this.#redis, 'end'), 1_000);
   }
 
   /**

@@ -197,6 +197,31 @@ describe('the shared queue in Redis', () => {
     }
   }, 60_000);
 
+  it('says Redis is unreachable when it goes, not when the queue itself is closed', async () => {
+    const server = await startRedisServer();
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line).msg) });
+    const open = (name: string): DetectionQueue =>
+      new DetectionQueue({ id: `chat-queue-${name}-${process.pid}`, maxConcurrent: 2, maxWaitMs: 5_000, redisUrl: server.url, logger });
+    try {
+      const closed = open('closed');
+      expect((await closed.run(async () => 'before')).value).toBe('before');
+      // close() returns once its connection has ended, so a warning of it would be here by now.
+      await closed.close();
+      expect(lines.filter((l) => l.includes('unreachable'))).toEqual([]);
+      const left = open('left');
+      try {
+        expect((await left.run(async () => 'before')).value).toBe('before');
+        await server.stop();
+        await vi.waitFor(() => expect(lines.filter((l) => l.includes('unreachable'))).toHaveLength(1), { timeout: 15_000 });
+      } finally {
+        await left.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
   it('closes both of its connections without a stray rejection when Redis hangs', async () => {
     // Bottleneck's disconnect of a limiter on a shared connection sends two unsubscribes it never
     // awaits; a connection cut before Redis answers them rejected each where nothing listened (the
