@@ -1,7 +1,8 @@
 /**
  * Channel histories for the fake Slack: `conversations.history` and `conversations.replies` as the
  * Web API documents them (newest first for history, parent then replies oldest first for replies;
- * `limit`, `cursor` → `response_metadata.next_cursor`, `has_more`, `oldest`/`latest`), and their
+ * `limit`, `cursor` → `response_metadata.next_cursor`, `has_more`, `oldest`/`latest`, messages'
+ * `metadata` only with `include_all_metadata`), and their
  * refusals: `missing_scope` with `needed`/`provided` when the token lacks `channels:history`
  * (public) or `groups:history` (private), `not_in_channel` for a public channel the app is not in,
  * `channel_not_found` for a private one. Messages are built in the shapes Slack returns them
@@ -100,6 +101,11 @@ export class FakeSlackHistory {
     return message;
   }
 
+  /** A message the app itself posted (FakeSlack's chat.postMessage), kept as given in a channel known here. */
+  appPost(channelId: string, message: Record<string, unknown>): void {
+    this.#channels.get(channelId)?.messages.push(message as Message);
+  }
+
   /** A reply in `parent`'s thread; the parent's reply metadata is updated as Slack does. */
   reply(channelId: string, parent: Message, agoMs: number, user: string, text: string, options: { broadcast?: boolean } = {}): Message {
     const state = this.#state(channelId);
@@ -185,6 +191,16 @@ export class FakeSlackHistory {
     return { messages, has_more: hasMore, next: hasMore ? Buffer.from(`offset:${start + limit}`).toString('base64') : '' };
   }
 
+  /** Messages as an answer shows them: their `metadata` only when `include_all_metadata` is true. */
+  #shown(messages: Message[], args: Record<string, unknown>): Message[] {
+    if (String(args.include_all_metadata) === 'true') return messages;
+    return messages.map((m) => {
+      if (!('metadata' in m)) return m;
+      const { metadata: _metadata, ...rest } = m;
+      return rest;
+    });
+  }
+
   #history(args: Record<string, unknown>): Record<string, unknown> {
     const state = this.#channels.get(String(args.channel));
     const refused = this.#refusal(state);
@@ -193,7 +209,7 @@ export class FakeSlackHistory {
     const page = this.#paged(newestFirst, args);
     return {
       ok: true,
-      messages: page.messages,
+      messages: this.#shown(page.messages, args),
       has_more: page.has_more,
       pin_count: 0,
       channel_actions_ts: null,
@@ -211,6 +227,11 @@ export class FakeSlackHistory {
     const replies = this.#window(state.replies.get(parent.ts) ?? [], args).sort((a, b) => Number(a.ts) - Number(b.ts));
     const page = this.#paged(replies, args);
     // Every page starts with the parent, as Slack's do.
-    return { ok: true, messages: [parent, ...page.messages], has_more: page.has_more, response_metadata: { next_cursor: page.next } };
+    return {
+      ok: true,
+      messages: this.#shown([parent, ...page.messages], args),
+      has_more: page.has_more,
+      response_metadata: { next_cursor: page.next },
+    };
   }
 }

@@ -8,6 +8,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WAIT_MS } from '../wait.ts';
+import type { FakeSlackHistory } from './fake-history.ts';
 
 export interface RecordedCall {
   /** Web API method (`chat.postEphemeral`) or `response_url` for posts to a response URL. */
@@ -43,9 +44,14 @@ export interface FakeSlackOptions {
    * More Web API methods (tests, and helpers in other files such as fake-history.ts): method → answer,
    * checked before the fake's own.
    */
-  methods?: Record<string, (args: Record<string, unknown>, fake: FakeSlack) => Record<string, unknown>>;
+  methods?: Record<string, (args: Record<string, unknown>) => Record<string, unknown>>;
   /** OAuth: `oauth.v2.access` exchanges these codes for installations, with token rotation (see `FakeOAuthInstall`). */
   oauth?: FakeOAuthOptions;
+  /**
+   * Channel histories (fake-history.ts, whose `methods` answer conversations.history): what the app
+   * posts with chat.postMessage in one of its channels is kept there too, as Slack shows it.
+   */
+  history?: FakeSlackHistory;
 }
 
 /** One installation the fake hands out for an OAuth code: a workspace, or a whole organisation. */
@@ -125,8 +131,6 @@ export interface SlackFileObject {
 
 export class FakeSlack {
   readonly calls: RecordedCall[] = [];
-  /** What the app posted with chat.postMessage, by channel, in the shape Slack's history returns. */
-  readonly posted = new Map<string, Record<string, unknown>[]>();
   private lastPostMicros = 0;
   private readonly listeners = new Set<(call: RecordedCall) => void>();
   /** Shared files' bytes, served under `/files-pri/…` (Slack's file host), by path. */
@@ -372,32 +376,6 @@ export class FakeSlack {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  /**
-   * The app's own posts in `channel` as `conversations.history` answers them: newest first, after
-   * `oldest` (exclusive), `limit` per page (default 100) with `next_cursor`, and each message's
-   * `metadata` only when `include_all_metadata` is true, as Slack documents it.
-   */
-  postsIn(channel: string, args: Record<string, unknown>): Record<string, unknown> {
-    const oldest = args.oldest === undefined ? undefined : Number(args.oldest);
-    const all = (this.posted.get(channel) ?? [])
-      .filter((m) => oldest === undefined || Number(m.ts) > oldest)
-      .sort((a, b) => Number(b.ts) - Number(a.ts));
-    const from = args.cursor ? Number(Buffer.from(String(args.cursor), 'base64').toString()) : 0;
-    const limit = Number(args.limit ?? 100);
-    const withMetadata = String(args.include_all_metadata) === 'true';
-    const messages = all.slice(from, from + limit).map((m) => {
-      const { metadata, ...rest } = m;
-      return withMetadata && metadata ? m : rest;
-    });
-    const more = from + limit < all.length;
-    return {
-      ok: true,
-      messages,
-      has_more: more,
-      ...(more ? { response_metadata: { next_cursor: Buffer.from(String(from + limit)).toString('base64') } } : {}),
-    };
-  }
-
   callsOf(method: string): RecordedCall[] {
     return this.calls.filter((c) => c.method === method);
   }
@@ -531,7 +509,7 @@ export class FakeSlack {
       return { ok: false, error: 'missing_scope', needed, provided: this.options.scopes.join(',') };
     }
     const own = this.options.methods?.[method];
-    if (own) return own(args, this);
+    if (own) return own(args);
     const notIn = new Set(this.options.channelsWithoutBot ?? []);
     switch (method) {
       case 'apps.connections.open':
@@ -552,15 +530,13 @@ export class FakeSlack {
         return { ok: true, message_ts: `${Math.floor(Date.now() / 1000)}.000100` };
       case 'chat.postMessage': {
         if (notIn.has(String(args.channel))) return { ok: false, error: 'not_in_channel' };
-        // The time in seconds with six decimals, unique and increasing, as Slack's are; kept for
-        // postsIn (conversations.history).
+        // The time in seconds with six decimals, unique and increasing, as Slack's are.
         this.lastPostMicros = Math.max(this.lastPostMicros + 1, Date.now() * 1000);
         const ts = `${Math.floor(this.lastPostMicros / 1_000_000)}.${String(this.lastPostMicros % 1_000_000).padStart(6, '0')}`;
         const message: Record<string, unknown> = { type: 'message', user: 'U0BOT', bot_id: 'B0BOT', app_id: 'A0TEST', text: args.text, ts };
         if (args.blocks) message.blocks = args.blocks;
         if (args.metadata) message.metadata = args.metadata;
-        const channel = String(args.channel);
-        this.posted.set(channel, [...(this.posted.get(channel) ?? []), message]);
+        this.options.history?.appPost(String(args.channel), message);
         const { metadata: _metadata, ...shown } = message;
         return { ok: true, channel: args.channel, ts, message: shown };
       }
@@ -612,7 +588,7 @@ export class FakeSlack {
       }
       default: {
         const extra = this.options.methods?.[method];
-        return extra ? extra(args, this) : { ok: false, error: 'unknown_method' };
+        return extra ? extra(args) : { ok: false, error: 'unknown_method' };
       }
     }
   }

@@ -7,22 +7,18 @@
 import { webApi } from '@slack/bolt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardMetadata, findPostedCard } from '../../adapters/slack/watch/posted-card.ts';
+import { FakeSlackHistory } from '../../demo/slack/fake-history.ts';
 import { FakeSlack } from '../../demo/slack/fake-slack.ts';
 
 const TOKEN = 'xoxb-posted-card-test';
-/** Most messages a page holds, whatever `limit` asks (15 plays Slack's cap); unset: none. */
-let pageCap: number | undefined;
+const history = new FakeSlackHistory({ teamId: 'T0TEST' });
+history.channel({ id: 'CMODLOG' });
+history.channel({ id: 'CAUDIT' });
 let slack: FakeSlack;
 let client: webApi.WebClient;
 
 beforeAll(async () => {
-  slack = new FakeSlack({
-    botToken: TOKEN,
-    methods: {
-      'conversations.history': (args, fake) =>
-        fake.postsIn(String(args.channel), { ...args, limit: Math.min(Number(args.limit ?? 100), pageCap ?? Number.POSITIVE_INFINITY) }),
-    },
-  });
+  slack = new FakeSlack({ botToken: TOKEN, history, methods: history.methods });
   await slack.start();
   client = new webApi.WebClient(TOKEN, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
 });
@@ -51,7 +47,8 @@ describe('findPostedCard', () => {
   });
 
   it('stops at a page cut short by Slack’s limit rather than wait a minute for the next', async () => {
-    pageCap = 15;
+    // Slack's cap for apps outside its Marketplace.
+    history.pageCap = 15;
     try {
       const since = Date.now();
       const card = await post('CAUDIT', 'Flag for review', 'flag-c');
@@ -64,7 +61,7 @@ describe('findPostedCard', () => {
       expect(await findPostedCard(client, 'CAUDIT', 'flag-d', since)).toBe(recent);
       expect(card).not.toBe(recent);
     } finally {
-      pageCap = undefined;
+      history.pageCap = undefined;
     }
   });
 });

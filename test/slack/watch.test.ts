@@ -20,6 +20,7 @@ import { decodeButtonValue } from '../../adapters/slack/blocks.ts';
 import { DEFAULT_SCOPES } from '../../adapters/slack/oauth.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { startRedisServer } from '../helpers/redis.ts';
+import { FakeSlackHistory } from '../../demo/slack/fake-history.ts';
 import type { RecordedCall } from '../../demo/slack/fake-slack.ts';
 import { AI_TEXTS, ENGINE_MIN_MESSAGES, HUMAN_TEXT } from './watch-texts.ts';
 import {
@@ -163,6 +164,8 @@ function killable(store: WatchStore): WatchStore {
 
 async function start(options: Options): Promise<{ h: Harness; store: WatchStore }> {
   const store = options.store ?? (await openStore(options.kind ?? 'sqlite', options.name));
+  const audit = new FakeSlackHistory({ teamId: 'T0TEST', scopes: options.scopes ?? ALL_SCOPES });
+  audit.channel({ id: 'C0AUDIT' });
   const h = await startHarness({
     appLogger: pino({ level: process.env.WATCH_DEBUG ? 'debug' : 'silent' }),
     env: options.env ?? (options.kind === 'redis' ? {} : { REDIS_URL: '' }),
@@ -171,15 +174,16 @@ async function start(options: Options): Promise<{ h: Harness; store: WatchStore 
       users: { U0AUTHOR: 'Ada Lovelace', U0MOD: 'Grace', U0ADMIN: 'Admin', U0OTHER: 'Other Person' },
       scopes: options.scopes ?? ALL_SCOPES,
       usergroups: { S0MODS: ['U0MOD'], S0REGULARS: ['U0REGULAR'] },
+      history: audit,
       methods: {
         'conversations.info': (args) => ({
           ok: true,
           channel: { id: args.channel, name: 'general', is_channel: true, is_private: false, is_member: args.channel !== 'C0NOTIN' },
         }),
         // The audit channel holds what the app posted there (its cards); the others, the members' messages.
-        'conversations.history': (args, fake) =>
+        'conversations.history': (args) =>
           args.channel === 'C0AUDIT'
-            ? fake.postsIn('C0AUDIT', args)
+            ? audit.methods['conversations.history']!(args)
             : { ok: true, messages: kept.has(String(args.latest)) ? [kept.get(String(args.latest))] : [], has_more: false },
         'conversations.replies': (args) => ({
           ok: true,
