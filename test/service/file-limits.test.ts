@@ -40,17 +40,24 @@ function childrenOf(pid: number): number[] {
   return found;
 }
 
-/** Resident MB of this process (the service runs in it) and of every process it started. */
-function totalResidentMb(): number {
-  let kb = residentKb(process.pid);
+/** Resident MB of this process (the service runs in it) and of every process it started, each. */
+function residentByProcess(): Map<number, number> {
+  const out = new Map<number, number>([[process.pid, residentKb(process.pid) / 1024]]);
   const pending = childrenOf(process.pid);
   while (pending.length) {
     const pid = pending.pop() as number;
-    kb += residentKb(pid);
+    out.set(pid, residentKb(pid) / 1024);
     pending.push(...childrenOf(pid));
   }
-  return kb / 1024;
+  return out;
 }
+
+const totalOf = (m: Map<number, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
+const totalResidentMb = (): number => totalOf(residentByProcess());
+
+/** Each process's MB, this one's first, for a failure to say which one kept the memory. */
+const describeResident = (m: Map<number, number>): string =>
+  [...m].map(([pid, mb]) => `${pid === process.pid ? 'test' : pid} ${Math.round(mb)}`).join(', ');
 
 const onLinux = process.platform === 'linux';
 
@@ -68,7 +75,8 @@ describe.runIf(onLinux)('PDF decompression bombs (item 13)', () => {
     const note = 'A short note, read once the readers are ready again, that says the service still reads files.';
     // Warmed up: the reader has read a file, as it has after the bombs.
     expect((await upload(service, key, note, 'note.txt')).status).toBe(200);
-    const before = totalResidentMb();
+    const beforeEach = residentByProcess();
+    const before = totalOf(beforeEach);
     let peak = 0;
     const sampler = setInterval(() => {
       peak = Math.max(peak, totalResidentMb());
@@ -89,11 +97,28 @@ describe.runIf(onLinux)('PDF decompression bombs (item 13)', () => {
       clearInterval(sampler);
     }
     expect((await upload(service, key, note, 'note.txt')).status).toBe(200);
-    const after = totalResidentMb();
+    // A killed reader's memory goes back when the system has ended the process, which on a busy
+    // machine can come after its file's answer (one full run in five read 692 MB after, 571 before).
+    // What is asserted is that it comes back: read until no more processes run than before and the
+    // service's own share is back too, up to WAIT_MS; a failure names each process's share.
+    const live = (m: Map<number, number>): number => [...m.values()].filter((mb) => mb > 0).length;
+    const settled = (m: Map<number, number>): boolean =>
+      live(m) <= live(beforeEach) && (m.get(process.pid) ?? 0) < (beforeEach.get(process.pid) ?? 0) + 50 && totalOf(m) < before + 50;
+    const deadline = Date.now() + WAIT_MS;
+    let afterEach = residentByProcess();
+    while (!settled(afterEach) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      afterEach = residentByProcess();
+    }
+    const after = totalOf(afterEach);
     // The bombs inflate to 2 GB together; what the service and its reader held at any moment stayed
     // near the reader's limit over the service's own size, and all of it was given back.
     expect(peak, `peak ${Math.round(peak)} MB, before ${Math.round(before)} MB`).toBeLessThan(before + 2 * 256);
-    expect(after, `after ${Math.round(after)} MB, before ${Math.round(before)} MB`).toBeLessThan(before + 50);
+    const shares = `after ${Math.round(after)} MB (${describeResident(afterEach)}), before ${Math.round(before)} MB (${describeResident(beforeEach)})`;
+    expect(after, shares).toBeLessThan(before + 50);
+    // The service's own memory, on its own: the readers' turnover cannot hide what it kept.
+    expect(afterEach.get(process.pid), shares).toBeLessThan((beforeEach.get(process.pid) ?? 0) + 50);
+    expect(live(afterEach), shares).toBeLessThanOrEqual(live(beforeEach));
   }, 300_000);
 });
 
