@@ -18,7 +18,9 @@
  * each text counted once (`segments.ts`, `assistantSpans`); it is never fitted on them. The document
  * model, its calibration and thresholds are kept byte for byte.
  *
- * Printed: out of fold on train and on dev (the dev texts read by the shipped model as the service
+ * Printed: each bar with what sets it and the share of the family's written texts (out of fold)
+ * above each of the band's first three people, so how far single people hold the verdict back shows.
+ * Then out of fold on train and on dev (the dev texts read by the shipped model as the service
  * reads them), before → after, the family per task and length band (likely_ai, likely_human), the
  * older files (AUROC, AI found at 1% FPR, humans called likely_ai per source), and with --loso each
  * of the family's genres held out of the head.
@@ -373,8 +375,19 @@ function bars(rows: readonly AssistantSample[], oof: Float64Array): Record<strin
       const { bar: fire, added, binding } = cappedBar(sorted, n, used, humans.length);
       // The short band's rise is its fire bar's place: no text there is likely AI.
       const ranksOnly = minWords < SHORT_TEXT_WORDS;
+      // How far the top people hold the verdict back: the family's written texts above each of the first three.
+      const written = rows
+        .map((s, i) => ({ s, m: oof[i]! }))
+        .filter(
+          ({ s }) =>
+            s.kind === 1 && !s.variant && s.task !== 'polish' && s.language === language && s.words >= minWords && s.words < maxWords,
+        );
+      const above = sorted
+        .slice(0, 3)
+        .map(({ m }) => `${pct(written.filter((w) => w.m > m).length, written.length)} (${m.toFixed(3)})`)
+        .join(' / ');
       console.log(
-        `${ranksOnly ? 'rise' : 'fire'} bar ${language} ${minWords}+ set by ${binding || 'no human'}; ${added} held-out humans above it`,
+        `${ranksOnly ? 'rise' : 'fire'} bar ${language} ${minWords}+ set by ${binding || 'no human'}; ${added} held-out humans above it; the family's ${written.length} written texts above the first three of ${sorted.length} humans: ${above}`,
       );
       const bySource = new Map<string, number[]>();
       for (const h of humans) bySource.set(h.s.source, [...(bySource.get(h.s.source) ?? []), h.m]);
