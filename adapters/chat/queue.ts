@@ -9,7 +9,6 @@
  * key's whole budget, and goes back to the shared queue once Redis answers again.
  */
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -293,8 +292,6 @@ export class DetectionQueue {
     if (this.#connection) await closeClusteredLimiter(this.#bottleneck, this.#connection, this.#shared !== undefined);
     else await bounded(this.#bottleneck.stop({ dropWaitingJobs: true }), 2_000);
     if (this.#local) await bounded(this.#local.stop({ dropWaitingJobs: true }), 2_000);
-    // The socket closes once Redis has answered the goodbye: what the queue holds ends within close().
-    if (this.#redis && this.#redis.status !== 'end') await bounded(once(this.#redis, 'end'), 1_000);
   }
 
   /**

@@ -13,6 +13,18 @@
 import type Bottleneck from 'bottleneck';
 import { bounded } from './timing.ts';
 
+/** An ioredis client as far as closing reads it. */
+interface EndingClient {
+  status: string;
+  once(event: 'end', listener: () => void): unknown;
+}
+
+/** The two clients bottleneck 2.19.5's IORedisConnection holds: the one it was handed and its subscriber. */
+interface ConnectionClients {
+  client: EndingClient;
+  subscriber: EndingClient;
+}
+
 export async function closeClusteredLimiter(
   limiter: Bottleneck,
   connection: Bottleneck.IORedisConnection,
@@ -23,4 +35,9 @@ export async function closeClusteredLimiter(
   const flushed = healthy && (await bounded(connection.disconnect(true), 2_000));
   if (!flushed) await bounded(connection.disconnect(false), 1_000);
   await bounded(limiter.disconnect(false), 1_000);
+  // Redis's answer to the goodbye comes before the sockets close: a caller that exits or checks for
+  // open handles once close() has resolved would find them still open.
+  const { client, subscriber } = connection as unknown as Partial<ConnectionClients>;
+  const open = [client, subscriber].filter((c): c is EndingClient => c !== undefined && c.status !== 'end');
+  await bounded(Promise.all(open.map((c) => new Promise<void>((resolve) => c.once('end', () => resolve())))), 1_000);
 }

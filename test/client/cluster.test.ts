@@ -3,10 +3,13 @@
  * bottleneck (with the Redis 7 fix of src/client/bottleneck-redis7.ts) recovers when its Redis keys vanish (FLUSHALL, Redis restart).
  */
 import { execFile } from 'node:child_process';
+import { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectionError, DetectClient } from '../../src/client/index.ts';
+import { RequestLimiter } from '../../src/client/limiter.ts';
+import { silentLogger } from '../../src/client/logger.ts';
 import { freePort, startRedisServer, strayRejectionsOfCloseWhileHung, type RedisServerHandle } from '../helpers/redis.ts';
 import { SAMPLE_TEXT, startProxy, startTestService, timed, type RecordingProxy, type TestService } from './helpers.ts';
 
@@ -244,6 +247,39 @@ describe('bottleneck recovery with Redis 7 (patched)', () => {
       expect(later.every((r) => r.ok)).toBe(true);
     } finally {
       await c.close();
+    }
+  });
+});
+
+declare global {
+  namespace NodeJS {
+    interface Process {
+      /** Node's list of the handles keeping the event loop alive (undocumented, in every Node release). */
+      _getActiveHandles(): unknown[];
+    }
+  }
+}
+
+describe("the limiter's close()", () => {
+  it('holds no socket of its own once close() has resolved', async () => {
+    // A private server, so every socket to its port is one of the limiter's two connections.
+    const own = await startRedisServer();
+    const port = Number(new URL(own.url).port);
+    const sockets = (): number =>
+      process._getActiveHandles().filter((h) => h instanceof Socket && h.remotePort === port && !h.destroyed).length;
+    try {
+      const limiter = new RequestLimiter(
+        { maxConcurrent: 2, max: 600, intervalMs: 60_000, id: 'sockets', idleExpiryMs: 60_000, redisWaitMs: 5_000 },
+        own.url,
+        silentLogger,
+      );
+      expect(await limiter.schedule(async () => 'ran', { priority: 5 })).toBe('ran');
+      expect(sockets()).toBe(2);
+      await limiter.close();
+      // A caller that exits or checks for open handles once close() has resolved finds none of the limiter's.
+      expect(sockets()).toBe(0);
+    } finally {
+      await own.stop();
     }
   });
 });
