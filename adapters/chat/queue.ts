@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { closeClusteredLimiter } from '../../src/client/bottleneck-close.ts';
+import { closeLimiter } from '../../src/client/bottleneck-close.ts';
 import { recoverFromRedis7ScriptErrors } from '../../src/client/bottleneck-redis7.ts';
 import { RateLimitError } from '../../src/client/errors.ts';
 import { bounded, sleep } from '../../src/client/timing.ts';
@@ -289,8 +289,7 @@ export class DetectionQueue {
 
   async close(): Promise<void> {
     this.#closing = true;
-    if (this.#connection) await closeClusteredLimiter(this.#bottleneck, this.#connection, this.#shared !== undefined);
-    else await bounded(this.#bottleneck.stop({ dropWaitingJobs: true }), 2_000);
+    await closeLimiter(this.#bottleneck, this.#connection, this.#shared !== undefined);
     if (this.#local) await bounded(this.#local.stop({ dropWaitingJobs: true }), 2_000);
   }
 

@@ -25,13 +25,16 @@ interface ConnectionClients {
   subscriber: EndingClient;
 }
 
-export async function closeClusteredLimiter(
+/** Stops `limiter` (its waiting jobs dropped) and, when it keeps its state in Redis, closes `connection` as above. */
+export async function closeLimiter(
   limiter: Bottleneck,
-  connection: Bottleneck.IORedisConnection,
+  /** The Redis connection the limiter alone uses; undefined for a limiter in this process only. */
+  connection: Bottleneck.IORedisConnection | undefined,
   /** False when Redis is known to be unreachable: its sockets are cut at once instead of said goodbye to. */
   healthy: boolean,
 ): Promise<void> {
   await bounded(limiter.stop({ dropWaitingJobs: true }), 2_000);
+  if (!connection) return;
   const flushed = healthy && (await bounded(connection.disconnect(true), 2_000));
   if (!flushed) await bounded(connection.disconnect(false), 1_000);
   await bounded(limiter.disconnect(false), 1_000);

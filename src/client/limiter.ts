@@ -8,12 +8,12 @@
  * process and, through a Redis key with a TTL, of every process sharing the budget.
  */
 import Bottleneck from 'bottleneck';
-import { closeClusteredLimiter } from './bottleneck-close.ts';
+import { closeLimiter } from './bottleneck-close.ts';
 import { recoverFromRedis7ScriptErrors } from './bottleneck-redis7.ts';
 import { ConnectionError, RateLimitError } from './errors.ts';
 import type { ClientLogger } from './logger.ts';
 import { loadRedisModule, type RedisClient } from './redis.ts';
-import { abortReason, bounded, sleep } from './timing.ts';
+import { abortReason, sleep } from './timing.ts';
 
 /** How the limiter paces calls. Every field is optional; the defaults suit one key at its limit. */
 export interface LimiterOptions {
@@ -371,8 +371,7 @@ export class RequestLimiter {
 
   async close(): Promise<void> {
     if (this.refillTimer) clearTimeout(this.refillTimer);
-    if (this.bottleneck && this.connection) await closeClusteredLimiter(this.bottleneck, this.connection, this.redis?.status === 'ready');
-    else if (this.bottleneck) await bounded(this.bottleneck.stop({ dropWaitingJobs: true }), 2_000);
+    if (this.bottleneck) await closeLimiter(this.bottleneck, this.connection, this.redis?.status === 'ready');
   }
 }
 
