@@ -48,6 +48,7 @@ const { default: pino } = await import('pino');
 const { connectDetectionBackend } = await import('../adapters/chat/backend.ts');
 const { PostgresStore } = await import('../adapters/chat/store/index.ts');
 const { createDiscordBot } = await import('../adapters/discord/bot.ts');
+const { parseReviewCustomId } = await import('../adapters/discord/watch/card.ts');
 const { createApiKey, startService } = await import('../src/service/index.ts');
 const { FakeDiscord, snowflake } = await import('../demo/discord/fake-discord.ts');
 const { chatInputDetect, user } = await import('../demo/discord/payloads.ts');
@@ -320,7 +321,8 @@ async function watchRun(
     const cards = fake.created.filter((message) => message.channel_id === modlog);
     const perFlag = new Map<string, number>();
     for (const card of cards) {
-      const flagId = /"custom_id":"[^"]*?:([\w-]{12})"/.exec(JSON.stringify(card.components))?.[1] ?? 'unknown';
+      const buttons = card.components as Array<{ components: Array<{ custom_id: string }> }>;
+      const flagId = parseReviewCustomId(buttons[0]?.components[0]?.custom_id ?? '')?.flagId ?? 'unknown';
       perFlag.set(flagId, (perFlag.get(flagId) ?? 0) + 1);
     }
     const lost = messages.slice(0, delivered).filter((m) => !done.has(String(m.id)));
